@@ -1,0 +1,33 @@
+"""gradcli: tensor programs in, autograd gradients out, each one provable by SymPy.
+
+The engine half of the package (`Tensor`, the functions, the constructors, `grad`/`jacobian`/
+`hessian`) imports NumPy only; SymPy is loaded by `gradcli.check` when a check asks for it.
+"""
+from gradcli.creation import (arange, eye, float_tensor, full, get_default_dtype, linspace, manual_seed, ones,
+                              ones_like, rand, randn, set_default_dtype, tensor, zeros, zeros_like)
+from gradcli.errors import GradcliError
+from gradcli.functional import grad, hessian, jacobian
+from gradcli.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand, flatten, index, log, log1p,
+                               log_softmax, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, outer,
+                               permute, pow, prod, relu, reshape, sigmoid, sign, sin, softmax, softplus, sqrt, squeeze,
+                               stack, std, sub, sum, t, tan, tanh, transpose, unsqueeze, var, view, where)
+from gradcli.tensor import Tensor
+
+__version__ = "0.1.0"
+
+
+def evaluate(*args, **kwargs):
+    """Run a program on shaped inputs: see `gradcli.evaluation.evaluate`."""
+    from gradcli.evaluation import evaluate as _evaluate
+    return _evaluate(*args, **kwargs)
+
+
+__all__ = [
+    "GradcliError", "Tensor", "tensor", "evaluate", "grad", "jacobian", "hessian", "manual_seed",
+    "set_default_dtype", "get_default_dtype", "arange", "eye", "full", "linspace", "ones", "ones_like", "rand",
+    "randn", "zeros", "zeros_like", "float_tensor",
+    "abs", "add", "cat", "clamp", "cos", "div", "dot", "exp", "expand", "flatten", "index", "log", "log1p",
+    "log_softmax", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "neg", "norm", "outer",
+    "permute", "pow", "prod", "relu", "reshape", "sigmoid", "sign", "sin", "softmax", "softplus", "sqrt", "squeeze",
+    "stack", "std", "sub", "sum", "t", "tan", "tanh", "transpose", "unsqueeze", "var", "view", "where",
+]

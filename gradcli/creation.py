@@ -1,0 +1,161 @@
+"""Making tensors: `tensor(...)`, the constructors, the random generator and the default dtype.
+
+Constructors check the element cap before NumPy allocates, so `ones(100000, 100000)` is a clear
+error at once rather than an out-of-memory kill.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcli.errors import ArgumentError, DtypeError
+from gradcli.tensor import Tensor, _wrap, check_elements
+
+_DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
+           "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
+
+
+class Defaults:
+    """The session's default float dtype (float64 unless --dtype says otherwise) and its generator."""
+
+    dtype: type = np.float64
+    rng: np.random.Generator = np.random.default_rng(0)
+
+
+def set_default_dtype(dtype: Any) -> None:
+    Defaults.dtype = resolve_dtype(dtype)
+
+
+def get_default_dtype() -> np.dtype:
+    return np.dtype(Defaults.dtype)
+
+
+def manual_seed(seed: int) -> None:
+    """Make rand/randn reproducible, as torch.manual_seed does (the numbers differ from PyTorch's)."""
+    Defaults.rng = np.random.default_rng(int(seed))
+
+
+def resolve_dtype(dtype: Any) -> Any:
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        name = dtype.removeprefix("torch.")
+        if name not in _DTYPES:
+            raise DtypeError(f"unknown dtype {dtype!r}", hint="use float64 or float32")
+        return _DTYPES[name]
+    return np.dtype(dtype).type
+
+
+def as_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """Data as PyTorch would read it: Python floats in the default dtype, ints as int64."""
+    dtype = resolve_dtype(dtype)
+    if isinstance(data, Tensor):
+        arr = data._data
+        return arr.astype(dtype) if dtype is not None and arr.dtype != dtype else arr.copy()
+    try:
+        arr = np.array(data, dtype=dtype)
+    except (ValueError, TypeError) as exc:
+        raise ArgumentError(f"could not make a tensor from {_preview(data)}: {exc}",
+                            hint="nested lists must be rectangular and hold numbers only") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        raise ArgumentError(f"could not make a tensor from {_preview(data)}", hint="use numbers only")
+    if dtype is None and arr.dtype.kind == "f":
+        arr = arr.astype(Defaults.dtype, copy=False)
+    check_elements(arr.shape, "tensor")
+    return arr
+
+
+def _preview(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def float_tensor(*data: Any, requires_grad: bool = False) -> Tensor:
+    """`torch.FloatTensor([...])` and `torch.Tensor([...])`: float32 data, or `FloatTensor(2, 3)` uninitialised (zeros here)."""
+    if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        return Tensor(data[0], requires_grad=requires_grad, dtype=np.float32)
+    return _filled(data, 0.0, np.float32, requires_grad)
+
+
+def _shape(size: tuple) -> tuple[int, ...]:
+    from gradcli.functions import _shape_args
+    shape = _shape_args(size)
+    if any(s < 0 for s in shape):
+        raise ArgumentError(f"negative dimension in shape {shape}", hint="sizes must be >= 0")
+    check_elements(shape, "the requested tensor")
+    return shape
+
+
+def _filled(size: tuple, value: float, dtype: Any, requires_grad: bool) -> Tensor:
+    dtype = resolve_dtype(dtype) or Defaults.dtype
+    return _leaf(np.full(_shape(size), value, dtype=dtype), requires_grad)
+
+
+def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def ones(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _filled(size, 1.0, dtype, requires_grad)
+
+
+def zeros(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _filled(size, 0.0, dtype, requires_grad)
+
+
+def full(size: Any, fill_value: float, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _filled(size, float(fill_value), dtype, requires_grad)
+
+
+def ones_like(x: Tensor, requires_grad: bool = False) -> Tensor:
+    return _filled(x.shape, 1.0, x.dtype, requires_grad)
+
+
+def zeros_like(x: Tensor, requires_grad: bool = False) -> Tensor:
+    return _filled(x.shape, 0.0, x.dtype, requires_grad)
+
+
+def eye(n: int, m: int | None = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    shape = _shape((n, n if m is None else m))
+    return _leaf(np.eye(*shape, dtype=resolve_dtype(dtype) or Defaults.dtype), requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, requires_grad: bool = False,
+           dtype: Any = None) -> Tensor:
+    """Integers give int64, as in PyTorch; any float argument gives the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ArgumentError("arange: step must be nonzero")
+    count = max(0, int(np.ceil((float(end) - float(start)) / float(step))))
+    check_elements((count,), "arange")
+    integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = resolve_dtype(dtype) or (np.int64 if integral else Defaults.dtype)
+    return _leaf(np.arange(start, end, step, dtype=dt), requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    if not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ArgumentError("linspace: steps must be a non-negative integer")
+    check_elements((steps,), "linspace")
+    return _leaf(np.linspace(float(start), float(end), int(steps), dtype=resolve_dtype(dtype) or Defaults.dtype),
+                 requires_grad)
+
+
+def rand(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    shape = _shape(size)
+    return _leaf(Defaults.rng.random(shape).astype(resolve_dtype(dtype) or Defaults.dtype), requires_grad)
+
+
+def randn(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    shape = _shape(size)
+    return _leaf(Defaults.rng.standard_normal(shape).astype(resolve_dtype(dtype) or Defaults.dtype), requires_grad)

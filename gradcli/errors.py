@@ -1,0 +1,87 @@
+"""The one exception type library code raises for user mistakes.
+
+Every kind carries what went wrong (message, PyTorch's text where PyTorch has one), how to fix it
+(hint) and where (line, column, span length), so the CLI can print a caret and pick an exit code
+without knowing which part of gradcli raised it.
+"""
+from __future__ import annotations
+
+
+class GradcliError(Exception):
+    """A mistake in what the user asked for; always exit code 2 at the command line."""
+
+    kind = "error"
+
+    def __init__(self, message: str, hint: str | None = None, *, line: int | None = None,
+                 column: int | None = None, length: int = 1, source: str | None = None,
+                 filename: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.line = line
+        self.column = column
+        self.length = max(1, length)
+        self.source = source
+        self.filename = filename
+
+    def at(self, line: int | None, column: int | None, length: int = 1, source: str | None = None) -> "GradcliError":
+        """Attach a source position unless a more precise one is already known."""
+        if self.line is None:
+            self.line, self.column, self.length = line, column, max(1, length)
+        if self.source is None:
+            self.source = source
+        return self
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "hint": self.hint,
+                "line": self.line, "column": self.column}
+
+
+class ParseError(GradcliError):
+    """The text is not valid syntax, or uses a construct outside the language."""
+    kind = "syntax"
+
+
+class NotAllowedError(GradcliError):
+    """A valid Python construct the language refuses on purpose (lambda, import os, dunders)."""
+    kind = "not-allowed"
+
+
+class NameLookupError(GradcliError):
+    """An unknown variable, function, attribute or method."""
+    kind = "name"
+
+
+class ArgumentError(GradcliError):
+    """A call with the wrong number or type of arguments."""
+    kind = "argument"
+
+
+class ShapeError(GradcliError):
+    """Shapes that do not broadcast, multiply or reshape."""
+    kind = "shape"
+
+
+class DtypeError(GradcliError):
+    """An operation the tensor's dtype does not allow (integer tensors requiring grad)."""
+    kind = "dtype"
+
+
+class BackwardError(GradcliError):
+    """Misuse of backward: non-scalar output without a gradient, freed graph, no grad_fn."""
+    kind = "backward"
+
+
+class InputSpecError(GradcliError):
+    """A NAME=SPEC input or a --grad SPEC that cannot be read."""
+    kind = "input"
+
+
+class LimitError(GradcliError):
+    """A tensor, loop or nesting past the configured bound."""
+    kind = "limit"
+
+
+class ValueDomainError(GradcliError):
+    """A value outside what an operation accepts (item() of many elements, bad index)."""
+    kind = "value"

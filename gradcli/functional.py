@@ -1,0 +1,118 @@
+"""`grad`, `jacobian` and `hessian`: PyTorch's functional autograd, built on the one backward engine.
+
+Jacobians are repeated vector-Jacobian products over one retained graph (one backward per output
+element); Hessians differentiate a `create_graph=True` gradient once more. Layouts are PyTorch's:
+output shape + input shape.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from gradcli.backward import run_backward
+from gradcli.errors import ArgumentError, BackwardError
+from gradcli.tensor import Tensor, _wrap
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """d(outputs)/d(inputs) without touching `.grad`, as `torch.autograd.grad`."""
+    outs, ins = _as_list(outputs), _as_list(inputs)
+    if not outs or not ins:
+        raise ArgumentError("grad() needs at least one output and one input",
+                            hint="e.g. grad(y, x) or grad(y, [x, w])")
+    gos = _as_list(grad_outputs) or [None] * len(outs)
+    if len(gos) != len(outs):
+        raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs")
+    for x in ins:
+        if not isinstance(x, Tensor) or not x.requires_grad:
+            raise BackwardError("One of the differentiated Tensors does not require grad",
+                                hint="the inputs of grad() must be tensors created with requires_grad=True "
+                                     "(or computed from one)")
+    found = run_backward(outs, gos, retain_graph, create_graph, inputs=ins)
+    result = []
+    for x, g in zip(ins, found):
+        if g is None:
+            if not allow_unused:
+                raise BackwardError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                    "Set allow_unused=True if this is the desired behavior.",
+                                    hint="every input passed to grad() must be used to compute the output")
+            result.append(None)
+            continue
+        result.append(g if isinstance(g, Tensor) else _wrap(np.array(np.broadcast_to(g, x.shape))))
+    return tuple(result)
+
+
+def _unit(shape: tuple[int, ...], k: int, dtype: np.dtype) -> np.ndarray:
+    e = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
+    e[k] = 1
+    return e.reshape(shape)
+
+
+def jacobian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[np.ndarray]:
+    """The Jacobian of an already recorded output: one VJP per output element, graph retained."""
+    blocks = [np.zeros(output.shape + x.shape, dtype=np.result_type(output.dtype, x.dtype)) for x in inputs]
+    if not output.requires_grad:
+        return blocks
+    n = output.numel()
+    for k in range(n):
+        row = grad(output, list(inputs), _unit(output.shape, k, output.dtype), retain_graph=True,
+                   allow_unused=True)
+        for block, g in zip(blocks, row):
+            if g is not None:
+                block.reshape((n,) + block.shape[output.ndim:])[k] = g._data
+    return blocks
+
+
+def hessian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[list[np.ndarray]]:
+    """Second derivatives of a one-element output: blocks[a][b] has shape inputs[a] + inputs[b]."""
+    if output.numel() != 1:
+        raise BackwardError(f"the Hessian needs a scalar output, but the output has shape {tuple(output.shape)}",
+                            hint="reduce it first (e.g. out = y.sum()), or use jacobian for a vector output")
+    first = grad(output, list(inputs), create_graph=True, allow_unused=True)
+    blocks = []
+    for x, g in zip(inputs, first):
+        row_blocks = [np.zeros(x.shape + y.shape, dtype=np.result_type(x.dtype, y.dtype)) for y in inputs]
+        if g is not None and g.requires_grad:
+            flat = g.reshape(-1)
+            for k in range(flat.numel()):
+                second = grad(flat[k], list(inputs), retain_graph=True, allow_unused=True)
+                for block, h in zip(row_blocks, second):
+                    if h is not None:
+                        block.reshape((flat.numel(),) + block.shape[x.ndim:])[k] = h._data
+        blocks.append(row_blocks)
+    return blocks
+
+
+def _leaves(inputs: Any) -> tuple[list[Tensor], bool]:
+    single = not isinstance(inputs, (list, tuple))
+    from gradcli.functions import as_tensor
+    xs = [as_tensor(x).detach().requires_grad_(True) for x in _as_list(inputs)]
+    return xs, single
+
+
+def jacobian(f: Callable[..., Any], inputs: Any) -> Any:
+    """`torch.autograd.functional.jacobian`: a Tensor for one input, else a tuple of Tensors."""
+    xs, single = _leaves(inputs)
+    out = f(*xs)
+    if not isinstance(out, Tensor):
+        raise ArgumentError("jacobian(): the function must return a tensor")
+    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
+    return blocks[0] if single else tuple(blocks)
+
+
+def hessian(f: Callable[..., Any], inputs: Any) -> Any:
+    """`torch.autograd.functional.hessian`: a Tensor for one input, else a tuple of tuples."""
+    xs, single = _leaves(inputs)
+    out = f(*xs)
+    if not isinstance(out, Tensor):
+        raise ArgumentError("hessian(): the function must return a tensor")
+    blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
+    return blocks[0][0] if single else tuple(tuple(row) for row in blocks)

@@ -1,0 +1,528 @@
+"""The functional API (`gradcli.exp(x)`, `gradcli.matmul(a, b)`, ...) over the op table.
+
+This is where arguments are normalised (dims, shapes, keys) and user mistakes become errors with
+PyTorch's text, so the op table stays pure. The module doubles as the namespace VJPs use under
+`create_graph=True`: every name `ops.NUMPY` has, this module has with the same signature.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from gradcli import ops as O
+from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
+from gradcli.tensor import Tensor, _binary, _wrap, apply, broadcast_shape, check_elements
+
+
+def as_tensor(x: Any, dtype: Any = None) -> Tensor:
+    """A Tensor for a Tensor, number or nested list (no copy for a Tensor)."""
+    if isinstance(x, Tensor):
+        return x
+    from gradcli.creation import tensor
+    return tensor(x, dtype=dtype)
+
+
+def as_operand(x: Any, op: O.Op) -> Any:
+    """Numbers stay numbers (they are constants in the graph); anything else must be a tensor."""
+    if isinstance(x, Tensor) or isinstance(x, (int, float, bool, np.number)):
+        return x
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return as_tensor(x)
+    raise ArgumentError(f"{op.name}: unsupported operand of type {type(x).__name__}",
+                        hint="operands must be tensors or numbers")
+
+
+def _dim(d: Any, ndim: int, what: str = "dim") -> int:
+    if isinstance(d, Tensor):
+        d = d.item()
+    if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+        raise ArgumentError(f"{what} must be an integer, got {d!r}")
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= d <= hi:
+        raise ShapeError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})",
+                         hint=f"this tensor has {ndim} dimension(s)")
+    return int(d) % max(ndim, 1)
+
+
+def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(sorted({_dim(d, ndim) for d in dim}))
+    return (_dim(dim, ndim),)
+
+
+def _shape_args(shape: Sequence[Any]) -> tuple[int, ...]:
+    """Accept `f(2, 3)` and `f((2, 3))` as PyTorch does."""
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    out = []
+    for s in shape:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise ArgumentError(f"sizes must be integers, got {s!r}", hint="write the shape as integers, e.g. (2, 3)")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _tensor_arg(x: Any, fn: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (int, float, list, tuple, np.ndarray, np.number)):
+        return as_tensor(x)
+    raise ArgumentError(f"{fn}(): argument must be a tensor, not {type(x).__name__}")
+
+
+# -- elementwise -------------------------------------------------------------------------
+def add(a: Any, b: Any) -> Tensor:
+    return _binary(O.ADD, a, b)
+
+
+def sub(a: Any, b: Any) -> Tensor:
+    return _binary(O.SUB, a, b)
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    return _binary(O.MUL, a, b)
+
+
+def div(a: Any, b: Any) -> Tensor:
+    return _binary(O.DIV, a, b)
+
+
+def pow(a: Any, b: Any) -> Tensor:
+    name = "PowBackward1" if isinstance(a, Tensor) and isinstance(b, Tensor) else (
+        "PowBackward2" if not isinstance(a, Tensor) else "PowBackward0")
+    return _binary(O.POW, a, b, name)
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    return _binary(O.MAXIMUM, _tensor_arg(a, "maximum"), _tensor_arg(b, "maximum"))
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    return _binary(O.MINIMUM, _tensor_arg(a, "minimum"), _tensor_arg(b, "minimum"))
+
+
+def where(condition: Any, a: Any, b: Any) -> Tensor:
+    """Select from `a` where `condition`, else `b`; the condition is never differentiated."""
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != bool:
+        cond = cond.astype(bool)
+    shape = cond.shape
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            shape = broadcast_shape("where", shape, x.shape)
+    return apply(O.WHERE, _wrap(cond), a, b)
+
+
+def neg(x: Any) -> Tensor:
+    return apply(O.NEG, _tensor_arg(x, "neg"))
+
+
+def exp(x: Any) -> Tensor:
+    return apply(O.EXP, _tensor_arg(x, "exp"))
+
+
+def log(x: Any) -> Tensor:
+    return apply(O.LOG, _tensor_arg(x, "log"))
+
+
+def log1p(x: Any) -> Tensor:
+    return apply(O.LOG1P, _tensor_arg(x, "log1p"))
+
+
+def sqrt(x: Any) -> Tensor:
+    return apply(O.SQRT, _tensor_arg(x, "sqrt"))
+
+
+def abs(x: Any) -> Tensor:
+    return apply(O.ABS, _tensor_arg(x, "abs"))
+
+
+def sign(x: Any) -> Tensor:
+    return apply(O.SIGN, _tensor_arg(x, "sign"))
+
+
+def sin(x: Any) -> Tensor:
+    return apply(O.SIN, _tensor_arg(x, "sin"))
+
+
+def cos(x: Any) -> Tensor:
+    return apply(O.COS, _tensor_arg(x, "cos"))
+
+
+def tan(x: Any) -> Tensor:
+    return apply(O.TAN, _tensor_arg(x, "tan"))
+
+
+def tanh(x: Any) -> Tensor:
+    return apply(O.TANH, _tensor_arg(x, "tanh"))
+
+
+def sigmoid(x: Any) -> Tensor:
+    return apply(O.SIGMOID, _tensor_arg(x, "sigmoid"))
+
+
+def relu(x: Any) -> Tensor:
+    return apply(O.RELU, _tensor_arg(x, "relu"))
+
+
+def softplus(x: Any) -> Tensor:
+    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"))
+
+
+def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:
+    if min is None and max is None:
+        raise ArgumentError("clamp: at least one of 'min' or 'max' must not be None",
+                            hint="e.g. clamp(x, min=0) or clamp(x, -1, 1)")
+    lo = None if min is None else float(min)
+    hi = None if max is None else float(max)
+    return apply(O.CLAMP, _tensor_arg(x, "clamp"), min=lo, max=hi)
+
+
+# -- reductions --------------------------------------------------------------------------
+def _reduction(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str, **extra: Any) -> Tensor:
+    x = _tensor_arg(x, fn)
+    dims = _dims(dim, x.ndim)
+    if x.ndim == 0:
+        dims = None
+    name = op.node[:-1] + ("0" if dims is None else "1")
+    return apply(op, x, dim=dims, keepdim=bool(keepdim), name=name, **extra)
+
+
+def sum(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _reduction(O.SUM, x, dim, keepdim, "sum")
+
+
+def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "mean")
+    if x.dtype.kind not in "fc":
+        raise ValueDomainError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {x.dtype}", hint="make the tensor float first")
+    return _reduction(O.MEAN, x, dim, keepdim, "mean")
+
+
+def prod(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _reduction(O.PROD, x, dim, keepdim, "prod")
+
+
+class MaxMin(NamedTuple):
+    """What PyTorch's `max(dim)` returns: the values and where they are."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _extremum(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor | MaxMin:
+    x = _tensor_arg(x, fn)
+    if isinstance(dim, Tensor):
+        return maximum(x, dim) if op is O.MAX else minimum(x, dim)
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): expected a non-empty tensor")
+    if dim is None:
+        return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
+    d = _dim(dim, x.ndim)
+    values = apply(op, x, dim=(d,), keepdim=bool(keepdim), name=op.node)
+    arg = np.argmax if op is O.MAX else np.argmin
+    idx = arg(x._data, axis=d)
+    if keepdim:
+        idx = np.expand_dims(idx, d)
+    return MaxMin(values, _wrap(np.asarray(idx)))
+
+
+def max(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    return _extremum(O.MAX, x, dim, keepdim, "max")
+
+
+def min(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    return _extremum(O.MIN, x, dim, keepdim, "min")
+
+
+def _correction(unbiased: bool | None, correction: int | None) -> int:
+    if correction is not None:
+        return int(correction)
+    return 0 if unbiased is False else 1
+
+
+def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        correction: int | None = None) -> Tensor:
+    x = _tensor_arg(x, "var")
+    return apply(O.VAR, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction),
+                 keepdim=bool(keepdim))
+
+
+def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        correction: int | None = None) -> Tensor:
+    x = _tensor_arg(x, "std")
+    return apply(O.STD, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction),
+                 keepdim=bool(keepdim))
+
+
+def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "norm")
+    if p == "fro":
+        p = 2
+    if isinstance(p, str) or not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
+        raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}")
+    return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def softmax(x: Any, dim: Any = None) -> Tensor:
+    x = _tensor_arg(x, "softmax")
+    return apply(O.SOFTMAX, x, dim=_softmax_dim(x, dim, "softmax"))
+
+
+def log_softmax(x: Any, dim: Any = None) -> Tensor:
+    x = _tensor_arg(x, "log_softmax")
+    return apply(O.LOG_SOFTMAX, x, dim=_softmax_dim(x, dim, "log_softmax"))
+
+
+def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:
+    if dim is None:
+        if x.ndim > 1:
+            raise ArgumentError(f"{fn}(): dim must be given for a tensor of {x.ndim} dimensions",
+                                hint=f"e.g. {fn}(x, dim=1) to normalise each row")
+        return 0
+    return _dim(dim, x.ndim)
+
+
+# -- linear algebra ------------------------------------------------------------------------
+def matmul(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "matmul"), _tensor_arg(b, "matmul")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D",
+                         hint="use * for multiplying by a scalar")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        sa = "x".join(map(str, a.shape))
+        sb = "x".join(map(str, b.shape))
+        raise ShapeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): matmul of shapes {tuple(a.shape)} and "
+            f"{tuple(b.shape)}: the first's last dimension ({k_a}) must equal the second's "
+            f"{'only' if b.ndim == 1 else 'second-to-last'} dimension ({k_b})",
+            hint="transpose one operand (w.T or w.t()) or reshape it so the inner dimensions agree")
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    batch = broadcast_shape("matmul", batch_a, batch_b) if a.ndim > 2 or b.ndim > 2 else ()
+    rows = (a.shape[-2],) if a.ndim > 1 else ()
+    cols = (b.shape[-1],) if b.ndim > 1 else ()
+    check_elements(batch + rows + cols, "the result of matmul")
+    if a.ndim == 1 and b.ndim == 1:
+        name = "DotBackward0"
+    elif a.ndim == 2 and b.ndim == 2:
+        name = "MmBackward0"
+    elif a.ndim == 2 and b.ndim == 1:
+        name = "MvBackward0"
+    else:
+        name = "UnsafeViewBackward0"
+    return apply(O.MATMUL, a, b, name=name)
+
+
+def mm(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "mm"), _tensor_arg(b, "mm")
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"mm(): both arguments must be 2-D, got {a.ndim}-D and {b.ndim}-D",
+                         hint="use matmul (or @) for other shapes")
+    return matmul(a, b)
+
+
+def dot(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "dot"), _tensor_arg(b, "dot")
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
+                         hint="dot takes two vectors; use matmul (or @) for matrices")
+    if a.shape != b.shape:
+        raise ShapeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have "
+                         f"the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively",
+                         hint="dot needs two vectors of the same length")
+    return matmul(a, b)
+
+
+def outer(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "outer"), _tensor_arg(b, "outer")
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"outer(): expected two 1-D tensors, got {a.ndim}-D and {b.ndim}-D")
+    return mul(unsqueeze(a, 1), b)
+
+
+# -- shapes ----------------------------------------------------------------------------------
+def reshape(x: Any, *shape: Any) -> Tensor:
+    x = _tensor_arg(x, "reshape")
+    dims = _shape_args(shape)
+    unknown = [i for i, s in enumerate(dims) if s == -1]
+    known = int(np.prod([s for s in dims if s != -1], dtype=np.int64))
+    if len(unknown) > 1 or builtins.any(s < -1 for s in dims) or (
+            not unknown and known != x.numel()) or (unknown and (known == 0 or x.numel() % known)):
+        raise ShapeError(f"shape '{list(dims)}' is invalid for input of size {x.numel()}",
+                         hint=f"the new shape must hold exactly {x.numel()} elements (shape {tuple(x.shape)}); "
+                              "use -1 for one size to be inferred")
+    if unknown:
+        dims = tuple(x.numel() // known if s == -1 else s for s in dims)
+    return apply(O.RESHAPE, x, shape=dims)
+
+
+view = reshape
+
+
+def flatten(x: Any) -> Tensor:
+    return reshape(x, -1)
+
+
+def transpose(x: Any, dim0: int, dim1: int) -> Tensor:
+    x = _tensor_arg(x, "transpose")
+    if x.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return x
+    return apply(O.TRANSPOSE, x, dim0=_dim(dim0, x.ndim), dim1=_dim(dim1, x.ndim))
+
+
+def t(x: Any) -> Tensor:
+    x = _tensor_arg(x, "t")
+    if x.ndim > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D",
+                         hint="use transpose(x, dim0, dim1) or permute for more dimensions")
+    if x.ndim < 2:
+        return x
+    return apply(O.TRANSPOSE, x, dim0=0, dim1=1, name="TBackward0")
+
+
+def permute(x: Any, *dims: Any) -> Tensor:
+    x = _tensor_arg(x, "permute")
+    order = tuple(_dim(d, x.ndim) for d in _shape_args(dims))
+    if sorted(order) != list(range(x.ndim)):
+        raise ShapeError(f"permute(): dims {order} are not a permutation of the {x.ndim} dimensions")
+    return apply(O.PERMUTE, x, dims=order)
+
+
+def squeeze(x: Any, dim: Any = None) -> Tensor:
+    x = _tensor_arg(x, "squeeze")
+    if dim is None:
+        return apply(O.RESHAPE, x, shape=tuple(s for s in x.shape if s != 1), name="SqueezeBackward0")
+    d = _dim(dim, x.ndim)
+    if x.ndim == 0 or x.shape[d] != 1:
+        return x
+    return apply(O.RESHAPE, x, shape=x.shape[:d] + x.shape[d + 1:], name="SqueezeBackward1")
+
+
+def unsqueeze(x: Any, dim: int) -> Tensor:
+    x = _tensor_arg(x, "unsqueeze")
+    d = _dim(dim, x.ndim + 1)
+    return apply(O.RESHAPE, x, shape=x.shape[:d] + (1,) + x.shape[d:], name="UnsqueezeBackward0")
+
+
+def expand(x: Any, *sizes: Any) -> Tensor:
+    x = _tensor_arg(x, "expand")
+    shape = _shape_args(sizes)
+    if len(shape) < x.ndim:
+        raise ShapeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
+                         f"number of dimensions in the tensor ({x.ndim})")
+    lead = len(shape) - x.ndim
+    shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape))
+    for i, s in enumerate(x.shape):
+        if s != 1 and s != shape[lead + i]:
+            raise ShapeError(f"The expanded size of the tensor ({shape[lead + i]}) must match the existing size "
+                             f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  "
+                             f"Tensor sizes: {list(x.shape)}", hint="only dimensions of size 1 can be expanded")
+    if shape == x.shape:
+        return x
+    check_elements(shape, "the result of expand")
+    return apply(O.EXPAND, x, shape=shape)
+
+
+def _index_key(x: Tensor, key: Any) -> tuple[Any, str]:
+    """Normalise an index to NumPy's form and PyTorch's node name, rejecting what NumPy would misread."""
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    advanced = False
+    ints = True
+    for p in parts:
+        if isinstance(p, Tensor):
+            p = p._data
+        if isinstance(p, list):
+            p = np.asarray(p)
+        if isinstance(p, np.ndarray):
+            if p.dtype.kind == "f":
+                raise ArgumentError("tensors used as indices must be long, int, byte or bool tensors",
+                                    hint="index with integers, e.g. x[[0, 2]]")
+            advanced = True
+            ints = False
+            if p.dtype.kind != "b":
+                p = p.astype(np.intp)
+        elif isinstance(p, bool) or not isinstance(p, (int, np.integer, slice, type(None), type(Ellipsis))):
+            raise ArgumentError(f"index {p!r} is not supported", hint="use integers, slices, lists of integers, "
+                                                                    "None or ...")
+        elif not isinstance(p, (int, np.integer)):
+            ints = False
+        out.append(p)
+    name = "IndexBackward0" if advanced else ("SelectBackward0" if ints else "SliceBackward0")
+    return tuple(out), name
+
+
+def index(x: Any, key: Any) -> Tensor:
+    x = _tensor_arg(x, "index")
+    k, name = _index_key(x, key)
+    try:
+        x._data[k]
+    except IndexError as exc:
+        raise ShapeError(f"index out of range: {exc}", hint=f"the tensor has shape {tuple(x.shape)}") from None
+    if len(k) == 1:
+        k = k[0] if not isinstance(k[0], (np.ndarray,)) else k
+    return apply(O.INDEX, x, key=k, name=name)
+
+
+def index_put(g: Any, shape: tuple[int, ...], key: Any) -> Tensor:
+    """Scatter-add into zeros: the VJP of indexing, differentiable itself."""
+    return apply(O.INDEX_PUT, g, shape=tuple(shape), key=key)
+
+
+def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
+    xs = [_tensor_arg(x, "cat") for x in _sequence_arg(tensors, "cat")]
+    d = _dim(dim, xs[0].ndim)
+    for x in xs[1:]:
+        if x.ndim != xs[0].ndim or builtins.any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
+                                                if i != d):
+            raise ShapeError(f"Sizes of tensors must match except in dimension {d}: cat of shapes "
+                             f"{', '.join(str(tuple(y.shape)) for y in xs)}")
+    return apply(O.variadic(O.CAT, len(xs)), *xs, dim=d)
+
+
+def stack(tensors: Sequence[Any], dim: int = 0) -> Tensor:
+    xs = [_tensor_arg(x, "stack") for x in _sequence_arg(tensors, "stack")]
+    for x in xs[1:]:
+        if x.shape != xs[0].shape:
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {tuple(xs[0].shape)} and "
+                             f"{tuple(x.shape)}")
+    return apply(O.variadic(O.STACK, len(xs)), *xs, dim=_dim(dim, xs[0].ndim + 1))
+
+
+def _sequence_arg(tensors: Any, fn: str) -> list:
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise ArgumentError(f"{fn}() expects a non-empty list of tensors", hint=f"e.g. {fn}([a, b], dim=0)")
+    return list(tensors)
+
+
+def to_dtype(x: Any, dtype: Any) -> Tensor:
+    x = _tensor_arg(x, "to")
+    dt = np.dtype(dtype)
+    return x if x.dtype == dt else apply(O.CAST, x, dtype=dt)
+
+
+cast = to_dtype
+
+
+# -- for VJPs under create_graph (the tensor twin of ops.NUMPY) -------------------------------
+def first_along(mask: Tensor, axis: int) -> Tensor:
+    return _wrap(O._first_along(mask._data, axis))
+
+
+def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Any:
+    if np.all(x._data != 0):
+        return _back(out, x, dim) / x
+    return _wrap(O._prod_others(x._data, dim, out._data))
+
+
+def _back(out: Tensor, x: Tensor, dim: tuple[int, ...] | None) -> Tensor:
+    return reshape(out, O.reduced_shape(x.shape, dim))

@@ -1,0 +1,635 @@
+"""Program text in, checked `ast.Module` out; everything outside gradcli's language refused by name.
+
+The user's text only ever reaches `ast.parse`, which builds a tree and runs nothing. The tree is
+then walked through dispatch tables of *allowed* node types: a node type missing from a table is
+refused with a message naming it, so a construct Python adds later stays refused until someone
+decides to allow it (an allowlist, never a blocklist).
+
+Positions in the returned tree are rewritten to what the user typed: `lineno` counts the user's
+lines, and `col_offset` / `end_col_offset` are 0-based *character* columns of the user's line (not
+UTF-8 byte offsets into the dedented text `ast` saw). Later stages can then point a caret at the
+user's text without knowing about dedenting or encodings; `node_span` gives the (line, column,
+length) triple errors carry.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import unicodedata
+import warnings
+from array import array
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Callable
+
+from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
+
+MAX_SOURCE_CHARS = 1_000_000
+MAX_DEPTH = 100
+TAB_WIDTH = 4
+
+_BOM = "\ufeff"
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # exactly the line breaks Python's tokenizer counts
+_NOT_TEXT = re.compile(r"[\x00\ud800-\udfff]")  # ast.parse cannot take these; say where they are
+_TOO_DEEP = f"expression nested too deeply (over {MAX_DEPTH} levels)"
+_BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
+_SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
+_LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
+_IMPORTS_ACCEPTED = ("gradcli accepts `import torch`, `import torch as t`, "
+                     "`from torch.autograd import Variable`, `import numpy as np`")
+_IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"})
+_IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"})
+_ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
+_CONSTANT_TYPES = (int, float, bool, str, type(None))
+
+_BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
+                               ast.Pow, ast.MatMult})
+_UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not})
+_COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot})
+_BOOLEAN_OPERATORS = frozenset({ast.And, ast.Or})
+
+# Only to *name* an operator in a refusal; whether it is allowed is decided by the sets above.
+_OPERATOR_SYMBOLS: dict[type[ast.AST], str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+    ast.LShift: "<<", ast.RShift: ">>", ast.Invert: "~", ast.In: "in", ast.NotIn: "not in",
+}
+_OPERATOR_HINTS: dict[str, str] = {
+    "^": "for a power write ** (x ** 2)",
+    "&": "to combine conditions write 'and'",
+    "|": "to combine conditions write 'or'",
+    "~": "to negate a condition write 'not'",
+}
+
+_COMPREHENSION = ("comprehensions are not supported; use a for loop over range(n)", None)
+_REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
+    ast.FunctionDef: ("function definitions ('def') are not supported",
+                      "write the computation inline; a gradcli program is statements, if, while and for"),
+    ast.AsyncFunctionDef: ("async functions are not supported", None),
+    ast.ClassDef: ("class definitions are not supported", None),
+    ast.Return: ("'return' is not supported", "assign the result to a variable instead"),
+    ast.Delete: ("'del' statements are not supported", None),
+    ast.AnnAssign: ("type annotations are not supported", "write 'x = value' without ': type'"),
+    ast.AsyncFor: ("'async for' loops are not supported", None),
+    ast.With: ("'with' statements are not supported", "write the block's statements without the 'with' line"),
+    ast.AsyncWith: ("'async with' statements are not supported", None),
+    ast.Match: ("'match' statements are not supported", "use if / elif / else"),
+    ast.Raise: ("'raise' statements are not supported", "use assert to stop with a message"),
+    ast.Try: ("'try' statements are not supported", None),
+    ast.TryStar: ("'try' statements are not supported", None),
+    ast.Global: ("'global' statements are not supported", None),
+    ast.Nonlocal: ("'nonlocal' statements are not supported", None),
+    ast.Lambda: ("lambda functions are not supported", None),
+    ast.ListComp: _COMPREHENSION,
+    ast.SetComp: _COMPREHENSION,
+    ast.DictComp: _COMPREHENSION,
+    ast.GeneratorExp: _COMPREHENSION,
+    ast.JoinedStr: ("f-strings are not supported", "pass the values to print separately: print('y =', y)"),
+    ast.Dict: ("dict literals are not supported", None),
+    ast.Set: ("set literals are not supported", None),
+    ast.NamedExpr: ("assignment expressions (':=') are not supported", "assign on a line of its own"),
+    ast.Starred: ("starred expressions ('*x') are not supported", None),
+    ast.Yield: ("'yield' is not supported", None),
+    ast.YieldFrom: ("'yield from' is not supported", None),
+    ast.Await: ("'await' is not supported", None),
+}
+
+# Python's message is kept; these add how to fix it.
+_SYNTAX_HINTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"was never closed"), "close the bracket opened here"),
+    (re.compile(r"^unmatched '"), "this closing bracket has no opening bracket before it"),
+    (re.compile(r"does not match opening parenthesis"), "close each bracket with its partner: ( ), [ ]"),
+    (re.compile(r"instead of '='"), "to compare two values write '=='; a single '=' assigns"),
+    (re.compile(r"^expected ':'"), "end the if / elif / else / while / for line with ':'"),
+    (re.compile(r"^expected an indented block"), "indent the statements of the block, e.g. by 4 spaces"),
+    (re.compile(r"^unexpected indent"),
+     "indent a line only inside an if / while / for block (a pasted program may be indented as a "
+     "whole, but then every line by the same amount)"),
+    (re.compile(r"^unindent does not match"), "line this statement up with the block it belongs to"),
+    (re.compile(r"inconsistent use of tabs and spaces"), "indent with spaces only, or with tabs only"),
+    (re.compile(r"^unterminated (triple-quoted )?string"), "close the string with the quotes it starts with"),
+    (re.compile(r"^Missing parentheses in call to 'print'"), "gradcli reads Python 3: print(x)"),
+]
+_INVALID_CHARACTER = re.compile(r"^invalid (?:non-printable )?character .*U\+([0-9A-F]{4,6})")
+_LOOKALIKES = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u3002": ".",
+               "\u3001": ",", "\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-", "\u2014": "-"}
+
+
+def parse_program(source: str, filename: str = "<program>") -> ast.Module:
+    """Parse and check a gradcli program; raise a `GradcliError` for anything else, never evaluate it."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise LimitError(f"program too long ({len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,})",
+                         filename=filename)
+    source = source.removeprefix(_BOM)
+    bad = _NOT_TEXT.search(source)
+    if bad:
+        line, column = _position_of(source, bad.start())
+        what = "a null character (U+0000)" if bad.group() == "\x00" else f"an invalid character U+{ord(bad.group()):04X}"
+        raise ParseError(f"the program contains {what}", "delete it; programs must be UTF-8 text",
+                         line=line, column=column, source=source, filename=filename)
+    text = _Text(source)
+    try:
+        with warnings.catch_warnings():
+            # Python would print e.g. "invalid escape sequence" warnings straight to the user's terminal.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.code, filename, mode="exec")
+    except SyntaxError as error:
+        raise _from_syntax_error(error, text, source, filename) from None
+    except (RecursionError, MemoryError):
+        # CPython's parser runs out of stack on deep nesting ("-" * 100000 + "1") before any check of ours.
+        raise LimitError(_TOO_DEEP, _SPLIT_IT, source=source, filename=filename) from None
+    for node in ast.walk(tree):  # iterative, so safe on any tree ast.parse managed to build
+        text.relocate(node)
+    _Checker(text.user_lines, source, filename).block(tree.body, 1)
+    return tree
+
+
+def node_span(node: ast.AST, source: str | None = None) -> tuple[int, int, int]:
+    """(line, 1-based column, length) of a node of a tree from `parse_program`, for errors.
+
+    A node spanning several lines is underlined to the end of its first line, which needs the
+    source; without it the span is one character.
+    """
+    return _span(node, _split_lines(source.removeprefix(_BOM)) if source is not None else None)
+
+
+def caret_lines(source: str, line: int, column: int, length: int = 1) -> list[str]:
+    """The user's line and a caret line under `length` characters from 1-based `column`.
+
+    Tabs are shown as spaces and wide (CJK) characters count two cells, so the carets land under
+    the right characters in a terminal; invisible characters are shown as '?' so a caret never
+    points at nothing. A line that does not exist gives no lines.
+    """
+    lines = _split_lines(source.removeprefix(_BOM))
+    if not 1 <= line <= len(lines):
+        return []
+    text = lines[line - 1]
+    start = min(max(column, 1) - 1, len(text))
+    end = min(start + max(length, 1), len(text))
+    shown, cells = [], [0]
+    for ch in text:
+        if ch == "\t":
+            piece = " " * (TAB_WIDTH - cells[-1] % TAB_WIDTH)
+        elif not ch.isprintable():
+            piece = "?"
+        else:
+            piece = ch
+        shown.append(piece)
+        cells.append(cells[-1] + sum(_cell_width(c) for c in piece))
+    width = max(cells[end] - cells[start], 1)
+    return ["".join(shown), " " * cells[start] + "^" * width]
+
+
+def _cell_width(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _split_lines(text: str) -> list[str]:
+    return _NEWLINE.split(text)
+
+
+def _position_of(text: str, index: int) -> tuple[int, int]:
+    before = _split_lines(text[:index])
+    return len(before), len(before[-1]) + 1
+
+
+def _span(node: ast.AST, user_lines: list[str] | None) -> tuple[int, int, int]:
+    line, start = node.lineno, node.col_offset
+    if node.end_lineno == line and node.end_col_offset is not None:
+        length = node.end_col_offset - start
+    elif user_lines is not None and 1 <= line <= len(user_lines):
+        length = len(user_lines[line - 1]) - start
+    else:
+        length = 1
+    return line, start + 1, max(length, 1)
+
+
+def _dedent(lines: list[str]) -> tuple[list[str], list[int]]:
+    """Remove the indentation a blog paste gives every line; return the lines and what each lost.
+
+    Unlike textwrap.dedent, blank and comment-only lines do not count towards the common
+    indentation (Python ignores their indentation too), so a stray less-indented comment or a line
+    of a few spaces cannot stop the dedent. Every line is kept, so line numbers do not change.
+    """
+    def is_code(line: str) -> bool:
+        stripped = line.lstrip()
+        return bool(stripped) and not stripped.startswith("#")
+
+    indents = [line[:len(line) - len(line.lstrip(" \t"))] for line in lines if is_code(line)]
+    common = len(os.path.commonprefix(indents)) if indents else 0
+    shifts = [common if is_code(line) else len(line) - len(line.lstrip()) for line in lines]
+    return [line[cut:] for line, cut in zip(lines, shifts)], shifts
+
+
+class _Text:
+    """The user's lines, the dedented code `ast` parses, and the map between their positions."""
+
+    def __init__(self, source: str) -> None:
+        self.user_lines = _split_lines(source)
+        self.code_lines, self.shifts = _dedent(self.user_lines)
+        self.code = "\n".join(self.code_lines)
+        self._byte_ends: dict[int, array] = {}
+
+    def shift(self, lineno: int) -> int:
+        """Characters the dedent removed from the start of a (1-based) line."""
+        return self.shifts[lineno - 1] if 1 <= lineno <= len(self.shifts) else 0
+
+    def column(self, lineno: int, byte_offset: int) -> int:
+        """0-based character column in the user's line of an `ast` byte offset into the code line."""
+        if not 1 <= lineno <= len(self.code_lines):
+            return byte_offset
+        line = self.code_lines[lineno - 1]
+        if line.isascii():
+            return byte_offset + self.shift(lineno)
+        ends = self._byte_ends.get(lineno)
+        if ends is None:
+            ends = self._byte_ends[lineno] = array("q", accumulate(len(ch.encode()) for ch in line))
+        return bisect_right(ends, byte_offset) + self.shift(lineno)
+
+    def relocate(self, node: ast.AST) -> None:
+        if getattr(node, "lineno", None) is None:
+            return
+        node.col_offset = self.column(node.lineno, node.col_offset)
+        if node.end_lineno is not None and node.end_col_offset is not None:
+            node.end_col_offset = self.column(node.end_lineno, node.end_col_offset)
+
+
+def _from_syntax_error(error: SyntaxError, text: _Text, source: str, filename: str) -> GradcliError:
+    message, line, column, length = error.msg, error.lineno, None, 1
+    if line is not None:
+        offset = max(error.offset or 1, 1)  # 1-based characters of the code line (0 or None: unknown)
+        column = offset + text.shift(line)
+        if error.end_lineno == line and error.end_offset and error.end_offset > offset:
+            length = error.end_offset - offset
+    kind: type[GradcliError] = ParseError
+    hint = _syntax_hint(message, error.text or "")
+    if message == "too many nested parentheses":
+        kind, message, hint = LimitError, _TOO_DEEP, _SPLIT_IT
+    elif message == "too many levels of indentation":
+        kind, message = LimitError, _BLOCKS_TOO_DEEP
+    elif digits := re.match(r"Exceeds the limit \((\d+) digits\)", message):
+        kind, message, hint = LimitError, f"integer literal too long (over {digits.group(1)} digits)", "write it as a float: 1e30"
+    return kind(message, hint, line=line, column=column, length=length, source=source, filename=filename)
+
+
+def _syntax_hint(message: str, line: str) -> str | None:
+    for pattern, hint in _SYNTAX_HINTS:
+        if pattern.search(message):
+            return hint
+    if character := _INVALID_CHARACTER.match(message):
+        return _character_hint(chr(int(character.group(1), 16)))
+    if message == "invalid decimal literal" and re.search(r"\d[^\W\d_]", line):
+        return "write '*' between a number and a name: 2*x, not 2x"
+    return None
+
+
+def _character_hint(ch: str) -> str | None:
+    if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs"):
+        return f"replace the invisible character U+{ord(ch):04X} (often pasted from a web page) with a space, or delete it"
+    plain = _LOOKALIKES.get(ch) or unicodedata.normalize("NFKC", ch)
+    if len(plain) == 1 and plain.isascii() and plain.isprintable():
+        return f"'{ch}' only looks like '{plain}'; type '{plain}' instead"
+    return None
+
+
+def _in_words(type_name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type_name).lower()
+
+
+def _import_refusal(module: str) -> str:
+    return f"import of '{module}' is not supported; {_IMPORTS_ACCEPTED}"
+
+
+_ASSIGNABLE_HINT = "only NAME.requires_grad, NAME.data and NAME.grad can be assigned, as in x.requires_grad = True"
+
+
+class _Checker:
+    """Walks a parsed program, accepting only node types found in `_STATEMENTS` / `_EXPRESSIONS`.
+
+    `depth` counts the statements and expressions enclosing a node, so nesting is bounded here,
+    before an interpreter that recurses over the same tree could run out of stack.
+    """
+
+    def __init__(self, user_lines: list[str], source: str, filename: str) -> None:
+        self.user_lines = user_lines
+        self.source = source
+        self.filename = filename
+        self.loops = 0
+
+    def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
+               kind: type[GradcliError] = NotAllowedError,
+               span: tuple[int, int, int] | None = None) -> GradcliError:
+        line, column, length = span or _span(node, self.user_lines)
+        return kind(message, hint, line=line, column=column, length=length, source=self.source,
+                    filename=self.filename)
+
+    def bound(self, node: ast.AST, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            if isinstance(node, ast.stmt):
+                raise self.refuse(node, _BLOCKS_TOO_DEEP, kind=LimitError)
+            raise self.refuse(node, _TOO_DEEP, _SPLIT_IT, kind=LimitError)
+
+    def block(self, body: list[ast.stmt], depth: int) -> None:
+        for node in body:
+            self.statement(node, depth)
+
+    def statement(self, node: ast.stmt, depth: int) -> None:
+        self.bound(node, depth)
+        check = _STATEMENTS.get(type(node))
+        if check is None:
+            raise self.unsupported(node)
+        check(self, node, depth + 1)
+
+    def expression(self, node: ast.expr, depth: int) -> None:
+        self.bound(node, depth)
+        check = _EXPRESSIONS.get(type(node))
+        if check is None:
+            raise self.unsupported(node)
+        check(self, node, depth + 1)
+
+    def unsupported(self, node: ast.AST) -> GradcliError:
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:
+            line, column, length = _span(decorators[0], self.user_lines)
+            if column > 1 and self.user_lines[line - 1][column - 2] == "@":
+                column, length = column - 1, length + 1
+            return self.refuse(decorators[0], "decorators are not supported", span=(line, column, length))
+        message, hint = _REFUSALS.get(type(node)) or (
+            f"'{_in_words(type(node).__name__)}' is not supported in gradcli programs", None)
+        return self.refuse(node, message, hint)
+
+    def segment(self, node: ast.AST) -> str | None:
+        """The user's text of a one-line node, to quote it back in a hint."""
+        if node.end_lineno != node.lineno:
+            return None
+        return self.user_lines[node.lineno - 1][node.col_offset:node.end_col_offset]
+
+    def find(self, pattern: re.Pattern[str], before: ast.AST, after: ast.AST) -> tuple[int, int, int] | None:
+        """Span of the operator between two operands; only brackets, comments and it can be there."""
+        first, last = before.end_lineno, after.lineno
+        for lineno in range(first, min(last, len(self.user_lines)) + 1):
+            text = self.user_lines[lineno - 1]
+            low = before.end_col_offset if lineno == first else 0
+            high = after.col_offset if lineno == last else len(text)
+            found = pattern.search(text[low:high].split("#", 1)[0])
+            if found:
+                return lineno, low + found.start() + 1, found.end() - found.start()
+        return None
+
+    def operator(self, node: ast.AST, op: ast.AST, allowed: frozenset, before: ast.AST | None,
+                 after: ast.AST, suffix: str = "") -> None:
+        if type(op) in allowed:
+            return
+        symbol = _OPERATOR_SYMBOLS.get(type(op))
+        if symbol is None:
+            raise self.refuse(node, f"operator '{_in_words(type(op).__name__)}' is not supported")
+        span = None
+        if before is None:  # a unary operator starts its node
+            span = (node.lineno, node.col_offset + 1, len(symbol))
+        else:
+            text = r"\bnot\s+in\b" if symbol == "not in" else r"\bin\b" if symbol == "in" else re.escape(symbol + suffix)
+            span = self.find(re.compile(text), before, after)
+        raise self.refuse(node, f"operator '{symbol}{suffix}' is not supported", _OPERATOR_HINTS.get(symbol), span=span)
+
+    def identifier(self, name: str, node: ast.AST) -> None:
+        if name.startswith("__"):
+            raise self.refuse(node, f"name '{name}' is not available", _LISTED_BY_OPS)
+
+    def attribute_name(self, node: ast.Attribute) -> None:
+        if not node.attr.startswith("_"):
+            return
+        span = None
+        start = node.end_col_offset - len(node.attr)
+        if self.user_lines[node.end_lineno - 1][start:node.end_col_offset] == node.attr:
+            span = (node.end_lineno, start + 1, len(node.attr))
+        raise self.refuse(node, f"attribute '{node.attr}' is not available", _LISTED_BY_OPS, span=span)
+
+    # statements
+
+    def assign(self, node: ast.Assign, depth: int) -> None:
+        for target in node.targets:
+            self.target(target, depth)
+        self.expression(node.value, depth)
+
+    def target(self, node: ast.expr, depth: int, unpacking: bool = False) -> None:
+        self.bound(node, depth)
+        if isinstance(node, ast.Name):
+            self.identifier(node.id, node)
+        elif isinstance(node, (ast.Tuple, ast.List)) and not unpacking:
+            for element in node.elts:
+                self.target(element, depth + 1, unpacking=True)
+        elif isinstance(node, ast.Attribute) and not unpacking:
+            self.expression(node.value, depth + 1)
+            self.attribute_name(node)
+            if node.attr not in _ASSIGNABLE_ATTRIBUTES:
+                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", _ASSIGNABLE_HINT)
+            if not isinstance(node.value, ast.Name):
+                raise self.refuse(node, f"assignment to '.{node.attr}' of an expression is not supported", _ASSIGNABLE_HINT)
+        elif isinstance(node, ast.Starred):
+            raise self.refuse(node, "starred assignment ('*rest') is not supported")
+        elif unpacking:
+            nested = isinstance(node, (ast.Tuple, ast.List))
+            raise self.refuse(node, "nested unpacking is not supported" if nested else "only names can be unpacked into",
+                              "unpack into names, one level: a, b = ...")
+        elif isinstance(node, ast.Subscript):
+            raise self.refuse(node, "assignment to an element or slice is not supported",
+                              "compute the new value and assign it to a name")
+        else:
+            raise self.refuse(node, f"assignment to '{_in_words(type(node).__name__)}' is not supported")
+
+    def aug_assign(self, node: ast.AugAssign, depth: int) -> None:
+        symbol = _OPERATOR_SYMBOLS.get(type(node.op), "")
+        if not isinstance(node.target, ast.Name):
+            written = self.segment(node.target) or "target"
+            raise self.refuse(node.target, f"only a name can be updated with '{symbol}='",
+                              f"write it out: {written} = {written} {symbol} ...")
+        self.identifier(node.target.id, node.target)
+        self.operator(node, node.op, _BINARY_OPERATORS, node.target, node.value, suffix="=")
+        self.expression(node.value, depth)
+
+    def expression_statement(self, node: ast.Expr, depth: int) -> None:
+        self.expression(node.value, depth)
+
+    def if_(self, node: ast.If, depth: int) -> None:
+        self.expression(node.test, depth)
+        self.block(node.body, depth)
+        self.block(node.orelse, depth)
+
+    def while_(self, node: ast.While, depth: int) -> None:
+        self.expression(node.test, depth)
+        self.loop_body(node, depth, "while")
+
+    def for_(self, node: ast.For, depth: int) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.refuse(node.target, "the loop variable must be a single name", "write 'for i in range(n):'")
+        self.identifier(node.target.id, node.target)
+        iterated = node.iter
+        if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "range"):
+            raise self.refuse(iterated, "a for loop must iterate over range(...)",
+                              "write 'for i in range(n):' and index with i")
+        self.expression(iterated, depth)
+        self.loop_body(node, depth, "for")
+
+    def loop_body(self, node: ast.For | ast.While, depth: int, keyword: str) -> None:
+        self.loops += 1
+        self.block(node.body, depth)
+        self.loops -= 1
+        if node.orelse:
+            span = self.find(re.compile(r"\belse\b"), node.body[-1], node.orelse[0])
+            raise self.refuse(node.orelse[0], f"'else' on a '{keyword}' loop is not supported",
+                              "move its statements after the loop", span=span)
+
+    def assert_(self, node: ast.Assert, depth: int) -> None:
+        self.expression(node.test, depth)
+        if node.msg is not None:
+            self.expression(node.msg, depth)
+
+    def pass_(self, node: ast.Pass, depth: int) -> None:
+        """Nothing to check: `pass` has no parts."""
+
+    def jump(self, node: ast.Break | ast.Continue, depth: int) -> None:
+        if not self.loops:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            raise self.refuse(node, f"'{word}' outside loop", kind=ParseError)
+
+    def import_(self, node: ast.Import, depth: int) -> None:
+        for alias in node.names:
+            if alias.name not in _IMPORTABLE:
+                raise self.refuse(alias, _import_refusal(alias.name))
+            if alias.asname:
+                self.identifier(alias.asname, alias)
+
+    def import_from(self, node: ast.ImportFrom, depth: int) -> None:
+        module = "." * node.level + (node.module or "")
+        if module not in _IMPORTABLE_FROM:
+            raise self.refuse(node, _import_refusal(module))
+        for alias in node.names:
+            if alias.name == "*":
+                raise self.refuse(alias, f"'from {module} import *' is not supported",
+                                  f"name what you import: from {module} import NAME")
+            if alias.name.startswith("_"):
+                raise self.refuse(alias, f"attribute '{alias.name}' is not available", _LISTED_BY_OPS)
+            if alias.asname:
+                self.identifier(alias.asname, alias)
+
+    # expressions
+
+    def constant(self, node: ast.Constant, depth: int) -> None:
+        if type(node.value) in _CONSTANT_TYPES:
+            return
+        message = _CONSTANT_REFUSALS.get(type(node.value)) or \
+            f"constants of type '{type(node.value).__name__}' are not supported"
+        raise self.refuse(node, message)
+
+    def name(self, node: ast.Name, depth: int) -> None:
+        self.identifier(node.id, node)
+
+    def sequence(self, node: ast.List | ast.Tuple, depth: int) -> None:
+        for element in node.elts:
+            self.expression(element, depth)
+
+    def unary(self, node: ast.UnaryOp, depth: int) -> None:
+        self.operator(node, node.op, _UNARY_OPERATORS, None, node.operand)
+        self.expression(node.operand, depth)
+
+    def binary(self, node: ast.BinOp, depth: int) -> None:
+        self.expression(node.left, depth)
+        self.operator(node, node.op, _BINARY_OPERATORS, node.left, node.right)
+        self.expression(node.right, depth)
+
+    def boolean(self, node: ast.BoolOp, depth: int) -> None:
+        for before, value in zip([None, *node.values], node.values):
+            if before is not None:
+                self.operator(node, node.op, _BOOLEAN_OPERATORS, before, value)
+            self.expression(value, depth)
+
+    def compare(self, node: ast.Compare, depth: int) -> None:
+        self.expression(node.left, depth)
+        for before, op, value in zip([node.left, *node.comparators], node.ops, node.comparators):
+            self.operator(node, op, _COMPARISONS, before, value)
+            self.expression(value, depth)
+
+    def if_expression(self, node: ast.IfExp, depth: int) -> None:
+        for part in (node.body, node.test, node.orelse):  # in the order they are written
+            self.expression(part, depth)
+
+    def subscript(self, node: ast.Subscript, depth: int) -> None:
+        self.expression(node.value, depth)
+        if isinstance(node.slice, ast.Tuple):
+            self.bound(node.slice, depth)
+            for item in node.slice.elts:
+                self.index(item, depth + 1)
+        else:
+            self.index(node.slice, depth)
+
+    def index(self, node: ast.expr, depth: int) -> None:
+        if isinstance(node, ast.Slice):
+            self.bound(node, depth)
+            for part in (node.lower, node.upper, node.step):
+                if part is not None:
+                    self.expression(part, depth + 1)
+        elif isinstance(node, ast.Constant) and node.value is Ellipsis:
+            self.bound(node, depth)
+        else:
+            self.expression(node, depth)
+
+    def call(self, node: ast.Call, depth: int) -> None:
+        self.expression(node.func, depth)
+        if not isinstance(node.func, (ast.Name, ast.Attribute)):
+            raise self.refuse(node.func, "calling the result of an expression is not supported",
+                              "call a function or method by name, as in torch.ones(2) or y.sum()")
+        for argument in sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset)):
+            if isinstance(argument, ast.Starred):
+                raise self.refuse(argument, "argument unpacking ('*args') is not supported")
+            if isinstance(argument, ast.keyword):
+                if argument.arg is None:
+                    raise self.refuse(argument, "keyword unpacking ('**kwargs') is not supported")
+                self.expression(argument.value, depth)
+            else:
+                self.expression(argument, depth)
+
+    def attribute(self, node: ast.Attribute, depth: int) -> None:
+        self.expression(node.value, depth)
+        self.attribute_name(node)
+
+
+_CONSTANT_REFUSALS: dict[type, str] = {
+    complex: "complex numbers are not supported",
+    bytes: "bytes literals are not supported",
+    type(Ellipsis): "'...' is only allowed inside an index, as in x[..., 0]",
+}
+
+_Check = Callable[[_Checker, ast.AST, int], None]
+
+_STATEMENTS: dict[type[ast.AST], _Check] = {
+    ast.Assign: _Checker.assign,
+    ast.AugAssign: _Checker.aug_assign,
+    ast.Expr: _Checker.expression_statement,
+    ast.If: _Checker.if_,
+    ast.While: _Checker.while_,
+    ast.For: _Checker.for_,
+    ast.Assert: _Checker.assert_,
+    ast.Pass: _Checker.pass_,
+    ast.Break: _Checker.jump,
+    ast.Continue: _Checker.jump,
+    ast.Import: _Checker.import_,
+    ast.ImportFrom: _Checker.import_from,
+}
+
+_EXPRESSIONS: dict[type[ast.AST], _Check] = {
+    ast.Constant: _Checker.constant,
+    ast.Name: _Checker.name,
+    ast.List: _Checker.sequence,
+    ast.Tuple: _Checker.sequence,
+    ast.UnaryOp: _Checker.unary,
+    ast.BinOp: _Checker.binary,
+    ast.BoolOp: _Checker.boolean,
+    ast.Compare: _Checker.compare,
+    ast.IfExp: _Checker.if_expression,
+    ast.Subscript: _Checker.subscript,
+    ast.Call: _Checker.call,
+    ast.Attribute: _Checker.attribute,
+}

@@ -1,0 +1,527 @@
+"""THE op table: one entry per primitive, holding everything gradcli knows about it.
+
+An entry is the NumPy forward, one VJP per differentiable input, the SymPy meaning used by
+`--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Adding an
+op touches this file only.
+
+VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
+path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
+from the very same lines). Broadcasting is never undone here: the engine calls `unbroadcast`.
+
+SymPy meanings receive `S`, the symbolic namespace of `gradcli.check.meaning`, so this module
+never imports SymPy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """One primitive. `vjps[i]` is called as `vjps[i](ns, g, out, *inputs, **params)`."""
+
+    name: str
+    node: str
+    forward: Callable[..., Any]
+    vjps: tuple[Callable[..., Any] | None, ...]
+    rule: str
+    saves: frozenset = field(default_factory=frozenset)
+    sym: Callable[..., Any] | None = None
+    kink: Callable[..., Any] | None = None
+
+
+def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum a gradient back to the shape its input had before broadcasting."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    if axes:
+        g = ns.sum(g, dim=axes, keepdim=True)
+    return ns.reshape(g, shape)
+
+
+def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of a gradient that `unbroadcast` sums away, for `--explain`."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+
+
+def reduced_shape(shape: tuple[int, ...], dim: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The keepdim shape of a reduction, so a reduced gradient can broadcast back."""
+    if dim is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dim else n for i, n in enumerate(shape))
+
+
+def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
+    """Reshape a reduced gradient (or value) to broadcast against the reduction's input."""
+    if keepdim and dim is not None:
+        return g
+    return ns.reshape(g, reduced_shape(x.shape, dim))
+
+
+def _matmul_operands(ns: Any, g: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """Lift 1-D matmul operands to matrices, as NumPy and PyTorch do, with the matching g."""
+    a2 = ns.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    b2 = ns.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+    gshape = g.shape
+    if a.ndim == 1:
+        gshape = gshape[:-1] + (1,) + gshape[-1:] if b.ndim > 1 else (1,) + gshape
+    if b.ndim == 1:
+        gshape = gshape + (1,)
+    return ns.reshape(g, gshape), a2, b2
+
+
+def _matmul_vjp_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    g2, _, b2 = _matmul_operands(ns, g, a, b)
+    ga = ns.matmul(g2, ns.transpose(b2, -1, -2))
+    return ns.reshape(ga, ga.shape[:-2] + ga.shape[-1:]) if a.ndim == 1 else ga
+
+
+def _matmul_vjp_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    g2, a2, _ = _matmul_operands(ns, g, a, b)
+    gb = ns.matmul(ns.transpose(a2, -1, -2), g2)
+    return ns.reshape(gb, gb.shape[:-1]) if b.ndim == 1 else gb
+
+
+def _matmul_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a, b)
+
+
+def _nonzero(ns: Any, x: Any) -> Any:
+    return ns.where(x == 0, 1.0, x)
+
+
+def _pow_vjp_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    if isinstance(b, (int, float)):
+        return g * b * a ** (b - 1) if b != 0 else g * 0.0
+    return g * b * a ** ns.where(b == 0, 1.0, b - 1)
+
+
+def _pow_vjp_exponent(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    """HIPS autograd's guard: log(0) never reaches the gradient, 0**b contributes 0."""
+    if isinstance(a, (int, float)):
+        return g * out * float(np.log(a)) if a != 0 else g * 0.0
+    return g * out * ns.log(_nonzero(ns, a))
+
+
+def _where_forward(cond: np.ndarray, a: Any, b: Any) -> np.ndarray:
+    return np.where(cond, a, b)
+
+
+def _tie_mask(ns: Any, x: Any, other: Any) -> Any:
+    """PyTorch's maximum/minimum: the whole gradient to the winner, half to each on a tie."""
+    return ns.where(x == other, 0.5, 1.0)
+
+
+def _sum_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+    return np.sum(x, axis=dim, keepdims=keepdim)
+
+
+def _mean_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+    return np.mean(x, axis=dim, keepdims=keepdim)
+
+
+def _count(x: Any, dim: tuple[int, ...] | None) -> int:
+    if dim is None:
+        return int(np.prod(x.shape, dtype=np.int64))
+    return int(np.prod([x.shape[d] for d in dim], dtype=np.int64))
+
+
+def _extremum_forward(fn: Callable) -> Callable:
+    def forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+        return fn(x, axis=dim, keepdims=keepdim)
+    return forward
+
+
+def _extremum_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
+                  keepdim: bool = False) -> Any:
+    """Whole-tensor max/min split ties evenly; with `dim` PyTorch picks the first index."""
+    o = _back_to(ns, out, x, dim, keepdim)
+    mask = ns.where(x == o, 1.0, 0.0)
+    if dim is not None:
+        mask = ns.first_along(mask, dim[0])
+    count = ns.sum(mask, dim=dim, keepdim=True)
+    return _back_to(ns, g, x, dim, keepdim) * mask / count
+
+
+def _prod_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
+              keepdim: bool = False) -> Any:
+    return _back_to(ns, g, x, dim, keepdim) * ns.prod_others(x, dim, out)
+
+
+def _var_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, correction: int = 1,
+                 keepdim: bool = False) -> np.ndarray:
+    return np.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _std_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, correction: int = 1,
+                 keepdim: bool = False) -> np.ndarray:
+    return np.std(x, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _centered(ns: Any, x: Any, dim: tuple[int, ...] | None) -> Any:
+    return x - ns.mean(x, dim=dim, keepdim=True)
+
+
+def _var_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
+             correction: int = 1, keepdim: bool = False) -> Any:
+    n = _count(x, dim) - correction
+    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) * (2.0 / n)
+
+
+def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
+             correction: int = 1, keepdim: bool = False) -> Any:
+    n = _count(x, dim) - correction
+    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) / (_back_to(ns, out, x, dim, keepdim) * n)
+
+
+def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = None,
+                  keepdim: bool = False) -> np.ndarray:
+    if p == 2:
+        return np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim))
+    if p == 1:
+        return np.sum(np.abs(x), axis=dim, keepdims=keepdim)
+    if p == float("inf"):
+        return np.max(np.abs(x), axis=dim, keepdims=keepdim)
+    return np.sum(np.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_vjp(ns: Any, g: Any, out: Any, x: Any, p: float = 2.0, dim: tuple[int, ...] | None = None,
+              keepdim: bool = False) -> Any:
+    """PyTorch's subgradient: zero where the norm is zero."""
+    gb = _back_to(ns, g, x, dim, keepdim)
+    o = _back_to(ns, out, x, dim, keepdim)
+    if p == 1:
+        return gb * ns.sign(x)
+    if p == float("inf"):
+        mask = ns.where(ns.abs(x) == o, 1.0, 0.0)
+        return gb * ns.sign(x) * mask / ns.sum(mask, dim=dim, keepdim=True)
+    if p == 2:
+        return gb * x / ns.where(o == 0, 1.0, o) * ns.where(o == 0, 0.0, 1.0)
+    scale = ns.abs(x) ** (p - 1) / ns.where(o == 0, 1.0, o) ** (p - 1)
+    return gb * ns.sign(x) * scale
+
+
+def _softmax_forward(x: np.ndarray, dim: int) -> np.ndarray:
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_forward(x: np.ndarray, dim: int) -> np.ndarray:
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def _softplus_forward(x: np.ndarray) -> np.ndarray:
+    """PyTorch's softplus (beta 1, threshold 20): linear above the threshold."""
+    return np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+
+
+def _sigmoid_forward(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)
+
+
+def _clamp_forward(x: np.ndarray, min: float | None = None, max: float | None = None) -> np.ndarray:
+    return np.clip(x, min, max)
+
+
+def _clamp_mask(ns: Any, x: Any, min: float | None, max: float | None) -> Any:
+    """PyTorch passes the gradient where min <= x <= max, boundaries included."""
+    lo = ns.where(x >= min, 1.0, 0.0) if min is not None else 1.0
+    hi = ns.where(x <= max, 1.0, 0.0) if max is not None else 1.0
+    return lo * hi
+
+
+def _index_forward(x: np.ndarray, key: Any) -> np.ndarray:
+    return x[key]
+
+
+def _index_put_forward(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
+    """Scatter-add `g` into zeros of `shape`: repeated integer indices accumulate."""
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)
+    return out
+
+
+def _cat_forward(*xs: np.ndarray, dim: int = 0) -> np.ndarray:
+    return np.concatenate(xs, axis=dim)
+
+
+def _stack_forward(*xs: np.ndarray, dim: int = 0) -> np.ndarray:
+    return np.stack(xs, axis=dim)
+
+
+def _piece(ns: Any, g: Any, xs: tuple, i: int, dim: int) -> Any:
+    start = sum(x.shape[dim] for x in xs[:i])
+    key = (slice(None),) * dim + (slice(start, start + xs[i].shape[dim]),)
+    return ns.index(g, key)
+
+
+def _cat_vjps(count: int) -> tuple[Callable, ...]:
+    return tuple((lambda i: lambda ns, g, out, *xs, dim=0: _piece(ns, g, xs, i, dim))(i) for i in range(count))
+
+
+def _stack_vjps(count: int) -> tuple[Callable, ...]:
+    return tuple((lambda i: lambda ns, g, out, *xs, dim=0: ns.index(g, (slice(None),) * dim + (i,)))(i)
+                 for i in range(count))
+
+
+def _swap(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    return np.swapaxes(x, dim0, dim1)
+
+
+def _relu_forward(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0) if x.dtype.kind == "f" else np.maximum(x, 0)
+
+
+def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
+           sym: Callable | None = None, kink: Callable | None = None) -> Op:
+    return Op(name, node, forward, (vjp,), rule, frozenset(saves), sym, kink)
+
+
+def _sym_map(fn_name: str) -> Callable:
+    """The SymPy meaning of an elementwise function: apply `S.<fn_name>` to every element."""
+    return lambda S, x: S.map(getattr(S, fn_name), x)
+
+
+def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
+    return S.broadcast(fn, a, b)
+
+
+ADD = Op("add", "AddBackward0", np.add,
+         (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
+         "∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
+         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u + v, a, b))
+SUB = Op("sub", "SubBackward0", np.subtract,
+         (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
+         "∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
+         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u - v, a, b))
+MUL = Op("mul", "MulBackward0", np.multiply,
+         (lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
+         "∂(a*b)/∂a = b, ∂(a*b)/∂b = a", frozenset("ab"),
+         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u * v, a, b))
+DIV = Op("div", "DivBackward0", np.true_divide,
+         (lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
+         "∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", frozenset("ab"),
+         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u / v, a, b))
+POW = Op("pow", "PowBackward0", np.power, (_pow_vjp_base, _pow_vjp_exponent),
+         "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", frozenset("abo"),
+         sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
+         kink=lambda S, a, b: S.pow_kink(a, b))
+MAXIMUM = Op("maximum", "MaximumBackward0", np.maximum,
+             (lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
+              lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
+             "∂max(a,b)/∂a = [a>b] (+½ on a tie)", frozenset("ab"),
+             sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
+             kink=lambda S, a, b: S.tie_kink(a, b))
+MINIMUM = Op("minimum", "MinimumBackward0", np.minimum,
+             (lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
+              lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
+             "∂min(a,b)/∂a = [a<b] (+½ on a tie)", frozenset("ab"),
+             sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
+             kink=lambda S, a, b: S.tie_kink(a, b))
+WHERE = Op("where", "WhereBackward0", _where_forward,
+           (None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
+           "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", frozenset("c"),
+           sym=lambda S, c, a, b: S.where(c, a, b))
+MATMUL = Op("matmul", "MmBackward0", _matmul_forward, (_matmul_vjp_a, _matmul_vjp_b),
+            "∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", frozenset("ab"),
+            sym=lambda S, a, b: S.matmul(a, b))
+
+NEG = _unary("neg", "NegBackward0", np.negative, lambda ns, g, o, x: -g, "∂(-x)/∂x = -1", "",
+             sym=lambda S, x: S.map(lambda u: -u, x))
+EXP = _unary("exp", "ExpBackward0", np.exp, lambda ns, g, o, x: g * o, "∂exp(x)/∂x = exp(x)", "o",
+             sym=_sym_map("exp"))
+LOG = _unary("log", "LogBackward0", np.log, lambda ns, g, o, x: g / x, "∂log(x)/∂x = 1/x",
+             sym=_sym_map("log"))
+LOG1P = _unary("log1p", "Log1PBackward0", np.log1p, lambda ns, g, o, x: g / (x + 1.0), "∂log1p(x)/∂x = 1/(1+x)",
+               sym=lambda S, x: S.map(lambda u: S.log(u + 1), x))
+SQRT = _unary("sqrt", "SqrtBackward0", np.sqrt, lambda ns, g, o, x: g / (o * 2.0), "∂√x/∂x = 1/(2√x)", "o",
+              sym=_sym_map("sqrt"), kink=lambda S, x: S.zero_kink(x))
+ABS = _unary("abs", "AbsBackward0", np.abs, lambda ns, g, o, x: g * ns.sign(x), "∂|x|/∂x = sign(x) (0 at 0)",
+             sym=_sym_map("Abs"), kink=lambda S, x: S.zero_kink(x))
+SIGN = _unary("sign", "SignBackward0", np.sign, lambda ns, g, o, x: g * 0.0, "∂sign(x)/∂x = 0", "",
+              sym=_sym_map("sign"), kink=lambda S, x: S.zero_kink(x))
+SIN = _unary("sin", "SinBackward0", np.sin, lambda ns, g, o, x: g * ns.cos(x), "∂sin(x)/∂x = cos(x)",
+             sym=_sym_map("sin"))
+COS = _unary("cos", "CosBackward0", np.cos, lambda ns, g, o, x: -g * ns.sin(x), "∂cos(x)/∂x = -sin(x)",
+             sym=_sym_map("cos"))
+TAN = _unary("tan", "TanBackward0", np.tan, lambda ns, g, o, x: g * (o * o + 1.0), "∂tan(x)/∂x = 1 + tan²(x)", "o",
+             sym=_sym_map("tan"))
+TANH = _unary("tanh", "TanhBackward0", np.tanh, lambda ns, g, o, x: g * (1.0 - o * o), "∂tanh(x)/∂x = 1 - tanh²(x)",
+              "o", sym=_sym_map("tanh"))
+SIGMOID = _unary("sigmoid", "SigmoidBackward0", _sigmoid_forward, lambda ns, g, o, x: g * o * (1.0 - o),
+                 "∂σ(x)/∂x = σ(x)(1-σ(x))", "o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
+RELU = _unary("relu", "ReluBackward0", _relu_forward, lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
+              "∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
+              kink=lambda S, x: S.zero_kink(x))
+SOFTPLUS = _unary("softplus", "SoftplusBackward0", _softplus_forward,
+                  lambda ns, g, o, x: g * ns.where(x > 20, 1.0, ns.sigmoid(x)), "∂softplus(x)/∂x = σ(x)",
+                  sym=lambda S, x: S.map(lambda u: S.log(1 + S.exp(u)), x))
+CLAMP = Op("clamp", "ClampBackward1", _clamp_forward,
+           (lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
+           "∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", frozenset("x"),
+           sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
+           kink=lambda S, x, min=None, max=None: S.clamp_kink(x, min, max))
+
+SUM = Op("sum", "SumBackward1", _sum_forward,
+         (lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
+         "∂Σx/∂xᵢ = 1",
+         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
+MEAN = Op("mean", "MeanBackward1", _mean_forward,
+          (lambda ns, g, o, x, dim=None, keepdim=False:
+           ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * (1.0 / _count(x, dim)),),
+          "∂mean(x)/∂xᵢ = 1/n",
+          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
+MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),
+         "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", frozenset("xo"),
+         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
+         kink=lambda S, x, dim=None, keepdim=False: S.extremum_kink(x, dim, max))
+MIN = Op("min", "MinBackward0", _extremum_forward(np.min), (_extremum_vjp,),
+         "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", frozenset("xo"),
+         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
+         kink=lambda S, x, dim=None, keepdim=False: S.extremum_kink(x, dim, min))
+PROD = Op("prod", "ProdBackward1", lambda x, dim=None, keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
+          (_prod_vjp,), "∂Πx/∂xᵢ = Π_{j≠i} xⱼ", frozenset("xo"),
+          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
+VAR = Op("var", "VarBackward0", _var_forward, (_var_vjp,), "∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", frozenset("x"),
+         sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
+             lambda v: S.var_all(v, correction), x, dim, keepdim))
+STD = Op("std", "StdBackward0", _std_forward, (_std_vjp,), "∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", frozenset("xo"),
+         sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
+             lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim))
+NORM = Op("norm", "LinalgVectorNormBackward0", _norm_forward, (_norm_vjp,), "∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
+          frozenset("xo"),
+          sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
+          kink=lambda S, x, p=2.0, dim=None, keepdim=False: S.norm_kink(x, p, dim))
+SOFTMAX = Op("softmax", "SoftmaxBackward0", _softmax_forward,
+             (lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
+             "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", frozenset("o"),
+             sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim))
+LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", _log_softmax_forward,
+                 (lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
+                 "∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", frozenset("o"),
+                 sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
+
+RESHAPE = Op("reshape", "ViewBackward0", lambda x, shape: np.reshape(x, shape),
+             (lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), "reshape back to the input's shape",
+             sym=lambda S, x, shape: x.reshape(shape))
+TRANSPOSE = Op("transpose", "TransposeBackward0", _swap,
+               (lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),), "transpose the gradient back",
+               sym=lambda S, x, dim0, dim1: np.swapaxes(x, dim0, dim1))
+PERMUTE = Op("permute", "PermuteBackward0", lambda x, dims: np.transpose(x, dims),
+             (lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),), "permute the gradient back",
+             sym=lambda S, x, dims: np.transpose(x, dims))
+EXPAND = Op("expand", "ExpandBackward0", lambda x, shape: np.broadcast_to(x, shape),
+            (lambda ns, g, o, x, shape: g,), "sum the gradient over the expanded axes",
+            sym=lambda S, x, shape: np.broadcast_to(x, shape))
+INDEX = Op("index", "IndexBackward0", _index_forward,
+           (lambda ns, g, o, x, key: ns.index_put(g, x.shape, key),), "scatter the gradient back into zeros",
+           sym=lambda S, x, key: S.as_array(x[key]))
+INDEX_PUT = Op("index_put", "IndexPutBackward0", _index_put_forward,
+               (lambda ns, g, o, v, shape, key: ns.index(g, key),), "gather the gradient at the indices",
+               sym=lambda S, v, shape, key: S.index_put(v, shape, key))
+CAT = Op("cat", "CatBackward0", _cat_forward, (), "split the gradient back along dim",
+         sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
+STACK = Op("stack", "StackBackward0", _stack_forward, (), "select each input's slice of the gradient",
+           sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
+
+CAST = Op("to", "ToCopyBackward0", lambda x, dtype: x.astype(dtype),
+          (lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), "cast the gradient back to the input's dtype",
+          sym=lambda S, x, dtype: x)
+
+
+def variadic(op: Op, count: int) -> Op:
+    """Cat and stack take any number of tensors: give this call one VJP per input."""
+    vjps = _cat_vjps(count) if op is CAT else _stack_vjps(count)
+    return Op(op.name, op.node, op.forward, vjps, op.rule, op.saves, op.sym, op.kink)
+
+
+def _first_along(mask: np.ndarray, axis: int) -> np.ndarray:
+    """Keep only the first 1 along `axis`: PyTorch's max(dim) sends the gradient to one index."""
+    first = np.cumsum(mask, axis=axis)
+    return np.where((first == 1) & (mask == 1), 1.0, 0.0).astype(mask.dtype)
+
+
+def _prod_others(x: np.ndarray, dim: tuple[int, ...] | None, out: np.ndarray) -> np.ndarray:
+    """Product of all other elements of each reduction slice, exact when some are zero."""
+    if dim is None:
+        flat = x.reshape(-1)
+        return _exclusive_product(flat, 0).reshape(x.shape)
+    moved = np.moveaxis(x, dim, tuple(range(-len(dim), 0)))
+    lead = moved.shape[:moved.ndim - len(dim)]
+    flat = moved.reshape(lead + (-1,))
+    others = _exclusive_product(flat, -1).reshape(moved.shape)
+    return np.moveaxis(others, tuple(range(-len(dim), 0)), dim)
+
+
+def _exclusive_product(x: np.ndarray, axis: int) -> np.ndarray:
+    ones = np.ones_like(np.take(x, [0], axis=axis))
+    before = np.cumprod(np.concatenate([ones, x], axis=axis), axis=axis)
+    after = np.flip(np.cumprod(np.flip(np.concatenate([x, ones], axis=axis), axis), axis=axis), axis)
+    n = x.shape[axis]
+    return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
+
+
+class _NumpyNamespace:
+    """The fast path for VJPs: plain NumPy with the tensor functions' names and signatures."""
+
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    sin = staticmethod(np.sin)
+    cos = staticmethod(np.cos)
+    sign = staticmethod(np.sign)
+    abs = staticmethod(np.abs)
+    matmul = staticmethod(np.matmul)
+    reshape = staticmethod(np.reshape)
+    sigmoid = staticmethod(_sigmoid_forward)
+    transpose = staticmethod(np.swapaxes)
+    permute = staticmethod(np.transpose)
+    first_along = staticmethod(_first_along)
+    index_put = staticmethod(_index_put_forward)
+
+    @staticmethod
+    def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        return x.astype(dtype)
+
+    @staticmethod
+    def where(cond: Any, a: Any, b: Any) -> np.ndarray:
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def sum(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+        return np.sum(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def mean(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+        return np.mean(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def index(x: np.ndarray, key: Any) -> np.ndarray:
+        return x[key]
+
+    @staticmethod
+    def prod_others(x: np.ndarray, dim: tuple[int, ...] | None, out: np.ndarray) -> np.ndarray:
+        return _prod_others(x, dim, out)
+
+
+NUMPY = _NumpyNamespace()
+
+TABLE: tuple[Op, ...] = (
+    ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
+    NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP,
+    SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
+    RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CAST,
+)

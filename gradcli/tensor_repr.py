@@ -1,0 +1,51 @@
+"""`repr(tensor)` the way PyTorch prints it, so pasted tutorial output looks familiar."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from gradcli.tensor import Tensor
+
+def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
+    """PyTorch's float style: `3.` when all are integral, `4.5000` fixed, or `1.0000e+08` scientific."""
+    if arr.dtype.kind != "f" or arr.size == 0:
+        return None
+    finite = np.abs(arr[np.isfinite(arr)]).astype(np.float64)
+    nonzero = finite[finite != 0]
+    integral = finite.size == 0 or bool(np.all(np.floor(finite) == finite))
+    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
+    sci = nonzero.size > 0 and (big / small > 1000.0 or big > 1e8 or small < 1e-4)
+    if integral and not (nonzero.size and big > 1e8):
+        return ("int", "{:.0f}.")
+    return ("sci", "{:.4e}") if sci else ("fixed", "{:.4f}")
+
+
+def tensor_repr(t: "Tensor") -> str:
+    arr = t._data
+    style = format_numbers(arr)
+    if style is None:
+        body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
+    else:
+        fmt = style[1]
+
+        def cell(v: float) -> str:
+            if np.isnan(v):
+                return "nan"
+            if np.isinf(v):
+                return "inf" if v > 0 else "-inf"
+            return fmt.format(v)
+        width = max((len(cell(v)) for v in arr.reshape(-1)[:2000]), default=1)
+        body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+                               formatter={"float_kind": lambda v: cell(v).rjust(width)})
+    extras = []
+    if arr.dtype.kind == "f" and arr.dtype != np.float64:
+        extras.append(f"dtype={arr.dtype}")
+    elif arr.dtype.kind in "iub" and arr.dtype not in (np.int64, np.bool_):
+        extras.append(f"dtype={arr.dtype}")
+    if t._node is not None:
+        extras.append(f"grad_fn=<{t._node.name}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
