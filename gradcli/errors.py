@@ -85,3 +85,19 @@ class LimitError(GradcliError):
 class ValueDomainError(GradcliError):
     """A value outside what an operation accepts (item() of many elements, bad index)."""
     kind = "value"
+
+
+class ProgramAssertionError(Exception):
+    """An `assert` in a program did not hold: exit code 1, a failed expectation rather than a mistake."""
+
+    def __init__(self, test: str, values: list, message: object, line: int, column: int, length: int,
+                 source: str | None, filename: str | None) -> None:
+        super().__init__(f"assertion failed: {test}")
+        self.test = test
+        self.values = values
+        self.message = message
+        self.line = line
+        self.column = column
+        self.length = length
+        self.source = source
+        self.filename = filename

@@ -39,11 +39,11 @@ def _dim(d: Any, ndim: int, what: str = "dim") -> int:
         d = d.item()
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
         raise ArgumentError(f"{what} must be an integer, got {d!r}")
-    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
     if not lo <= d <= hi:
         raise ShapeError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})",
                          hint=f"this tensor has {ndim} dimension(s)")
-    return int(d) % max(ndim, 1)
+    return int(d) % builtins.max(ndim, 1)
 
 
 def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:

@@ -28,6 +28,7 @@ from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
 MAX_SOURCE_CHARS = 1_000_000
 MAX_DEPTH = 100
 TAB_WIDTH = 4
+SHOWN_CELLS = 120
 
 _BOM = "\ufeff"
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # exactly the line breaks Python's tokenizer counts
@@ -41,6 +42,8 @@ _IMPORTS_ACCEPTED = ("gradcli accepts `import torch`, `import torch as t`, "
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"})
 _IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"})
 _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
+_ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
+                    "as in x.requires_grad = True")
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
@@ -55,6 +58,7 @@ _OPERATOR_SYMBOLS: dict[type[ast.AST], str] = {
     ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
     ast.LShift: "<<", ast.RShift: ">>", ast.Invert: "~", ast.In: "in", ast.NotIn: "not in",
 }
+_WORD_OPERATORS = {"in": re.compile(r"\bin\b"), "not in": re.compile(r"\bnot\s+in\b")}
 _OPERATOR_HINTS: dict[str, str] = {
     "^": "for a power write ** (x ** 2)",
     "&": "to combine conditions write 'and'",
@@ -111,6 +115,7 @@ _SYNTAX_HINTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^unterminated (triple-quoted )?string"), "close the string with the quotes it starts with"),
     (re.compile(r"^Missing parentheses in call to 'print'"), "gradcli reads Python 3: print(x)"),
 ]
+_WHOLE_INDENTATION = ("unexpected indent", "unindent does not match any outer indentation level")
 _INVALID_CHARACTER = re.compile(r"^invalid (?:non-printable )?character .*U\+([0-9A-F]{4,6})")
 _LOOKALIKES = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u3002": ".",
                "\u3001": ",", "\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-", "\u2014": "-"}
@@ -125,7 +130,8 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
     bad = _NOT_TEXT.search(source)
     if bad:
         line, column = _position_of(source, bad.start())
-        what = "a null character (U+0000)" if bad.group() == "\x00" else f"an invalid character U+{ord(bad.group()):04X}"
+        what = "a null character (U+0000)" if bad.group() == "\x00" else \
+            f"an invalid character U+{ord(bad.group()):04X}"
         raise ParseError(f"the program contains {what}", "delete it; programs must be UTF-8 text",
                          line=line, column=column, source=source, filename=filename)
     text = _Text(source)
@@ -159,7 +165,8 @@ def caret_lines(source: str, line: int, column: int, length: int = 1) -> list[st
 
     Tabs are shown as spaces and wide (CJK) characters count two cells, so the carets land under
     the right characters in a terminal; invisible characters are shown as '?' so a caret never
-    points at nothing. A line that does not exist gives no lines.
+    points at nothing; a very long line is cut to a window around the caret. A line that does not
+    exist gives no lines.
     """
     lines = _split_lines(source.removeprefix(_BOM))
     if not 1 <= line <= len(lines):
@@ -177,8 +184,16 @@ def caret_lines(source: str, line: int, column: int, length: int = 1) -> list[st
             piece = ch
         shown.append(piece)
         cells.append(cells[-1] + sum(_cell_width(c) for c in piece))
-    width = max(cells[end] - cells[start], 1)
-    return ["".join(shown), " " * cells[start] + "^" * width]
+    first, last = 0, len(text)
+    if cells[-1] > SHOWN_CELLS:
+        context = SHOWN_CELLS // 3  # cells kept before the caret
+        first = bisect_right(cells, cells[start] - context) - 1 if cells[start] > context else 0
+        last = bisect_right(cells, cells[first] + SHOWN_CELLS) - 1
+    before = "..." if first else ""
+    after = "..." if last < len(text) else ""
+    indent = len(before) + cells[start] - cells[first]
+    width = max(cells[min(end, last)] - cells[start], 1)
+    return [before + "".join(shown[first:last]) + after, " " * indent + "^" * width]
 
 
 def _cell_width(ch: str) -> int:
@@ -239,8 +254,6 @@ class _Text:
 
     def column(self, lineno: int, byte_offset: int) -> int:
         """0-based character column in the user's line of an `ast` byte offset into the code line."""
-        if not 1 <= lineno <= len(self.code_lines):
-            return byte_offset
         line = self.code_lines[lineno - 1]
         if line.isascii():
             return byte_offset + self.shift(lineno)
@@ -264,6 +277,11 @@ def _from_syntax_error(error: SyntaxError, text: _Text, source: str, filename: s
         column = offset + text.shift(line)
         if error.end_lineno == line and error.end_offset and error.end_offset > offset:
             length = error.end_offset - offset
+        whole_indentation = isinstance(error, TabError) or message in _WHOLE_INDENTATION
+        if whole_indentation and 1 <= line <= len(text.user_lines):
+            # Python points at the indentation's last character; underline all of it instead.
+            user_line = text.user_lines[line - 1]
+            column, length = 1, len(user_line) - len(user_line.lstrip(" \t\x0c"))
     kind: type[GradcliError] = ParseError
     hint = _syntax_hint(message, error.text or "")
     if message == "too many nested parentheses":
@@ -271,7 +289,8 @@ def _from_syntax_error(error: SyntaxError, text: _Text, source: str, filename: s
     elif message == "too many levels of indentation":
         kind, message = LimitError, _BLOCKS_TOO_DEEP
     elif digits := re.match(r"Exceeds the limit \((\d+) digits\)", message):
-        kind, message, hint = LimitError, f"integer literal too long (over {digits.group(1)} digits)", "write it as a float: 1e30"
+        kind, message = LimitError, f"integer literal too long (over {digits.group(1)} digits)"
+        hint = "write it as a float: 1e30"
     return kind(message, hint, line=line, column=column, length=length, source=source, filename=filename)
 
 
@@ -288,7 +307,8 @@ def _syntax_hint(message: str, line: str) -> str | None:
 
 def _character_hint(ch: str) -> str | None:
     if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs"):
-        return f"replace the invisible character U+{ord(ch):04X} (often pasted from a web page) with a space, or delete it"
+        return (f"replace the invisible character U+{ord(ch):04X} (often pasted from a web page) "
+                "with a space, or delete it")
     plain = _LOOKALIKES.get(ch) or unicodedata.normalize("NFKC", ch)
     if len(plain) == 1 and plain.isascii() and plain.isprintable():
         return f"'{ch}' only looks like '{plain}'; type '{plain}' instead"
@@ -301,9 +321,6 @@ def _in_words(type_name: str) -> str:
 
 def _import_refusal(module: str) -> str:
     return f"import of '{module}' is not supported; {_IMPORTS_ACCEPTED}"
-
-
-_ASSIGNABLE_HINT = "only NAME.requires_grad, NAME.data and NAME.grad can be assigned, as in x.requires_grad = True"
 
 
 class _Checker:
@@ -370,7 +387,7 @@ class _Checker:
     def find(self, pattern: re.Pattern[str], before: ast.AST, after: ast.AST) -> tuple[int, int, int] | None:
         """Span of the operator between two operands; only brackets, comments and it can be there."""
         first, last = before.end_lineno, after.lineno
-        for lineno in range(first, min(last, len(self.user_lines)) + 1):
+        for lineno in range(first, last + 1):
             text = self.user_lines[lineno - 1]
             low = before.end_col_offset if lineno == first else 0
             high = after.col_offset if lineno == last else len(text)
@@ -386,13 +403,13 @@ class _Checker:
         symbol = _OPERATOR_SYMBOLS.get(type(op))
         if symbol is None:
             raise self.refuse(node, f"operator '{_in_words(type(op).__name__)}' is not supported")
-        span = None
         if before is None:  # a unary operator starts its node
             span = (node.lineno, node.col_offset + 1, len(symbol))
         else:
-            text = r"\bnot\s+in\b" if symbol == "not in" else r"\bin\b" if symbol == "in" else re.escape(symbol + suffix)
-            span = self.find(re.compile(text), before, after)
-        raise self.refuse(node, f"operator '{symbol}{suffix}' is not supported", _OPERATOR_HINTS.get(symbol), span=span)
+            pattern = _WORD_OPERATORS.get(symbol) or re.compile(re.escape(symbol + suffix))
+            span = self.find(pattern, before, after)
+        raise self.refuse(node, f"operator '{symbol}{suffix}' is not supported", _OPERATOR_HINTS.get(symbol),
+                          span=span)
 
     def identifier(self, name: str, node: ast.AST) -> None:
         if name.startswith("__"):
@@ -425,15 +442,17 @@ class _Checker:
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
             if node.attr not in _ASSIGNABLE_ATTRIBUTES:
-                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", _ASSIGNABLE_HINT)
+                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported",
+                                  _ASSIGNABLE_HINT)
             if not isinstance(node.value, ast.Name):
-                raise self.refuse(node, f"assignment to '.{node.attr}' of an expression is not supported", _ASSIGNABLE_HINT)
+                raise self.refuse(node, f"assignment to '.{node.attr}' of an expression is not supported",
+                                  _ASSIGNABLE_HINT)
         elif isinstance(node, ast.Starred):
             raise self.refuse(node, "starred assignment ('*rest') is not supported")
         elif unpacking:
             nested = isinstance(node, (ast.Tuple, ast.List))
-            raise self.refuse(node, "nested unpacking is not supported" if nested else "only names can be unpacked into",
-                              "unpack into names, one level: a, b = ...")
+            message = "nested unpacking is not supported" if nested else "only names can be unpacked into"
+            raise self.refuse(node, message, "unpack into names, one level: a, b = ...")
         elif isinstance(node, ast.Subscript):
             raise self.refuse(node, "assignment to an element or slice is not supported",
                               "compute the new value and assign it to a name")
@@ -464,10 +483,13 @@ class _Checker:
 
     def for_(self, node: ast.For, depth: int) -> None:
         if not isinstance(node.target, ast.Name):
-            raise self.refuse(node.target, "the loop variable must be a single name", "write 'for i in range(n):'")
+            raise self.refuse(node.target, "the loop variable must be a single name",
+                              "write 'for i in range(n):'")
         self.identifier(node.target.id, node.target)
         iterated = node.iter
-        if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "range"):
+        over_range = isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) \
+            and iterated.func.id == "range"
+        if not over_range:
             raise self.refuse(iterated, "a for loop must iterate over range(...)",
                               "write 'for i in range(n):' and index with i")
         self.expression(iterated, depth)
@@ -505,7 +527,11 @@ class _Checker:
     def import_from(self, node: ast.ImportFrom, depth: int) -> None:
         module = "." * node.level + (node.module or "")
         if module not in _IMPORTABLE_FROM:
-            raise self.refuse(node, _import_refusal(module))
+            written = re.search(r"\bfrom\s+([.\w]+)", self.user_lines[node.lineno - 1][node.col_offset:])
+            span = None
+            if written and written.group(1) == module:
+                span = (node.lineno, node.col_offset + written.start(1) + 1, len(module))
+            raise self.refuse(node, _import_refusal(module), span=span)
         for alias in node.names:
             if alias.name == "*":
                 raise self.refuse(alias, f"'from {module} import *' is not supported",

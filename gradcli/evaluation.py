@@ -1,0 +1,147 @@
+"""`evaluate`: one program, its inputs, one backward. The path the CLI, the batch runner and tests share.
+
+Settings that the engine keeps globally (default dtype, random generator, element cap, anomaly
+watch) are set for the duration of one call and restored afterwards, so library callers are not
+surprised by a CLI option.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from gradcli.backward import Trace, run_backward
+from gradcli.creation import Defaults, manual_seed, resolve_dtype
+from gradcli.errors import ArgumentError, BackwardError, InputSpecError
+from gradcli.lang.interpreter import Hooks, Interpreter
+from gradcli.lang.parser import parse_program
+from gradcli.lang.specs import make_leaf, read_spec, split_assignment
+from gradcli.tensor import Anomaly, Limits, Node, Tensor
+
+DTYPES = ("float64", "float32")
+
+
+@dataclass
+class Settings:
+    """What a run may use: its seed, dtype and bounds."""
+
+    seed: int = 0
+    dtype: str = "float64"
+    max_elements: int = 50_000_000
+    max_steps: int = 1_000_000
+
+
+@contextlib.contextmanager
+def engine_settings(settings: Settings) -> Iterator[None]:
+    """Apply `settings` to the engine's globals for one run, and put the previous ones back."""
+    if settings.dtype not in DTYPES:
+        raise ArgumentError(f"unknown dtype {settings.dtype!r}", hint="use --dtype float64 or --dtype float32")
+    saved = (Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first)
+    Defaults.dtype = resolve_dtype(settings.dtype)
+    manual_seed(settings.seed)
+    Limits.max_elements = settings.max_elements
+    Anomaly.watching, Anomaly.first = True, None
+    try:
+        with np.errstate(all="ignore"):
+            yield
+    finally:
+        Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
+
+
+@dataclass
+class Program:
+    """A program after it ran forward: its output and the input leaves it was given."""
+
+    output: Tensor
+    output_name: str
+    leaves: dict[str, Tensor]
+    env: dict[str, Any]
+    source: str
+    first_nonfinite: Node | None = None
+
+
+@dataclass
+class Result:
+    """Everything a caller shows about one evaluation."""
+
+    output: Tensor
+    output_name: str
+    leaves: dict[str, Tensor]
+    grads: dict[str, np.ndarray | None]
+    gradient: np.ndarray
+    seed: int
+    dtype: str
+    source: str
+    first_nonfinite: Node | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_inputs(inputs: Mapping[str, Any] | None) -> dict[str, Tensor]:
+    """Leaves for `{name: spec}`; specs as on the command line or array-likes."""
+    leaves: dict[str, Tensor] = {}
+    for name, spec in (inputs or {}).items():
+        split_assignment(f"{name}=x")
+        leaves[name] = make_leaf(name, spec)
+    return leaves
+
+
+def parse_input_args(items: list[str]) -> dict[str, str]:
+    """`["x=ones(2,2)", ...]` from the command line into `{name: spec}`, refusing duplicates."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, spec = split_assignment(item)
+        if name in out:
+            raise InputSpecError(f"input '{name}' is given twice", hint="give each input once")
+        out[name] = spec
+    return out
+
+
+def run_program(program: str, inputs: Mapping[str, Any] | None = None, of: str | None = None,
+                hooks: Hooks | None = None, settings: Settings | None = None) -> Program:
+    """Parse and run the program forward (within `engine_settings`), and pick its output."""
+    settings = settings or Settings()
+    tree = parse_program(program)
+    leaves = parse_inputs(inputs)
+    interpreter = Interpreter(program, env=dict(leaves), hooks=hooks, max_steps=settings.max_steps)
+    outcome = interpreter.run(tree)
+    if of is not None:
+        if of not in interpreter.env:
+            names = ", ".join(k for k, v in interpreter.env.items() if isinstance(v, Tensor)) or "none"
+            raise ArgumentError(f"--of {of}: the program defines no variable '{of}'",
+                                hint=f"tensors the program defines: {names}")
+        value, name = interpreter.env[of], of
+    else:
+        value, name = outcome.value, outcome.name
+    if not isinstance(value, Tensor):
+        what = "nothing" if value is None else f"a {type(value).__name__}"
+        raise ArgumentError(f"the program's output is {what}, not a tensor",
+                            hint="end the program with the tensor to differentiate (out = ...), or name it with --of")
+    return Program(value, name or "output", leaves, interpreter.env, program, Anomaly.first)
+
+
+def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = None, of: str | None = None,
+             seed: int = 0, dtype: str = "float64", *, max_elements: int = 50_000_000,
+             max_steps: int = 1_000_000, hooks: Hooks | None = None, trace: Trace | None = None) -> Result:
+    """Run `program` on `inputs`, backpropagate from its output, return values and gradients.
+
+    `inputs` maps names to spec strings (`"ones(2,2)"`, `"@x.npy"`) or array-likes; `grad` is the
+    gradient for a non-scalar output (a spec string, `"ones"`, or an array-like). Every user error
+    is a `GradcliError`.
+    """
+    settings = Settings(seed, dtype, max_elements, max_steps)
+    with engine_settings(settings):
+        prog = run_program(program, inputs, of, hooks, settings)
+        out = prog.output
+        if not out.requires_grad:
+            raise BackwardError(f"the output '{prog.output_name}' does not depend on any input",
+                                hint="compute it from the inputs you pass as NAME=SPEC (they require grad)")
+        gradient = None
+        if grad is not None:
+            gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))
+        run_backward((out,), (gradient,), trace=trace)
+        grads = {name: (leaf.grad._data if leaf.grad is not None else None) for name, leaf in prog.leaves.items()}
+        start = gradient if gradient is not None else np.ones(out.shape, dtype=out.dtype)
+        return Result(out, prog.output_name, prog.leaves, grads, start, seed, dtype, program,
+                      prog.first_nonfinite, prog.env)

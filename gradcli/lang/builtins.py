@@ -1,0 +1,177 @@
+"""Every name a program can use: functions, `torch.`-style namespaces, tensor attributes and methods.
+
+This is the language's allowlist. A name, attribute or method not listed here does not exist for
+a program, whatever Python would allow. `gradcli ops` is generated from these tables and the op
+table, so nothing here is written twice.
+"""
+from __future__ import annotations
+
+import builtins as py
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import gradcli.creation as C
+import gradcli.functions as F
+from gradcli import ops as O
+from gradcli.errors import ArgumentError
+from gradcli.functional import grad as autograd_grad
+from gradcli.functional import hessian, jacobian
+from gradcli.tensor import AccumulateGrad, Node, Tensor
+
+
+def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    """PyTorch 0.3's Variable: today simply a tensor (a copy, so the wrapped tensor stays a constant)."""
+    t = F.as_tensor(data)
+    t = Tensor(t, dtype=t.dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """`torch.allclose`, accepting lists and numbers on either side so asserts read naturally."""
+    x = np.asarray(a._data if isinstance(a, Tensor) else a, dtype=float)
+    y = np.asarray(b._data if isinstance(b, Tensor) else b, dtype=float)
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise ArgumentError(f"allclose: shapes {x.shape} and {y.shape} do not broadcast",
+                            hint="compare tensors of the same shape") from None
+    return bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _range(*args: Any) -> range:
+    ints = [a.item() if isinstance(a, Tensor) else a for a in args]
+    if not ints or len(ints) > 3 or not py.all(isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+                                               for i in ints):
+        raise ArgumentError("range() takes 1 to 3 integers", hint="e.g. range(10) or range(0, 10, 2)")
+    return range(*(int(i) for i in ints))
+
+
+def _number_or_tensor(tensor_fn: Callable, number_fn: Callable) -> Callable:
+    """`max(a, b)` on numbers is Python's; on tensors it is torch's."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if args and py.all(isinstance(a, (int, float)) for a in args) and not kwargs:
+            return number_fn(*args)
+        return tensor_fn(*args, **kwargs)
+    call.__name__ = tensor_fn.__name__
+    call.__doc__ = tensor_fn.__doc__
+    call.__wrapped__ = tensor_fn  # type: ignore[attr-defined]
+    return call
+
+
+def _len(x: Any) -> int:
+    if isinstance(x, (Tensor, list, tuple, range)):
+        return len(x)
+    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors and lists")
+
+
+def _float(x: Any) -> float:
+    if isinstance(x, (Tensor, int, float, bool)):
+        return float(x)
+    raise ArgumentError(f"float() of a {type(x).__name__}", hint="float works on numbers and 1-element tensors")
+
+
+def _int(x: Any) -> int:
+    if isinstance(x, (Tensor, int, float, bool)):
+        return int(x)
+    raise ArgumentError(f"int() of a {type(x).__name__}", hint="int works on numbers and 1-element tensors")
+
+
+def _double_tensor(data: Any, requires_grad: bool = False) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad, dtype=np.float64)
+
+
+# name -> callable. Functions of the op table and constructors; `print` is handled by the interpreter.
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "tensor": C.tensor, "Variable": Variable, "Tensor": C.float_tensor, "FloatTensor": C.float_tensor,
+    "DoubleTensor": _double_tensor,
+    "ones": C.ones, "zeros": C.zeros, "full": C.full, "eye": C.eye, "arange": C.arange, "linspace": C.linspace,
+    "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
+    "manual_seed": C.manual_seed,
+    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
+    "maximum": F.maximum, "minimum": F.minimum, "where": F.where,
+    "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
+    "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
+    "clamp": F.clamp, "clip": F.clamp,
+    "abs": _number_or_tensor(F.abs, py.abs),
+    "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
+    "max": _number_or_tensor(F.max, py.max), "min": _number_or_tensor(F.min, py.min),
+    "softmax": F.softmax, "log_softmax": F.log_softmax,
+    "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
+    "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
+    "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
+    "cat": F.cat, "concat": F.cat, "stack": F.stack,
+    "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
+    "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
+}
+
+# Functions that are the same primitive under another name, for `gradcli ops`.
+OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
+OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
+              "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
+              "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """`torch`, `np`, `torch.autograd`...: a dotted prefix that resolves to gradcli's own builtins."""
+
+    name: str
+    members: dict
+
+    def lookup(self, attr: str) -> Any:
+        return self.members.get(attr)
+
+
+_FLOAT_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+                 "int64": "int64", "long": "int64", "bool": "bool"}
+
+AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian})
+AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
+                                        "functional": AUTOGRAD_FUNCTIONAL})
+NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
+    "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_FLOAT_DTYPES})
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_FLOAT_DTYPES})
+
+# What `import ...` / `from ... import` binds. Keys are dotted module names.
+MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
+                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL,
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
+
+# Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
+PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
+
+TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
+                               "ndim", "T", "retains_grad"})
+TENSOR_METHODS = frozenset({
+    "backward", "retain_grad", "detach", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
+    "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
+    "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
+    "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
+    "unsqueeze", "expand", "expand_as", "float", "double",
+})
+# Attributes a program may assign to (x.requires_grad = True, x.grad = None, x.data = ...).
+ASSIGNABLE = frozenset({"requires_grad", "grad", "data"})
+NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
+ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
+RESULT_ATTRIBUTES = frozenset({"values", "indices"})
+
+
+def attribute_names(value: Any) -> frozenset:
+    """The attributes a program may read on `value` (for lookups and did-you-mean suggestions)."""
+    if isinstance(value, Tensor):
+        return TENSOR_ATTRIBUTES | TENSOR_METHODS
+    if isinstance(value, Namespace):
+        return frozenset(value.members)
+    if isinstance(value, Node):
+        return NODE_ATTRIBUTES
+    if isinstance(value, AccumulateGrad):
+        return ACCUMULATE_ATTRIBUTES
+    if isinstance(value, F.MaxMin):
+        return RESULT_ATTRIBUTES
+    return frozenset()
