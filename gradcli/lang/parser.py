@@ -145,8 +145,9 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
     except (RecursionError, MemoryError):
         # CPython's parser runs out of stack on deep nesting ("-" * 100000 + "1") before any check of ours.
         raise LimitError(_TOO_DEEP, _SPLIT_IT, source=source, filename=filename) from None
-    for node in ast.walk(tree):  # iterative, so safe on any tree ast.parse managed to build
-        text.relocate(node)
+    if text.code != source or not source.isascii():  # else ast's positions already are the user's
+        for node in ast.walk(tree):  # iterative, so safe on any tree ast.parse managed to build
+            text.relocate(node)
     _Checker(text.user_lines, source, filename).block(tree.body, 1)
     return tree
 
@@ -400,9 +401,7 @@ class _Checker:
                  after: ast.AST, suffix: str = "") -> None:
         if type(op) in allowed:
             return
-        symbol = _OPERATOR_SYMBOLS.get(type(op))
-        if symbol is None:
-            raise self.refuse(node, f"operator '{_in_words(type(op).__name__)}' is not supported")
+        symbol = _OPERATOR_SYMBOLS.get(type(op)) or _in_words(type(op).__name__)
         if before is None:  # a unary operator starts its node
             span = (node.lineno, node.col_offset + 1, len(symbol))
         else:
@@ -453,11 +452,9 @@ class _Checker:
             nested = isinstance(node, (ast.Tuple, ast.List))
             message = "nested unpacking is not supported" if nested else "only names can be unpacked into"
             raise self.refuse(node, message, "unpack into names, one level: a, b = ...")
-        elif isinstance(node, ast.Subscript):
-            raise self.refuse(node, "assignment to an element or slice is not supported",
-                              "compute the new value and assign it to a name")
         else:
-            raise self.refuse(node, f"assignment to '{_in_words(type(node).__name__)}' is not supported")
+            raise self.refuse(node, *_TARGET_REFUSALS.get(
+                type(node), (f"assignment to '{_in_words(type(node).__name__)}' is not supported", None)))
 
     def aug_assign(self, node: ast.AugAssign, depth: int) -> None:
         symbol = _OPERATOR_SYMBOLS.get(type(node.op), "")
@@ -626,6 +623,11 @@ _CONSTANT_REFUSALS: dict[type, str] = {
     complex: "complex numbers are not supported",
     bytes: "bytes literals are not supported",
     type(Ellipsis): "'...' is only allowed inside an index, as in x[..., 0]",
+}
+
+_TARGET_REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
+    ast.Subscript: ("assignment to an element or slice is not supported",
+                    "compute the new value and assign it to a name"),
 }
 
 _Check = Callable[[_Checker, ast.AST, int], None]

@@ -1,0 +1,56 @@
+"""The `gradcli` command: a typer app that only parses options and hands over to a command module.
+
+`--check` takes an optional mode (`--check`, `--check numeric`); click has no optional option
+values, so `main` rewrites the bare flag before typer sees it.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from gradcli.commands.eval import CHECK_MODES, eval_command
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="gradcli: a gradient calculator. Tensor programs in, autograd gradients out, "
+                       "each one provable by SymPy (--check).",
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _version(value: bool) -> None:
+    if value:
+        from gradcli import __version__
+        typer.echo(f"gradcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                                 help="Show the version and exit.")) -> None:
+    """gradcli: tensor programs in, autograd gradients out."""
+
+
+app.command("eval")(eval_command)
+
+
+def normalise_argv(argv: list[str]) -> list[str]:
+    """`--check` alone means `--check=symbolic`; `--check MODE` becomes `--check=MODE`."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--check":
+            if i + 1 < len(argv) and argv[i + 1] in CHECK_MODES:
+                out.append(f"--check={argv[i + 1]}")
+                i += 2
+                continue
+            out.append("--check=symbolic")
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
+def main() -> None:
+    app(args=normalise_argv(sys.argv[1:]), prog_name="gradcli")

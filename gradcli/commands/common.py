@@ -1,0 +1,86 @@
+"""What every command shares: consoles, the error-to-exit-code mapping, JSON on stdout.
+
+Exit codes: 0 success, 1 a check or an assert failed, 2 a user error, 3 a bug in gradcli.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from typing import Any, Iterator
+
+import typer
+from rich.console import Console
+
+from gradcli.errors import GradcliError, ProgramAssertionError
+
+EXIT_OK, EXIT_FAILED, EXIT_USER, EXIT_BUG = 0, 1, 2, 3
+
+
+def console(stderr: bool = False) -> Console:
+    """Plain text when not a terminal or NO_COLOR is set (rich honours both); width from COLUMNS."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=False,
+                   no_color="NO_COLOR" in os.environ or None)
+
+
+def emit_json(payload: dict) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
+    """Turn library errors into styled messages and exit codes; tracebacks only with --debug."""
+    from gradcli.render import error_view
+    try:
+        yield
+    except GradcliError as exc:
+        if debug:
+            traceback.print_exc()
+        if as_json:
+            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+        else:
+            console(stderr=True).print(error_view(exc))
+        raise typer.Exit(EXIT_USER) from None
+    except ProgramAssertionError as exc:
+        if as_json:
+            sys.stderr.write(json.dumps({"error": {"kind": "assertion", "message": f"assertion failed: {exc.test}",
+                                                   "hint": None, "line": exc.line, "column": exc.column}}) + "\n")
+        else:
+            console(stderr=True).print(error_view(exc))
+        raise typer.Exit(EXIT_FAILED) from None
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug in gradcli, not the user's mistake: say so plainly
+        if debug:
+            traceback.print_exc()
+        message = f"internal error in gradcli: {type(exc).__name__}: {exc}"
+        if as_json:
+            sys.stderr.write(json.dumps({"error": {"kind": "internal", "message": message, "hint": None,
+                                                   "line": None, "column": None}}) + "\n")
+        else:
+            console(stderr=True).print(f"[bold red]{_escape(message)}[/]\n"
+                                       "this is a bug; rerun with --debug for the traceback and please report it")
+        raise typer.Exit(EXIT_BUG) from None
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+    return escape(text)
+
+
+def split_names(text: str | None) -> list[str] | None:
+    """`--wrt a,b` into names."""
+    if not text:
+        return None
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
+    from gradcli.evaluation import parse_input_args
+    return parse_input_args(list(positional or []) + list(options or []))
+
+
+def print_renderable(renderable: Any) -> None:
+    console().print(renderable)

@@ -1,0 +1,99 @@
+"""`gradcli eval PROGRAM [NAME=SPEC ...]`: one program, one backward, gradient tables."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gradcli.commands.common import (EXIT_FAILED, collect_inputs, console, emit_json, guarded, split_names)
+
+CHECK_MODES = ("symbolic", "numeric", "all")
+
+
+def eval_command(
+    program: str = typer.Argument(..., help="The program, e.g. 'y = x + 2; out = (y*y*3).mean()'."),
+    inputs: Optional[list[str]] = typer.Argument(None, help="Inputs as NAME=SPEC, e.g. x=ones(2,2), w=@w.npy."),
+    input_option: Optional[list[str]] = typer.Option(None, "--input", "-i", help="An input NAME=SPEC (repeatable)."),
+    of: Optional[str] = typer.Option(None, "--of", help="Differentiate this variable instead of the last value."),
+    grad: Optional[str] = typer.Option(None, "--grad", "-g", help="Gradient for a non-scalar output: ones, "
+                                                                  "[0.1, 1.0, 0.0001], ..."),
+    wrt: Optional[str] = typer.Option(None, "--wrt", help="Report only these inputs, e.g. --wrt x,w."),
+    seed: int = typer.Option(0, "--seed", help="Seed for rand/randn."),
+    dtype: str = typer.Option("float64", "--dtype", help="float64 or float32."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    graph: bool = typer.Option(False, "--graph", help="Show the autograd graph as a tree."),
+    dot: Optional[str] = typer.Option(None, "--dot", help="Write the graph as Graphviz DOT (.dot, .svg, .png)."),
+    explain: bool = typer.Option(False, "--explain", help="Show the backward pass step by step."),
+    full: bool = typer.Option(False, "--full", help="Do not summarise large tensors."),
+    check: Optional[str] = typer.Option(None, "--check", help="Verify the gradients: symbolic (SymPy, the "
+                                                              "default), numeric (finite differences) or all."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance of --check."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance of --check."),
+    exact: bool = typer.Option(False, "--exact", help="Evaluate SymPy's derivatives exactly, not in float64."),
+    max_elements: int = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements)."),
+    max_steps: int = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed in total."),
+    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+) -> None:
+    """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
+    with guarded(as_json, debug):
+        from gradcli.evaluation import evaluate
+        from gradcli.render import graph_tree, result_json, result_view
+        names = collect_inputs(inputs, input_option)
+        wanted = split_names(wrt)
+        _check_mode(check)
+        _unknown_wrt(wanted, names)
+        recorder = None
+        if explain:
+            from gradcli.explain import Recorder
+            recorder = Recorder()
+        result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
+                          max_steps=max_steps, trace=recorder)
+        report = None
+        if check is not None:
+            report = _run_check(result, check, rtol, atol, exact, seed, wanted, as_json)
+        if as_json:
+            payload = result_json(result, wanted)
+            if report is not None:
+                payload["check"] = report.to_json()
+            emit_json(payload)
+        else:
+            out = console()
+            out.print(result_view(result, wanted, full))
+            if graph:
+                out.print(graph_tree(result.output, result.leaves, result.output_name))
+            if recorder is not None:
+                from gradcli.explain import explain_view
+                out.print(explain_view(recorder, result.leaves))
+            if report is not None:
+                from gradcli.check.view import check_view
+                out.print(check_view(report))
+        if dot is not None:
+            from gradcli.dot import export_dot
+            message = export_dot(result, dot)
+            console(stderr=True).print(message)
+        if report is not None and report.status == "fail":
+            raise SystemExit(EXIT_FAILED)
+
+
+def _check_mode(check: str | None) -> None:
+    from gradcli.errors import ArgumentError
+    if check is not None and check not in CHECK_MODES:
+        raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
+
+
+def _unknown_wrt(wanted: list[str] | None, names: dict[str, str]) -> None:
+    from gradcli.errors import ArgumentError
+    for name in wanted or []:
+        if name not in names:
+            raise ArgumentError(f"--wrt {name}: there is no input named '{name}'",
+                                hint=f"the inputs are: {', '.join(names) or 'none'}")
+
+
+def _run_check(result, mode: str, rtol, atol, exact: bool, seed: int, wanted, as_json: bool):
+    from gradcli.check import check_gradients
+    from gradcli.check.view import progress_reporter
+    leaves = {n: t for n, t in result.leaves.items() if not wanted or n in wanted}
+    computed = {n: result.grads[n] for n in leaves}
+    with progress_reporter(console(stderr=True)) as progress:
+        return check_gradients(result.output, leaves, result.gradient, computed, mode=mode, rtol=rtol, atol=atol,
+                               exact=exact, seed=seed, progress=progress)

@@ -1,0 +1,239 @@
+"""Rich renderables and JSON for what gradcli computed. Pure functions: nothing here computes a gradient.
+
+Tables show row and column indices with shape and dtype in the title; tensors above 2-D become
+one table per 2-D slice; large tensors are summarised the way NumPy does (edge items around an
+ellipsis) unless `full`. User text is always escaped, so `x[0]` is never read as markup.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from gradcli.errors import GradcliError, ProgramAssertionError
+from gradcli.tensor import AccumulateGrad, Node, Tensor
+
+EDGE = 3
+THRESHOLD = 1000
+_ELLIPSIS = "…"
+
+
+def number(v: Any) -> str:
+    """A cell: shortest faithful form up to 6 significant digits; nan/inf spelled out."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    text = f"{f:.6g}"
+    return "0" if text == "-0" else text
+
+
+def _style(v: Any) -> str:
+    if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
+        return "bold red"
+    return ""
+
+
+def _positions(n: int, full: bool) -> list[int | None]:
+    """Indices to show along one axis; None marks the ellipsis."""
+    if full or n <= 2 * EDGE:
+        return list(range(n))
+    return list(range(EDGE)) + [None] + list(range(n - EDGE, n))
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _matrix(m: np.ndarray, full: bool, row_labels: bool = True) -> Table:
+    rows, cols = m.shape
+    table = Table(header_style="bold")
+    table.add_column("", style="dim", justify="right")
+    col_pos = _positions(cols, full)
+    for c in col_pos:
+        table.add_column(_ELLIPSIS if c is None else str(c), justify="right")
+    for r in _positions(rows, full):
+        if r is None:
+            table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
+            continue
+        cells = [Text(_ELLIPSIS) if c is None else Text(number(m[r, c]), style=_style(m[r, c])) for c in col_pos]
+        table.add_row(str(r) if row_labels else "", *cells)
+    return table
+
+
+def array_view(title: str, value: Any, full: bool = False) -> RenderableType:
+    """A tensor as tables: a 0-d value on one line, a vector as one row, a matrix, or 2-D slices."""
+    arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+    full = full or arr.size <= THRESHOLD
+    head = f"{escape(title)}  [dim]shape {shape_text(arr.shape)} · {arr.dtype}[/dim]"
+    if arr.ndim == 0:
+        return Text.from_markup(f"{escape(title)} = ") + Text(number(arr[()]), style=_style(arr[()]) or "bold") + \
+            Text.from_markup(f"  [dim]shape () · {arr.dtype}[/dim]")
+    if arr.ndim == 1:
+        return Group(Text.from_markup(head), _matrix(arr.reshape(1, -1), full, row_labels=False))
+    if arr.ndim == 2:
+        return Group(Text.from_markup(head), _matrix(arr, full))
+    tables: list[RenderableType] = []
+    lead = arr.shape[:-2]
+    for index in _slice_indices(lead, full):
+        if index is None:
+            tables.append(Text(_ELLIPSIS))
+            continue
+        tables.append(Text(f"{title}[{', '.join(map(str, index))}, :, :]"))
+        tables.append(_matrix(arr[index], full))
+    return Group(Text.from_markup(head), *tables)
+
+
+def _slice_indices(lead: tuple[int, ...], full: bool) -> Iterable[tuple[int, ...] | None]:
+    total = int(np.prod(lead))
+    every = list(np.ndindex(*lead))
+    if full or total <= 2 * EDGE:
+        return every
+    return every[:EDGE] + [None] + every[-EDGE:]
+
+
+def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -> RenderableType:
+    """The output's value and each input's gradient, as `gradcli eval` shows them."""
+    parts: list[RenderableType] = [array_view(result.output_name, result.output, full)]
+    for name, g in result.grads.items():
+        if wrt and name not in wrt:
+            continue
+        if g is None:
+            parts.append(Text(f"∂{result.output_name}/∂{name}: None (the output does not depend on {name})"))
+        else:
+            parts.append(array_view(f"∂{result.output_name}/∂{name}", g, full))
+    parts.append(Text(f"seed {result.seed} · dtype {result.dtype}", style="dim"))
+    warning = nonfinite_warning(result)
+    if warning is not None:
+        parts.append(warning)
+    return Group(*parts)
+
+
+def nonfinite_warning(result: Any) -> Text | None:
+    values = [np.asarray(result.output._data)] + [g for g in result.grads.values() if g is not None]
+    if all(np.isfinite(v).all() for v in values if v.dtype.kind == "f"):
+        return None
+    where = f" first produced by {result.first_nonfinite.name}" if result.first_nonfinite is not None else ""
+    return Text(f"warning: the result contains nan or inf{where}", style="bold yellow")
+
+
+def graph_tree(output: Tensor, names: dict[str, Tensor], output_name: str) -> Tree:
+    """The recorded graph as PyTorch names it, root first; shared nodes shown once, then referenced."""
+    leaf_names = {id(t): n for n, t in names.items()}
+    root = Tree(Text(f"{output_name}  {shape_text(tuple(output.shape))}", style="bold"))
+    if output._node is None:
+        root.add(_leaf_label(output, leaf_names))
+        return root
+    seen: set[int] = set()
+    stack: list[tuple[Tree, Any]] = [(root, output._node)]
+    while stack:
+        parent, item = stack.pop()
+        if isinstance(item, Node):
+            if id(item) in seen:
+                parent.add(Text(f"{item.name} (shown above)", style="dim"))
+                continue
+            seen.add(id(item))
+            branch = parent.add(Text(f"{item.name}  {shape_text(item.shape)}", style="cyan"))
+            for x in reversed(item.inputs):
+                stack.append((branch, x))
+        elif isinstance(item, Tensor):
+            parent.add(_leaf_label(item, leaf_names))
+        else:
+            parent.add(Text(f"constant {number(item)}", style="dim"))
+    return root
+
+
+def _leaf_label(t: Tensor, leaf_names: dict[int, str]) -> Text:
+    name = leaf_names.get(id(t))
+    if t.requires_grad:
+        return Text(f"leaf {name or 'tensor'}  {shape_text(tuple(t.shape))}  requires_grad", style="green")
+    return Text(f"constant {shape_text(tuple(t.shape))}", style="dim")
+
+
+def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None) -> RenderableType:
+    """What went wrong, where (a caret under the span), and how to fix it."""
+    from gradcli.lang.parser import caret_lines
+    kind = getattr(error, "kind", "assertion")
+    message = error.message if isinstance(error, GradcliError) else f"assertion failed: {error.test}"
+    lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", message)]
+    where = error.filename or filename
+    if error.line is not None:
+        location = f"{where}:{error.line}:{error.column}" if where else f"line {error.line}, column {error.column}"
+        lines.append(Text(f"  --> {location}", style="blue"))
+        if error.source is not None:
+            for text in caret_lines(error.source, error.line, error.column or 1, error.length):
+                lines.append(Text(f"   | {text}"))
+    if isinstance(error, ProgramAssertionError):
+        for label, value in error.values:
+            lines.append(Text(f"   {label} = {_short(value)}"))
+        if error.message is not None:
+            lines.append(Text(f"   message: {error.message}"))
+    elif error.hint:
+        lines.append(Text.assemble(("hint", "bold green"), ": ", error.hint))
+    return Group(*lines)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def json_value(value: Any) -> Any:
+    """Nested lists of numbers, with nan/inf as strings so the output is strict JSON."""
+    arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+    if arr.dtype.kind == "f":
+        obj = arr.astype(object)
+        flat = obj.reshape(-1)
+        for i, v in enumerate(arr.reshape(-1)):
+            flat[i] = _json_float(v)
+        return obj.tolist() if arr.ndim else flat[0]
+    return arr.tolist()
+
+
+def _json_float(v: float) -> Any:
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return f
+
+
+def result_json(result: Any, wrt: list[str] | None = None) -> dict:
+    out = result.output
+    return {
+        "output": {"name": result.output_name, "shape": list(out.shape), "dtype": str(out.dtype),
+                   "value": json_value(out)},
+        "grads": {name: (None if g is None else {"shape": list(np.shape(g)), "value": json_value(g)})
+                  for name, g in result.grads.items() if not wrt or name in wrt},
+        "seed": result.seed,
+    }
+
+
+def labels(name: str, shape: tuple[int, ...]) -> list[str]:
+    """`x[0]`, `x[1,2]`: one label per element, row-major, for Jacobian rows and columns."""
+    if not shape:
+        return [name]
+    return [f"{name}[{','.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
+
+
+def print_value(title: str, value: Any, full: bool = False) -> RenderableType:
+    """A `print(...)` argument as the tutorials show it: tensors as tables, the rest as PyTorch prints."""
+    if isinstance(value, Tensor):
+        return array_view(title, value, full)
+    if isinstance(value, (Node, AccumulateGrad)) or value is None:
+        return Text(repr(value))
+    if isinstance(value, (float, np.floating)):
+        return Text(repr(float(value)))
+    return Text(str(value))
