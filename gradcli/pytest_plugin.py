@@ -1,0 +1,1 @@
+"""pytest plugin collecting *.grad scripts (being written)."""
