@@ -315,19 +315,19 @@ DIV = Op("div", "DivBackward0", np.true_divide,
 POW = Op("pow", "PowBackward0", np.power, (_pow_vjp_base, _pow_vjp_exponent),
          "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", frozenset("abo"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
-         kink=lambda S, a, b: S.pow_kink(a, b))
+         kink=lambda K, a, b: K.pow_kink(a, b))
 MAXIMUM = Op("maximum", "MaximumBackward0", np.maximum,
              (lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
               lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              "∂max(a,b)/∂a = [a>b] (+½ on a tie)", frozenset("ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
-             kink=lambda S, a, b: S.tie_kink(a, b))
+             kink=lambda K, a, b: K.tie_kink(a, b))
 MINIMUM = Op("minimum", "MinimumBackward0", np.minimum,
              (lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
               lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              "∂min(a,b)/∂a = [a<b] (+½ on a tie)", frozenset("ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
-             kink=lambda S, a, b: S.tie_kink(a, b))
+             kink=lambda K, a, b: K.tie_kink(a, b))
 WHERE = Op("where", "WhereBackward0", _where_forward,
            (None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
            "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", frozenset("c"),
@@ -345,11 +345,11 @@ LOG = _unary("log", "LogBackward0", np.log, lambda ns, g, o, x: g / x, "∂log(x
 LOG1P = _unary("log1p", "Log1PBackward0", np.log1p, lambda ns, g, o, x: g / (x + 1.0), "∂log1p(x)/∂x = 1/(1+x)",
                sym=lambda S, x: S.map(lambda u: S.log(u + 1), x))
 SQRT = _unary("sqrt", "SqrtBackward0", np.sqrt, lambda ns, g, o, x: g / (o * 2.0), "∂√x/∂x = 1/(2√x)", "o",
-              sym=_sym_map("sqrt"), kink=lambda S, x: S.zero_kink(x))
+              sym=_sym_map("sqrt"), kink=lambda K, x: K.zero_kink(x))
 ABS = _unary("abs", "AbsBackward0", np.abs, lambda ns, g, o, x: g * ns.sign(x), "∂|x|/∂x = sign(x) (0 at 0)",
-             sym=_sym_map("Abs"), kink=lambda S, x: S.zero_kink(x))
+             sym=_sym_map("Abs"), kink=lambda K, x: K.zero_kink(x))
 SIGN = _unary("sign", "SignBackward0", np.sign, lambda ns, g, o, x: g * 0.0, "∂sign(x)/∂x = 0", "",
-              sym=_sym_map("sign"), kink=lambda S, x: S.zero_kink(x))
+              sym=_sym_map("sign"), kink=lambda K, x: K.zero_kink(x))
 SIN = _unary("sin", "SinBackward0", np.sin, lambda ns, g, o, x: g * ns.cos(x), "∂sin(x)/∂x = cos(x)",
              sym=_sym_map("sin"))
 COS = _unary("cos", "CosBackward0", np.cos, lambda ns, g, o, x: -g * ns.sin(x), "∂cos(x)/∂x = -sin(x)",
@@ -362,7 +362,7 @@ SIGMOID = _unary("sigmoid", "SigmoidBackward0", _sigmoid_forward, lambda ns, g, 
                  "∂σ(x)/∂x = σ(x)(1-σ(x))", "o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
 RELU = _unary("relu", "ReluBackward0", _relu_forward, lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
               "∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
-              kink=lambda S, x: S.zero_kink(x))
+              kink=lambda K, x: K.zero_kink(x))
 SOFTPLUS = _unary("softplus", "SoftplusBackward0", _softplus_forward,
                   lambda ns, g, o, x: g * ns.where(x > 20, 1.0, ns.sigmoid(x)), "∂softplus(x)/∂x = σ(x)",
                   sym=lambda S, x: S.map(lambda u: S.log(1 + S.exp(u)), x))
@@ -370,7 +370,7 @@ CLAMP = Op("clamp", "ClampBackward1", _clamp_forward,
            (lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
            "∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", frozenset("x"),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
-           kink=lambda S, x, min=None, max=None: S.clamp_kink(x, min, max))
+           kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max))
 
 SUM = Op("sum", "SumBackward1", _sum_forward,
          (lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
@@ -384,11 +384,11 @@ MEAN = Op("mean", "MeanBackward1", _mean_forward,
 MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),
          "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", frozenset("xo"),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
-         kink=lambda S, x, dim=None, keepdim=False: S.extremum_kink(x, dim, max))
+         kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
 MIN = Op("min", "MinBackward0", _extremum_forward(np.min), (_extremum_vjp,),
          "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", frozenset("xo"),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
-         kink=lambda S, x, dim=None, keepdim=False: S.extremum_kink(x, dim, min))
+         kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
 PROD = Op("prod", "ProdBackward1", lambda x, dim=None, keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
           (_prod_vjp,), "∂Πx/∂xᵢ = Π_{j≠i} xⱼ", frozenset("xo"),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
@@ -401,7 +401,7 @@ STD = Op("std", "StdBackward0", _std_forward, (_std_vjp,), "∂std(x)/∂xᵢ = 
 NORM = Op("norm", "LinalgVectorNormBackward0", _norm_forward, (_norm_vjp,), "∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
           frozenset("xo"),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
-          kink=lambda S, x, p=2.0, dim=None, keepdim=False: S.norm_kink(x, p, dim))
+          kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim))
 SOFTMAX = Op("softmax", "SoftmaxBackward0", _softmax_forward,
              (lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
              "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", frozenset("o"),

@@ -82,6 +82,9 @@ class Node:
 class AccumulateGrad:
     """How PyTorch shows a leaf among a node's `next_functions`."""
 
+    name = "AccumulateGrad"
+    next_functions = ()
+
     def __init__(self, variable: "Tensor") -> None:
         self.variable = variable
 

@@ -66,8 +66,7 @@ def graph_names(t: Any) -> list[str]:
         if fn is None or id(fn) in seen:
             continue
         seen.add(id(fn))
-        names.append(type(fn).__name__ if hasattr(fn, "register_hook") else
-                     ("AccumulateGrad" if repr(fn) == "<AccumulateGrad>" else fn.name))
+        names.append(type(fn).__name__ if hasattr(fn, "register_hook") else fn.name)
         todo.extend(f for f, _ in fn.next_functions)
     return sorted(names)
 

@@ -50,10 +50,10 @@ def _range(*args: Any) -> range:
     return range(*(int(i) for i in ints))
 
 
-def _number_or_tensor(tensor_fn: Callable, number_fn: Callable) -> Callable:
-    """`max(a, b)` on numbers is Python's; on tensors it is torch's."""
+def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) -> Callable:
+    """`max(a, b)` and `abs(-2)` on numbers are Python's; on tensors they are torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        if args and py.all(isinstance(a, (int, float)) for a in args) and not kwargs:
+        if len(args) == numbers and py.all(isinstance(a, (int, float)) for a in args) and not kwargs:
             return number_fn(*args)
         return tensor_fn(*args, **kwargs)
     call.__name__ = tensor_fn.__name__
@@ -96,9 +96,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
-    "abs": _number_or_tensor(F.abs, py.abs),
+    "abs": _number_or_tensor(F.abs, py.abs, 1),
     "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
-    "max": _number_or_tensor(F.max, py.max), "min": _number_or_tensor(F.min, py.min),
+    "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
     "softmax": F.softmax, "log_softmax": F.log_softmax,
     "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,

@@ -421,10 +421,7 @@ class Interpreter:
         try:
             return func(*args, **kwargs)
         except TypeError as exc:
-            if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
-                raise ArgumentError(f"{source_text(node.func)}(): {_call_message(exc)}",
-                                    hint=_signature_hint(func)) from None
-            raise
+            raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         tensor = method.__self__
@@ -433,9 +430,7 @@ class Interpreter:
             try:
                 method(*args, **kwargs)
             except TypeError as exc:
-                if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
-                    raise ArgumentError(f"backward(): {_call_message(exc)}", hint=_signature_hint(method)) from None
-                raise
+                raise _argument_error(exc, method, args, kwargs, "backward") from None
         call = dict(kwargs)
         if args:
             call["gradient"] = args[0]
@@ -494,19 +489,22 @@ def _suggest(name: str, candidates: Any) -> str | None:
     return f"did you mean '{close[0]}'?" if close else None
 
 
-def _call_message(exc: TypeError) -> str:
-    text = str(exc)
-    return text.split("() ", 1)[1] if "() " in text else text
-
-
-def _signature_hint(func: Any) -> str | None:
+def _argument_error(exc: TypeError, func: Any, args: list, kwargs: dict, name: str) -> Exception:
+    """The user's mistake if the arguments do not fit the signature; otherwise the TypeError is a bug, kept."""
     import inspect
     target = getattr(func, "__wrapped__", func)
     try:
         signature = inspect.signature(target)
-    except (TypeError, ValueError):
-        return None
+        signature.bind(*args, **kwargs)
+    except TypeError as mismatch:
+        return ArgumentError(f"{name}(): {mismatch}", hint=_signature_hint(name, signature))
+    except ValueError:
+        return exc
+    return exc
+
+
+def _signature_hint(name: str, signature: Any) -> str:
     params = [p for p in signature.parameters.values() if p.name != "self"]
     shown = ", ".join(str(p).split(":")[0].split(" =")[0] + ("=" + repr(p.default) if p.default is not p.empty
                                                               else "") for p in params)
-    return f"usage: {getattr(target, '__name__', 'function')}({shown})"
+    return f"usage: {name.rsplit('.', 1)[-1]}({shown})"

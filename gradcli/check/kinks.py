@@ -1,0 +1,63 @@
+"""Where an op's derivative does not exist at the traced point, decided from numeric values alone.
+
+The op table's `kink` slots call these with the NumPy values the op's inputs had. Each returns a
+boolean mask, in the shape the op's inputs broadcast to, of the elements that sit on a kink
+(relu or abs at 0, a tie in max, a clamp bound, ...). There PyTorch picks a convention and
+gradcli follows it, so the checker reports "undefined" instead of comparing. Kept free of SymPy
+so `--check numeric` finds the same points without importing it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+
+class Kinks:
+    """The namespace `K` that `Op.kink` receives."""
+
+    @staticmethod
+    def zero_kink(x: Any) -> np.ndarray:
+        return np.asarray(x) == 0
+
+    @staticmethod
+    def tie_kink(a: Any, b: Any) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return a == b
+
+    @staticmethod
+    def pow_kink(a: Any, b: Any) -> np.ndarray:
+        """A base of 0 with an exponent below 1 (other than 0): b·a**(b-1) has no finite value."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return (a == 0) & (b < 1) & (b != 0)
+
+    @staticmethod
+    def clamp_kink(x: Any, min: float | None, max: float | None) -> np.ndarray:
+        x = np.asarray(x)
+        mask = np.zeros(x.shape, dtype=bool)
+        if min is not None:
+            mask |= x == min
+        if max is not None:
+            mask |= x == max
+        return mask
+
+    @staticmethod
+    def extremum_kink(x: Any, dim: tuple[int, ...] | None, reduce: Callable[..., Any]) -> np.ndarray:
+        """Elements tied for the extremum of their slice."""
+        x = np.asarray(x)
+        hit = x == reduce(x, axis=dim, keepdims=True)
+        return hit & (np.sum(hit, axis=dim, keepdims=True) > 1)
+
+    @staticmethod
+    def norm_kink(x: Any, p: float, dim: tuple[int, ...] | None) -> np.ndarray:
+        """Every element of a zero slice; zeros for p ≤ 1; ties in |x| for the max norm."""
+        x = np.asarray(x)
+        mask = np.broadcast_to(np.all(x == 0, axis=dim, keepdims=True), x.shape).copy()
+        if p <= 1:
+            mask |= x == 0
+        if p == float("inf"):
+            mask |= Kinks.extremum_kink(np.abs(x), dim, np.max)
+        return mask
+
+
+KINKS = Kinks()

@@ -1,0 +1,90 @@
+"""The recorded graph as the checker reads it: nodes in creation order, leaves by name, samples.
+
+Both witnesses (SymPy and finite differences) start here. Only `Node.op`, `inputs` and `params`
+are read, which survive backward (it frees `Node.saved` alone), so a check may run before or
+after the backward call it verifies.
+"""
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradcli.tensor import Node, Tensor
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What one output was computed from."""
+
+    output: Tensor
+    nodes: tuple[Node, ...]
+    names: dict[int, str]
+    leaves: dict[str, Tensor]
+
+    def resolve(self, x: Any, values: dict[Any, Any]) -> Any:
+        """An input slot's value: from `values` (keyed by Node, and by id for leaves), else its data."""
+        if type(x) is Node:
+            return values[x]
+        if type(x) is Tensor:
+            return values.get(id(x), x._data)
+        return x
+
+    @property
+    def root(self) -> Node | Tensor:
+        """The output's node, or the output itself when it is a leaf."""
+        return self.output.grad_fn if self.output.grad_fn is not None else self.output
+
+
+def _valid(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
+    """Walk the graph behind `output` without recursion (a loop can chain thousands of nodes).
+
+    Leaves that require grad but were not named get `leaf0`, `leaf1`, ... in the order met.
+    """
+    names: dict[int, str] = {}
+    for name, t in leaves.items():
+        if not _valid(name):
+            raise ValueError(f"leaf name {name!r} is not an identifier")
+        if not isinstance(t, Tensor) or t.grad_fn is not None or not t.requires_grad:
+            raise ValueError(f"{name!r} is not a leaf tensor that requires grad")
+        names[id(t)] = name
+    found = dict(leaves)
+    nodes: list[Node] = []
+    seen: set[int] = set()
+    stack: list[Any] = [output.grad_fn if output.grad_fn is not None else output]
+    unnamed = 0
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if type(x) is Node:
+            nodes.append(x)
+            stack.extend(x.inputs)
+        elif type(x) is Tensor and x.requires_grad and x.grad_fn is None and id(x) not in names:
+            while f"leaf{unnamed}" in found:
+                unnamed += 1
+            name = f"leaf{unnamed}"
+            names[id(x)] = name
+            found[name] = x
+    nodes.sort(key=lambda n: n.seq)
+    return Trace(output, tuple(nodes), names, found)
+
+
+def label(name: str, index: tuple[int, ...]) -> str:
+    """How gradcli names one element: `x[0,1]`, or `x` for a 0-d tensor."""
+    return f"{name}[{','.join(map(str, index))}]" if index else name
+
+
+def select(size: int, budget: int, sample: int, seed: int) -> np.ndarray:
+    """Flat indices to check: all of them within the budget, else a seeded sorted sample."""
+    if size <= budget:
+        return np.arange(size)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(size, size=min(sample, size), replace=False))
