@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from gradcli.commands.eval import CHECK_MODES, eval_command
+from gradcli.commands.run import run_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="gradcli: a gradient calculator. Tensor programs in, autograd gradients out, "
@@ -32,6 +33,7 @@ def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_ve
 
 
 app.command("eval")(eval_command)
+app.command("run")(run_command)
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

@@ -198,11 +198,16 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
     return _reduction(O.SUM, x, dim, keepdim, "sum")
 
 
+# PyTorch's names for dtypes in its messages ("Got: Long").
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = _tensor_arg(x, "mean")
     if x.dtype.kind not in "fc":
         raise ValueDomainError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
-                               f"point or complex dtype. Got: {x.dtype}", hint="make the tensor float first")
+                               f"point or complex dtype. Got: {_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}",
+                               hint=f"this tensor is {x.dtype}; make it float first, e.g. x.float() or x.double()")
     return _reduction(O.MEAN, x, dim, keepdim, "mean")
 
 
@@ -296,30 +301,44 @@ def matmul(a: Any, b: Any) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D",
                          hint="use * for multiplying by a scalar")
+    batch = broadcast_shape("matmul", a.shape[:-2], b.shape[:-2]) if a.ndim > 2 or b.ndim > 2 else ()
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k_a != k_b:
-        sa = "x".join(map(str, a.shape))
-        sb = "x".join(map(str, b.shape))
         raise ShapeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): matmul of shapes {tuple(a.shape)} and "
-            f"{tuple(b.shape)}: the first's last dimension ({k_a}) must equal the second's "
+            f"{_matmul_mismatch(a.shape, b.shape, batch)}: matmul of shapes {tuple(a.shape)} and {tuple(b.shape)}: "
+            f"the first's last dimension ({k_a}) must equal the second's "
             f"{'only' if b.ndim == 1 else 'second-to-last'} dimension ({k_b})",
             hint="transpose one operand (w.T or w.t()) or reshape it so the inner dimensions agree")
-    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
-    batch = broadcast_shape("matmul", batch_a, batch_b) if a.ndim > 2 or b.ndim > 2 else ()
     rows = (a.shape[-2],) if a.ndim > 1 else ()
     cols = (b.shape[-1],) if b.ndim > 1 else ()
     check_elements(batch + rows + cols, "the result of matmul")
-    if a.ndim == 1 and b.ndim == 1:
-        name = "DotBackward0"
-    elif a.ndim == 2 and b.ndim == 2:
-        name = "MmBackward0"
-    elif a.ndim == 2 and b.ndim == 1:
-        name = "MvBackward0"
-    else:
-        name = "UnsafeViewBackward0"
-    return apply(O.MATMUL, a, b, name=name)
+    return apply(O.MATMUL, a, b, name=_MATMUL_NODES.get((builtins.min(a.ndim, 3), builtins.min(b.ndim, 3)),
+                                                        "UnsafeViewBackward0"))
+
+
+# The node PyTorch's matmul leaves on top for each pair of operand ndims (capped at 3); the rest end in a view.
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0",
+                 (2, 3): "CloneBackward0"}
+
+
+def _matmul_mismatch(sa: tuple[int, ...], sb: tuple[int, ...], batch: tuple[int, ...]) -> str:
+    """PyTorch's text, which names the kernel its matmul dispatched to (dot, mv, mm, folded mm or bmm)."""
+    def mat(rows: int, cols: int) -> str:
+        return f"{rows}x{cols}"
+    if len(sa) == 1 and len(sb) == 1:
+        return (f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the same number of "
+                f"elements, but got {sa[0]} and {sb[0]} elements respectively")
+    if len(sb) <= 2 and len(sa) >= 2:
+        rows = int(np.prod(sa[:-1], dtype=np.int64))
+        if len(sb) == 1:
+            return f"size mismatch, got input ({rows}), mat ({mat(rows, sa[-1])}), vec ({sb[0]})"
+        return f"mat1 and mat2 shapes cannot be multiplied ({mat(rows, sa[-1])} and {mat(*sb)})"
+    if len(sa) == 1 and len(sb) == 2:
+        return f"mat1 and mat2 shapes cannot be multiplied ({mat(1, sa[0])} and {mat(*sb)})"
+    count = int(np.prod(batch, dtype=np.int64))
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {sa[-1]}] but got: "
+            f"[{count}, {sb[-2]}].")
 
 
 def mm(a: Any, b: Any) -> Tensor:
@@ -432,13 +451,10 @@ def expand(x: Any, *sizes: Any) -> Tensor:
     return apply(O.EXPAND, x, shape=shape)
 
 
-def _index_key(x: Tensor, key: Any) -> tuple[Any, str]:
-    """Normalise an index to NumPy's form and PyTorch's node name, rejecting what NumPy would misread."""
-    parts = key if isinstance(key, tuple) else (key,)
+def _index_key(key: Any) -> tuple[Any, ...]:
+    """Normalise an index to NumPy's form, rejecting what NumPy would misread."""
     out = []
-    advanced = False
-    ints = True
-    for p in parts:
+    for p in key if isinstance(key, tuple) else (key,):
         if isinstance(p, Tensor):
             p = p._data
         if isinstance(p, list):
@@ -447,27 +463,48 @@ def _index_key(x: Tensor, key: Any) -> tuple[Any, str]:
             if p.dtype.kind == "f":
                 raise ArgumentError("tensors used as indices must be long, int, byte or bool tensors",
                                     hint="index with integers, e.g. x[[0, 2]]")
-            advanced = True
-            ints = False
             if p.dtype.kind != "b":
-                p = p.astype(np.intp)
+                p = int(p) if p.ndim == 0 else p.astype(np.intp)
         elif isinstance(p, bool) or not isinstance(p, (int, np.integer, slice, type(None), type(Ellipsis))):
             raise ArgumentError(f"index {p!r} is not supported", hint="use integers, slices, lists of integers, "
                                                                     "None or ...")
-        elif not isinstance(p, (int, np.integer)):
-            ints = False
         out.append(p)
-    name = "IndexBackward0" if advanced else ("SelectBackward0" if ints else "SliceBackward0")
-    return tuple(out), name
+    return tuple(out)
+
+
+def _index_node(shape: tuple[int, ...], parts: tuple[Any, ...], single: bool) -> str:
+    """PyTorch's node name: indexing applies select/slice/unsqueeze left to right, the last one shows.
+
+    Like PyTorch, a slice covering a whole dimension inside a tuple is skipped, and a key that
+    changes nothing is an alias.
+    """
+    if builtins.any(isinstance(p, np.ndarray) for p in parts):
+        return "IndexBackward0"
+    rest = len(shape) - builtins.sum(1 for p in parts if p is not None and p is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for p in parts:
+        if p is Ellipsis:
+            dim += rest
+        elif p is None:
+            name = "UnsqueezeBackward0"
+        else:
+            if not isinstance(p, slice):
+                name = "SelectBackward0"
+            elif single or p.indices(shape[dim]) != (0, shape[dim], 1):
+                name = "SliceBackward0"
+            dim += 1
+    return name
 
 
 def index(x: Any, key: Any) -> Tensor:
     x = _tensor_arg(x, "index")
-    k, name = _index_key(x, key)
+    k = _index_key(key)
     try:
         x._data[k]
     except IndexError as exc:
-        raise ShapeError(f"index out of range: {exc}", hint=f"the tensor has shape {tuple(x.shape)}") from None
+        raise ShapeError(str(exc).replace(" axis ", " dimension "), hint=f"the tensor has shape {tuple(x.shape)}; "
+                         "indices run from 0 to size-1 (or from -size to -1)") from None
+    name = _index_node(x.shape, k, not isinstance(key, tuple))
     if len(k) == 1:
         k = k[0] if not isinstance(k[0], (np.ndarray,)) else k
     return apply(O.INDEX, x, key=k, name=name)
@@ -491,10 +528,11 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     xs = [_tensor_arg(x, "stack") for x in _sequence_arg(tensors, "stack")]
-    for x in xs[1:]:
+    for i, x in enumerate(xs):
         if x.shape != xs[0].shape:
-            raise ShapeError(f"stack expects each tensor to be equal size, but got {tuple(xs[0].shape)} and "
-                             f"{tuple(x.shape)}")
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {list(xs[0].shape)} at entry 0 "
+                             f"and {list(x.shape)} at entry {i}",
+                             hint="stack puts tensors of one shape side by side; use cat to join along a dimension")
     return apply(O.variadic(O.STACK, len(xs)), *xs, dim=_dim(dim, xs[0].ndim + 1))
 
 

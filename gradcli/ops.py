@@ -179,8 +179,10 @@ def _var_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = No
 
 def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
              correction: int = 1, keepdim: bool = False) -> Any:
+    """PyTorch's subgradient: zero where the standard deviation is zero."""
     n = _count(x, dim) - correction
-    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) / (_back_to(ns, out, x, dim, keepdim) * n)
+    o = _back_to(ns, out, x, dim, keepdim)
+    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) / (ns.where(o == 0, 1.0, o) * n)
 
 
 def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = None,

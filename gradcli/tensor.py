@@ -253,7 +253,9 @@ class Tensor:
                              hint=f"this tensor is {self._data.dtype}; make it float first, e.g. x.float() or "
                                   "write the numbers with a decimal point (1. instead of 1)")
         if self._node is not None and not requires_grad:
-            raise BackwardError("you can only change requires_grad flags of leaf variables.",
+            raise BackwardError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                                "computed variable in a subgraph that doesn't require differentiation use "
+                                "var_no_grad = var.detach().",
                                 hint="use .detach() to get a tensor outside the graph")
         self.requires_grad = bool(requires_grad)
         return self
@@ -341,7 +343,8 @@ class Tensor:
         return _binary(O.DIV, self, other)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
-        return _binary(O.DIV, other, self)
+        """PyTorch computes `2 / x` as `x.reciprocal() * 2`, so its node is a MulBackward0."""
+        return _binary(O.DIV, other, self, "MulBackward0")
 
     def __pow__(self, other: Any) -> "Tensor":
         return _binary(O.POW, self, other, "PowBackward1" if type(other) is Tensor else "PowBackward0")

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gradcli.creation import get_default_dtype
+
 if TYPE_CHECKING:
     from gradcli.tensor import Tensor
 
@@ -40,10 +42,9 @@ def tensor_repr(t: "Tensor") -> str:
         body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
                                formatter={"float_kind": lambda v: cell(v).rjust(width)})
     extras = []
-    if arr.dtype.kind == "f" and arr.dtype != np.float64:
-        extras.append(f"dtype={arr.dtype}")
-    elif arr.dtype.kind in "iub" and arr.dtype not in (np.int64, np.bool_):
-        extras.append(f"dtype={arr.dtype}")
+    if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (
+            arr.dtype.kind in "iub" and arr.dtype not in (np.int64, np.bool_)):
+        extras.append(f"dtype=torch.{arr.dtype}")
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name}>")
     elif t.requires_grad:

@@ -253,7 +253,7 @@ class Interpreter:
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
             left, right = self.eval(test.left), self.eval(test.comparators[0])
             values = [(source_text(test.left), left), (source_text(test.comparators[0]), right)]
-            result = _COMPARE[type(test.ops[0])](left, right)
+            result = compare(test.ops[0], left, right)
         else:
             result = self.eval(test)
         if not self._truth(result, test):
@@ -347,9 +347,7 @@ class Interpreter:
         result: Any = True
         for op, comparator in zip(node.ops, node.comparators):
             right = self.eval(comparator)
-            if not isinstance(op, (ast.Is, ast.IsNot)):
-                _check_comparable(left, right)
-            outcome = _COMPARE[type(op)](left, right)
+            outcome = compare(op, left, right)
             if len(node.ops) == 1:
                 return outcome
             if not self._truth(outcome, node):
@@ -462,15 +460,20 @@ def _huge_power(base: Any, exponent: Any) -> bool:
     return exponent > 0 and abs(base) > 1 and exponent * math.log2(abs(base)) > 64
 
 
-def _check_comparable(left: Any, right: Any) -> None:
-    kinds = (Tensor, *_NUMBER, type(None), str, list, tuple)
-    if not isinstance(left, kinds) or not isinstance(right, kinds):
-        raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)}")
-    if isinstance(left, str) != isinstance(right, str) and (isinstance(left, Tensor) or isinstance(right, Tensor)):
-        raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)}")
-    if not isinstance(left, (Tensor, *_NUMBER)) or not isinstance(right, (Tensor, *_NUMBER)):
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
-            raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)}")
+def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
+    """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
+    fn = _COMPARE[type(op)]
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        return fn(left, right)
+    numeric = (Tensor, *_NUMBER)
+    if isinstance(left, numeric) and isinstance(right, numeric):
+        return fn(left, right)
+    plain = (*_NUMBER, type(None), str, list, tuple)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
+        return fn(left, right)
+    symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+    raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)} using '{symbol}'",
+                        hint="compare numbers or tensors; use 'is None' to test for None")
 
 
 def _type_name(value: Any) -> str:

@@ -1,0 +1,163 @@
+"""What a check found, per input: plain data that the CLI renders and `--json` serialises.
+
+Comparison lives here too, so that the SymPy witness and the finite-difference witness judge
+their numbers by one rule (`|got - expected| <= atol + rtol·|expected|`, as `numpy.isclose`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+PASS, FAIL, UNDEFINED = "pass", "fail", "undefined"
+
+_SYMBOLIC_TOLERANCE = {np.dtype(np.float32): (1e-4, 1e-5)}
+_FLOAT64_TOLERANCE = (1e-7, 1e-9)
+NUMERIC_TOLERANCE = (1e-3, 1e-5)
+_SHOWN_UNDEFINED = 8
+
+
+def tolerance(dtype: np.dtype, numeric: bool, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    """(rtol, atol): finite differences get gradcheck's; SymPy gets the leaf dtype's; overrides win."""
+    r, a = NUMERIC_TOLERANCE if numeric else _SYMBOLIC_TOLERANCE.get(np.dtype(dtype), _FLOAT64_TOLERANCE)
+    return (r if rtol is None else rtol), (a if atol is None else atol)
+
+
+@dataclass(frozen=True)
+class Element:
+    """One element worth naming: the worst mismatch, or a point where the derivative is undefined."""
+
+    label: str
+    expected: float
+    got: float
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"element": self.label, "expected": _number(self.expected), "got": _number(self.got)}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class InputCheck:
+    """The verdict on one input's gradient, by one witness (`method`), optionally with the other."""
+
+    name: str
+    status: str
+    method: str
+    max_abs_err: float
+    max_rel_err: float
+    checked: int
+    total: int
+    rtol: float
+    atol: float
+    derivative: str = ""
+    formulas: tuple[str, ...] = ()
+    worst: Element | None = None
+    undefined: tuple[Element, ...] = ()
+    undefined_count: int = 0
+    note: str = ""
+    numeric: InputCheck | None = None
+
+    @property
+    def sampled(self) -> bool:
+        return self.checked < self.total
+
+    @property
+    def coverage(self) -> str:
+        """`checked 64 of 20,000 elements` when sampled, else `all 4 elements`."""
+        unit = "element" if self.total == 1 else "elements"
+        if self.sampled:
+            return f"checked {self.checked:,} of {self.total:,} {unit}"
+        return f"all {self.total:,} {unit}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": self.status, "max_abs_err": _number(self.max_abs_err), "max_rel_err": _number(self.max_rel_err),
+            "checked": self.checked, "total": self.total, "derivative": self.derivative, "method": self.method,
+            "rtol": self.rtol, "atol": self.atol}
+        if self.worst is not None:
+            out["worst"] = self.worst.to_json()
+        if self.undefined_count:
+            out["undefined"] = [e.to_json() for e in self.undefined]
+            out["undefined_count"] = self.undefined_count
+        if self.note:
+            out["note"] = self.note
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """All inputs' verdicts; `status` is "fail" when any input fails (an undefined point is no failure)."""
+
+    status: str
+    mode: str
+    of: str
+    inputs: dict[str, InputCheck]
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "mode": self.mode, "of": self.of,
+                "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
+
+
+def overall(inputs: dict[str, InputCheck]) -> str:
+    return FAIL if any(c.status == FAIL for c in inputs.values()) else PASS
+
+
+def with_numeric(symbolic: InputCheck, numeric: InputCheck) -> InputCheck:
+    """`--check all`: the SymPy verdict with the finite-difference one beside it; either can fail it."""
+    statuses = {symbolic.status, numeric.status}
+    status = FAIL if FAIL in statuses else (UNDEFINED if UNDEFINED in statuses else PASS)
+    return dataclasses.replace(symbolic, status=status, numeric=numeric)
+
+
+def compare(name: str, method: str, labels: list[str], expected: np.ndarray, got: np.ndarray,
+            reasons: dict[int, str], total: int, tol: tuple[float, float], **details: Any) -> InputCheck:
+    """Judge `got` against `expected` element by element.
+
+    `reasons` names the elements (by position) where the derivative is not defined; there, and
+    wherever the expected value is not finite, gradcli's number is shown but not judged.
+    """
+    rtol, atol = tol
+    expected = np.asarray(expected, dtype=np.float64)
+    got = np.asarray(got, dtype=np.float64)
+    reasons = dict(reasons)
+    for k in np.flatnonzero(~np.isfinite(expected)):
+        reasons.setdefault(int(k), "the derivative is not finite here")
+    undefined = np.zeros(expected.shape, dtype=bool)
+    undefined[list(reasons)] = True
+    defined = ~undefined
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(got - expected)
+        allowed = atol + rtol * np.abs(expected)
+        bad = defined & ~(err <= allowed)
+        ratio = np.where(err == 0, 0.0, np.where(np.isnan(err), np.inf, err / allowed))
+        rel = np.where(expected != 0, err / np.abs(expected), 0.0)
+    max_abs = float(np.max(err[defined], initial=0.0))
+    max_rel = float(np.max(rel[defined], initial=0.0))
+    worst = None
+    if defined.any():
+        k = int(np.flatnonzero(defined)[np.argmax(ratio[defined])])
+        worst = Element(labels[k], float(expected[k]), float(got[k]))
+    status = FAIL if bad.any() else (UNDEFINED if undefined.any() else PASS)
+    shown = tuple(Element(labels[k], float(expected[k]), float(got[k]), reasons[k])
+                  for k in sorted(reasons)[:_SHOWN_UNDEFINED])
+    return InputCheck(name, status, method, max_abs, max_rel, len(labels), total, rtol, atol, worst=worst,
+                      undefined=shown, undefined_count=len(reasons), **details)
+
+
+def _number(v: float) -> float | str | None:
+    """JSON has no NaN or infinity: say them as strings."""
+    if v is None or math.isfinite(v):
+        return v
+    return str(v)

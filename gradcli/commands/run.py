@@ -1,0 +1,168 @@
+"""`gradcli run PATH...`: tutorial-style scripts, each print shown as it happens, then a summary table.
+
+`--json` writes JSON lines: one object per file as it finishes (`{"file": ..., "status": ...}`),
+then one `{"summary": ...}` object, so a long batch can be consumed while it runs.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Optional
+
+import typer
+
+from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, console, emit_json, guarded
+
+
+def run_command(
+    paths: list[str] = typer.Argument(..., help="Script files (*.grad) or directories of them."),
+    check: Optional[str] = typer.Option(None, "--check", help="Verify every backward call: symbolic (SymPy, the "
+                                                              "default), numeric (finite differences) or all."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per file, then a summary object."),
+    seed: int = typer.Option(0, "--seed", help="Seed for rand/randn (each file starts from it)."),
+    dtype: str = typer.Option("float64", "--dtype", help="Default float dtype: float64 or float32."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the summary (and why a file failed)."),
+    fail_fast: bool = typer.Option(False, "--fail-fast", "-x", help="Stop after the first file that fails."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance of --check."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance of --check."),
+    max_elements: int = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements)."),
+    max_steps: int = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed per file."),
+    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+) -> None:
+    """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
+    with guarded(as_json, debug):
+        from gradcli.commands.eval import _check_mode
+        from gradcli.evaluation import Settings
+        from gradcli.runner import FileResult, run_file, script_files
+        _check_mode(check)
+        files = script_files(paths)
+        settings = Settings(seed, dtype, max_elements, max_steps)
+        show = _Terminal(check is not None) if not as_json else None
+        results: list[FileResult] = []
+        for path in files:
+            if show is not None and not quiet:
+                show.heading(str(path))
+            result = run_file(path, check, settings, rtol=rtol, atol=atol,
+                              on_event=show.event if show is not None and not quiet else None,
+                              progress=show.progress() if show is not None else None)
+            results.append(result)
+            if as_json:
+                emit_json(result.to_json())
+            else:
+                show.outcome(result, debug)
+            if fail_fast and result.status != "ok":
+                break
+        if as_json:
+            emit_json({"summary": _summary(results, len(files))})
+        else:
+            console().print(_summary_table(results, len(files), check is not None))
+        code = exit_code(results)
+        if code != EXIT_OK:
+            raise typer.Exit(code)
+
+
+def exit_code(results: list[Any]) -> int:
+    """2 if any file had a user error (it did not really run), else 1 if any assert or check failed."""
+    statuses = {r.status for r in results}
+    if "error" in statuses:
+        return EXIT_USER
+    return EXIT_FAILED if "failed" in statuses else EXIT_OK
+
+
+class _Terminal:
+    """Prints one file's events as they come: prints and displays on stdout, failures on stderr."""
+
+    def __init__(self, checking: bool) -> None:
+        self.out = console()
+        self.err = console(stderr=True)
+        self.checking = checking
+
+    def heading(self, path: str) -> None:
+        from rich.rule import Rule
+        self.out.print(Rule(path, align="left", style="dim"))
+
+    def progress(self) -> Any:
+        if not self.checking:
+            return None
+        from gradcli.check.view import progress_reporter
+        return progress_reporter(self.err)
+
+    def event(self, event: Any) -> None:
+        from gradcli.render import print_value
+        from gradcli.runner import BackwardCheck
+        if isinstance(event, BackwardCheck):
+            from gradcli.check.view import check_view
+            self.out.print(check_view(event.report))
+            return
+        for part in _line_parts(event.items):
+            self.out.print(part if not isinstance(part, list) else
+                           _join([print_value(title, value) for title, value in part]))
+
+    def outcome(self, result: Any, debug: bool) -> None:
+        from gradcli.render import error_view
+        failure = result.error or result.assertion
+        if failure is not None:
+            if debug:
+                traceback.print_exception(failure)
+            self.err.print(error_view(failure, str(result.path)))
+        for check in result.checks:
+            if not check.passed:
+                self.err.print(_failed_check(result, check))
+
+
+def _line_parts(items: list[tuple[str, Any]]) -> list[Any]:
+    """Tensors as tables; runs of other values on one line, space-separated, as Python's print does."""
+    from gradcli.render import print_value
+    from gradcli.tensor import Tensor
+    parts: list[Any] = []
+    for title, value in items:
+        if isinstance(value, Tensor):
+            parts.append(print_value(title, value))
+        elif parts and isinstance(parts[-1], list):
+            parts[-1].append((title, value))
+        else:
+            parts.append([(title, value)])
+    return parts
+
+
+def _join(texts: list[Any]) -> Any:
+    from rich.text import Text
+    return Text(" ").join(texts)
+
+
+def _failed_check(result: Any, check: Any) -> Any:
+    from rich.text import Text
+    what = f"{check.output_name}.backward()" if check.output_name else "backward()"
+    failed = ", ".join(name for name, entry in check.report.inputs.items() if entry.status == "fail")
+    return Text.assemble(("check failed", "bold red"), f": {what} at {result.path}:{check.line} gives a wrong "
+                                                       f"gradient for {failed}")
+
+
+def _summary(results: list[Any], planned: int) -> dict:
+    counts = {status: sum(r.status == status for r in results) for status in ("ok", "failed", "error")}
+    return {"files": len(results), "planned": planned, **counts,
+            "backward_calls": sum(r.backward_calls for r in results),
+            "checks_passed": sum(r.checks_passed for r in results),
+            "checks_failed": sum(r.checks_failed for r in results),
+            "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results)}
+
+
+def _summary_table(results: list[Any], planned: int, checking: bool) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+    styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    table = Table(title="gradcli run", title_justify="left", header_style="bold")
+    table.add_column("file")
+    table.add_column("status")
+    table.add_column("backward calls", justify="right")
+    table.add_column("checks passed", justify="right")
+    table.add_column("time", justify="right")
+    for r in results:
+        checks = f"{r.checks_passed}/{len(r.checks)}" if checking else "-"
+        table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+                      f"{r.seconds:.2f}s")
+    s = _summary(results, planned)
+    skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
+    table.caption = (f"{s['files']} files: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · "
+                     f"{s['seconds']:.2f}s")
+    table.caption_justify = "left"
+    return table

@@ -1,0 +1,304 @@
+"""Runs `.grad` script files: tutorial code as written, with every backward call optionally proved.
+
+A script is the eval language with its own `.backward(...)` calls, `print`s and `assert`s. Nothing
+here prints: what a script shows comes back as events (also streamed to `on_event` as they
+happen, so a terminal can show them before a slow check finishes), and each file ends as one
+`FileResult` whose status decides the exit code.
+
+With `check`, each backward call is proved on its own: the leaves' `.grad` is read before and
+after the real backward, and the difference (that call's own contribution) is what SymPy must
+reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
+special case.
+"""
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+import numpy as np
+
+from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
+from gradcli.evaluation import Settings, engine_settings
+from gradcli.lang.interpreter import Hooks, Interpreter
+from gradcli.lang.parser import parse_program
+from gradcli.tensor import AccumulateGrad, Node, Tensor
+
+SUFFIX = ".grad"
+Status = Literal["ok", "failed", "error"]
+
+
+@dataclass
+class Output:
+    """A `print(...)` ("print") or a bare expression statement's value ("display").
+
+    Tensors are copied when the event happens: a later `x.grad.zero_()` must not change what an
+    earlier `print(x.grad)` showed.
+    """
+
+    kind: Literal["print", "display"]
+    line: int
+    items: list[tuple[str, Any]]
+
+
+@dataclass
+class BackwardCheck:
+    """The proof of one backward call's contribution to each leaf it reached."""
+
+    line: int
+    output_name: str | None
+    report: Any
+
+    @property
+    def passed(self) -> bool:
+        return self.report.status == "pass"
+
+
+Event = Output | BackwardCheck
+
+
+@dataclass
+class FileResult:
+    """One script's run: what it showed, how its backward calls and checks went, and why it stopped."""
+
+    path: Path
+    status: Status = "ok"
+    events: list[Event] = field(default_factory=list)
+    backward_calls: int = 0
+    seconds: float = 0.0
+    error: GradcliError | None = None
+    assertion: ProgramAssertionError | None = None
+
+    @property
+    def checks(self) -> list[BackwardCheck]:
+        return [e for e in self.events if isinstance(e, BackwardCheck)]
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+    @property
+    def checks_failed(self) -> int:
+        return sum(not c.passed for c in self.checks)
+
+    def to_json(self) -> dict:
+        """Strict JSON (nan as a string) of everything the terminal view shows."""
+        from gradcli.render import json_value
+        events: list[dict] = []
+        for event in self.events:
+            if isinstance(event, BackwardCheck):
+                events.append({"kind": "check", "line": event.line, "output": event.output_name,
+                               "check": event.report.to_json()})
+            else:
+                events.append({"kind": event.kind, "line": event.line,
+                               "items": [_item_json(title, value, json_value) for title, value in event.items]})
+        return {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
+                "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
+                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
+
+    def _error_json(self) -> dict | None:
+        if self.error is not None:
+            return {**self.error.to_dict(), "file": str(self.path)}
+        if self.assertion is not None:
+            a = self.assertion
+            return {"kind": "assertion", "message": f"assertion failed: {a.test}", "hint": None, "line": a.line,
+                    "column": a.column, "file": str(self.path),
+                    "values": {label: repr(value) for label, value in a.values},
+                    "assert_message": None if a.message is None else str(a.message)}
+        return None
+
+
+def _item_json(title: str, value: Any, json_value: Callable[[Any], Any]) -> dict:
+    if isinstance(value, Tensor):
+        return {"source": title, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
+    if isinstance(value, (Node, AccumulateGrad)):
+        return {"source": title, "value": repr(value)}
+    if value is None or isinstance(value, (bool, str, int)):
+        return {"source": title, "value": value}
+    if isinstance(value, (float, np.number)):
+        return {"source": title, "value": json_value(value)}
+    return {"source": title, "value": str(value)}
+
+
+def script_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The scripts `paths` name: files as given, directories as their `*.grad` files, sorted.
+
+    A missing path, or a directory without scripts, is a user error before anything runs: a
+    batch that silently skipped a typo'd path would report success for tests it never ran.
+    """
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.glob(f"*{SUFFIX}") if p.is_file())
+            if not found:
+                raise ArgumentError(f"no {SUFFIX} files in directory '{raw}'",
+                                    hint=f"gradcli run takes script files ending in {SUFFIX}, or directories of them")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ArgumentError(f"no such file or directory: '{raw}'",
+                                hint=f"give a {SUFFIX} script or a directory of them")
+    return files
+
+
+def run_file(path: str | Path, check: str | None = None, settings: Settings | None = None, *,
+             rtol: float | None = None, atol: float | None = None,
+             on_event: Callable[[Event], None] | None = None, progress: Any = None) -> FileResult:
+    """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
+
+    User errors and failed asserts end the file, not the batch: they are returned in the result.
+    `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all").
+    """
+    settings = settings or Settings()
+    path = Path(path)
+    result = FileResult(path)
+    session = _Session(result, check, settings.seed, rtol, atol, on_event, progress)
+    start = time.perf_counter()
+    with engine_settings(settings):
+        try:
+            source = _read(path)
+            tree = parse_program(source, str(path))
+            interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path))
+            session.env = interpreter.env
+            interpreter.run(tree)
+        except GradcliError as exc:
+            exc.filename = exc.filename or str(path)
+            result.error, result.status = exc, "error"
+        except ProgramAssertionError as exc:
+            result.assertion, result.status = exc, "failed"
+    if result.status == "ok" and result.checks_failed:
+        result.status = "failed"
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"the file is not UTF-8 text (byte {exc.start})", hint="save the script as UTF-8",
+                         filename=str(path)) from None
+    except OSError as exc:
+        raise ArgumentError(f"cannot read '{path}': {exc.strerror}", filename=str(path)) from None
+
+
+class _Session:
+    """The hooks of one file's interpreter, and the state they share with it."""
+
+    def __init__(self, result: FileResult, check: str | None, seed: int, rtol: float | None, atol: float | None,
+                 on_event: Callable[[Event], None] | None, progress: Any) -> None:
+        self.result = result
+        self.check = check
+        self.seed = seed
+        self.rtol, self.atol = rtol, atol
+        self.on_event = on_event
+        self.progress = progress
+        self.env: dict[str, Any] = {}
+
+    def hooks(self) -> Hooks:
+        return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward)
+
+    def _emit(self, event: Event) -> None:
+        self.result.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _print(self, items: list[tuple[str, Any]], line: int) -> None:
+        self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items]))
+
+    def _display(self, text: str, value: Any, line: int) -> None:
+        if _in_place_call(text):
+            return
+        self._emit(Output("display", line, [(text, _snapshot(value))]))
+
+    def _backward(self, tensor: Tensor, run: Callable[[], None], call: dict, line: int) -> None:
+        self.result.backward_calls += 1
+        if self.check is None:
+            run()
+            return
+        leaves = self._leaf_names(graph_leaves(tensor))
+        before = {name: _grad_copy(leaf) for name, leaf in leaves.items()}
+        run()
+        computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
+        from gradcli.backward import initial_gradient
+        from gradcli.check import check_gradients
+        gradient = call.get("gradient")
+        start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
+        report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol, atol=self.atol,
+                                 seed=self.seed, progress=self.progress)
+        self._emit(BackwardCheck(line, self._name_of(tensor), report))
+
+    def _name_of(self, tensor: Tensor) -> str | None:
+        return next((name for name, value in self.env.items() if value is tensor), None)
+
+    def _leaf_names(self, leaves: list[Tensor]) -> dict[str, Tensor]:
+        """The script's own names for the leaves (first bound wins); `leaf0`, `leaf1`... for unnamed ones."""
+        wanted = {id(leaf) for leaf in leaves}
+        named: dict[str, Tensor] = {}
+        seen: set[int] = set()
+        for name, value in self.env.items():
+            if isinstance(value, Tensor) and id(value) in wanted and id(value) not in seen:
+                named[name] = value
+                seen.add(id(value))
+        counter = 0
+        for leaf in leaves:
+            if id(leaf) in seen:
+                continue
+            while f"leaf{counter}" in self.env or f"leaf{counter}" in named:
+                counter += 1
+            named[f"leaf{counter}"] = leaf
+            seen.add(id(leaf))
+        return named
+
+
+def graph_leaves(output: Tensor) -> list[Tensor]:
+    """The leaf tensors requiring grad that `output`'s recorded graph reaches, in discovery order.
+
+    Walks `Node.inputs`, which survive backward, with an explicit stack: a `while` loop can make a
+    graph far deeper than Python's recursion limit.
+    """
+    if output.grad_fn is None:
+        return [output] if output.requires_grad else []
+    leaves: list[Tensor] = []
+    seen: set[int] = set()
+    stack: list[Node] = [output.grad_fn]
+    while stack:
+        node = stack.pop()
+        for x in node.inputs:
+            if id(x) in seen:
+                continue
+            if isinstance(x, Node):
+                seen.add(id(x))
+                stack.append(x)
+            elif isinstance(x, Tensor) and x.requires_grad:
+                seen.add(id(x))
+                leaves.append(x)
+    return leaves
+
+
+def _grad_copy(leaf: Tensor) -> np.ndarray | None:
+    return None if leaf.grad is None else np.array(leaf.grad._data)
+
+
+def _contribution(before: np.ndarray | None, leaf: Tensor) -> np.ndarray | None:
+    after = None if leaf.grad is None else np.asarray(leaf.grad._data)
+    if after is None or before is None:
+        return None if after is None else np.array(after)
+    return after - before
+
+
+def _snapshot(value: Any) -> Any:
+    return Tensor(value) if isinstance(value, Tensor) else value
+
+
+def _in_place_call(text: str) -> bool:
+    """`x.grad.data.zero_()` is run for its effect; showing the zeros it returns would only be noise.
+
+    `text` is `ast.unparse` of an already checked tree, so parsing it again runs nothing.
+    """
+    node = ast.parse(text, mode="eval").body
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_")
