@@ -398,8 +398,11 @@ class Interpreter:
                 return owner.lookup(attr)
             return getattr(owner, attr)
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {_type_name(owner)}"
-        raise NameLookupError(f"attribute '{attr}' is not available on {what}",
-                              hint=_suggest(attr, allowed) or "`gradcli ops` lists what a program can use")
+        hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"
+        if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
+            hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
+                   f"{getattr(owner, '__name__', 't')}"
+        raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
     def _call(self, node: ast.Call) -> Any:
         func = self.eval(node.func)
