@@ -1,0 +1,84 @@
+"""How a check report looks: a verdict table, the derivatives themselves, and a progress bar.
+
+Rendering only; the verdicts come from `gradcli.check`. The bar appears on stderr only when a
+check has already taken about a second, so quick checks print nothing extra.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Callable, Iterator
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from gradcli.render import number
+
+_STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "undefined": "bold yellow"}
+_METHOD = {"symbolic": "SymPy", "numeric": "finite diff", "jacobian": "SymPy", "hessian": "SymPy"}
+
+
+def _err(v: float) -> str:
+    return "0" if v == 0 else f"{v:.2e}"
+
+
+def check_view(report: Any) -> RenderableType:
+    """The check table after the gradients, then each input's derivative and any undefined points."""
+    title = f"check ({report.mode}): " + ("all gradients agree" if report.status == "pass" else "MISMATCH")
+    failing = report.status == "fail"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in ("input", "status", "witness", "abs err", "rel err", "checked") + (("worst",) if failing else ()):
+        table.add_column(column, justify="right" if "err" in column else "left", no_wrap=column != "worst")
+    lines: list[RenderableType] = []
+    sampled = [entry.coverage for entry in report.inputs.values() if entry.sampled]
+    for name, entry in report.inputs.items():
+        for row_name, item in ((name, entry), (f"{name} (numeric)", entry.numeric)):
+            if item is None:
+                continue
+            worst = item.worst
+            worst_text = "" if worst is None else f"{worst.label}: got {number(worst.got)}, " \
+                                                  f"expected {number(worst.expected)}"
+            cells = [row_name, Text(item.status, style=_STATUS_STYLE.get(item.status, "")),
+                     _METHOD.get(item.method, item.method), _err(item.max_abs_err), _err(item.max_rel_err),
+                     f"{item.checked:,}/{item.total:,}"]
+            table.add_row(*cells, *((worst_text if item.status == "fail" else "",) if failing else ()))
+        for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):
+            lines.append(Text(f"  {formula}"))
+        for element in entry.undefined:
+            lines.append(Text(f"  {element.label}: {element.reason}; gradcli (like PyTorch) uses "
+                              f"{number(element.got)}", style="yellow"))
+        if entry.undefined_count > len(entry.undefined):
+            lines.append(Text(f"  … and {entry.undefined_count - len(entry.undefined)} more undefined points",
+                              style="yellow"))
+        if entry.note:
+            lines.append(Text(f"  note ({name}): {entry.note}", style="dim"))
+    if sampled:
+        lines.append(Text("  sampled: " + "; ".join(sampled), style="dim"))
+    if report.mode == "jacobian":
+        lines.append(Text("  layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
+                          "derive_by_array gives the transpose", style="dim"))
+    return Group(table, *lines)
+
+
+@contextlib.contextmanager
+def progress_reporter(console: Console, after: float = 1.0) -> Iterator[Callable[[int, int], None]]:
+    """A `progress(done, total)` callback that shows a bar once the work has run for `after` seconds."""
+    from rich.progress import Progress
+    start = time.perf_counter()
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.perf_counter() - start < after:
+                return
+            bar = Progress(console=console, transient=True)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task("checking", total=total)
+        state["bar"].update(state["task"], completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].stop()
