@@ -63,7 +63,7 @@ def eval_command(
                 out.print(graph_tree(result.output, result.leaves, result.output_name))
             if recorder is not None:
                 from gradcli.explain import explain_view
-                out.print(explain_view(recorder, result.leaves))
+                out.print(explain_view(recorder, result.leaves, result.env))
             if report is not None:
                 from gradcli.check.view import check_view
                 out.print(check_view(report))

@@ -1,0 +1,211 @@
+"""`gradcli jacobian` and `gradcli hessian`: every first or every second derivative of a program's output.
+
+Layouts are PyTorch's (`torch.autograd.functional`): a Jacobian block is output shape + input
+shape, a Hessian block input A's shape + input B's shape. Tables flatten a block to a matrix whose
+rows and columns are labelled by element (`y[0]`, `x[1,2]`), so a 3-D block still reads as
+"row: which output element, column: which input element".
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator, Optional
+
+import typer
+
+from gradcli.commands.common import EXIT_FAILED, collect_inputs, console, emit_json, guarded, split_names
+from gradcli.commands.eval import _check_mode, _unknown_wrt
+
+if TYPE_CHECKING:
+    import numpy as np
+    from rich.console import RenderableType
+
+PROGRAM = typer.Argument(..., help="The program, e.g. 'y = softmax(x, dim=-1)'.")
+INPUTS = typer.Argument(None, help="Inputs as NAME=SPEC, e.g. x=[0.2, -1.0, 0.7], w=@w.npy.")
+INPUT_OPTION = typer.Option(None, "--input", "-i", help="An input NAME=SPEC (repeatable).")
+OF = typer.Option(None, "--of", help="Differentiate this variable instead of the last value.")
+WRT = typer.Option(None, "--wrt", help="Differentiate with respect to these inputs only, e.g. --wrt x,w.")
+SEED = typer.Option(0, "--seed", help="Seed for rand/randn.")
+DTYPE = typer.Option("float64", "--dtype", help="float64 or float32.")
+JSON = typer.Option(False, "--json", help="Print one JSON object.")
+CHECK = typer.Option(None, "--check", help="Compare with SymPy's derivatives of the same computation.")
+FULL = typer.Option(False, "--full", help="Do not summarise large matrices.")
+DEBUG = typer.Option(False, "--debug", help="Show Python tracebacks.")
+MAX_ELEMENTS = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements), "
+                                                              "Jacobian and Hessian blocks included.")
+MAX_STEPS = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed in total.")
+
+
+def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
+                     input_option: Optional[list[str]] = INPUT_OPTION, of: Optional[str] = OF,
+                     wrt: Optional[str] = WRT, seed: int = SEED, dtype: str = DTYPE, as_json: bool = JSON,
+                     check: Optional[str] = CHECK, full: bool = FULL, debug: bool = DEBUG,
+                     max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
+    """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
+    with guarded(as_json, debug):
+        from gradcli.functional import jacobian_of
+        from gradcli.render import array_view
+        from gradcli.tensor import check_elements
+        with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
+                      max_steps) as (prog, leaves):
+            for name, leaf in leaves.items():
+                check_elements(prog.output.shape + leaf.shape, f"the Jacobian ∂{prog.output_name}/∂{name}")
+            blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()))))
+        report = _jacobian_check(prog, leaves, blocks, seed) if check else None
+        if as_json:
+            payload = {"output": _output_json(prog.output_name, prog.output),
+                       "jacobian": {name: _block_json(b) for name, b in blocks.items()}, "seed": seed}
+            _emit(payload, report)
+        else:
+            parts = [array_view(prog.output_name, prog.output)]
+            for name, block in blocks.items():
+                parts.append(block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape,
+                                        name, leaves[name].shape, block, full))
+            _print(parts, report)
+        _fail_on(report)
+
+
+def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
+                    input_option: Optional[list[str]] = INPUT_OPTION, of: Optional[str] = OF,
+                    wrt: Optional[str] = WRT, seed: int = SEED, dtype: str = DTYPE, as_json: bool = JSON,
+                    check: Optional[str] = CHECK, full: bool = FULL, debug: bool = DEBUG,
+                    max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
+    """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
+    with guarded(as_json, debug):
+        from gradcli.errors import BackwardError
+        from gradcli.functional import hessian_of
+        from gradcli.render import array_view
+        from gradcli.tensor import check_elements
+        with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
+                      max_steps) as (prog, leaves):
+            if prog.output.numel() != 1:
+                raise BackwardError(f"the Hessian needs a scalar output, but '{prog.output_name}' has shape "
+                                    f"{tuple(prog.output.shape)}",
+                                    hint=f"use gradcli jacobian for a vector output, or reduce it to one number "
+                                         f"first (e.g. end the program with out = {prog.output_name}.sum())")
+            for a, x in leaves.items():
+                for b, y in leaves.items():
+                    check_elements(x.shape + y.shape, f"the Hessian block ∂²{prog.output_name}/∂{a}∂{b}")
+            rows = hessian_of(prog.output, list(leaves.values()))
+            blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
+        report = _hessian_check(prog, leaves, blocks, seed) if check else None
+        if as_json:
+            payload = {"output": _output_json(prog.output_name, prog.output),
+                       "hessian": {a: {b: _block_json(h) for b, h in row.items()} for a, row in blocks.items()},
+                       "seed": seed}
+            _emit(payload, report)
+        else:
+            parts = [array_view(prog.output_name, prog.output)]
+            for a, row in blocks.items():
+                for b, block in row.items():
+                    parts.append(block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b,
+                                            leaves[b].shape, block, full))
+            _print(parts, report)
+        _fail_on(report)
+
+
+@contextlib.contextmanager
+def _forward(program: str, inputs: list[str] | None, input_option: list[str] | None, of: str | None,
+             wrt: str | None, seed: int, dtype: str, check: str | None, max_elements: int,
+             max_steps: int) -> Iterator[tuple[Any, dict]]:
+    """Run the program forward and pick the inputs to differentiate by, under the run's settings.
+
+    A context because the derivatives must be taken under the same settings (dtype, element cap,
+    floating-point error state) as the forward pass.
+    """
+    from gradcli.errors import ArgumentError, BackwardError
+    from gradcli.evaluation import Settings, engine_settings, run_program
+    names = collect_inputs(inputs, input_option)
+    wanted = split_names(wrt)
+    _symbolic_only(check)
+    _unknown_wrt(wanted, names)
+    settings = Settings(seed, dtype, max_elements, max_steps)
+    with engine_settings(settings):
+        prog = run_program(program, names, of, settings=settings)
+        if not prog.leaves:
+            raise ArgumentError("there are no inputs to differentiate by",
+                                hint="pass each input as NAME=SPEC, e.g. x=[1.0, 2.0]")
+        if not prog.output.requires_grad:
+            raise BackwardError(f"the output '{prog.output_name}' does not depend on any input",
+                                hint="compute it from the inputs you pass as NAME=SPEC (they require grad)")
+        yield prog, {n: t for n, t in prog.leaves.items() if not wanted or n in wanted}
+
+
+def _output_json(name: str, value: Any) -> dict:
+    from gradcli.render import json_value
+    return {"name": name, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
+
+
+def _block_json(block: np.ndarray) -> dict:
+    from gradcli.render import json_value
+    return {"shape": list(block.shape), "value": json_value(block)}
+
+
+def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
+               block: np.ndarray, full: bool = False) -> RenderableType:
+    """A block flattened to rows (elements of `row_name`) by columns (elements of `col_name`)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from gradcli.render import THRESHOLD, _positions, _style, labels, number, shape_text
+    rows, cols = labels(row_name, row_shape), labels(col_name, col_shape)
+    matrix = block.reshape(len(rows), len(cols))
+    full = full or matrix.size <= THRESHOLD
+    head = Text(f"{title}  ")
+    head.append(f"shape {shape_text(block.shape)} · {block.dtype} · rows {row_name}, columns {col_name}", style="dim")
+    table = Table(header_style="bold")
+    table.add_column("", style="dim", justify="right")
+    col_pos = _positions(len(cols), full)
+    for c in col_pos:
+        table.add_column(Text("…" if c is None else cols[c]), justify="right")
+    for r in _positions(len(rows), full):
+        if r is None:
+            table.add_row("…", *["…" for _ in col_pos])
+            continue
+        cells = [Text("…") if c is None else Text(number(matrix[r, c]), style=_style(matrix[r, c])) for c in col_pos]
+        table.add_row(Text(rows[r]), *cells)
+    return Group(head, table)
+
+
+def _jacobian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
+    from gradcli.check import jacobian_check
+    from gradcli.check.view import progress_reporter
+    with progress_reporter(console(stderr=True)) as progress:
+        return jacobian_check(prog.output, leaves, blocks, seed=seed, progress=progress, of=prog.output_name)
+
+
+def _hessian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
+    from gradcli.check import hessian_check
+    from gradcli.check.view import progress_reporter
+    with progress_reporter(console(stderr=True)) as progress:
+        return hessian_check(prog.output, leaves, blocks, seed=seed, progress=progress, of=prog.output_name)
+
+
+def _symbolic_only(check: str | None) -> None:
+    """Jacobians and Hessians are checked against SymPy; finite differences of them are not offered."""
+    from gradcli.errors import ArgumentError
+    _check_mode(check)
+    if check not in (None, "symbolic"):
+        raise ArgumentError(f"--check {check}: Jacobians and Hessians are checked against SymPy only",
+                            hint="use --check on its own")
+
+
+def _emit(payload: dict, report: Any) -> None:
+    if report is not None:
+        payload["check"] = report.to_json()
+    emit_json(payload)
+
+
+def _print(parts: list[RenderableType], report: Any) -> None:
+    """The blocks, then the check (whose view notes that SymPy's derive_by_array is our transpose)."""
+    from rich.console import Group
+    out = console()
+    out.print(Group(*parts))
+    if report is not None:
+        from gradcli.check.view import check_view
+        out.print(check_view(report))
+
+
+def _fail_on(report: Any) -> None:
+    if report is not None and report.status == "fail":
+        raise typer.Exit(EXIT_FAILED)

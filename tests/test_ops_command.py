@@ -1,0 +1,81 @@
+"""`gradcli ops`: generated from the allowlist and the op table, so nothing can be missing or out of date."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from gradcli import ops as O
+from gradcli.lang import builtins as B
+from gradcli.tensor import Tensor
+
+
+@pytest.fixture
+def listing(cli) -> list[dict]:
+    return cli.json("ops")["ops"]
+
+
+def test_every_op_in_the_table_is_listed(listing):
+    assert {e["op"] for e in listing if e["op"]} == {op.name for op in O.TABLE}
+    assert {e["node"] for e in listing if e["node"]} >= {op.node for op in O.TABLE}
+
+
+def test_every_name_of_the_language_is_listed(listing):
+    kinds = {(e["name"], e["kind"]) for e in listing}
+    assert {(n, "function") for n in B.FUNCTIONS} <= kinds
+    assert {(n, "method") for n in B.TENSOR_METHODS} <= kinds
+    assert {(n, "attribute") for n in B.TENSOR_ATTRIBUTES} <= kinds
+
+
+def test_rules_and_coverage_come_from_the_table(listing):
+    for e in listing:
+        op = B.OP_OF.get(e["name"]) if e["kind"] in ("function", "method", "attribute") else None
+        if op is not None:
+            assert (e["op"], e["node"], e["rule"], e["check"]) == (op.name, op.node, op.rule, op.sym is not None)
+    assert next(e for e in listing if e["name"] == "ones")["rule"] is None
+
+
+def test_signatures_come_from_inspect(listing):
+    calls = {(e["name"], e["kind"]): e["call"] for e in listing}
+    assert calls["softmax", "function"] == "softmax(x, dim=None)"
+    assert calls["sum", "method"] == "x.sum(dim=None, keepdim=False)"
+    assert calls["T", "attribute"] == "x.T"
+    params = list(inspect.signature(Tensor.clamp).parameters)[1:]
+    assert calls["clamp", "method"] == "x.clamp(" + ", ".join(f"{p}=None" for p in params) + ")"
+
+
+@pytest.mark.parametrize("form, op", [("a + b", "add"), ("a - b", "sub"), ("a * b", "mul"), ("a / b", "div"),
+                                      ("a ** b", "pow"), ("a @ b", "matmul"), ("-a", "neg"), ("a[0]", "index")])
+def test_operators_are_read_off_the_graph(listing, form, op):
+    entry = next(e for e in listing if e["name"] == form)
+    assert entry["kind"] == "operator" and entry["op"] == op
+
+
+def test_primitives_no_name_reaches_are_still_listed(listing):
+    primitives = [e["op"] for e in listing if e["kind"] == "primitive"]
+    assert "index_put" in primitives        # recorded only by indexing's backward under create_graph
+    named = {e["op"] for e in listing if e["kind"] != "primitive"}
+    assert not named & set(primitives)
+
+
+def test_filter(cli):
+    names = {e["name"] for e in cli.json("ops", "soft")["ops"]}
+    assert names == {"softmax", "log_softmax", "softplus"}
+    by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
+    assert {"matmul", "mm", "dot", "a @ b"} <= by_node
+    assert cli.json("ops", "no-such-thing")["ops"] == []
+
+
+def test_namespaces(cli):
+    spaces = cli.json("ops")["namespaces"]
+    assert spaces["torch.nn.functional"] == "log_softmax, relu, sigmoid, softmax, softplus, tanh"
+    assert spaces["torch"].startswith("every function")
+
+
+def test_text_table(cli):
+    result = cli("ops", "softmax")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "softmax(x, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
+    assert "∂softmax(x)ᵢ/∂xⱼ" in out and "yes" in out
+    assert "4 entries matching 'softmax'" in out
