@@ -11,6 +11,8 @@ from typing import Optional
 import typer
 
 from gradcli.commands.eval import CHECK_MODES, eval_command
+from gradcli.commands.matrix import hessian_command, jacobian_command
+from gradcli.commands.ops import ops_command
 from gradcli.commands.run import run_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -33,6 +35,9 @@ def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_ve
 
 
 app.command("eval")(eval_command)
+app.command("jacobian")(jacobian_command)
+app.command("hessian")(hessian_command)
+app.command("ops")(ops_command)
 app.command("run")(run_command)
 
 
