@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from gradcli.commands.eval import CHECK_MODES, eval_command
+from gradcli.commands.common import CHECK_MODES
+from gradcli.commands.eval import eval_command
 from gradcli.commands.matrix import hessian_command, jacobian_command
 from gradcli.commands.ops import ops_command
 from gradcli.commands.run import run_command

@@ -61,6 +61,12 @@ class Program:
     source: str
     first_nonfinite: Node | None = None
 
+    def require_grad(self) -> None:
+        """Differentiating an output that no input reaches is a mistake worth naming."""
+        if not self.output.requires_grad:
+            raise BackwardError(f"the output '{self.output_name}' does not depend on any input",
+                                hint="compute it from the inputs you pass as NAME=SPEC (they require grad)")
+
 
 @dataclass
 class Result:
@@ -134,9 +140,7 @@ def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = 
     with engine_settings(settings):
         prog = run_program(program, inputs, of, hooks, settings)
         out = prog.output
-        if not out.requires_grad:
-            raise BackwardError(f"the output '{prog.output_name}' does not depend on any input",
-                                hint="compute it from the inputs you pass as NAME=SPEC (they require grad)")
+        prog.require_grad()
         gradient = None
         if grad is not None:
             gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))

@@ -39,13 +39,13 @@ def number(v: Any) -> str:
     return "0" if text == "-0" else text
 
 
-def _style(v: Any) -> str:
+def cell_style(v: Any) -> str:
     if isinstance(v, (float, np.floating)) and not math.isfinite(float(v)):
         return "bold red"
     return ""
 
 
-def _positions(n: int, full: bool) -> list[int | None]:
+def positions(n: int, full: bool) -> list[int | None]:
     """Indices to show along one axis; None marks the ellipsis."""
     if full or n <= 2 * EDGE:
         return list(range(n))
@@ -60,14 +60,14 @@ def _matrix(m: np.ndarray, full: bool, row_labels: bool = True) -> Table:
     rows, cols = m.shape
     table = Table(header_style="bold")
     table.add_column("", style="dim", justify="right")
-    col_pos = _positions(cols, full)
+    col_pos = positions(cols, full)
     for c in col_pos:
         table.add_column(_ELLIPSIS if c is None else str(c), justify="right")
-    for r in _positions(rows, full):
+    for r in positions(rows, full):
         if r is None:
             table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
             continue
-        cells = [Text(_ELLIPSIS) if c is None else Text(number(m[r, c]), style=_style(m[r, c])) for c in col_pos]
+        cells = [Text(_ELLIPSIS) if c is None else Text(number(m[r, c]), style=cell_style(m[r, c])) for c in col_pos]
         table.add_row(str(r) if row_labels else "", *cells)
     return table
 
@@ -78,7 +78,7 @@ def array_view(title: str, value: Any, full: bool = False) -> RenderableType:
     full = full or arr.size <= THRESHOLD
     head = f"{escape(title)}  [dim]shape {shape_text(arr.shape)} · {arr.dtype}[/dim]"
     if arr.ndim == 0:
-        return Text.from_markup(f"{escape(title)} = ") + Text(number(arr[()]), style=_style(arr[()]) or "bold") + \
+        return Text.from_markup(f"{escape(title)} = ") + Text(number(arr[()]), style=cell_style(arr[()]) or "bold") + \
             Text.from_markup(f"  [dim]shape () · {arr.dtype}[/dim]")
     if arr.ndim == 1:
         return Group(Text.from_markup(head), _matrix(arr.reshape(1, -1), full, row_labels=False))
@@ -210,12 +210,20 @@ def _json_float(v: float) -> Any:
     return f
 
 
+def output_json(name: str, value: Any) -> dict:
+    """The `"output"` entry every command's JSON starts with."""
+    return {"name": name, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
+
+
+def block_json(block: Any) -> dict:
+    """A gradient, Jacobian or Hessian block: its shape and nested values."""
+    return {"shape": list(np.shape(block)), "value": json_value(block)}
+
+
 def result_json(result: Any, wrt: list[str] | None = None) -> dict:
-    out = result.output
     return {
-        "output": {"name": result.output_name, "shape": list(out.shape), "dtype": str(out.dtype),
-                   "value": json_value(out)},
-        "grads": {name: (None if g is None else {"shape": list(np.shape(g)), "value": json_value(g)})
+        "output": output_json(result.output_name, result.output),
+        "grads": {name: (None if g is None else block_json(g))
                   for name, g in result.grads.items() if not wrt or name in wrt},
         "seed": result.seed,
     }

@@ -17,6 +17,7 @@ from rich.console import Console
 from gradcli.errors import GradcliError, ProgramAssertionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USER, EXIT_BUG = 0, 1, 2, 3
+CHECK_MODES = ("symbolic", "numeric", "all")
 
 
 def console(stderr: bool = False) -> Console:
@@ -75,6 +76,21 @@ def split_names(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def check_mode(check: str | None) -> None:
+    from gradcli.errors import ArgumentError
+    if check is not None and check not in CHECK_MODES:
+        raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
+
+
+def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> None:
+    """`--wrt` may only name inputs that were given."""
+    from gradcli.errors import ArgumentError
+    for name in wanted or []:
+        if name not in names:
+            raise ArgumentError(f"--wrt {name}: there is no input named '{name}'",
+                                hint=f"the inputs are: {', '.join(names) or 'none'}")
 
 
 def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:

@@ -5,9 +5,8 @@ from typing import Optional
 
 import typer
 
-from gradcli.commands.common import (EXIT_FAILED, collect_inputs, console, emit_json, guarded, split_names)
-
-CHECK_MODES = ("symbolic", "numeric", "all")
+from gradcli.commands.common import (EXIT_FAILED, check_mode, collect_inputs, console, emit_json, guarded,
+                                     require_known_inputs, split_names)
 
 
 def eval_command(
@@ -40,8 +39,8 @@ def eval_command(
         from gradcli.render import graph_tree, result_json, result_view
         names = collect_inputs(inputs, input_option)
         wanted = split_names(wrt)
-        _check_mode(check)
-        _unknown_wrt(wanted, names)
+        check_mode(check)
+        require_known_inputs(wanted, names)
         recorder = None
         if explain:
             from gradcli.explain import Recorder
@@ -73,20 +72,6 @@ def eval_command(
             console(stderr=True).print(message)
         if report is not None and report.status == "fail":
             raise SystemExit(EXIT_FAILED)
-
-
-def _check_mode(check: str | None) -> None:
-    from gradcli.errors import ArgumentError
-    if check is not None and check not in CHECK_MODES:
-        raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
-
-
-def _unknown_wrt(wanted: list[str] | None, names: dict[str, str]) -> None:
-    from gradcli.errors import ArgumentError
-    for name in wanted or []:
-        if name not in names:
-            raise ArgumentError(f"--wrt {name}: there is no input named '{name}'",
-                                hint=f"the inputs are: {', '.join(names) or 'none'}")
 
 
 def _run_check(result, mode: str, rtol, atol, exact: bool, seed: int, wanted, as_json: bool):

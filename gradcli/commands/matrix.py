@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 import typer
 
 from gradcli.commands.common import EXIT_FAILED, collect_inputs, console, emit_json, guarded, split_names
-from gradcli.commands.eval import _check_mode, _unknown_wrt
+from gradcli.commands.common import check_mode, require_known_inputs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +43,7 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.functional import jacobian_of
-        from gradcli.render import array_view
+        from gradcli.render import array_view, block_json, output_json
         from gradcli.tensor import check_elements
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
@@ -52,8 +52,8 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()))))
         report = _jacobian_check(prog, leaves, blocks, seed) if check else None
         if as_json:
-            payload = {"output": _output_json(prog.output_name, prog.output),
-                       "jacobian": {name: _block_json(b) for name, b in blocks.items()}, "seed": seed}
+            payload = {"output": output_json(prog.output_name, prog.output),
+                       "jacobian": {name: block_json(b) for name, b in blocks.items()}, "seed": seed}
             _emit(payload, report)
         else:
             parts = [array_view(prog.output_name, prog.output)]
@@ -73,7 +73,7 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
     with guarded(as_json, debug):
         from gradcli.errors import BackwardError
         from gradcli.functional import hessian_of
-        from gradcli.render import array_view
+        from gradcli.render import array_view, block_json, output_json
         from gradcli.tensor import check_elements
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
@@ -89,8 +89,8 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
         report = _hessian_check(prog, leaves, blocks, seed) if check else None
         if as_json:
-            payload = {"output": _output_json(prog.output_name, prog.output),
-                       "hessian": {a: {b: _block_json(h) for b, h in row.items()} for a, row in blocks.items()},
+            payload = {"output": output_json(prog.output_name, prog.output),
+                       "hessian": {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
                        "seed": seed}
             _emit(payload, report)
         else:
@@ -112,32 +112,20 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     A context because the derivatives must be taken under the same settings (dtype, element cap,
     floating-point error state) as the forward pass.
     """
-    from gradcli.errors import ArgumentError, BackwardError
+    from gradcli.errors import ArgumentError
     from gradcli.evaluation import Settings, engine_settings, run_program
     names = collect_inputs(inputs, input_option)
     wanted = split_names(wrt)
     _symbolic_only(check)
-    _unknown_wrt(wanted, names)
+    require_known_inputs(wanted, names)
     settings = Settings(seed, dtype, max_elements, max_steps)
     with engine_settings(settings):
         prog = run_program(program, names, of, settings=settings)
         if not prog.leaves:
             raise ArgumentError("there are no inputs to differentiate by",
                                 hint="pass each input as NAME=SPEC, e.g. x=[1.0, 2.0]")
-        if not prog.output.requires_grad:
-            raise BackwardError(f"the output '{prog.output_name}' does not depend on any input",
-                                hint="compute it from the inputs you pass as NAME=SPEC (they require grad)")
+        prog.require_grad()
         yield prog, {n: t for n, t in prog.leaves.items() if not wanted or n in wanted}
-
-
-def _output_json(name: str, value: Any) -> dict:
-    from gradcli.render import json_value
-    return {"name": name, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
-
-
-def _block_json(block: np.ndarray) -> dict:
-    from gradcli.render import json_value
-    return {"shape": list(block.shape), "value": json_value(block)}
 
 
 def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
@@ -147,7 +135,7 @@ def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: 
     from rich.table import Table
     from rich.text import Text
 
-    from gradcli.render import THRESHOLD, _positions, _style, labels, number, shape_text
+    from gradcli.render import THRESHOLD, cell_style, labels, number, positions, shape_text
     rows, cols = labels(row_name, row_shape), labels(col_name, col_shape)
     matrix = block.reshape(len(rows), len(cols))
     full = full or matrix.size <= THRESHOLD
@@ -155,14 +143,14 @@ def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: 
     head.append(f"shape {shape_text(block.shape)} · {block.dtype} · rows {row_name}, columns {col_name}", style="dim")
     table = Table(header_style="bold")
     table.add_column("", style="dim", justify="right")
-    col_pos = _positions(len(cols), full)
+    col_pos = positions(len(cols), full)
     for c in col_pos:
         table.add_column(Text("…" if c is None else cols[c]), justify="right")
-    for r in _positions(len(rows), full):
+    for r in positions(len(rows), full):
         if r is None:
             table.add_row("…", *["…" for _ in col_pos])
             continue
-        cells = [Text("…") if c is None else Text(number(matrix[r, c]), style=_style(matrix[r, c])) for c in col_pos]
+        cells = [Text("…") if c is None else Text(number(matrix[r, c]), style=cell_style(matrix[r, c])) for c in col_pos]
         table.add_row(Text(rows[r]), *cells)
     return Group(head, table)
 
@@ -184,7 +172,7 @@ def _hessian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
 def _symbolic_only(check: str | None) -> None:
     """Jacobians and Hessians are checked against SymPy; finite differences of them are not offered."""
     from gradcli.errors import ArgumentError
-    _check_mode(check)
+    check_mode(check)
     if check not in (None, "symbolic"):
         raise ArgumentError(f"--check {check}: Jacobians and Hessians are checked against SymPy only",
                             hint="use --check on its own")

@@ -30,12 +30,14 @@ def run_command(
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
-        from gradcli.commands.eval import _check_mode
-        from gradcli.evaluation import Settings
+        from gradcli.commands.common import check_mode
+        from gradcli.evaluation import Settings, engine_settings
         from gradcli.runner import FileResult, run_file, script_files
-        _check_mode(check)
+        check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
+        with engine_settings(settings):  # refuses a bad --dtype before any file's output starts
+            pass
         show = _Terminal(check is not None) if not as_json else None
         results: list[FileResult] = []
         for path in files:
@@ -69,44 +71,61 @@ def exit_code(results: list[Any]) -> int:
 
 
 class _Terminal:
-    """Prints one file's events as they come: prints and displays on stdout, failures on stderr."""
+    """Prints one file's events as they come: prints, displays and checks on stdout, failures on stderr.
+
+    A backward call inside a loop is checked on every pass, but its check table is shown for the
+    first pass only (and for any pass that fails): the summary still counts every one.
+    """
 
     def __init__(self, checking: bool) -> None:
         self.out = console()
         self.err = console(stderr=True)
         self.checking = checking
+        self.checked_lines: set[int] = set()
 
     def heading(self, path: str) -> None:
         from rich.rule import Rule
+        self.checked_lines.clear()
         self.out.print(Rule(path, align="left", style="dim"))
 
     def progress(self) -> Any:
         if not self.checking:
             return None
         from gradcli.check.view import progress_reporter
-        return progress_reporter(self.err)
+        return lambda: progress_reporter(self.err)
 
     def event(self, event: Any) -> None:
         from gradcli.render import print_value
         from gradcli.runner import BackwardCheck
         if isinstance(event, BackwardCheck):
-            from gradcli.check.view import check_view
-            self.out.print(check_view(event.report))
+            self._check(event)
             return
         for part in _line_parts(event.items):
             self.out.print(part if not isinstance(part, list) else
                            _join([print_value(title, value) for title, value in part]))
 
+    def _check(self, event: Any) -> None:
+        from rich.text import Text
+
+        from gradcli.check.view import check_view
+        if event.line in self.checked_lines and event.passed:
+            return
+        first = event.line not in self.checked_lines
+        self.checked_lines.add(event.line)
+        later = "" if first else " (a later pass)"
+        self.out.print(Text(f"{_backward_text(event)} at line {event.line}{later}", style="dim"))
+        self.out.print(check_view(event.report))
+
     def outcome(self, result: Any, debug: bool) -> None:
-        from gradcli.render import error_view
         failure = result.error or result.assertion
-        if failure is not None:
-            if debug:
-                traceback.print_exception(failure)
-            self.err.print(error_view(failure, str(result.path)))
-        for check in result.checks:
-            if not check.passed:
-                self.err.print(_failed_check(result, check))
+        if debug and failure is not None:
+            traceback.print_exception(failure)
+        if result.status != "ok":
+            self.err.print(failure_view(result))
+
+
+def _backward_text(check: Any) -> str:
+    return f"{check.output_name}.backward()" if check.output_name else "backward()"
 
 
 def _line_parts(items: list[tuple[str, Any]]) -> list[Any]:
@@ -129,12 +148,28 @@ def _join(texts: list[Any]) -> Any:
     return Text(" ").join(texts)
 
 
-def _failed_check(result: Any, check: Any) -> Any:
+def failure_view(result: Any) -> Any:
+    """Why a file did not pass: the error or assert (file, line, caret, values), then each failed check's worst element."""
+    from rich.console import Group
     from rich.text import Text
-    what = f"{check.output_name}.backward()" if check.output_name else "backward()"
-    failed = ", ".join(name for name, entry in check.report.inputs.items() if entry.status == "fail")
-    return Text.assemble(("check failed", "bold red"), f": {what} at {result.path}:{check.line} gives a wrong "
-                                                       f"gradient for {failed}")
+
+    from gradcli.render import error_view, number
+    parts: list[Any] = []
+    failure = result.error or result.assertion
+    if failure is not None:
+        parts.append(error_view(failure, str(result.path)))
+    for check in result.checks:
+        if check.passed:
+            continue
+        parts.append(Text.assemble(("check failed", "bold red"), f": {_backward_text(check)} at {result.path}:{check.line}"))
+        for name, entry in check.report.inputs.items():
+            if entry.status != "fail":
+                continue
+            worst = entry.worst
+            where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
+            parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
+            parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
+    return Group(*parts)
 
 
 def _summary(results: list[Any], planned: int) -> dict:
@@ -151,18 +186,19 @@ def _summary_table(results: list[Any], planned: int, checking: bool) -> Any:
     from rich.table import Table
     styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
     table = Table(title="gradcli run", title_justify="left", header_style="bold")
-    table.add_column("file")
-    table.add_column("status")
-    table.add_column("backward calls", justify="right")
-    table.add_column("checks passed", justify="right")
-    table.add_column("time", justify="right")
+    table.add_column("file", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("backward\ncalls", justify="right")
+    table.add_column("checks\npassed", justify="right")
+    table.add_column("time", justify="right", no_wrap=True)
     for r in results:
         checks = f"{r.checks_passed}/{len(r.checks)}" if checking else "-"
         table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s = _summary(results, planned)
     skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
-    table.caption = (f"{s['files']} files: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · "
+    files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
+    table.caption = (f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · "
                      f"{s['seconds']:.2f}s")
     table.caption_justify = "left"
     return table
