@@ -7,10 +7,11 @@ ellipsis) unless `full`. User text is always escaped, so `x[0]` is never read as
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -56,42 +57,75 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _matrix(m: np.ndarray, full: bool, row_labels: bool = True) -> Table:
-    rows, cols = m.shape
-    table = Table(header_style="bold")
-    table.add_column("", style="dim", justify="right")
-    col_pos = positions(cols, full)
-    for c in col_pos:
-        table.add_column(_ELLIPSIS if c is None else str(c), justify="right")
-    for r in positions(rows, full):
-        if r is None:
-            table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
-            continue
-        cells = [Text(_ELLIPSIS) if c is None else Text(number(m[r, c]), style=cell_style(m[r, c])) for c in col_pos]
-        table.add_row(str(r) if row_labels else "", *cells)
-    return table
+@dataclass
+class Matrix:
+    """A 2-D block as a table with row and column labels.
+
+    Laid out when the console's width is known: columns that would not fit are folded into an
+    ellipsis (unless `full`), so a wide matrix stays readable instead of squeezed.
+    """
+
+    m: np.ndarray
+    full: bool = False
+    row_names: list[str] | None = None
+    col_names: list[str] | None = None
+    summarise: bool = True
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows, cols = self.m.shape
+        row_names = self.row_names or [str(r) for r in range(rows)]
+        col_names = self.col_names or [str(c) for c in range(cols)]
+        show_all = self.full or not self.summarise
+        row_pos = positions(rows, show_all)
+        col_pos = self._fitting_columns(row_pos, row_names, col_names, options.max_width)
+        table = Table(header_style="bold")
+        table.add_column("", style="dim", justify="right")
+        for c in col_pos:
+            table.add_column(Text(_ELLIPSIS if c is None else col_names[c]), justify="right")
+        for r in row_pos:
+            if r is None:
+                table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
+                continue
+            cells = [Text(_ELLIPSIS) if c is None else Text(number(self.m[r, c]), style=cell_style(self.m[r, c]))
+                     for c in col_pos]
+            table.add_row(Text(row_names[r]), *cells)
+        yield table
+
+    def _fitting_columns(self, row_pos: list[int | None], row_names: list[str], col_names: list[str],
+                         width: int) -> list[int | None]:
+        cols = len(col_names)
+        shown_rows = [r for r in row_pos if r is not None]
+        widths = [max([len(col_names[c])] + [len(number(self.m[r, c])) for r in shown_rows]) + 3
+                  for c in range(cols)]
+        label = max((len(row_names[r]) for r in shown_rows), default=1) + 4
+        if self.full or label + sum(widths) <= width:
+            return positions(cols, self.full or not self.summarise or cols <= 2 * EDGE)
+        edge = min(EDGE, cols // 2)
+        while edge > 1 and label + 4 + sum(widths[:edge]) + sum(widths[cols - edge:]) > width:
+            edge -= 1
+        return list(range(edge)) + [None] + list(range(cols - edge, cols))
 
 
 def array_view(title: str, value: Any, full: bool = False) -> RenderableType:
     """A tensor as tables: a 0-d value on one line, a vector as one row, a matrix, or 2-D slices."""
     arr = np.asarray(value._data if isinstance(value, Tensor) else value)
-    full = full or arr.size <= THRESHOLD
     head = f"{escape(title)}  [dim]shape {shape_text(arr.shape)} · {arr.dtype}[/dim]"
     if arr.ndim == 0:
         return Text.from_markup(f"{escape(title)} = ") + Text(number(arr[()]), style=cell_style(arr[()]) or "bold") + \
             Text.from_markup(f"  [dim]shape () · {arr.dtype}[/dim]")
+    summarise = arr.size > THRESHOLD
     if arr.ndim == 1:
-        return Group(Text.from_markup(head), _matrix(arr.reshape(1, -1), full, row_labels=False))
+        return Group(Text.from_markup(head), Matrix(arr.reshape(1, -1), full, [""], summarise=summarise))
     if arr.ndim == 2:
-        return Group(Text.from_markup(head), _matrix(arr, full))
+        return Group(Text.from_markup(head), Matrix(arr, full, summarise=summarise))
     tables: list[RenderableType] = []
     lead = arr.shape[:-2]
-    for index in _slice_indices(lead, full):
+    for index in _slice_indices(lead, full or not summarise):
         if index is None:
             tables.append(Text(_ELLIPSIS))
             continue
         tables.append(Text(f"{title}[{', '.join(map(str, index))}, :, :]"))
-        tables.append(_matrix(arr[index], full))
+        tables.append(Matrix(arr[index], full, summarise=summarise))
     return Group(Text.from_markup(head), *tables)
 
 
@@ -173,7 +207,7 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
         lines.append(Text(f"  --> {location}", style="blue"))
         if error.source is not None:
             for text in caret_lines(error.source, error.line, error.column or 1, error.length):
-                lines.append(Text(f"   | {text}"))
+                lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
         for label, value in error.values:
             lines.append(Text(f"   {label} = {_short(value)}"))

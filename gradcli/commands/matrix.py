@@ -132,27 +132,14 @@ def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: 
                block: np.ndarray, full: bool = False) -> RenderableType:
     """A block flattened to rows (elements of `row_name`) by columns (elements of `col_name`)."""
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
-    from gradcli.render import THRESHOLD, cell_style, labels, number, positions, shape_text
+    from gradcli.render import THRESHOLD, Matrix, labels, shape_text
     rows, cols = labels(row_name, row_shape), labels(col_name, col_shape)
     matrix = block.reshape(len(rows), len(cols))
-    full = full or matrix.size <= THRESHOLD
     head = Text(f"{title}  ")
     head.append(f"shape {shape_text(block.shape)} · {block.dtype} · rows {row_name}, columns {col_name}", style="dim")
-    table = Table(header_style="bold")
-    table.add_column("", style="dim", justify="right")
-    col_pos = positions(len(cols), full)
-    for c in col_pos:
-        table.add_column(Text("…" if c is None else cols[c]), justify="right")
-    for r in positions(len(rows), full):
-        if r is None:
-            table.add_row("…", *["…" for _ in col_pos])
-            continue
-        cells = [Text("…") if c is None else Text(number(matrix[r, c]), style=cell_style(matrix[r, c])) for c in col_pos]
-        table.add_row(Text(rows[r]), *cells)
-    return Group(head, table)
+    return Group(head, Matrix(matrix, full, rows, cols, summarise=matrix.size > THRESHOLD))
 
 
 def _jacobian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
