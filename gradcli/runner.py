@@ -13,10 +13,13 @@ special case.
 from __future__ import annotations
 
 import ast
+import contextlib
 import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -26,8 +29,12 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.tensor import AccumulateGrad, Node, Tensor
 
+if TYPE_CHECKING:
+    from gradcli.check.report import CheckReport
+
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
+ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
 
 @dataclass
@@ -49,7 +56,8 @@ class BackwardCheck:
 
     line: int
     output_name: str | None
-    report: Any
+    """The source of the tensor backward was called on, e.g. `out` or `(g * v).sum()`."""
+    report: CheckReport
 
     @property
     def passed(self) -> bool:
@@ -147,11 +155,12 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def run_file(path: str | Path, check: str | None = None, settings: Settings | None = None, *,
              rtol: float | None = None, atol: float | None = None,
-             on_event: Callable[[Event], None] | None = None, progress: Any = None) -> FileResult:
+             on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
-    `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all").
+    `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all"). `progress`
+    opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
     """
     settings = settings or Settings()
     path = Path(path)
@@ -164,6 +173,7 @@ def run_file(path: str | Path, check: str | None = None, settings: Settings | No
             tree = parse_program(source, str(path))
             interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path))
             session.env = interpreter.env
+            session.receivers = _backward_receivers(tree)
             interpreter.run(tree)
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
@@ -190,7 +200,7 @@ class _Session:
     """The hooks of one file's interpreter, and the state they share with it."""
 
     def __init__(self, result: FileResult, check: str | None, seed: int, rtol: float | None, atol: float | None,
-                 on_event: Callable[[Event], None] | None, progress: Any) -> None:
+                 on_event: Callable[[Event], None] | None, progress: ProgressFactory | None) -> None:
         self.result = result
         self.check = check
         self.seed = seed
@@ -198,6 +208,7 @@ class _Session:
         self.on_event = on_event
         self.progress = progress
         self.env: dict[str, Any] = {}
+        self.receivers: dict[int, str] = {}
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward)
@@ -228,12 +239,11 @@ class _Session:
         from gradcli.check import check_gradients
         gradient = call.get("gradient")
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
-        report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol, atol=self.atol,
-                                 seed=self.seed, progress=self.progress)
-        self._emit(BackwardCheck(line, self._name_of(tensor), report))
-
-    def _name_of(self, tensor: Tensor) -> str | None:
-        return next((name for name, value in self.env.items() if value is tensor), None)
+        name = self.receivers.get(line)
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol,
+                                     atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
+        self._emit(BackwardCheck(line, name, report))
 
     def _leaf_names(self, leaves: list[Tensor]) -> dict[str, Tensor]:
         """The script's own names for the leaves (first bound wins); `leaf0`, `leaf1`... for unnamed ones."""
@@ -253,6 +263,15 @@ class _Session:
             named[f"leaf{counter}"] = leaf
             seen.add(id(leaf))
         return named
+
+
+def _backward_receivers(tree: ast.Module) -> dict[int, str]:
+    """Line → source of the tensor `.backward(...)` is called on (`out`, `(g * v).sum()`), to name a check by."""
+    receivers: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            receivers.setdefault(node.lineno, ast.unparse(node.func.value))
+    return receivers
 
 
 def graph_leaves(output: Tensor) -> list[Tensor]:
@@ -285,10 +304,10 @@ def _grad_copy(leaf: Tensor) -> np.ndarray | None:
 
 
 def _contribution(before: np.ndarray | None, leaf: Tensor) -> np.ndarray | None:
-    after = None if leaf.grad is None else np.asarray(leaf.grad._data)
-    if after is None or before is None:
-        return None if after is None else np.array(after)
-    return after - before
+    if leaf.grad is None:
+        return None
+    after = np.array(leaf.grad._data)
+    return after if before is None else after - before
 
 
 def _snapshot(value: Any) -> Any:

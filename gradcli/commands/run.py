@@ -6,15 +6,21 @@ then one `{"summary": ...}` object, so a long batch can be consumed while it run
 from __future__ import annotations
 
 import traceback
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, console, emit_json, guarded
+from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from gradcli.runner import BackwardCheck, Event, FileResult, ProgressFactory
 
 
 def run_command(
-    paths: list[str] = typer.Argument(..., help="Script files (*.grad) or directories of them."),
+    paths: list[str] = typer.Argument(..., metavar="PATH", help="Script files (*.grad) or directories of them."),
     check: Optional[str] = typer.Option(None, "--check", help="Verify every backward call: symbolic (SymPy, the "
                                                               "default), numeric (finite differences) or all."),
     as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per file, then a summary object."),
@@ -30,44 +36,51 @@ def run_command(
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
-        from gradcli.commands.common import check_mode
         from gradcli.evaluation import Settings, engine_settings
-        from gradcli.runner import FileResult, run_file, script_files
+        from gradcli.runner import run_file, script_files
         check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
         with engine_settings(settings):  # refuses a bad --dtype before any file's output starts
             pass
-        show = _Terminal(check is not None) if not as_json else None
+        view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:
-            if show is not None and not quiet:
-                show.heading(str(path))
-            result = run_file(path, check, settings, rtol=rtol, atol=atol,
-                              on_event=show.event if show is not None and not quiet else None,
-                              progress=show.progress() if show is not None else None)
+            view.start(str(path))
+            result = run_file(path, check, settings, rtol=rtol, atol=atol, on_event=view.on_event,
+                              progress=view.progress)
             results.append(result)
-            if as_json:
-                emit_json(result.to_json())
-            else:
-                show.outcome(result, debug)
+            view.finish(result)
             if fail_fast and result.status != "ok":
                 break
-        if as_json:
-            emit_json({"summary": _summary(results, len(files))})
-        else:
-            console().print(_summary_table(results, len(files), check is not None))
+        view.summary(results, len(files))
         code = exit_code(results)
         if code != EXIT_OK:
             raise typer.Exit(code)
 
 
-def exit_code(results: list[Any]) -> int:
+def exit_code(results: list[FileResult]) -> int:
     """2 if any file had a user error (it did not really run), else 1 if any assert or check failed."""
     statuses = {r.status for r in results}
     if "error" in statuses:
         return EXIT_USER
     return EXIT_FAILED if "failed" in statuses else EXIT_OK
+
+
+class _JsonLines:
+    """One JSON object per finished file, then the summary; nothing streams mid-file."""
+
+    on_event = None
+    progress = None
+
+    def start(self, path: str) -> None:
+        pass
+
+    def finish(self, result: FileResult) -> None:
+        emit_json(result.to_json())
+
+    def summary(self, results: list[FileResult], planned: int) -> None:
+        emit_json({"summary": _summary(results, planned)})
 
 
 class _Terminal:
@@ -77,91 +90,100 @@ class _Terminal:
     first pass only (and for any pass that fails): the summary still counts every one.
     """
 
-    def __init__(self, checking: bool) -> None:
+    def __init__(self, checking: bool, quiet: bool, debug: bool) -> None:
         self.out = console()
         self.err = console(stderr=True)
-        self.checking = checking
+        self.quiet = quiet
+        self.debug = debug
         self.checked_lines: set[int] = set()
+        self.on_event: Callable[[Event], None] | None = None if quiet else self._event
+        self.progress: ProgressFactory | None = self._progress if checking else None
 
-    def heading(self, path: str) -> None:
+    def start(self, path: str) -> None:
+        from rich.markup import escape
         from rich.rule import Rule
         self.checked_lines.clear()
-        self.out.print(Rule(path, align="left", style="dim"))
+        if not self.quiet:
+            self.out.print(Rule(escape(path), align="left", style="dim"))
 
-    def progress(self) -> Any:
-        if not self.checking:
-            return None
+    def _progress(self) -> Any:
         from gradcli.check.view import progress_reporter
-        return lambda: progress_reporter(self.err)
+        return progress_reporter(self.err)
 
-    def event(self, event: Any) -> None:
-        from gradcli.render import print_value
+    def _event(self, event: Event) -> None:
         from gradcli.runner import BackwardCheck
         if isinstance(event, BackwardCheck):
             self._check(event)
             return
-        for part in _line_parts(event.items):
-            self.out.print(part if not isinstance(part, list) else
-                           _join([print_value(title, value) for title, value in part]))
+        for part in _print_line(event.items):
+            self.out.print(part)
 
-    def _check(self, event: Any) -> None:
+    def _check(self, event: BackwardCheck) -> None:
         from rich.text import Text
 
         from gradcli.check.view import check_view
-        if event.line in self.checked_lines and event.passed:
-            return
         first = event.line not in self.checked_lines
+        if not first and event.passed:
+            return
         self.checked_lines.add(event.line)
         later = "" if first else " (a later pass)"
         self.out.print(Text(f"{_backward_text(event)} at line {event.line}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
-    def outcome(self, result: Any, debug: bool) -> None:
+    def finish(self, result: FileResult) -> None:
         failure = result.error or result.assertion
-        if debug and failure is not None:
+        if self.debug and failure is not None:
             traceback.print_exception(failure)
         if result.status != "ok":
             self.err.print(failure_view(result))
 
+    def summary(self, results: list[FileResult], planned: int) -> None:
+        self.out.print(_summary_table(results, planned, self.progress is not None))
 
-def _backward_text(check: Any) -> str:
-    return f"{check.output_name}.backward()" if check.output_name else "backward()"
 
+def _print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
+    """Tensors as titled tables; runs of other values on one line, space-separated, as Python's print does."""
+    from rich.text import Text
 
-def _line_parts(items: list[tuple[str, Any]]) -> list[Any]:
-    """Tensors as tables; runs of other values on one line, space-separated, as Python's print does."""
     from gradcli.render import print_value
     from gradcli.tensor import Tensor
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
+    run: list[RenderableType] = []
     for title, value in items:
         if isinstance(value, Tensor):
+            if run:
+                parts.append(Text(" ").join(run))
+                run = []
             parts.append(print_value(title, value))
-        elif parts and isinstance(parts[-1], list):
-            parts[-1].append((title, value))
         else:
-            parts.append([(title, value)])
+            run.append(print_value(title, value))
+    if run:
+        parts.append(Text(" ").join(run))
     return parts
 
 
-def _join(texts: list[Any]) -> Any:
-    from rich.text import Text
-    return Text(" ").join(texts)
+def _backward_text(check: BackwardCheck) -> str:
+    return f"{check.output_name}.backward()" if check.output_name else "backward()"
 
 
-def failure_view(result: Any) -> Any:
-    """Why a file did not pass: the error or assert (file, line, caret, values), then each failed check's worst element."""
+def failure_view(result: FileResult) -> RenderableType:
+    """Why a file did not pass: the error or assert (file, line, caret, values), and each failed check's worst element.
+
+    Shared with the pytest plugin, so a failure reads the same in both.
+    """
     from rich.console import Group
     from rich.text import Text
 
     from gradcli.render import error_view, number
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     failure = result.error or result.assertion
     if failure is not None:
         parts.append(error_view(failure, str(result.path)))
     for check in result.checks:
         if check.passed:
             continue
-        parts.append(Text.assemble(("check failed", "bold red"), f": {_backward_text(check)} at {result.path}:{check.line}"))
+        parts.append(Text.assemble(("check failed", "bold red"),
+                                   f": {_backward_text(check)} at {result.path}:{check.line}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -172,7 +194,7 @@ def failure_view(result: Any) -> Any:
     return Group(*parts)
 
 
-def _summary(results: list[Any], planned: int) -> dict:
+def _summary(results: list[FileResult], planned: int) -> dict:
     counts = {status: sum(r.status == status for r in results) for status in ("ok", "failed", "error")}
     return {"files": len(results), "planned": planned, **counts,
             "backward_calls": sum(r.backward_calls for r in results),
@@ -181,11 +203,11 @@ def _summary(results: list[Any], planned: int) -> dict:
             "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results)}
 
 
-def _summary_table(results: list[Any], planned: int, checking: bool) -> Any:
+def _summary_table(results: list[FileResult], planned: int, checking: bool) -> RenderableType:
     from rich.markup import escape
     from rich.table import Table
     styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
-    table = Table(title="gradcli run", title_justify="left", header_style="bold")
+    table = Table(title="gradcli run", title_justify="left", header_style="bold", caption_justify="left")
     table.add_column("file", overflow="fold")
     table.add_column("status", no_wrap=True)
     table.add_column("backward\ncalls", justify="right")
@@ -196,9 +218,7 @@ def _summary_table(results: list[Any], planned: int, checking: bool) -> Any:
         table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s = _summary(results, planned)
-    skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
-    table.caption = (f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · "
-                     f"{s['seconds']:.2f}s")
-    table.caption_justify = "left"
+    skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
+    table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
     return table
