@@ -21,33 +21,56 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False)
 class Op:
-    """One primitive. `vjps[i]` is called as `vjps[i](ns, g, out, *inputs, **params)`."""
+    """One primitive. `vjps[i]` is called as `vjps[i](ns, g, out, *inputs, **params)`.
+
+    `saves[i]` names the values `vjps[i]` reads: its input names (`args`, by default `x` for one
+    input and `ab` for two) and `o` for the output. A node keeps only what the VJPs of inputs that
+    require grad read, as PyTorch does: anything else is passed to the VJP as the input's graph
+    node (shape, ndim and dtype, no data), so a long chain does not hold every intermediate.
+    """
 
     name: str
     node: str
     forward: Callable[..., Any]
     vjps: tuple[Callable[..., Any] | None, ...]
     rule: str
-    saves: frozenset = field(default_factory=frozenset)
+    saves: tuple[str, ...] = ()
     sym: Callable[..., Any] | None = None
     kink: Callable[..., Any] | None = None
+    args: str = ""
+    plans: tuple = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.vjps) <= 3:
+            names = self.args or ("x" if len(self.vjps) == 1 else "ab")
+            plans = []
+            for mask in range(1 << len(self.vjps)):
+                read = "".join(s for i, s in enumerate(self.saves) if mask >> i & 1)
+                plans.append((tuple(n in read for n in names), "o" in read) if read else None)
+            object.__setattr__(self, "plans", tuple(plans))
+
+    def plan(self, mask: int) -> tuple[tuple[bool, ...], bool] | None:
+        """Which inputs (and whether the output) a node keeps when the inputs in bit `mask` require grad.
+
+        None when nothing is read: such a node can run backward again after its graph is freed, as
+        in PyTorch (`(x + x).sum()` twice works, `(x * 2).sum()` twice does not). `plans` holds the
+        answers by mask, precomputed for up to three inputs (cat and stack read nothing).
+        """
+        return self.plans[mask] if self.plans else None
 
 
 def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
     """Sum a gradient back to the shape its input had before broadcasting."""
-    gshape = g.shape
-    if gshape == shape:
+    if g.shape == shape:
         return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    axes = broadcast_axes(g.shape, shape)
     if axes:
         g = ns.sum(g, dim=axes, keepdim=True)
     return ns.reshape(g, shape)
 
 
 def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The axes of a gradient that `unbroadcast` sums away, for `--explain`."""
+    """The axes of a gradient that `unbroadcast` sums away (`--explain` shows them too)."""
     lead = len(gshape) - len(shape)
     return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
@@ -67,27 +90,29 @@ def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool
     return ns.reshape(g, reduced_shape(x.shape, dim))
 
 
-def _matmul_operands(ns: Any, g: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
-    """Lift 1-D matmul operands to matrices, as NumPy and PyTorch do, with the matching g."""
-    a2 = ns.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
-    b2 = ns.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+def _lifted_gradient(ns: Any, g: Any, a: Any, b: Any) -> Any:
+    """`g` with the axes of 1-D operands put back, as NumPy and PyTorch lift them to matrices.
+
+    Only `ndim` is read from `a` and `b`: the VJP of one operand must not touch the other's data,
+    which a node may not have kept.
+    """
     gshape = g.shape
     if a.ndim == 1:
         gshape = gshape[:-1] + (1,) + gshape[-1:] if b.ndim > 1 else (1,) + gshape
     if b.ndim == 1:
         gshape = gshape + (1,)
-    return ns.reshape(g, gshape), a2, b2
+    return ns.reshape(g, gshape)
 
 
 def _matmul_vjp_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
-    g2, _, b2 = _matmul_operands(ns, g, a, b)
-    ga = ns.matmul(g2, ns.transpose(b2, -1, -2))
+    b2 = ns.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+    ga = ns.matmul(_lifted_gradient(ns, g, a, b), ns.transpose(b2, -1, -2))
     return ns.reshape(ga, ga.shape[:-2] + ga.shape[-1:]) if a.ndim == 1 else ga
 
 
 def _matmul_vjp_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
-    g2, a2, _ = _matmul_operands(ns, g, a, b)
-    gb = ns.matmul(ns.transpose(a2, -1, -2), g2)
+    a2 = ns.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    gb = ns.matmul(ns.transpose(a2, -1, -2), _lifted_gradient(ns, g, a, b))
     return ns.reshape(gb, gb.shape[:-1]) if b.ndim == 1 else gb
 
 
@@ -228,7 +253,10 @@ def _softplus_forward(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid_forward(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * x) + 1.0)
+    """1/(1+e^-x) without overflow, and exact in relative terms for large negative x (which
+    0.5·(tanh(x/2)+1) is not: it cancels to four digits at x = -30)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
 def _clamp_forward(x: np.ndarray, min: float | None = None, max: float | None = None) -> np.ndarray:
@@ -286,7 +314,7 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
            sym: Callable | None = None, kink: Callable | None = None) -> Op:
-    return Op(name, node, forward, (vjp,), rule, frozenset(saves), sym, kink)
+    return Op(name, node, forward, (vjp,), rule, (saves,) if saves else (), sym, kink)
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -301,41 +329,41 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 ADD = Op("add", "AddBackward0", np.add,
          (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
          "∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
-         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u + v, a, b))
+         sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
 SUB = Op("sub", "SubBackward0", np.subtract,
          (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
          "∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
-         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u - v, a, b))
+         sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
 MUL = Op("mul", "MulBackward0", np.multiply,
          (lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
-         "∂(a*b)/∂a = b, ∂(a*b)/∂b = a", frozenset("ab"),
-         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u * v, a, b))
+         "∂(a*b)/∂a = b, ∂(a*b)/∂b = a", ("b", "a"),
+         sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
 DIV = Op("div", "DivBackward0", np.true_divide,
          (lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
-         "∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", frozenset("ab"),
-         sym=lambda S, a, b: _binary_sym(S, lambda u, v: u / v, a, b))
+         "∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", ("b", "ab"),
+         sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
 POW = Op("pow", "PowBackward0", np.power, (_pow_vjp_base, _pow_vjp_exponent),
-         "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", frozenset("abo"),
+         "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", ("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
          kink=lambda K, a, b: K.pow_kink(a, b))
 MAXIMUM = Op("maximum", "MaximumBackward0", np.maximum,
              (lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
               lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             "∂max(a,b)/∂a = [a>b] (+½ on a tie)", frozenset("ab"),
+             "∂max(a,b)/∂a = [a>b] (+½ on a tie)", ("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b))
 MINIMUM = Op("minimum", "MinimumBackward0", np.minimum,
              (lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
               lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             "∂min(a,b)/∂a = [a<b] (+½ on a tie)", frozenset("ab"),
+             "∂min(a,b)/∂a = [a<b] (+½ on a tie)", ("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b))
 WHERE = Op("where", "WhereBackward0", _where_forward,
            (None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
-           "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", frozenset("c"),
+           "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", ("", "c", "c"), args="cab",
            sym=lambda S, c, a, b: S.where(c, a, b))
 MATMUL = Op("matmul", "MmBackward0", _matmul_forward, (_matmul_vjp_a, _matmul_vjp_b),
-            "∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", frozenset("ab"),
+            "∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", ("b", "a"),
             sym=lambda S, a, b: S.matmul(a, b))
 
 NEG = _unary("neg", "NegBackward0", np.negative, lambda ns, g, o, x: -g, "∂(-x)/∂x = -1", "",
@@ -370,7 +398,7 @@ SOFTPLUS = _unary("softplus", "SoftplusBackward0", _softplus_forward,
                   sym=lambda S, x: S.map(lambda u: S.log(1 + S.exp(u)), x))
 CLAMP = Op("clamp", "ClampBackward1", _clamp_forward,
            (lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
-           "∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", frozenset("x"),
+           "∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", ("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max))
 
@@ -384,33 +412,33 @@ MEAN = Op("mean", "MeanBackward1", _mean_forward,
           "∂mean(x)/∂xᵢ = 1/n",
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
 MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),
-         "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", frozenset("xo"),
+         "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", ("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
 MIN = Op("min", "MinBackward0", _extremum_forward(np.min), (_extremum_vjp,),
-         "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", frozenset("xo"),
+         "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", ("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
 PROD = Op("prod", "ProdBackward1", lambda x, dim=None, keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
-          (_prod_vjp,), "∂Πx/∂xᵢ = Π_{j≠i} xⱼ", frozenset("xo"),
+          (_prod_vjp,), "∂Πx/∂xᵢ = Π_{j≠i} xⱼ", ("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
-VAR = Op("var", "VarBackward0", _var_forward, (_var_vjp,), "∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", frozenset("x"),
+VAR = Op("var", "VarBackward0", _var_forward, (_var_vjp,), "∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", ("x",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.var_all(v, correction), x, dim, keepdim))
-STD = Op("std", "StdBackward0", _std_forward, (_std_vjp,), "∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", frozenset("xo"),
+STD = Op("std", "StdBackward0", _std_forward, (_std_vjp,), "∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", ("xo",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim))
 NORM = Op("norm", "LinalgVectorNormBackward0", _norm_forward, (_norm_vjp,), "∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
-          frozenset("xo"),
+          ("xo",),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
           kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim))
 SOFTMAX = Op("softmax", "SoftmaxBackward0", _softmax_forward,
              (lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
-             "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", frozenset("o"),
+             "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", ("o",),
              sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim))
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", _log_softmax_forward,
                  (lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
-                 "∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", frozenset("o"),
+                 "∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", ("o",),
                  sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
 
 RESHAPE = Op("reshape", "ViewBackward0", lambda x, shape: np.reshape(x, shape),
@@ -436,6 +464,8 @@ CAT = Op("cat", "CatBackward0", _cat_forward, (), "split the gradient back along
 STACK = Op("stack", "StackBackward0", _stack_forward, (), "select each input's slice of the gradient",
            sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
 
+CLONE = _unary("clone", "CloneBackward0", np.array, lambda ns, g, o, x: g, "∂copy(x)/∂x = 1", "",
+               sym=lambda S, x: x)
 CAST = Op("to", "ToCopyBackward0", lambda x, dtype: x.astype(dtype),
           (lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), "cast the gradient back to the input's dtype",
           sym=lambda S, x, dtype: x)
@@ -525,5 +555,5 @@ TABLE: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
     NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
-    RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CAST,
+    RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
 )

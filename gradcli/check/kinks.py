@@ -8,7 +8,8 @@ so `--check numeric` finds the same points without importing it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -1,23 +1,38 @@
 """The SymPy meaning of the op table: `S`, the namespace every `Op.sym` calls.
 
-Values are NumPy object arrays of SymPy expressions (0-d arrays for scalars), so shapes,
-broadcasting, indexing, reshapes and concatenation come from NumPy itself and only arithmetic is
-symbolic. Sums are built with one `Add(*terms)` rather than a chain of `+` (which re-flattens at
-every step), and `work` counts the terms created so a program too big for SymPy stops early.
+Values are NumPy object arrays whose elements are SymPy expressions (0-d arrays for scalars), so
+shapes, broadcasting, indexing, reshapes and concatenation come from NumPy itself and only the
+arithmetic is symbolic. Sums are built with one `Add(*terms)` rather than a chain of `+` (which
+re-flattens at every step), and `work` counts the terms made so a program too big for SymPy
+stops early.
+
+An element may also be a plain Python float: a leaf element the check does not differentiate by
+(outside the sample) is fixed at its value, which leaves every checked partial derivative
+unchanged. Arithmetic between such known values stays in float64 (as the forward computed it),
+so a sampled check of a large input costs little more than its sample.
+
+A float enters SymPy as the exact Rational of its binary value, never as a Float: SymPy builds
+`Float·w` terms about six times slower than `Rational·w` (each Float coefficient sets off
+assumption deduction), and the exact value is the one the forward used.
 """
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import sympy as sp
+
+from gradcli.check.calculus import float_pow, guard, sign, sympy_float
 
 _SHORT_DIGITS = 6
 
 
 class TooLarge(Exception):
-    """The symbolic replay would build more terms than the budget allows."""
+    """The program is too large, too deep or too slow for SymPy: the message says which."""
 
 
 def _short_decimal(text: str) -> Fraction | None:
@@ -28,32 +43,114 @@ def _short_decimal(text: str) -> Fraction | None:
     return Fraction(text)
 
 
-class Meaning:
-    """`S`: elementwise SymPy functions plus array helpers over object arrays.
+def exact(v: float) -> sp.Expr:
+    """A float's exact binary value (±oo and nan for the non-finite)."""
+    if not math.isfinite(v):
+        return sp.nan if math.isnan(v) else (sp.oo if v > 0 else -sp.oo)
+    return sp.Rational(*v.as_integer_ratio())
 
-    `exact` decides what a float constant becomes when it is not a short decimal: its exact
-    binary value as a Rational (`--exact`) or a 53-bit Float.
+
+def _vector(items: list[Any]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _value(u: Any) -> float | None:
+    """A number's float value (a known float, a Python number, a SymPy number), else None."""
+    if isinstance(u, (int, float)):
+        return float(u)
+    if isinstance(u, sp.Basic) and u.is_Number:
+        return sympy_float(u)
+    return None
+
+
+def _symbolic(u: Any) -> Any:
+    return exact(u) if type(u) is float else u
+
+
+def _divide(a: float, b: float) -> float:
+    if b == 0:
+        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _elementwise(numeric: Callable[[float], float], function: Any) -> Any:
+    """One function of one element: float arithmetic for a known float, SymPy otherwise.
+
+    A symbolic argument is wrapped unevaluated: SymPy's evaluation of `tanh(sum of 45 products)`
+    queries the assumptions of every term (milliseconds each) and never simplifies such an
+    argument anyway. Numbers are still evaluated (`exp(0)` is 1).
+    """
+    def apply(u: Any) -> Any:
+        if type(u) is float:
+            return numeric(u)
+        return function(u) if getattr(u, "is_Number", True) else function(u, evaluate=False)
+    return staticmethod(apply)
+
+
+def _binary(numeric: Callable[[float, float], float], symbolic: Callable[[Any, Any], Any]) -> Any:
+    """Float arithmetic when one operand is a known float and the other a number, else SymPy's."""
+    def apply(u: Any, v: Any) -> Any:
+        if type(u) is float or type(v) is float:
+            a, b = _value(u), _value(v)
+            if a is not None and b is not None:
+                return numeric(a, b)
+            u, v = _symbolic(u), _symbolic(v)
+        return symbolic(u, v)
+    return staticmethod(apply)
+
+
+def _product(u: Any, v: Any) -> Any:
+    """u·v, with a number times a symbol or function built directly in the form SymPy would give.
+
+    Evaluated, `c*w` runs the full Mul flattening for a result known in advance: `Mul(c, w)`.
+    """
+    if u.is_Number and u not in (sp.S.Zero, sp.S.One) and not isinstance(v, (sp.Add, sp.Mul, sp.Number)):
+        return sp.Mul(u, v, evaluate=False)
+    if v.is_Number and u.is_Number is False:
+        return _product(v, u)
+    return u * v
+
+
+def _nan_or(fn: Callable[..., float]) -> Callable[..., float]:
+    return lambda *a: math.nan if any(map(math.isnan, a)) else fn(a)
+
+
+class Meaning:
+    """`S`: elementwise functions of one element, and array helpers over object arrays.
+
+    `exact` decides what a leaf element held at its value is: a float (arithmetic in float64)
+    or its exact value (`--exact`, arithmetic in SymPy).
     """
 
-    exp = staticmethod(sp.exp)
-    log = staticmethod(sp.log)
-    sqrt = staticmethod(sp.sqrt)
-    Abs = staticmethod(sp.Abs)
-    sign = staticmethod(sp.sign)
-    sin = staticmethod(sp.sin)
-    cos = staticmethod(sp.cos)
-    tan = staticmethod(sp.tan)
-    tanh = staticmethod(sp.tanh)
-    Min = staticmethod(sp.Min)
+    exp = _elementwise(guard(math.exp), sp.exp)
+    log = _elementwise(guard(math.log), sp.log)
+    sqrt = _elementwise(guard(math.sqrt), sp.sqrt)
+    Abs = _elementwise(abs, sp.Abs)
+    sign = _elementwise(sign, sp.sign)
+    sin = _elementwise(guard(math.sin), sp.sin)
+    cos = _elementwise(guard(math.cos), sp.cos)
+    tan = _elementwise(guard(math.tan), sp.tan)
+    tanh = _elementwise(math.tanh, sp.tanh)
+    add = _binary(lambda a, b: a + b, lambda u, v: u + v)
+    sub = _binary(lambda a, b: a - b, lambda u, v: u - v)
+    mul = _binary(lambda a, b: a * b, _product)
+    div = _binary(_divide, lambda u, v: u / v)
+    pow = _binary(float_pow, lambda u, v: u ** v)
+    Max = _binary(_nan_or(max), sp.Max)
+    Min = _binary(_nan_or(min), sp.Min)
 
-    def __init__(self, exact: bool = False, budget: int = 2_000_000) -> None:
+    def __init__(self, exact: bool = False, budget: int = 2_000_000, seconds: float = 10.0) -> None:
         self.exact = exact
         self.budget = budget
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
         self.work = 0
 
     # -- constants -----------------------------------------------------------------------
     def number(self, v: Any) -> sp.Expr:
-        """A constant as SymPy sees it: integers and short decimals exactly, others by `exact`."""
+        """A constant as SymPy sees it: integers and short decimals as written, others by binary value."""
         if isinstance(v, np.generic):
             text = str(v)
             v = v.item()
@@ -62,17 +159,14 @@ class Meaning:
         if isinstance(v, (bool, int)):
             return sp.Integer(int(v))
         v = float(v)
-        if not np.isfinite(v):
-            return sp.nan if np.isnan(v) else (sp.oo if v > 0 else -sp.oo)
+        if not math.isfinite(v):
+            return exact(v)
         if v.is_integer():
             return sp.Integer(int(v))
         short = _short_decimal(text)
         if short is not None:
             return sp.Rational(short.numerator, short.denominator)
-        if self.exact:
-            exact = Fraction(v)
-            return sp.Rational(exact.numerator, exact.denominator)
-        return sp.Float(v)
+        return exact(v)
 
     def constant(self, value: Any) -> np.ndarray:
         """A constant input (data of a tensor that needs no grad, or a Python number) as an object array."""
@@ -82,14 +176,21 @@ class Meaning:
             out.flat[k] = self.number(v)
         return out
 
+    def fixed(self, v: Any) -> Any:
+        """A leaf element held at its value: a float, or in exact mode an exact number."""
+        return self.number(v) if self.exact else float(v)
+
     # -- elementwise -----------------------------------------------------------------------
-    def _spend(self, n: int) -> None:
+    def spend(self, n: int) -> None:
+        """Count `n` more terms against the budget, and stop once the time is up."""
         self.work += n
         if self.work > self.budget:
-            raise TooLarge(f"the symbolic replay passed {self.budget:,} terms")
+            raise TooLarge(f"too large for SymPy (over {self.budget:,} terms)")
+        if time.monotonic() > self.deadline:
+            raise TooLarge(f"too slow for SymPy (over {self.seconds:g} s)")
 
     def as_array(self, x: Any) -> np.ndarray:
-        """Object-array indexing yields a bare expression for one element: keep it an array."""
+        """Object-array indexing yields a bare element for one element: keep it an array."""
         if isinstance(x, np.ndarray):
             return x
         out = np.empty((), dtype=object)
@@ -97,57 +198,52 @@ class Meaning:
         return out
 
     def map(self, fn: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
-        self._spend(x.size)
         out = np.empty(x.shape, dtype=object)
         for k, u in enumerate(x.flat):
+            self.spend(1)
             out.flat[k] = fn(u)
         return out
 
     def broadcast(self, fn: Callable[[Any, Any], Any], a: np.ndarray, b: np.ndarray) -> np.ndarray:
         pairs = np.broadcast(a, b)
-        self._spend(pairs.size)
         out = np.empty(pairs.shape, dtype=object)
         for k, (u, v) in enumerate(pairs):
+            self.spend(1)
             out.flat[k] = fn(u, v)
         return out
 
-    def pow(self, u: Any, v: Any) -> sp.Expr:
-        return u ** v
-
-    def Max(self, *args: Any) -> sp.Expr:
-        return sp.Max(*args)
-
-    def clamp(self, u: Any, lo: float | None, hi: float | None) -> sp.Expr:
+    def clamp(self, u: Any, lo: float | None, hi: float | None) -> Any:
         if lo is not None:
-            u = sp.Max(u, self.number(lo))
+            u = self.Max(u, self.number(lo))
         if hi is not None:
-            u = sp.Min(u, self.number(hi))
+            u = self.Min(u, self.number(hi))
         return u
 
     def where(self, c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The condition is data the program computed, fixed in the trace: select, no Piecewise needed."""
         c, a, b = np.broadcast_arrays(c, a, b)
-        self._spend(c.size)
+        self.spend(c.size)
         out = np.empty(c.shape, dtype=object)
         for k, (ck, ak, bk) in enumerate(zip(c.flat, a.flat, b.flat)):
             out.flat[k] = ak if bool(ck) else bk
         return out
 
     def matmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """NumPy's matmul rules (1-D lifting, batch broadcasting), one `Add` per output element."""
+        """NumPy's matmul rules (1-D lifting, batch broadcasting), one sum per output element."""
         a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
         b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
         batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
         a2 = np.broadcast_to(a2, batch + a2.shape[-2:])
         b2 = np.broadcast_to(b2, batch + b2.shape[-2:])
         n, m = a2.shape[-2], b2.shape[-1]
-        self._spend(int(np.prod(batch, dtype=np.int64)) * n * m * a2.shape[-1])
         out = np.empty(batch + (n, m), dtype=object)
+        mul = self.mul
         for idx in np.ndindex(*batch, n, m):
+            self.spend(a2.shape[-1])
             *lead, i, j = idx
             row = a2[tuple(lead) + (i,)]
             col = b2[tuple(lead) + (slice(None), j)]
-            out[idx] = sp.Add(*(row * col))
+            out[idx] = self.total(mul(u, v) for u, v in zip(row, col))
         if a.ndim == 1:
             out = out.reshape(out.shape[:-2] + out.shape[-1:])
         if b.ndim == 1:
@@ -155,55 +251,85 @@ class Meaning:
         return out
 
     # -- reductions over one flat vector -------------------------------------------------------
-    def add_all(self, v: np.ndarray) -> sp.Expr:
-        return sp.Add(*v)
+    @staticmethod
+    def total(items: Any) -> Any:
+        """Σ items: known floats added in float64, the rest in one `Add`."""
+        known, rest = 0.0, []
+        floats = False
+        for u in items:
+            if type(u) is float:
+                known += u
+                floats = True
+            else:
+                rest.append(u)
+        if not rest:
+            return known
+        return sp.Add(exact(known), *rest) if floats else sp.Add(*rest)
 
-    def mean_all(self, v: np.ndarray) -> sp.Expr:
-        return sp.Add(*v) / len(v)
+    def add_all(self, v: np.ndarray) -> Any:
+        return self.total(v)
 
-    def mul_all(self, v: np.ndarray) -> sp.Expr:
-        return sp.Mul(*v)
+    def mean_all(self, v: np.ndarray) -> Any:
+        """Σv/n, with 1/n kept as a factor: evaluated, SymPy would multiply it into every term."""
+        whole = self.total(v)
+        if isinstance(whole, sp.Add):
+            return sp.Mul(sp.Rational(1, len(v)), whole, evaluate=False)
+        return self.div(whole, sp.Integer(len(v)))
 
-    def max_all(self, v: np.ndarray) -> sp.Expr:
-        return self._extremum(sp.Max, v)
+    def mul_all(self, v: np.ndarray) -> Any:
+        known = [u for u in v if type(u) is float]
+        rest = [u for u in v if type(u) is not float]
+        product = math.prod(known)
+        return product if not rest else (sp.Mul(exact(product), *rest) if known else sp.Mul(*rest))
 
-    def min_all(self, v: np.ndarray) -> sp.Expr:
-        return self._extremum(sp.Min, v)
+    def max_all(self, v: np.ndarray) -> Any:
+        return self._extremum(sp.Max, max, v)
+
+    def min_all(self, v: np.ndarray) -> Any:
+        return self._extremum(sp.Min, min, v)
 
     @staticmethod
-    def _extremum(fn: Any, v: np.ndarray) -> sp.Expr:
+    def _extremum(fn: Any, numeric: Callable, v: Any) -> Any:
         """Max/Min of many arguments compare them pairwise when evaluated: build them unevaluated."""
-        return fn(*v) if len(v) <= 4 else fn(*v, evaluate=False)
+        known = [u for u in v if type(u) is float]
+        rest = [u for u in v if type(u) is not float]
+        if known:
+            best = _nan_or(numeric)(*known)
+            if not rest:
+                return best
+            rest.append(exact(best))
+        return fn(*rest) if len(rest) <= 4 else fn(*rest, evaluate=False)
 
-    def var_all(self, v: np.ndarray, correction: int) -> sp.Expr:
+    def var_all(self, v: np.ndarray, correction: int) -> Any:
         """Σx² − (Σx)²/n over n − c: the same function as Σ(x − x̄)², without n copies of x̄."""
         n = len(v)
-        return (sp.Add(*(u * u for u in v)) - sp.Add(*v) ** 2 / n) / (n - correction)
+        squares = self.total(self.mul(u, u) for u in v)
+        mean_square = self.div(self.pow(self.total(v), sp.Integer(2)), sp.Integer(n))
+        return self.div(self.sub(squares, mean_square), sp.Integer(n - correction))
 
-    def norm_all(self, v: np.ndarray, p: float) -> sp.Expr:
+    def norm_all(self, v: np.ndarray, p: float) -> Any:
         if p == 2:
-            return sp.sqrt(sp.Add(*(u * u for u in v)))
+            return self.sqrt(self.total(self.mul(u, u) for u in v))
         if p == 1:
-            return sp.Add(*(sp.Abs(u) for u in v))
+            return self.total(self.Abs(u) for u in v)
         if p == float("inf"):
-            return self._extremum(sp.Max, np.array([sp.Abs(u) for u in v], dtype=object))
+            return self._extremum(sp.Max, max, [self.Abs(u) for u in v])
         q = self.number(p)
-        return sp.Add(*(sp.Abs(u) ** q for u in v)) ** (1 / q)
+        return self.pow(self.total(self.pow(self.Abs(u), q) for u in v), 1 / q)
 
     def softmax_1d(self, v: np.ndarray) -> np.ndarray:
-        e = [sp.exp(u) for u in v]
-        total = sp.Add(*e)
-        return np.array([u / total for u in e] + [None], dtype=object)[:-1]
+        e = [self.exp(u) for u in v]
+        whole = self.total(e)
+        return _vector([self.div(u, whole) for u in e])
 
     def log_softmax_1d(self, v: np.ndarray) -> np.ndarray:
-        lse = sp.log(sp.Add(*(sp.exp(u) for u in v)))
-        return np.array([u - lse for u in v] + [None], dtype=object)[:-1]
+        lse = self.log(self.total(self.exp(u) for u in v))
+        return _vector([self.sub(u, lse) for u in v])
 
     # -- reductions over axes -----------------------------------------------------------------
     def reduce(self, fn: Callable[[np.ndarray], Any], x: np.ndarray, dim: tuple[int, ...] | None,
                keepdim: bool) -> np.ndarray:
         """Apply a flat-vector reduction over `dim` (all axes when None), keeping dims on request."""
-        self._spend(x.size)
         axes = tuple(range(x.ndim)) if dim is None else tuple(dim)
         rest = tuple(a for a in range(x.ndim) if a not in axes)
         moved = np.transpose(x, rest + axes)
@@ -211,6 +337,7 @@ class Meaning:
         flat = moved.reshape(lead + (-1,))
         out = np.empty(lead, dtype=object)
         for idx in np.ndindex(*lead):
+            self.spend(flat.shape[-1])
             out[idx] = fn(flat[idx])
         if keepdim:
             out = out.reshape(tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
@@ -218,16 +345,16 @@ class Meaning:
 
     def along(self, fn1d: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dim: int) -> np.ndarray:
         """Apply a vector-to-vector function to every 1-D slice along `dim` (softmax)."""
-        self._spend(x.size)
         moved = np.moveaxis(x, dim, -1)
         out = np.empty(moved.shape, dtype=object)
         for idx in np.ndindex(*moved.shape[:-1]):
+            self.spend(moved.shape[-1])
             out[idx] = fn1d(moved[idx])
         return np.moveaxis(out, -1, dim)
 
     def index_put(self, v: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
         """Scatter-add into zeros: repeated indices accumulate, as the forward's `np.add.at`."""
-        self._spend(v.size)
+        self.spend(v.size)
         out = np.empty(shape, dtype=object)
         out.fill(sp.Integer(0))
         np.add.at(out, key, v)

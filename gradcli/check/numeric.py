@@ -1,21 +1,21 @@
 """The finite-difference witness: re-run the recorded forward on nudged leaves, like gradcheck.
 
 Each op's NumPy `forward` from the table is replayed in float64 (no autograd, no VJP), so a
-program too big for SymPy can still be checked. A point where the function has a kink is told
-apart from a wrong gradient by its one-sided slopes: they differ there, and nowhere else.
+program too big for SymPy can still be checked. A point where the function has a kink or a jump
+is told apart from a wrong gradient by its difference quotients, which there do not converge.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from gradcli import ops as O
+from gradcli.check.graph import Progress, Trace, computed_gradient, elements
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import InputCheck, compare
-from gradcli.check.trace import Trace, label
-from gradcli.tensor import Node, Tensor
+from gradcli.tensor import Node
 
 EPS = 1e-6
 
@@ -40,12 +40,13 @@ def _float64(x: Any) -> Any:
 def forward(tr: Trace, leaf_values: dict[int, np.ndarray]) -> dict[Any, Any]:
     """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped)."""
     values: dict[Any, Any] = dict(leaf_values)
-    for node in tr.nodes:
-        args = [_float64(tr.resolve(x, values)) for x in node.inputs]
-        if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f":
-            values[node] = args[0]
-        else:
-            values[node] = np.asarray(node.op.forward(*args, **node.params))
+    with np.errstate(all="ignore"):
+        for node in tr.nodes:
+            args = [_float64(tr.resolve(x, values)) for x in node.inputs]
+            if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f":
+                values[node] = args[0]
+            else:
+                values[node] = np.asarray(node.op.forward(*args, **node.params))
     return values
 
 
@@ -55,10 +56,11 @@ def leaf_values(tr: Trace) -> dict[int, np.ndarray]:
 
 def _kinked_inputs(node: Node, mask: np.ndarray, args: list[Any]) -> tuple[np.ndarray, ...]:
     return tuple(np.broadcast_to(np.asarray(a), mask.shape)[mask] for a in args
-                 if np.asarray(a).dtype.kind in "fiub" and _broadcasts(np.shape(a), mask.shape))
+                 if np.asarray(a).dtype.kind in "fiub" and broadcasts(np.shape(a), mask.shape))
 
 
-def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether an array of `shape` broadcasts to `target` (a kink mask covers the broadcast inputs)."""
     if len(shape) > len(target):
         return False
     return all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
@@ -90,10 +92,30 @@ def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     return None
 
 
+def _nudged(tr: Trace, base: dict[int, np.ndarray], key: int, k: int, step: float, weights: np.ndarray,
+            sites: list[Site]) -> tuple[float, Site | None]:
+    """L with one leaf element moved by `step`, and the first kink site the move reaches."""
+    nudged = base[key].copy()
+    nudged.flat[k] += step
+    moved = forward(tr, {**base, key: nudged})
+    return _loss(tr, moved, weights), _moved(tr, moved, sites)
+
+
+def _close(a: float, b: float, atol: float) -> bool:
+    return abs(a - b) <= atol + 1e-2 * max(abs(a), abs(b))
+
+
 def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray | None],
                   selection: dict[str, np.ndarray], tolerances: dict[str, tuple[float, float]],
-                  progress: Callable[[int, int], None] | None = None) -> dict[str, InputCheck]:
-    """Central differences of L = Σ weights·output at each selected leaf element."""
+                  progress: Progress | None = None) -> dict[str, InputCheck]:
+    """Central differences of L = Σ weights·output at each selected leaf element.
+
+    Where a nudge moves an op's input off a kink, the difference quotients are also taken one-sided
+    and at twice the step: if they disagree (a corner) or grow as the step shrinks (a jump), the
+    derivative does not exist there and the element is reported as undefined. An element whose
+    one-sided quotients disagree with no kink at the point itself (one lies within the step) is
+    not judged either when it would fail: there finite differences measure the wrong thing.
+    """
     base = leaf_values(tr)
     weights = np.asarray(weights, dtype=np.float64)
     values = forward(tr, base)
@@ -105,37 +127,27 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
     for name, flat in selection.items():
         leaf = tr.leaves[name]
         key = id(leaf)
+        got = computed_gradient(computed.get(name), leaf).reshape(-1)[flat]
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
+        rtol, atol = tolerances[name]
         for pos, k in enumerate(flat):
-            slopes = []
-            reached = None
-            for step in (EPS, -EPS):
-                nudged = base[key].copy()
-                nudged.flat[k] += step
-                moved = forward(tr, {**base, key: nudged})
-                slopes.append(_loss(tr, moved, weights))
-                reached = reached or _moved(tr, moved, sites)
-            lp, lm = slopes
+            (lp, site), (lm, site_m) = (_nudged(tr, base, key, k, step, weights, sites) for step in (EPS, -EPS))
             expected[pos] = (lp - lm) / (2 * EPS)
+            site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS
-            rtol, atol = tolerances[name]
-            if reached is not None and not abs(right - left) <= atol + 1e-2 * max(abs(right), abs(left)):
-                reasons[pos] = (f"{reached.node.name} is on a kink here (one-sided slopes {left:.6g} and {right:.6g}); "
-                                f"gradcli follows PyTorch: {reached.node.op.rule}")
+            if site is not None:
+                right2 = (_nudged(tr, base, key, k, 2 * EPS, weights, sites)[0] - l0) / (2 * EPS)
+                left2 = (l0 - _nudged(tr, base, key, k, -2 * EPS, weights, sites)[0]) / (2 * EPS)
+                if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
+                    reasons[pos] = (f"{site.node.name} is at a kink (one-sided slopes {left:.6g} and {right:.6g}): "
+                                    f"{site.node.op.rule}")
+            elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, atol):
+                reasons[pos] = (f"not smooth within the finite-difference step (one-sided slopes {left:.6g} and "
+                                f"{right:.6g}): finite differences cannot judge this element")
             done += 1
             if progress is not None:
                 progress(done, total)
-        got = _computed(computed.get(name), leaf).reshape(-1)[flat]
-        labels = [label(name, np.unravel_index(k, leaf.shape)) for k in flat]
-        results[name] = compare(name, "numeric", labels, expected, got, reasons, leaf._data.size, tolerances[name])
+        results[name] = compare(name, "numeric", elements(name, leaf.shape, flat), expected, got, reasons,
+                                leaf._data.size, tolerances[name])
     return results
-
-
-def _computed(g: Any, leaf: Tensor) -> np.ndarray:
-    """Autograd's gradient as float64 of the leaf's shape; no gradient at all means zeros."""
-    if g is None:
-        return np.zeros(leaf.shape)
-    if isinstance(g, Tensor):
-        g = g._data
-    return np.broadcast_to(np.asarray(g, dtype=np.float64), leaf.shape)

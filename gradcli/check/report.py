@@ -31,12 +31,14 @@ class Element:
     """One element worth naming: the worst mismatch, or a point where the derivative is undefined."""
 
     label: str
+    index: tuple[int, ...]
     expected: float
     got: float
     reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"element": self.label, "expected": _number(self.expected), "got": _number(self.got)}
+        out = {"element": self.label, "index": list(self.index), "expected": _number(self.expected),
+               "got": _number(self.got)}
         if self.reason:
             out["reason"] = self.reason
         return out
@@ -101,10 +103,6 @@ class CheckReport:
     of: str
     inputs: dict[str, InputCheck]
 
-    @property
-    def passed(self) -> bool:
-        return self.status == PASS
-
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "mode": self.mode, "of": self.of,
                 "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
@@ -121,9 +119,10 @@ def with_numeric(symbolic: InputCheck, numeric: InputCheck) -> InputCheck:
     return dataclasses.replace(symbolic, status=status, numeric=numeric)
 
 
-def compare(name: str, method: str, labels: list[str], expected: np.ndarray, got: np.ndarray,
-            reasons: dict[int, str], total: int, tol: tuple[float, float], **details: Any) -> InputCheck:
-    """Judge `got` against `expected` element by element.
+def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]], expected: np.ndarray,
+            got: np.ndarray, reasons: dict[int, str], total: int, tol: tuple[float, float],
+            **details: Any) -> InputCheck:
+    """Judge `got` against `expected` element by element; `elements` names each by (label, index).
 
     `reasons` names the elements (by position) where the derivative is not defined; there, and
     wherever the expected value is not finite, gradcli's number is shown but not judged.
@@ -133,7 +132,7 @@ def compare(name: str, method: str, labels: list[str], expected: np.ndarray, got
     got = np.asarray(got, dtype=np.float64)
     reasons = dict(reasons)
     for k in np.flatnonzero(~np.isfinite(expected)):
-        reasons.setdefault(int(k), "the derivative is not finite here")
+        reasons.setdefault(int(k), "the derivative has no finite value here")
     undefined = np.zeros(expected.shape, dtype=bool)
     undefined[list(reasons)] = True
     defined = ~undefined
@@ -148,11 +147,11 @@ def compare(name: str, method: str, labels: list[str], expected: np.ndarray, got
     worst = None
     if defined.any():
         k = int(np.flatnonzero(defined)[np.argmax(ratio[defined])])
-        worst = Element(labels[k], float(expected[k]), float(got[k]))
+        worst = Element(*elements[k], float(expected[k]), float(got[k]))
     status = FAIL if bad.any() else (UNDEFINED if undefined.any() else PASS)
-    shown = tuple(Element(labels[k], float(expected[k]), float(got[k]), reasons[k])
+    shown = tuple(Element(*elements[k], float(expected[k]), float(got[k]), reasons[k])
                   for k in sorted(reasons)[:_SHOWN_UNDEFINED])
-    return InputCheck(name, status, method, max_abs, max_rel, len(labels), total, rtol, atol, worst=worst,
+    return InputCheck(name, status, method, max_abs, max_rel, len(elements), total, rtol, atol, worst=worst,
                       undefined=shown, undefined_count=len(reasons), **details)
 
 

@@ -7,12 +7,16 @@ after the backward call it verifies.
 from __future__ import annotations
 
 import keyword
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gradcli.tensor import Node, Tensor
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) as a check goes, so a caller can draw a bar; the checker never prints."""
 
 
 @dataclass(frozen=True)
@@ -21,7 +25,6 @@ class Trace:
 
     output: Tensor
     nodes: tuple[Node, ...]
-    names: dict[int, str]
     leaves: dict[str, Tensor]
 
     def resolve(self, x: Any, values: dict[Any, Any]) -> Any:
@@ -47,13 +50,12 @@ def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
 
     Leaves that require grad but were not named get `leaf0`, `leaf1`, ... in the order met.
     """
-    names: dict[int, str] = {}
     for name, t in leaves.items():
         if not _valid(name):
             raise ValueError(f"leaf name {name!r} is not an identifier")
         if not isinstance(t, Tensor) or t.grad_fn is not None or not t.requires_grad:
             raise ValueError(f"{name!r} is not a leaf tensor that requires grad")
-        names[id(t)] = name
+    named = {id(t) for t in leaves.values()}
     found = dict(leaves)
     nodes: list[Node] = []
     seen: set[int] = set()
@@ -67,19 +69,26 @@ def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
         if type(x) is Node:
             nodes.append(x)
             stack.extend(x.inputs)
-        elif type(x) is Tensor and x.requires_grad and x.grad_fn is None and id(x) not in names:
+        elif type(x) is Tensor and x.requires_grad and x.grad_fn is None and id(x) not in named:
             while f"leaf{unnamed}" in found:
                 unnamed += 1
-            name = f"leaf{unnamed}"
-            names[id(x)] = name
-            found[name] = x
+            found[f"leaf{unnamed}"] = x
     nodes.sort(key=lambda n: n.seq)
-    return Trace(output, tuple(nodes), names, found)
+    return Trace(output, tuple(nodes), found)
 
 
 def label(name: str, index: tuple[int, ...]) -> str:
     """How gradcli names one element: `x[0,1]`, or `x` for a 0-d tensor."""
     return f"{name}[{','.join(map(str, index))}]" if index else name
+
+
+def elements(name: str, shape: tuple[int, ...], flat: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
+    """(label, index) of each element at the flat indices `flat`."""
+    out = []
+    for k in flat:
+        index = tuple(int(i) for i in np.unravel_index(k, shape))
+        out.append((label(name, index), index))
+    return out
 
 
 def select(size: int, budget: int, sample: int, seed: int) -> np.ndarray:
@@ -88,3 +97,12 @@ def select(size: int, budget: int, sample: int, seed: int) -> np.ndarray:
         return np.arange(size)
     rng = np.random.default_rng(seed)
     return np.sort(rng.choice(size, size=min(sample, size), replace=False))
+
+
+def computed_gradient(g: Any, leaf: Tensor) -> np.ndarray:
+    """Autograd's gradient as float64 in the leaf's shape; no gradient at all (None) means zeros."""
+    if g is None:
+        return np.zeros(leaf.shape)
+    if isinstance(g, Tensor):
+        g = g._data
+    return np.broadcast_to(np.asarray(g, dtype=np.float64), leaf.shape)

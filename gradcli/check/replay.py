@@ -1,0 +1,116 @@
+"""Symbolic replay: the recorded graph rebuilt as SymPy expressions of per-element leaf symbols.
+
+Each element of each leaf gets its own real Symbol, named by gradcli from the leaf's identifier
+and integer indices (`x[0,1]`, `x` for a 0-d tensor); nothing a user typed is ever parsed.
+Every node is rebuilt with its op's `sym` meaning, in creation order, so control flow needs no
+special case: the graph is the trace the program took.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from gradcli.check.graph import Trace, label
+from gradcli.check.meaning import Meaning, TooLarge
+from gradcli.check.numeric import Site, broadcasts
+from gradcli.tensor import Node, Tensor
+
+
+@dataclass
+class Replay:
+    """The output as an object array, plus what each symbol stands for."""
+
+    out: np.ndarray
+    symbols: dict[str, np.ndarray]
+    where: dict[sp.Symbol, tuple[str, tuple[int, ...]]]
+    kinks: dict[sp.Symbol, str] = field(default_factory=dict)
+
+
+def symbol(text: str) -> sp.Symbol:
+    """Every symbol the checker makes (leaf elements, index forms) shares these assumptions."""
+    return sp.Symbol(text, real=True)
+
+
+def _leaf_elements(name: str, data: np.ndarray, keep: Any, meaning: Meaning, where: dict) -> np.ndarray:
+    """Symbols for the elements at the flat indices `keep`; the others held at their values."""
+    out = np.empty(data.shape, dtype=object)
+    for k, v in enumerate(data.flat):
+        out.flat[k] = meaning.fixed(v)
+    for k in keep:
+        idx = tuple(int(i) for i in np.unravel_index(k, data.shape))
+        s = symbol(label(name, idx))
+        out[idx] = s
+        where[s] = (name, idx)
+    return out
+
+
+MAX_NESTING = 64
+"""SymPy's derivatives and printing of functions nested deeper than this grow too slow (and recurse)."""
+
+_FLAT = frozenset({"add", "sub", "mul", "div", "neg", "sum", "mean", "matmul", "where", "reshape", "transpose",
+                   "permute", "expand", "index", "index_put", "cat", "stack", "to"})
+"""Ops whose results SymPy flattens into their operands' expressions: they add no nesting."""
+
+
+def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.ndarray]) -> Replay:
+    """Rebuild `tr.output` symbolically; note which symbols feed an op evaluated on a kink.
+
+    `keep[name]` lists the flat indices of the leaf's elements to make symbols of. The other
+    elements, and leaves without an entry, are held at their values: no checked partial
+    derivative depends on them being symbols.
+    """
+    where: dict[sp.Symbol, tuple[str, tuple[int, ...]]] = {}
+    symbols = {name: _leaf_elements(name, t._data, keep.get(name, ()), meaning, where)
+               for name, t in tr.leaves.items()}
+    by_leaf = {id(t): symbols[name] for name, t in tr.leaves.items()}
+    at_kink = {id(site.node): site for site in sites}
+    consumers: dict[Node, int] = {}
+    for node in tr.nodes:
+        for x in node.inputs:
+            if type(x) is Node:
+                consumers[x] = consumers.get(x, 0) + 1
+    values: dict[Any, np.ndarray] = {}
+    nesting: dict[Node, int] = {}
+    constants: dict[int, np.ndarray] = {}
+    kinks: dict[sp.Symbol, str] = {}
+
+    def resolve(x: Any) -> np.ndarray:
+        if type(x) is Node:
+            return values[x]
+        if type(x) is Tensor and id(x) in by_leaf:
+            return by_leaf[id(x)]
+        key = id(x)
+        if key not in constants:
+            constants[key] = meaning.constant(x._data if type(x) is Tensor else x)
+        return constants[key]
+
+    for node in tr.nodes:
+        depth = max((nesting[x] for x in node.inputs if type(x) is Node), default=0) + (node.op.name not in _FLAT)
+        if depth > MAX_NESTING:
+            raise TooLarge(f"nested too deeply for SymPy (functions over {MAX_NESTING} deep)")
+        nesting[node] = depth
+        args = [resolve(x) for x in node.inputs]
+        out = meaning.as_array(node.op.sym(meaning, *args, **node.params))
+        if out.shape != tuple(node.shape):
+            raise RuntimeError(f"the SymPy meaning of {node.op.name} gave shape {out.shape}, its forward "
+                               f"{tuple(node.shape)}")
+        values[node] = out
+        site = at_kink.get(id(node))
+        if site is not None:
+            reason = f"{node.name} is at a kink: {node.op.rule}"
+            for a in args:
+                if broadcasts(a.shape, site.mask.shape):
+                    for e in np.broadcast_to(a, site.mask.shape)[site.mask]:
+                        for s in getattr(e, "free_symbols", ()):
+                            kinks.setdefault(s, reason)
+        for x in node.inputs:
+            if type(x) is Node and x is not tr.root:
+                consumers[x] -= 1
+                if consumers[x] == 0:
+                    del values[x]
+    root = tr.root
+    out = values[root] if type(root) is Node else resolve(root)
+    return Replay(out, symbols, where, kinks)

@@ -1,0 +1,202 @@
+"""The SymPy witness: ∂L/∂s for L = Σ gradient·output, from the replayed forward meaning.
+
+Rather than differentiating one giant sum, each checked symbol is differentiated only in the
+output elements that contain it (∂L/∂s = Σₖ gₖ ∂outₖ/∂s), and within those only in the terms
+that contain it. Values come from the float64 evaluator, or stay exact until the comparison
+with `exact=True`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from gradcli.check.calculus import Calculus, ExactEvaluator, FloatEvaluator
+from gradcli.check.formula import Kept, describe, display_positions, line
+from gradcli.check.graph import Progress, Trace, computed_gradient, elements
+from gradcli.check.meaning import Meaning
+from gradcli.check.numeric import forward, kink_sites, leaf_values
+from gradcli.check.replay import Replay, replay
+from gradcli.check.report import InputCheck, compare
+
+
+@dataclass
+class Witness:
+    """A replayed program with what every derivative needs: caches, the point, an evaluator."""
+
+    rp: Replay
+    calc: Calculus
+    meaning: Meaning
+    evaluate: Any
+    exact: bool
+
+    def total(self, parts: list[Any]) -> Any:
+        return sp.Add(*parts) if self.exact else sum(parts)
+
+    def derivative(self, e: Any, s: sp.Symbol, memo: dict) -> sp.Expr:
+        """∂e/∂s as an expression (for display, and for differentiating again)."""
+        return sp.Add(*self.calc.pieces(e, s, memo))
+
+    def value(self, e: Any, s: sp.Symbol, memo: dict) -> Any:
+        """∂e/∂s at the point: in float64 without forming it, or exactly from the formed derivative."""
+        if self.exact:
+            return self.total([self.evaluate(p) for p in self.calc.pieces(e, s, memo)])
+        return self.calc.slope(e, s, self.evaluate, memo)
+
+    def to_float(self, v: Any) -> float:
+        return ExactEvaluator.to_float(v) if self.exact else float(v)
+
+
+def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float) -> Witness:
+    """Replay `tr` in SymPy at the leaves' current values, with symbols for the elements in `keep`.
+
+    Raises `TooLarge` when the replay and the derivatives would pass `seconds` or the term budget.
+    """
+    meaning = Meaning(exact, seconds=seconds)
+    sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
+    rp = replay(tr, meaning, sites, keep)
+    point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
+    evaluate = ExactEvaluator(point) if exact else FloatEvaluator(point)
+    return Witness(rp, Calculus(), meaning, evaluate, exact)
+
+
+def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
+                   tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
+                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
+    """Compare autograd's gradient of each selected leaf element with SymPy's."""
+    w = witness(tr, exact, selection, seconds)
+    rp, calc = w.rp, w.calc
+    checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
+    uses: dict[sp.Symbol, list[tuple[sp.Expr, Any, sp.Expr]]] = {}
+    for e, g in zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat):
+        if g == 0:
+            continue
+        exact_g = w.meaning.number(float(g))
+        use = (e, exact_g if exact else float(g), exact_g)
+        for s in calc.free(e):
+            if s in checked:
+                uses.setdefault(s, []).append(use)
+    total = sum(len(flat) for flat in selection.values())
+    done = 0
+    results = {}
+    for name, flat in selection.items():
+        leaf = tr.leaves[name]
+        order = display_positions(flat, leaf.shape)
+        expected = np.empty(len(flat))
+        kept: dict[int, Kept] = {}
+        reasons: dict[int, str] = {}
+        for pos, k in enumerate(flat):
+            s = rp.symbols[name].flat[k]
+            parts, forms, memo, shown_memo = [], [], {}, {}
+            for e, g, shown_g in uses.get(s, ()):
+                parts.append(g * w.value(e, s, memo))
+                if pos in order:
+                    forms.append(shown_g * w.derivative(e, s, shown_memo))
+            value = w.total(parts) if parts else sp.S.Zero
+            expected[pos] = w.to_float(value)
+            if pos in order:
+                index = tuple(int(i) for i in np.unravel_index(k, leaf.shape))
+                kept[pos] = Kept(index, sp.Add(*forms), value)
+            if s in rp.kinks and s in uses:
+                reasons[pos] = rp.kinks[s]
+            done += 1
+            w.meaning.spend(0)
+            if progress is not None:
+                progress(done, total)
+        got = computed_gradient(computed.get(name), leaf).reshape(-1)[flat]
+        uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
+        formulas = describe(name, of, [kept[p] for p in order], uniform, rp)
+        results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
+                                leaf._data.size, tolerances[name],
+                                derivative=formulas[0] if formulas else "", formulas=formulas)
+    return results
+
+
+def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray, selection: dict[str, np.ndarray],
+                   tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
+                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
+    """Compare each selected entry ∂outₖ/∂xⱼ of autograd's Jacobian blocks with SymPy's."""
+    w = witness(tr, exact, selection, seconds)
+    rp, calc = w.rp, w.calc
+    zero = sp.S.Zero if exact else 0.0
+    total = sum(len(flat) for flat in selection.values())
+    done = 0
+    results = {}
+    for name, flat in selection.items():
+        leaf = tr.leaves[name]
+        block = np.asarray(computed[name], dtype=np.float64).reshape(rp.out.size, leaf._data.size)
+        entries, expected, got, lines = [], [], [], []
+        reasons: dict[int, str] = {}
+        for (wrt, j_index), j in zip(elements(name, leaf.shape, flat), flat):
+            s = rp.symbols[name].flat[j]
+            memo: dict = {}
+            for (of_k, k_index), k in zip(elements(of, rp.out.shape, rows), rows):
+                e = rp.out.flat[k]
+                uses = s in calc.free(e)
+                value = w.value(e, s, memo) if uses else zero
+                lhs = f"∂{of_k}/∂{wrt}"
+                if uses and s in rp.kinks:
+                    reasons[len(entries)] = rp.kinks[s]
+                if uses and len(lines) < 2:
+                    lines.append(line(lhs, w.derivative(e, s, {}), value))
+                entries.append((lhs, k_index + j_index))
+                expected.append(w.to_float(value))
+                got.append(block[k, j])
+            done += 1
+            w.meaning.spend(0)
+            if progress is not None:
+                progress(done, total)
+        results[name] = compare(name, "symbolic", entries, np.array(expected), np.array(got), reasons,
+                                rp.out.size * leaf._data.size, tolerances[name],
+                                derivative=lines[0] if lines else "0", formulas=tuple(lines))
+    return results
+
+
+def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selection: dict[str, np.ndarray],
+                  tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
+                  progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
+    """Compare each selected second derivative ∂²out/∂s∂t of a one-element output with SymPy's."""
+    w = witness(tr, exact, selection, seconds)
+    rp, calc = w.rp, w.calc
+    out = rp.out.reshape(-1)[0]
+    zero = sp.S.Zero if exact else 0.0
+    first: dict[sp.Symbol, sp.Expr] = {}
+    memos: dict[Any, dict] = {}
+    names = list(selection)
+    total = sum(len(selection[a]) for a in names) * len(names)
+    done = 0
+    results = {}
+    for a in names:
+        for b in names:
+            la, lb = tr.leaves[a], tr.leaves[b]
+            block = np.asarray(computed[a][b], dtype=np.float64).reshape(la._data.size, lb._data.size)
+            entries, expected, got, lines = [], [], [], []
+            reasons: dict[int, str] = {}
+            for (by_i, i_index), i in zip(elements(a, la.shape, selection[a]), selection[a]):
+                s = rp.symbols[a].flat[i]
+                if s not in first:
+                    first[s] = w.derivative(out, s, memos.setdefault(("form", s), {}))
+                for (by_j, j_index), j in zip(elements(b, lb.shape, selection[b]), selection[b]):
+                    t = rp.symbols[b].flat[j]
+                    uses = t in calc.free(first[s])
+                    value = w.value(first[s], t, memos.setdefault(("value", t), {})) if uses else zero
+                    lhs = f"∂²{of}/∂{by_i}∂{by_j}"
+                    kink = rp.kinks.get(s) or rp.kinks.get(t)
+                    if kink and s in calc.free(out) and t in calc.free(out):
+                        reasons[len(entries)] = kink
+                    if uses and len(lines) < 2:
+                        lines.append(line(lhs, w.derivative(first[s], t, {}), value))
+                    entries.append((lhs, i_index + j_index))
+                    expected.append(w.to_float(value))
+                    got.append(block[i, j])
+                done += 1
+                w.meaning.spend(0)
+                if progress is not None:
+                    progress(done, total)
+            key = a if a == b else f"{a},{b}"
+            results[key] = compare(key, "symbolic", entries, np.array(expected), np.array(got), reasons,
+                                   la._data.size * lb._data.size, tolerances[a],
+                                   derivative=lines[0] if lines else "0", formulas=tuple(lines))
+    return results

@@ -1,0 +1,79 @@
+"""`--check` cost: the seed's matrix example, and growth with the number of elements.
+
+A script, not a test: timings depend on the machine and its load. It prints the SymPy import
+and the check itself apart (issue 4's target: the matrix example end to end, cold, under 1 s),
+then symbolic and finite-difference check times for 10 to 10,000 elements of three program
+shapes, with how many elements each check covered (sampling starts above `BUDGET` elements per
+input). Run `python tests/bench/bench_check.py`.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, installed or not
+start = time.perf_counter()
+import gradcli as g  # noqa: E402
+from gradcli.check import BUDGET, check_gradients  # noqa: E402
+
+Program = Callable[[int], tuple[dict, g.Tensor]]
+
+
+def matrix(_: int) -> tuple[dict, g.Tensor]:
+    r = np.random.default_rng(3)
+    x, y, w = (g.tensor(r.standard_normal(s), requires_grad=True) for s in ((10, 20), (10, 5), (20, 5)))
+    return {"x": x, "y": y, "w": w}, g.mean(y - g.matmul(x, w))
+
+
+def elementwise(n: int) -> tuple[dict, g.Tensor]:
+    x = g.tensor(np.linspace(-1, 1, n), requires_grad=True)
+    return {"x": x}, (x * x * 3 + x.sin()).sum()
+
+
+def dense_tanh(n: int) -> tuple[dict, g.Tensor]:
+    cols = max(1, int(np.sqrt(n / 2)))
+    r = np.random.default_rng(0)
+    x = g.tensor(r.standard_normal((max(1, n // cols), cols)), requires_grad=True)
+    w = g.tensor(r.standard_normal((cols, 5)), requires_grad=True)
+    return {"x": x, "w": w}, (x @ w).tanh().mean()
+
+
+def softmax_rows(n: int) -> tuple[dict, g.Tensor]:
+    x = g.tensor(np.random.default_rng(0).standard_normal((max(1, n // 10), 10)), requires_grad=True)
+    return {"x": x}, g.log_softmax(x, dim=1)[:, 0].sum()
+
+
+def timed(program: Program, n: int, mode: str) -> tuple[float, str]:
+    leaves, out = program(n)
+    out.backward()
+    computed = {k: t.grad._data for k, t in leaves.items()}
+    t0 = time.perf_counter()
+    report = check_gradients(out, leaves, None, computed, mode=mode)
+    elapsed = time.perf_counter() - t0
+    assert report.status == "pass", report.to_json()
+    return elapsed, ", ".join(f"{k}: {c.coverage}" + (f" ({c.note})" if c.note else "")
+                              for k, c in report.inputs.items())
+
+
+def main() -> None:
+    engine = time.perf_counter() - start
+    t0 = time.perf_counter()
+    import sympy  # noqa: F401
+    sympy_import = time.perf_counter() - t0
+    check, _ = timed(matrix, 0, "symbolic")
+    print(f"seed matrix example (10x20, 10x5, 20x5): import gradcli {engine:.3f} s, import sympy "
+          f"{sympy_import:.3f} s, check {check:.3f} s")
+    print(f"\nelements (sampling above {BUDGET} per input)    symbolic   numeric   covered")
+    for program in (elementwise, dense_tanh, softmax_rows):
+        for n in (10, 100, 1_000, 10_000):
+            sym, covered = timed(program, n, "symbolic")
+            num, _ = timed(program, n, "numeric")
+            print(f"{program.__name__:>13} {n:>7,}                  {sym:7.3f} s {num:7.3f} s   {covered}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""`--check`: the seed programs pass, a wrong VJP is caught at the right element, kinks are
+reported as undefined, large inputs are sampled, and the numeric witness agrees."""
+import itertools
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradcli as g
+from gradcli import ops as O
+from gradcli.check import check_gradients
+
+
+def run(out, leaves, gradient=None, **kw):
+    """Run backward, then check what it added to each leaf's .grad."""
+    before = {k: None if t.grad is None else t.grad._data.copy() for k, t in leaves.items()}
+    out.backward(gradient)
+    computed = {k: None if t.grad is None else t.grad._data - (0 if before[k] is None else before[k])
+                for k, t in leaves.items()}
+    return check_gradients(out, leaves, gradient, computed, **kw)
+
+
+def seed000():
+    x = g.ones(2, 2, requires_grad=True)
+    y = x + 2
+    z = y * y * 3
+    return x, z.mean()
+
+
+def matrix(seed=3):
+    r = np.random.default_rng(seed)
+    x = g.tensor(r.standard_normal((10, 20)), requires_grad=True)
+    y = g.tensor(r.standard_normal((10, 5)), requires_grad=True)
+    w = g.tensor(r.standard_normal((20, 5)), requires_grad=True)
+    return {"x": x, "y": y, "w": w}, g.mean(y - g.matmul(x, w))
+
+
+def test_seed000_passes_and_writes_the_tutorials_formula():
+    x, out = seed000()
+    report = run(out, {"x": x})
+    assert report.status == "pass"
+    c = report.inputs["x"]
+    assert (c.status, c.checked, c.total, c.max_abs_err) == ("pass", 4, 4, 0.0)
+    assert c.derivative == "∂out/∂x[i,j] = 3*(x[i,j] + 2)/2 = 4.5"
+
+
+def test_seed000_exact_mode_gives_the_exact_value():
+    x, out = seed000()
+    report = run(out, {"x": x}, exact=True)
+    assert report.status == "pass"
+    assert report.inputs["x"].derivative.endswith("= 9/2")
+
+
+def test_seed002_scalar():
+    x = g.tensor([2.0], requires_grad=True)
+    out = (x + 2) ** 2 + 3
+    report = run(out, {"x": x})
+    assert report.status == "pass"
+    assert report.inputs["x"].derivative in ("∂out/∂x[0] = 2*x[0] + 4 = 8", "∂out/∂x[0] = 2*(x[0] + 2) = 8")
+
+
+def test_seed_matrix_example_passes_fast():
+    import sympy  # noqa: F401  (imported first: its cost is the CLI's, not the check's)
+    leaves, out = matrix()
+    out.backward()
+    computed = {k: t.grad._data for k, t in leaves.items()}
+    start = time.perf_counter()
+    report = check_gradients(out, leaves, None, computed)
+    elapsed = time.perf_counter() - start
+    assert report.status == "pass"
+    assert {k: (c.checked, c.total) for k, c in report.inputs.items()} == {"x": (200, 200), "y": (50, 50),
+                                                                            "w": (100, 100)}
+    assert report.inputs["y"].derivative == "∂out/∂y[i,j] = 1/50 = 0.02"
+    assert report.inputs["x"].derivative.startswith(
+        "∂out/∂x[i,j] = -(w[j,0] + w[j,1] + w[j,2] + w[j,3] + w[j,4])/50")
+    assert elapsed < 2.0
+
+
+def test_while_loop_with_a_gradient_vector():
+    x = g.tensor([0.5, -1.2, 0.3], requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:
+        y = y * 2
+    report = run(y, {"x": x}, g.tensor([0.1, 1.0, 0.0001]), of="y")
+    assert report.status == "pass"
+    assert report.of == "(v·y)"
+    assert report.inputs["x"].derivative == "∂(v·y)/∂x[0] = 512/5 = 102.4"
+
+
+def test_broadcast_and_an_unnamed_leaf():
+    w = g.tensor([0.3, 0.7], requires_grad=True)
+    x = g.tensor([1.0], requires_grad=True)
+    b = g.tensor([0.5], requires_grad=True)
+    out = w * x + b
+    report = run(out, {"w": w, "x": x}, g.tensor([1.0, 1.0]))
+    assert report.status == "pass"
+    assert set(report.inputs) == {"w", "x"}
+    assert report.inputs["x"].derivative == "∂Σout/∂x[0] = w[0] + w[1] = 1"
+
+
+def test_softmax_cross_entropy():
+    r = np.random.default_rng(1)
+    x = g.tensor(r.standard_normal((4, 3)), requires_grad=True)
+    w = g.tensor(r.standard_normal((3, 5)), requires_grad=True)
+    t = g.eye(5)[:4]
+    out = -(g.log(g.softmax(x @ w, dim=1)) * t).sum(dim=1).mean()
+    report = run(out, {"x": x, "w": w}, mode="all")
+    assert report.status == "pass"
+    assert all(c.numeric is not None and c.numeric.status == "pass" for c in report.inputs.values())
+    assert all(len(c.derivative) <= 200 for c in report.inputs.values())
+
+
+def test_many_ops_in_one_program():
+    r = np.random.default_rng(5)
+    x = g.tensor(r.uniform(0.5, 1.5, (3, 4)), requires_grad=True)
+    w = g.tensor(r.standard_normal((4, 2)), requires_grad=True)
+    h = (x @ w).tanh().sigmoid() + g.log_softmax(x, dim=1)[:, :2]
+    h = g.cat([h, x.sqrt()[:, 1:3] * x.std(dim=1, keepdim=True)], dim=1)
+    h = g.stack([h, h.exp().log1p()], dim=0).permute(1, 0, 2).reshape(3, -1)
+    out = (g.maximum(h, h * 0.5).clamp(-2, 2).prod(dim=1) + x.norm(dim=1) + x.var(dim=0).sum() + h.max()).sum()
+    report = run(out, {"x": x, "w": w}, mode="all")
+    assert report.status == "pass", report.to_json()
+
+
+@pytest.fixture
+def patched():
+    """Swap an op's VJPs for the length of a test (Op is frozen, so around its __setattr__)."""
+    saved = []
+
+    def patch(op, vjps):
+        saved.append((op, op.vjps))
+        object.__setattr__(op, "vjps", vjps)
+    yield patch
+    for op, vjps in reversed(saved):
+        object.__setattr__(op, "vjps", vjps)
+
+
+def test_a_wrong_vjp_is_caught_at_the_right_element(patched):
+    def off_at_1_0(ns, gr, o, a, b):
+        bump = np.zeros(np.shape(gr))
+        bump[1, 0] = 1.0
+        return gr * b + bump
+    patched(O.MUL, (off_at_1_0, O.MUL.vjps[1]))
+    x = g.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = g.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+    report = run((x * w).sum(), {"x": x, "w": w})
+    assert report.status == "fail"
+    assert report.inputs["w"].status == "pass"
+    c = report.inputs["x"]
+    assert c.status == "fail" and (c.worst.label, c.worst.index) == ("x[1,0]", (1, 0))
+    assert (c.worst.expected, c.worst.got) == (2.0, 3.0)
+    assert report.to_json()["inputs"]["x"]["status"] == "fail"
+
+
+def test_a_wrong_tanh_vjp_fails_both_witnesses(patched):
+    patched(O.TANH, (lambda ns, gr, o, x: gr * (1.0 - o),))
+    x = g.tensor([0.3, -0.8, 1.1], requires_grad=True)
+    report = run(x.tanh().sum(), {"x": x}, mode="all")
+    c = report.inputs["x"]
+    assert report.status == "fail" and c.numeric.status == "fail"
+    assert c.derivative == "∂out/∂x[i] = 1 - tanh(x[i])**2  (0.359201 at x[2])"
+    assert (c.worst.label, round(c.worst.expected, 6), round(c.worst.got, 6)) == ("x[1]", 0.559055, 1.664037)
+
+
+def test_check_before_and_after_backward_agree():
+    leaves, out = matrix(seed=4)
+    twin, out2 = matrix(seed=4)
+    out2.backward()
+    computed = {k: t.grad._data for k, t in twin.items()}
+    before = check_gradients(out, leaves, None, computed)
+    out.backward()
+    assert out.grad_fn.inputs[0].inputs[1].name == "MmBackward0"
+    assert out.grad_fn.inputs[0].inputs[1].saved is None
+    after = check_gradients(out, leaves, None, computed)
+    assert before.status == after.status == "pass"
+    assert before.to_json() == after.to_json()
+
+
+@pytest.mark.parametrize("build, node", [
+    (lambda x: x.relu().sum(), "ReluBackward0"),
+    (lambda x: x.abs().sum(), "AbsBackward0"),
+    (lambda x: x.sqrt().sum(), "SqrtBackward0"),
+    (lambda x: x.clamp(min=0.0).sum(), "ClampBackward1"),
+    (lambda x: (x.sign() * 2).sum(), "SignBackward0"),
+])
+def test_kinks_are_undefined_not_failures(build, node):
+    x = g.tensor([0.0, 4.0], requires_grad=True)
+    for mode in ("symbolic", "numeric"):
+        x.grad = None
+        report = run(build(x), {"x": x}, mode=mode)
+        c = report.inputs["x"]
+        assert report.status == "pass" and c.status == "undefined", (mode, c)
+        assert [e.label for e in c.undefined] == ["x[0]"]
+        assert c.undefined[0].reason.startswith(f"{node} is at a kink"), c.undefined[0].reason
+
+
+def test_max_ties_are_undefined():
+    x = g.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    report = run(x.max(), {"x": x}, mode="all")
+    c = report.inputs["x"]
+    assert c.status == "undefined" and report.status == "pass"
+    assert [e.label for e in c.undefined] == ["x[1]", "x[2]"]
+    assert "ties share" in c.undefined[0].reason
+
+
+def test_a_kink_off_the_output_path_is_not_reported():
+    x = g.tensor([0.0, 2.0], requires_grad=True)
+    report = run(x.relu()[1] * 3, {"x": x}, mode="all")
+    assert report.inputs["x"].status == "pass"
+
+
+def test_large_inputs_are_sampled():
+    x = g.tensor(np.linspace(-1.0, 1.0, 20_000), requires_grad=True)
+    start = time.perf_counter()
+    report = run((x * x * 3 + x.sin()).sum(), {"x": x})
+    c = report.inputs["x"]
+    assert report.status == "pass" and (c.checked, c.total) == (64, 20_000)
+    assert c.coverage == "checked 64 of 20,000 elements"
+    assert c.derivative.startswith("∂out/∂x[i] = 6*x[i] + cos(x[i])")
+    assert time.perf_counter() - start < 5.0
+
+
+def test_numeric_mode_alone():
+    leaves, out = matrix()
+    report = run(out, leaves, mode="numeric")
+    assert report.status == "pass" and report.mode == "numeric"
+    assert all(c.method == "numeric" and (c.rtol, c.atol) == (1e-3, 1e-5) for c in report.inputs.values())
+
+
+def test_float32_tolerances():
+    x = g.tensor([0.1, 0.2, 0.3], requires_grad=True, dtype="float32")
+    report = run((x.exp() * 3).sum(), {"x": x})
+    c = report.inputs["x"]
+    assert report.status == "pass" and (c.rtol, c.atol) == (1e-4, 1e-5)
+    assert run((x.exp() * 3).sum(), {"x": x}, rtol=1e-15, atol=0.0).status == "fail"
+
+
+def test_deep_chains_fall_back_to_finite_differences():
+    x = g.tensor([0.5, 0.2], requires_grad=True)
+    y = x
+    for _ in range(2000):
+        y = y.tanh()
+    report = run(y.sum(), {"x": x})
+    c = report.inputs["x"]
+    assert report.status == "pass" and c.method == "numeric"
+    assert "finite differences" in c.note
+
+
+def test_progress_reaches_the_total():
+    seen = []
+    leaves, out = matrix()
+    run(out, leaves, mode="all", progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (700, 700)
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
+
+
+def test_json_is_plain():
+    x = g.tensor([0.0, 4.0], requires_grad=True)
+    data = run(x.sqrt().sum(), {"x": x}).to_json()
+    text = json.dumps(data, allow_nan=False)
+    entry = json.loads(text)["inputs"]["x"]
+    assert {"status", "max_abs_err", "max_rel_err", "checked", "total", "derivative"} <= set(entry)
+    assert entry["undefined"][0] == {"element": "x[0]", "index": [0], "expected": "inf", "got": "inf",
+                                     "reason": "SqrtBackward0 is at a kink: ∂√x/∂x = 1/(2√x)"}
+
+
+def test_bad_arguments():
+    x, out = seed000()
+    with pytest.raises(ValueError, match="mode"):
+        check_gradients(out, {"x": x}, mode="sometimes")
+    with pytest.raises(ValueError, match="identifier"):
+        check_gradients(out, {"x y": x})
+
+
+def test_sympy_is_not_imported_by_gradcli_or_the_numeric_check():
+    code = ("import sys, gradcli as g\nfrom gradcli.check import check_gradients\n"
+            "x = g.ones(3, requires_grad=True); out = (x * x).sum(); out.backward()\n"
+            "r = check_gradients(out, {'x': x}, None, {'x': x.grad._data}, mode='numeric')\n"
+            "assert r.status == 'pass'\nassert 'sympy' not in sys.modules, 'sympy imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_past_the_time_limit_finite_differences_take_over():
+    x, out = seed000()
+    report = run(out, {"x": x}, seconds=0.0)
+    c = report.inputs["x"]
+    assert report.status == "pass" and c.method == "numeric"
+    assert c.note == "too slow for SymPy (over 0 s): checked by finite differences instead"
+
+
+UNARY = ["exp", "tanh", "sin", "sigmoid", "abs", "relu", "softplus", "neg", "cos"]
+BINARY = ["add", "sub", "mul", "maximum"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(UNARY + BINARY), st.integers(0, 3)), min_size=1, max_size=6),
+       st.lists(st.floats(-2, 2, allow_nan=False), min_size=4, max_size=4))
+@settings(max_examples=40, deadline=None)
+def test_random_programs_pass(steps, values):
+    """Chains of ops on a 2x2 input and its transpose: autograd and SymPy agree (or the point is a kink)."""
+    x = g.tensor(np.reshape(values, (2, 2)), requires_grad=True)
+    y = x
+    for name, k in steps:
+        other = [x, x.t(), y * 0.5, 1.5][k]
+        y = getattr(g, name)(y, other) if name in BINARY else getattr(g, name)(y)
+    report = run((y * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
+    assert report.status == "pass", report.to_json()

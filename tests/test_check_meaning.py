@@ -1,0 +1,153 @@
+"""Every op's SymPy meaning computes what its NumPy forward computes, on random inputs.
+
+The cases are keyed by op name and the test fails for an op of the table without one, so a new
+primitive cannot reach `--check` untested.
+"""
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from gradcli import ops as O
+from gradcli.check.calculus import Calculus, FloatEvaluator, float_pow
+from gradcli.check.meaning import Meaning
+
+R = np.random.default_rng(7)
+
+
+def normal(*shape):
+    return R.standard_normal(shape)
+
+
+def positive(*shape):
+    return R.uniform(0.5, 2.0, shape)
+
+
+def binary(a, b):
+    return [((a, b), {})]
+
+
+# name -> list of (inputs, params); array inputs become symbols, Python numbers stay constants
+CASES = {
+    "add": binary(normal(2, 3), normal(3)) + [((normal(2, 3), 2.5), {})],
+    "sub": binary(normal(2, 3), normal(2, 1)) + [((1.5, normal(3)), {})],
+    "mul": binary(normal(2, 3), normal(3)) + [((normal(4), 0.1), {})],
+    "div": binary(normal(2, 3), positive(3)) + [((2.0, positive(3)), {})],
+    "pow": binary(positive(2, 3), normal(3)) + [((normal(3), 2), {}), ((positive(3), 0.5), {}), ((2.0, normal(3)), {})],
+    "maximum": binary(normal(2, 3), normal(3)),
+    "minimum": binary(normal(2, 3), normal(2, 1)),
+    "where": [((normal(2, 3) > 0, normal(2, 3), normal(3)), {}), ((np.array([True, False]), normal(2), 0.0), {})],
+    "matmul": binary(normal(2, 3), normal(3, 4)) + binary(normal(3), normal(3, 2)) + binary(normal(2, 3), normal(3))
+    + binary(normal(3), normal(3)) + binary(normal(2, 2, 3), normal(3, 2)),
+    "clamp": [((normal(2, 3),), {"min": -0.5, "max": 0.5}), ((normal(4),), {"min": 0.1}), ((normal(4),), {"max": 0.0})],
+    "sum": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 3, 2),), {"dim": (0, 2), "keepdim": True})],
+    "mean": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": False})],
+    "max": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 6),), {"dim": (1,), "keepdim": True})],
+    "min": [((normal(7),), {"dim": None, "keepdim": False}), ((normal(2, 3),), {"dim": (0,), "keepdim": False})],
+    "prod": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": True})],
+    "var": [((normal(2, 4),), {"dim": None, "correction": 1, "keepdim": False}),
+            ((normal(2, 4),), {"dim": (1,), "correction": 0, "keepdim": True})],
+    "std": [((normal(2, 4),), {"dim": (0,), "correction": 1, "keepdim": False})],
+    "norm": [((normal(2, 3),), {"p": p, "dim": d, "keepdim": False}) for p in (2.0, 1.0, math.inf, 3.0)
+             for d in (None, (1,))],
+    "softmax": [((normal(2, 4),), {"dim": 1}), ((normal(3, 2),), {"dim": 0})],
+    "log_softmax": [((normal(2, 4),), {"dim": 1})],
+    "reshape": [((normal(2, 3),), {"shape": (3, 2)}), ((normal(6),), {"shape": (1, 6)})],
+    "transpose": [((normal(2, 3, 4),), {"dim0": 0, "dim1": 2})],
+    "permute": [((normal(2, 3, 4),), {"dims": (2, 0, 1)})],
+    "expand": [((normal(1, 3),), {"shape": (2, 3)}), ((normal(3),), {"shape": (4, 3)})],
+    "index": [((normal(4, 3),), {"key": (slice(1, 3), 2)}), ((normal(5),), {"key": (np.array([0, 0, 4]),)}),
+              ((normal(3, 3),), {"key": (1, 1)}), ((normal(2, 3),), {"key": (normal(2, 3) > 0,)})],
+    "index_put": [((normal(3),), {"shape": (4,), "key": (np.array([0, 0, 2]),)}),
+                  ((normal(2),), {"shape": (2, 3), "key": (slice(None), 1)})],
+    "cat": [((normal(2, 3), normal(1, 3)), {"dim": 0}), ((normal(2, 1), normal(2, 2), normal(2, 3)), {"dim": 1})],
+    "stack": [((normal(2), normal(2)), {"dim": 1})],
+    "to": [((normal(2, 3),), {"dtype": np.dtype(np.float64)})],
+}
+UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
+
+
+def cases(op):
+    if op.name in CASES:
+        return CASES[op.name]
+    return [((UNARY_DOMAIN.get(op.name, normal)(2, 3),), {}), ((np.array(25.0),), {})]
+
+
+def test_every_op_has_a_meaning_and_a_case():
+    for op in O.TABLE:
+        assert op.sym is not None, op.name
+        assert cases(op), op.name
+    assert set(CASES) <= {op.name for op in O.TABLE}
+
+
+def evaluate(op, inputs, params):
+    """The op's SymPy meaning at symbols standing for the array inputs, evaluated at their values."""
+    S = Meaning()
+    args, point = [], {}
+    for n, x in enumerate(inputs):
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            syms = np.empty(x.shape, dtype=object)
+            for idx in np.ndindex(*x.shape):
+                syms[idx] = sp.Symbol(f"a{n}_{'_'.join(map(str, idx))}", real=True)
+                point[syms[idx]] = float(x[idx])
+            args.append(syms)
+        else:
+            args.append(S.constant(x))
+    if op in (O.CAT, O.STACK):
+        op = O.variadic(op, len(inputs))
+    result = S.as_array(op.sym(S, *args, **params))
+    ev = FloatEvaluator(point)
+    return np.vectorize(lambda e: ev(e) if isinstance(e, sp.Basic) else float(e), otypes=[float])(result) \
+        if result.size else result.astype(float)
+
+
+@pytest.mark.parametrize("op", O.TABLE, ids=lambda op: op.name)
+def test_meaning_agrees_with_forward(op):
+    for inputs, params in cases(op):
+        want = np.asarray(op.forward(*inputs, **params), dtype=float)
+        got = evaluate(op, inputs, params)
+        assert got.shape == want.shape, (op.name, params)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"{op.name} {params}")
+
+
+@pytest.mark.parametrize("op", [o for o in O.TABLE if o.name in (
+    "exp", "log", "sin", "cos", "tan", "tanh", "abs", "sigmoid", "softplus", "log_softmax", "softmax", "prod",
+    "var", "std", "norm", "max", "pow", "div", "matmul", "clamp")], ids=lambda op: op.name)
+def test_pruned_derivatives_equal_sympys_own(op):
+    """Calculus.diff (free-symbol pruning, its own statement of SymPy's function rules) is SymPy's derivative."""
+    inputs, params = cases(op)[0]
+    S = Meaning()
+    x = inputs[0]
+    syms = np.array([sp.Symbol(f"s{k}", real=True) for k in range(x.size)], dtype=object).reshape(x.shape)
+    out = S.as_array(op.sym(S, syms, *[S.constant(v) for v in inputs[1:]], **params))
+    calc = Calculus()
+    point = {s: float(v) for s, v in zip(syms.flat, x.flat)}
+    ev = FloatEvaluator(point)
+    for e in out.flat:
+        for s in list(syms.flat)[:3]:
+            mine = ev(sp.Add(*calc.pieces(e, s, {})))
+            theirs = float(sp.diff(e, s).xreplace({k: sp.Float(v) for k, v in point.items()}).evalf())
+            assert mine == pytest.approx(theirs, rel=1e-9, abs=1e-12)
+
+
+def test_known_floats_compute_like_the_forward():
+    """Leaf elements held at their values take the float fast path with float64 edge cases."""
+    S = Meaning()
+    assert S.exp(1000.0) == math.inf
+    assert math.isnan(S.log(-1.0)) and S.log(0.0) == -math.inf
+    assert S.div(1.0, 0.0) == math.inf and math.isnan(S.div(0.0, 0.0))
+    assert math.isnan(float_pow(-8.0, 1 / 3))
+    assert S.Max(2.0, sp.Integer(3)) == 3.0
+    assert isinstance(S.mul(2.0, sp.Symbol("x")), sp.Expr)
+    assert S.total([1.0, 2.0]) == 3.0
+
+
+def test_constants_are_exact_when_short():
+    S = Meaning()
+    assert S.number(0.1) == sp.Rational(1, 10)
+    assert S.number(np.float32(0.1)) == sp.Rational(1, 10)
+    assert S.number(3.0) == sp.Integer(3) and S.number(True) == 1
+    assert S.number(0.123456789) == sp.Rational(*0.123456789.as_integer_ratio())
+    assert Meaning(exact=True).fixed(0.123456789) == S.number(0.123456789)
+    assert S.fixed(np.float32(0.5)) == 0.5 and type(S.fixed(0.5)) is float
