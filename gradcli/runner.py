@@ -31,6 +31,7 @@ from gradcli.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
+    from gradcli.explain import Recorder
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -64,7 +65,18 @@ class BackwardCheck:
         return self.report.status == "pass"
 
 
-Event = Output | BackwardCheck
+@dataclass
+class Explanation:
+    """`--explain`: the steps one backward call took, with the names the script gave its tensors."""
+
+    line: int
+    output_name: str | None
+    recorder: Recorder
+    leaves: dict[str, Tensor]
+    variables: dict[str, Any]
+
+
+Event = Output | BackwardCheck | Explanation
 
 
 @dataclass
@@ -99,6 +111,11 @@ class FileResult:
             if isinstance(event, BackwardCheck):
                 events.append({"kind": "check", "line": event.line, "output": event.output_name,
                                "check": event.report.to_json()})
+            elif isinstance(event, Explanation):
+                events.append({"kind": "explain", "line": event.line, "output": event.output_name,
+                               "steps": [{"node": step.node.name, "gradient_in": step.incoming,
+                                          "passes": [p.gradient for p in step.passes]}
+                                         for step in event.recorder.steps]})
             else:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items]})
@@ -154,18 +171,19 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def run_file(path: str | Path, check: str | None = None, settings: Settings | None = None, *,
-             rtol: float | None = None, atol: float | None = None,
+             rtol: float | None = None, atol: float | None = None, explain: bool = False,
              on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
     `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all"). `progress`
     opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
+    `explain` records each backward call's steps as an `Explanation` event.
     """
     settings = settings or Settings()
     path = Path(path)
     result = FileResult(path)
-    session = _Session(result, check, settings.seed, rtol, atol, on_event, progress)
+    session = _Session(result, check, settings.seed, rtol, atol, on_event, progress, explain)
     start = time.perf_counter()
     with engine_settings(settings):
         try:
@@ -200,8 +218,10 @@ class _Session:
     """The hooks of one file's interpreter, and the state they share with it."""
 
     def __init__(self, result: FileResult, check: str | None, seed: int, rtol: float | None, atol: float | None,
-                 on_event: Callable[[Event], None] | None, progress: ProgressFactory | None) -> None:
+                 on_event: Callable[[Event], None] | None, progress: ProgressFactory | None,
+                 explain: bool = False) -> None:
         self.result = result
+        self.explain = explain
         self.check = check
         self.seed = seed
         self.rtol, self.atol = rtol, atol
@@ -226,14 +246,20 @@ class _Session:
             return
         self._emit(Output("display", line, [(text, _snapshot(value))]))
 
-    def _backward(self, tensor: Tensor, run: Callable[[], None], call: dict, line: int) -> None:
+    def _backward(self, tensor: Tensor, run: Callable[..., None], call: dict, line: int) -> None:
         self.result.backward_calls += 1
+        recorder = None
+        if self.explain:
+            from gradcli.explain import Recorder
+            recorder = Recorder()
         if self.check is None:
-            run()
+            run(trace=recorder)
+            self._explained(recorder, tensor, line)
             return
         leaves = self._leaf_names(graph_leaves(tensor))
         before = {name: _grad_copy(leaf) for name, leaf in leaves.items()}
-        run()
+        run(trace=recorder)
+        self._explained(recorder, tensor, line)
         computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
         from gradcli.backward import initial_gradient
         from gradcli.check import check_gradients
@@ -244,6 +270,11 @@ class _Session:
             report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol,
                                      atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
         self._emit(BackwardCheck(line, name, report))
+
+    def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
+        if recorder is not None:
+            leaves = self._leaf_names(graph_leaves(tensor))
+            self._emit(Explanation(line, self.receivers.get(line), recorder, leaves, dict(self.env)))
 
     def _leaf_names(self, leaves: list[Tensor]) -> dict[str, Tensor]:
         """The script's own names for the leaves (first bound wins); `leaf0`, `leaf1`... for unnamed ones."""

@@ -315,3 +315,24 @@ def test_quiet_still_says_why_a_file_failed(cli, tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "hello" not in result.stdout and "ok.grad" in result.stdout
     assert result.stderr.startswith("error[assertion]: assertion failed: allclose(x.grad, [2.0, 4.5])\n  --> w.grad:4:1")
+
+
+def test_explain_shows_each_backward_call_step_by_step(cli, tmp_path):
+    path = script(tmp_path, "x = torch.ones(2, 2, requires_grad=True)\ny = x + 2\nz = y*y*3\nout = z.mean()\n"
+                            "out.backward()\n")
+    text = cli("run", "--explain", str(path)).stdout
+    assert "out.backward() at line 5" in text
+    order = [text.index(word) for word in ("MeanBackward0 (out)", "← all 0.75", "x ← all 4.5")]
+    assert order == sorted(order)
+    events = json.loads(cli("run", "--explain", "--json", str(path)).stdout.splitlines()[0])["events"]
+    steps = [e for e in events if e["kind"] == "explain"][0]["steps"]
+    assert [s["node"] for s in steps] == ["MeanBackward0", "MulBackward0", "MulBackward0", "AddBackward0"]
+    assert steps[-1]["gradient_in"] == "all 4.5" and steps[-1]["passes"] == ["all 4.5", None]
+
+
+def test_explain_and_check_together_leave_gradients_as_plain_backward(tmp_path):
+    path = script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\n(x * x).sum().backward()\n"
+                            "assert allclose(x.grad, [2.0, 4.0])\n")
+    result = run_file(path, check="symbolic", explain=True)
+    assert result.status == "ok" and result.checks_passed == 1
+    assert [type(e).__name__ for e in result.events] == ["Explanation", "BackwardCheck"]

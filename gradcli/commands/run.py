@@ -16,7 +16,7 @@ from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode,
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from gradcli.runner import BackwardCheck, Event, FileResult, ProgressFactory
+    from gradcli.runner import BackwardCheck, Event, Explanation, FileResult, ProgressFactory
 
 
 def run_command(
@@ -28,6 +28,7 @@ def run_command(
     dtype: str = typer.Option("float64", "--dtype", help="Default float dtype: float64 or float32."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the summary (and why a file failed)."),
     fail_fast: bool = typer.Option(False, "--fail-fast", "-x", help="Stop after the first file that fails."),
+    explain: bool = typer.Option(False, "--explain", help="Show each backward call step by step."),
     rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance of --check."),
     atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance of --check."),
     max_elements: int = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements)."),
@@ -47,7 +48,7 @@ def run_command(
         results: list[FileResult] = []
         for path in files:
             view.start(str(path))
-            result = run_file(path, check, settings, rtol=rtol, atol=atol, on_event=view.on_event,
+            result = run_file(path, check, settings, rtol=rtol, atol=atol, explain=explain, on_event=view.on_event,
                               progress=view.progress)
             results.append(result)
             view.finish(result)
@@ -111,9 +112,16 @@ class _Terminal:
         return progress_reporter(self.err)
 
     def _event(self, event: Event) -> None:
-        from gradcli.runner import BackwardCheck
+        from gradcli.runner import BackwardCheck, Explanation
         if isinstance(event, BackwardCheck):
             self._check(event)
+            return
+        if isinstance(event, Explanation):
+            from rich.text import Text
+
+            from gradcli.explain import explain_view
+            self.out.print(Text(f"{_backward_text(event)} at line {event.line}", style="dim"))
+            self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
         for part in _print_line(event.items):
             self.out.print(part)
@@ -162,8 +170,8 @@ def _print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
     return parts
 
 
-def _backward_text(check: BackwardCheck) -> str:
-    return f"{check.output_name}.backward()" if check.output_name else "backward()"
+def _backward_text(event: BackwardCheck | Explanation) -> str:
+    return f"{event.output_name}.backward()" if event.output_name else "backward()"
 
 
 def failure_view(result: FileResult) -> RenderableType:

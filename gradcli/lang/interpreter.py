@@ -32,7 +32,7 @@ class Hooks:
 
     on_print: Callable[[list[tuple[str, Any]], int], None] | None = None
     on_display: Callable[[str, Any, int], None] | None = None
-    on_backward: Callable[[Tensor, Callable[[], None], dict, int], None] | None = None
+    on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
 
 
 @dataclass
@@ -425,17 +425,21 @@ class Interpreter:
             raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
-        tensor = method.__self__
+        """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
+        import inspect
 
-        def run() -> None:
-            try:
-                method(*args, **kwargs)
-            except TypeError as exc:
-                raise _argument_error(exc, method, args, kwargs, "backward") from None
-        call = dict(kwargs)
-        if args:
-            call["gradient"] = args[0]
-        self.hooks.on_backward(tensor, run, call, node.lineno)
+        from gradcli.backward import run_backward
+        tensor = method.__self__
+        try:
+            bound = inspect.signature(method).bind(*args, **kwargs).arguments
+        except TypeError as mismatch:
+            raise ArgumentError(f"backward(): {mismatch}",
+                                hint=_signature_hint("backward", inspect.signature(method))) from None
+
+        def run(trace: Any = None) -> None:
+            run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
+                         bound.get("create_graph", False), trace=trace)
+        self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
     def _truth(self, value: Any, node: ast.AST) -> bool:
         if isinstance(value, Tensor):
