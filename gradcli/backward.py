@@ -13,7 +13,7 @@ import numpy as np
 
 from gradcli import ops as O
 from gradcli.errors import BackwardError
-from gradcli.tensor import RELEASED, GradMode, Node, Tensor, _wrap
+from gradcli.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -24,7 +24,8 @@ Trace = Callable[[Node, Any, tuple], None]
 
 
 def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
-    """The gradient backward starts from, validated the way PyTorch does."""
+    """The gradient backward starts from, validated the way PyTorch does: an array, or the given
+    Tensor when it requires grad (so that create_graph can differentiate through it)."""
     if gradient is None:
         if output._data.size != 1:
             shape = tuple(output.shape)
@@ -66,8 +67,10 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
                 hint="create the input with requires_grad=True (e.g. torch.ones(2, 2, requires_grad=True)) "
                      "and compute the output from it")
         g0 = initial_gradient(out, g, i)
-        if create_graph and not isinstance(g0, Tensor):
-            g0 = _wrap(g0)
+        if create_graph:
+            g0 = g0 if type(g0) is Tensor else _wrap(g0)
+        elif type(g0) is Tensor:
+            g0 = g0._data
         roots.append((out, g0))
 
     wanted: dict[int, int] | None = None
@@ -93,55 +96,64 @@ def _tensor_namespace() -> Any:
     return functions
 
 
-def _accumulate(leaf: Tensor, g: Any, create_graph: bool) -> None:
-    """Add into `.grad` as PyTorch does: in place when it can, a fresh graph node under create_graph."""
+def _accumulate(leaf: Tensor, g: Any, owned: bool, create_graph: bool) -> None:
+    """Add into `.grad` as PyTorch does: in place when it can, a fresh graph node under create_graph.
+
+    A first gradient is adopted without a copy only when it is `owned`: made by a VJP for this
+    input alone. A gradient passed through unchanged (by add, expand, ...) may also be another
+    input's, or the caller's; adopting it would let two `.grad`s share memory.
+    """
     if type(g) is Tensor:
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
+        if leaf.grad is not None:
+            leaf.grad = leaf.grad + g
+        elif g.requires_grad:
+            leaf.grad = apply(O.CLONE, g, name="CopyBackwards")
+        else:
+            leaf.grad = _wrap(np.array(g._data))
         return
     if g.dtype != leaf._data.dtype:
         g = g.astype(leaf._data.dtype)
-    if leaf.grad is None:
-        if g.base is not None or not g.flags.writeable or g.shape != leaf._data.shape:
-            g = np.array(np.broadcast_to(g, leaf._data.shape))
+        owned = True
+    grad = leaf.grad
+    if grad is None:
+        if not owned or type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
+            g = np.array(g)
         leaf.grad = _wrap(g)
-    elif leaf.grad.requires_grad or not leaf.grad._data.flags.writeable:
-        leaf.grad = _wrap(leaf.grad._data + g)
+    elif grad.requires_grad or not grad._data.flags.writeable:
+        leaf.grad = _wrap(grad._data + g)
     else:
-        leaf.grad._data += g
+        grad._data += g
 
 
 def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wanted: dict | None,
                found: list, trace: Trace | None) -> None:
+    """Run the nodes that have a gradient in decreasing creation order, as PyTorch's engine does.
+
+    A node is always created after its inputs, so by the time a node has the largest sequence
+    number among those waiting, every consumer that could add to its gradient has run: no
+    dependency count is needed. The waiting nodes are a heap, but the node a step hands a
+    gradient to is run next without touching the heap when it is the latest, which is every step
+    of a chain. A leaf's contributions are summed first and reach `.grad` once, at the end, as
+    PyTorch's AccumulateGrad receives them.
+    """
     pending: dict[Node, Any] = {}
-    dependencies: dict[Node, int] = {}
-    heap: list[tuple[int, int, Node]] = []
-    stack: list[Node] = []
+    leaves: dict[int, list] = {}
     for out, g in roots:
         node = out._node
         if node is None:
-            _deliver(out, g, wanted, found, create_graph)
-            continue
-        pending[node] = g if node not in pending else pending[node] + g
-        if node not in dependencies:
-            dependencies[node] = 0
-            stack.append(node)
-    while stack:
-        node = stack.pop()
-        for x in node.inputs:
-            if type(x) is Node:
-                if x in dependencies:
-                    dependencies[x] += 1
-                else:
-                    dependencies[x] = 1
-                    stack.append(x)
-    for node in pending:
-        if dependencies[node] == 0:
-            heapq.heappush(heap, (-node.seq, id(node), node))
-
-    while heap:
-        node = heapq.heappop(heap)[2]
-        g = pending.pop(node)
-        op = node.op
+            _collect(leaves, out, g, False)
+        else:
+            pending[node] = pending[node] + g if node in pending else g
+    heap = [(-node.seq, node) for node in pending]
+    heapq.heapify(heap)
+    node = None
+    g = None
+    while True:
+        if node is None:
+            if not heap:
+                break
+            node = heapq.heappop(heap)[1]
+            g = pending.pop(node)
         saved = node.saved
         if saved is None:
             raise BackwardError(FREED, hint="pass retain_graph=True to the first backward call, or rebuild the "
@@ -149,54 +161,75 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if node.retained is not None:
             kept = node.retained()
             if kept is not None:
-                _accumulate(kept, g, create_graph)
+                _accumulate(kept, g, False, create_graph)
         if wanted is not None and id(node) in wanted:
-            k = wanted[id(node)]
-            found[k] = g if found[k] is None else found[k] + g
+            found[wanted[id(node)]] = g
+        inputs = node.inputs
         if saved is RELEASED:
-            args = node.inputs
-            out = None
+            args, out = inputs, None
         elif create_graph:
-            args = saved[:-1]
-            out = saved[-1]
+            args, out = node.unpack()
         else:
-            args = [x._data if type(x) is Tensor else x for x in saved[:-1]]
-            out = saved[-1]._data if saved[-1] is not None else None
-        vjps = op.vjps
-        passed = [] if trace is not None else None
-        for i, x in enumerate(node.inputs):
-            tx = type(x)
-            if tx is Node:
-                pass
-            elif tx is Tensor and x.requires_grad:
-                pass
+            args, out = saved, node.saved_out
+        vjps = node.op.vjps
+        params = node.params
+        arity = len(inputs) if params is _NO_PARAMS else 0
+        passed = [None] * len(inputs) if trace is not None else None
+        nxt = None
+        nxt_g = None
+        for i in node.needs:
+            x = inputs[i]
+            if arity == 1:
+                gi = vjps[i](ns, g, out, args[0])
+            elif arity == 2:
+                gi = vjps[i](ns, g, out, args[0], args[1])
             else:
-                if passed is not None:
-                    passed.append(None)
-                continue
-            gi = vjps[i](ns, g, out, *args, **node.params)
-            gi = O.unbroadcast(ns, gi, x.shape)
+                gi = vjps[i](ns, g, out, *args, **params)
+            shape = x.shape
+            if gi.shape != shape:
+                gi = O.unbroadcast(ns, gi, shape)
             if passed is not None:
-                passed.append(gi)
-            if tx is Node:
-                if x in pending:
-                    pending[x] = pending[x] + gi
-                else:
-                    pending[x] = gi
-                dependencies[x] -= 1
-                if dependencies[x] == 0:
-                    heapq.heappush(heap, (-x.seq, id(x), x))
+                passed[i] = gi
+            if type(x) is Tensor:
+                _collect(leaves, x, gi, gi is not g)
+            elif x is nxt:
+                nxt_g = nxt_g + gi
+            elif x in pending:
+                pending[x] = pending[x] + gi
+            elif nxt is None:
+                nxt, nxt_g = x, gi
             else:
-                _deliver(x, gi, wanted, found, create_graph)
+                pending[x] = gi
+                heapq.heappush(heap, (-x.seq, x))
         if trace is not None:
             trace(node, g, tuple(passed))
         if not retain_graph and saved is not RELEASED:
-            node.saved = None
+            node.saved = node.saved_out = None
+        if nxt is not None and (not heap or nxt.seq > -heap[0][0]):
+            node, g = nxt, nxt_g
+        else:
+            if nxt is not None:
+                pending[nxt] = nxt_g
+                heapq.heappush(heap, (-nxt.seq, nxt))
+            node = None
+    for leaf, g, owned in leaves.values():
+        if wanted is None:
+            if leaf.requires_grad:
+                _accumulate(leaf, g, owned, create_graph)
+        elif id(leaf) in wanted:
+            found[wanted[id(leaf)]] = g
 
 
-def _deliver(leaf: Tensor, g: Any, wanted: dict | None, found: list, create_graph: bool) -> None:
-    if wanted is None:
-        _accumulate(leaf, g, create_graph)
-    elif id(leaf) in wanted:
-        k = wanted[id(leaf)]
-        found[k] = g if found[k] is None else found[k] + g
+def _collect(leaves: dict[int, list], leaf: Tensor, g: Any, owned: bool) -> None:
+    """Sum a leaf's contributions, in place into a sum it owns (no new array per term for a big leaf)."""
+    entry = leaves.get(id(leaf))
+    if entry is None:
+        leaves[id(leaf)] = [leaf, g, owned]
+        return
+    total = entry[1]
+    if entry[2] and type(total) is np.ndarray and total.base is None and total.flags.writeable and \
+            np.result_type(total, g) == total.dtype:
+        total += g
+    else:
+        entry[1] = total + g
+        entry[2] = True

@@ -135,7 +135,7 @@ def arange(start: float, end: float | None = None, step: float = 1, requires_gra
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ArgumentError("arange: step must be nonzero")
+        raise ArgumentError("arange: step must be nonzero", hint="e.g. arange(0, 1, 0.25)")
     count = max(0, int(np.ceil((float(end) - float(start)) / float(step))))
     check_elements((count,), "arange")
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
@@ -145,7 +145,7 @@ def arange(start: float, end: float | None = None, step: float = 1, requires_gra
 
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ArgumentError("linspace: steps must be a non-negative integer")
+        raise ArgumentError("linspace: steps must be a non-negative integer", hint="e.g. linspace(0, 1, 5) for five points")
     check_elements((steps,), "linspace")
     return _leaf(np.linspace(float(start), float(end), int(steps), dtype=resolve_dtype(dtype) or Defaults.dtype),
                  requires_grad)

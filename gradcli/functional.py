@@ -30,7 +30,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                             hint="e.g. grad(y, x) or grad(y, [x, w])")
     gos = _as_list(grad_outputs) or [None] * len(outs)
     if len(gos) != len(outs):
-        raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs")
+        raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs",
+                            hint="give one gradient per output, in the same order")
     for x in ins:
         if not isinstance(x, Tensor) or not x.requires_grad:
             raise BackwardError("One of the differentiated Tensors does not require grad",
@@ -38,11 +39,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                                      "(or computed from one)")
     found = run_backward(outs, gos, retain_graph, create_graph, inputs=ins)
     result = []
-    for x, g in zip(ins, found):
+    for k, (x, g) in enumerate(zip(ins, found)):
         if g is None:
             if not allow_unused:
-                raise BackwardError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                    "Set allow_unused=True if this is the desired behavior.",
+                raise BackwardError(f"The differentiated Tensor at index {k} appears to not have been used in the "
+                                    "graph. Set allow_unused=True if this is the desired behavior.",
                                     hint="every input passed to grad() must be used to compute the output")
             result.append(None)
             continue
@@ -103,7 +104,8 @@ def jacobian(f: Callable[..., Any], inputs: Any) -> Any:
     xs, single = _leaves(inputs)
     out = f(*xs)
     if not isinstance(out, Tensor):
-        raise ArgumentError("jacobian(): the function must return a tensor")
+        raise ArgumentError("jacobian(): the function must return a tensor",
+                            hint="return one tensor computed from the inputs")
     blocks = [_wrap(b) for b in jacobian_of(out, xs)]
     return blocks[0] if single else tuple(blocks)
 
@@ -113,6 +115,7 @@ def hessian(f: Callable[..., Any], inputs: Any) -> Any:
     xs, single = _leaves(inputs)
     out = f(*xs)
     if not isinstance(out, Tensor):
-        raise ArgumentError("hessian(): the function must return a tensor")
+        raise ArgumentError("hessian(): the function must return a tensor",
+                            hint="return one tensor with a single element computed from the inputs")
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
     return blocks[0][0] if single else tuple(tuple(row) for row in blocks)

@@ -13,7 +13,22 @@ import numpy as np
 
 from gradcli import ops as O
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
-from gradcli.tensor import Tensor, _binary, _wrap, apply, broadcast_shape, check_elements
+from gradcli.tensor import (
+    ADD,
+    DIV,
+    MAXIMUM,
+    MINIMUM,
+    MUL,
+    POW,
+    POW_TENSOR,
+    RPOW,
+    SUB,
+    Tensor,
+    _wrap,
+    apply,
+    broadcast_shape,
+    check_elements,
+)
 
 
 def as_tensor(x: Any, dtype: Any = None) -> Tensor:
@@ -38,7 +53,8 @@ def _dim(d: Any, ndim: int, what: str = "dim") -> int:
     if isinstance(d, Tensor):
         d = d.item()
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
-        raise ArgumentError(f"{what} must be an integer, got {d!r}")
+        raise ArgumentError(f"{what} must be an integer, got {d!r}",
+                            hint="dimensions are counted from 0, or from -1 for the last one")
     lo, hi = -builtins.max(ndim, 1), builtins.max(ndim, 1) - 1
     if not lo <= d <= hi:
         raise ShapeError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})",
@@ -47,7 +63,8 @@ def _dim(d: Any, ndim: int, what: str = "dim") -> int:
 
 
 def _dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
-    if dim is None:
+    """Reduction dims, sorted and non-negative; None (and, as in PyTorch, `()`) means all of them."""
+    if dim is None or isinstance(dim, (list, tuple)) and not dim:
         return None
     if isinstance(dim, (list, tuple)):
         return tuple(sorted({_dim(d, ndim) for d in dim}))
@@ -73,38 +90,39 @@ def _tensor_arg(x: Any, fn: str) -> Tensor:
         return x
     if isinstance(x, (int, float, list, tuple, np.ndarray, np.number)):
         return as_tensor(x)
-    raise ArgumentError(f"{fn}(): argument must be a tensor, not {type(x).__name__}")
+    raise ArgumentError(f"{fn}(): argument must be a tensor, not {type(x).__name__}",
+                        hint="pass a tensor, a number or a (nested) list of numbers")
 
 
 # -- elementwise -------------------------------------------------------------------------
 def add(a: Any, b: Any) -> Tensor:
-    return _binary(O.ADD, a, b)
+    return ADD(a, b)
 
 
 def sub(a: Any, b: Any) -> Tensor:
-    return _binary(O.SUB, a, b)
+    return SUB(a, b)
 
 
 def mul(a: Any, b: Any) -> Tensor:
-    return _binary(O.MUL, a, b)
+    return MUL(a, b)
 
 
 def div(a: Any, b: Any) -> Tensor:
-    return _binary(O.DIV, a, b)
+    return DIV(a, b)
 
 
 def pow(a: Any, b: Any) -> Tensor:
-    name = "PowBackward1" if isinstance(a, Tensor) and isinstance(b, Tensor) else (
-        "PowBackward2" if not isinstance(a, Tensor) else "PowBackward0")
-    return _binary(O.POW, a, b, name)
+    if not isinstance(a, Tensor):
+        return RPOW(a, b)
+    return (POW_TENSOR if isinstance(b, Tensor) else POW)(a, b)
 
 
 def maximum(a: Any, b: Any) -> Tensor:
-    return _binary(O.MAXIMUM, _tensor_arg(a, "maximum"), _tensor_arg(b, "maximum"))
+    return MAXIMUM(_tensor_arg(a, "maximum"), _tensor_arg(b, "maximum"))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
-    return _binary(O.MINIMUM, _tensor_arg(a, "minimum"), _tensor_arg(b, "minimum"))
+    return MINIMUM(_tensor_arg(a, "minimum"), _tensor_arg(b, "minimum"))
 
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -120,59 +138,59 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
 
 
 def neg(x: Any) -> Tensor:
-    return apply(O.NEG, _tensor_arg(x, "neg"))
+    return Tensor.neg(_tensor_arg(x, "neg"))
 
 
 def exp(x: Any) -> Tensor:
-    return apply(O.EXP, _tensor_arg(x, "exp"))
+    return Tensor.exp(_tensor_arg(x, "exp"))
 
 
 def log(x: Any) -> Tensor:
-    return apply(O.LOG, _tensor_arg(x, "log"))
+    return Tensor.log(_tensor_arg(x, "log"))
 
 
 def log1p(x: Any) -> Tensor:
-    return apply(O.LOG1P, _tensor_arg(x, "log1p"))
+    return Tensor.log1p(_tensor_arg(x, "log1p"))
 
 
 def sqrt(x: Any) -> Tensor:
-    return apply(O.SQRT, _tensor_arg(x, "sqrt"))
+    return Tensor.sqrt(_tensor_arg(x, "sqrt"))
 
 
 def abs(x: Any) -> Tensor:
-    return apply(O.ABS, _tensor_arg(x, "abs"))
+    return Tensor.abs(_tensor_arg(x, "abs"))
 
 
 def sign(x: Any) -> Tensor:
-    return apply(O.SIGN, _tensor_arg(x, "sign"))
+    return Tensor.sign(_tensor_arg(x, "sign"))
 
 
 def sin(x: Any) -> Tensor:
-    return apply(O.SIN, _tensor_arg(x, "sin"))
+    return Tensor.sin(_tensor_arg(x, "sin"))
 
 
 def cos(x: Any) -> Tensor:
-    return apply(O.COS, _tensor_arg(x, "cos"))
+    return Tensor.cos(_tensor_arg(x, "cos"))
 
 
 def tan(x: Any) -> Tensor:
-    return apply(O.TAN, _tensor_arg(x, "tan"))
+    return Tensor.tan(_tensor_arg(x, "tan"))
 
 
 def tanh(x: Any) -> Tensor:
-    return apply(O.TANH, _tensor_arg(x, "tanh"))
+    return Tensor.tanh(_tensor_arg(x, "tanh"))
 
 
 def sigmoid(x: Any) -> Tensor:
-    return apply(O.SIGMOID, _tensor_arg(x, "sigmoid"))
+    return Tensor.sigmoid(_tensor_arg(x, "sigmoid"))
 
 
 def relu(x: Any) -> Tensor:
-    return apply(O.RELU, _tensor_arg(x, "relu"))
+    return Tensor.relu(_tensor_arg(x, "relu"))
 
 
 def softplus(x: Any) -> Tensor:
-    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"))
+    return Tensor.softplus(_tensor_arg(x, "softplus"))
 
 
 def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:
@@ -227,7 +245,8 @@ def _extremum(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor | Ma
     if isinstance(dim, Tensor):
         return maximum(x, dim) if op is O.MAX else minimum(x, dim)
     if x.numel() == 0:
-        raise ValueDomainError(f"{fn}(): expected a non-empty tensor")
+        raise ValueDomainError(f"{fn}(): expected a non-empty tensor",
+                               hint="an empty tensor has no largest or smallest element")
     if dim is None:
         return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
     d = _dim(dim, x.ndim)
@@ -272,7 +291,8 @@ def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
     if p == "fro":
         p = 2
     if isinstance(p, str) or not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
-        raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}")
+        raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}",
+                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf'))")
     return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
 
 
@@ -364,7 +384,8 @@ def dot(a: Any, b: Any) -> Tensor:
 def outer(a: Any, b: Any) -> Tensor:
     a, b = _tensor_arg(a, "outer"), _tensor_arg(b, "outer")
     if a.ndim != 1 or b.ndim != 1:
-        raise ShapeError(f"outer(): expected two 1-D tensors, got {a.ndim}-D and {b.ndim}-D")
+        raise ShapeError(f"outer(): expected two 1-D tensors, got {a.ndim}-D and {b.ndim}-D",
+                         hint="flatten them first (x.flatten()), or use matmul for matrices")
     return mul(unsqueeze(a, 1), b)
 
 
@@ -388,14 +409,22 @@ view = reshape
 
 
 def flatten(x: Any) -> Tensor:
-    return reshape(x, -1)
+    """PyTorch returns a vector itself, without a node."""
+    x = _tensor_arg(x, "flatten")
+    return x if x.ndim == 1 else reshape(x, -1)
+
+
+def _same(x: Tensor, name: str) -> Tensor:
+    """A view that changes nothing still gets its node in PyTorch (`v.t()` of a vector is a TBackward0)."""
+    return apply(O.RESHAPE, x, shape=x.shape, name=name)
 
 
 def transpose(x: Any, dim0: int, dim1: int) -> Tensor:
     x = _tensor_arg(x, "transpose")
-    if x.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return x
-    return apply(O.TRANSPOSE, x, dim0=_dim(dim0, x.ndim), dim1=_dim(dim1, x.ndim))
+    d0, d1 = _dim(dim0, x.ndim), _dim(dim1, x.ndim)
+    if x.ndim == 0:
+        return _same(x, "TransposeBackward0")
+    return apply(O.TRANSPOSE, x, dim0=d0, dim1=d1)
 
 
 def t(x: Any) -> Tensor:
@@ -404,7 +433,7 @@ def t(x: Any) -> Tensor:
         raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D",
                          hint="use transpose(x, dim0, dim1) or permute for more dimensions")
     if x.ndim < 2:
-        return x
+        return _same(x, "TBackward0")
     return apply(O.TRANSPOSE, x, dim0=0, dim1=1, name="TBackward0")
 
 
@@ -412,7 +441,8 @@ def permute(x: Any, *dims: Any) -> Tensor:
     x = _tensor_arg(x, "permute")
     order = tuple(_dim(d, x.ndim) for d in _shape_args(dims))
     if sorted(order) != list(range(x.ndim)):
-        raise ShapeError(f"permute(): dims {order} are not a permutation of the {x.ndim} dimensions")
+        raise ShapeError(f"permute(): dims {order} are not a permutation of the {x.ndim} dimensions",
+                         hint=f"name each of 0..{x.ndim - 1} exactly once, e.g. permute(1, 0) for a matrix")
     return apply(O.PERMUTE, x, dims=order)
 
 
@@ -422,7 +452,7 @@ def squeeze(x: Any, dim: Any = None) -> Tensor:
         return apply(O.RESHAPE, x, shape=tuple(s for s in x.shape if s != 1), name="SqueezeBackward0")
     d = _dim(dim, x.ndim)
     if x.ndim == 0 or x.shape[d] != 1:
-        return x
+        return _same(x, "SqueezeBackward1")
     return apply(O.RESHAPE, x, shape=x.shape[:d] + x.shape[d + 1:], name="SqueezeBackward1")
 
 
@@ -437,7 +467,9 @@ def expand(x: Any, *sizes: Any) -> Tensor:
     shape = _shape_args(sizes)
     if len(shape) < x.ndim:
         raise ShapeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
-                         f"number of dimensions in the tensor ({x.ndim})")
+                         f"number of dimensions in the tensor ({x.ndim})",
+                         hint=f"give one size per dimension of {tuple(x.shape)} (use -1 to keep one), plus any new "
+                              "leading ones")
     lead = len(shape) - x.ndim
     shape = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape))
     for i, s in enumerate(x.shape):
@@ -445,8 +477,6 @@ def expand(x: Any, *sizes: Any) -> Tensor:
             raise ShapeError(f"The expanded size of the tensor ({shape[lead + i]}) must match the existing size "
                              f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  "
                              f"Tensor sizes: {list(x.shape)}", hint="only dimensions of size 1 can be expanded")
-    if shape == x.shape:
-        return x
     check_elements(shape, "the result of expand")
     return apply(O.EXPAND, x, shape=shape)
 
@@ -518,11 +548,15 @@ def index_put(g: Any, shape: tuple[int, ...], key: Any) -> Tensor:
 def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     xs = [_tensor_arg(x, "cat") for x in _sequence_arg(tensors, "cat")]
     d = _dim(dim, xs[0].ndim)
-    for x in xs[1:]:
-        if x.ndim != xs[0].ndim or builtins.any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
-                                                if i != d):
-            raise ShapeError(f"Sizes of tensors must match except in dimension {d}: cat of shapes "
-                             f"{', '.join(str(tuple(y.shape)) for y in xs)}")
+    shapes = ", ".join(str(tuple(y.shape)) for y in xs)
+    hint = f"cat joins along dim {d}; every other dimension must agree (shapes {shapes})"
+    for k, x in enumerate(xs[1:], 1):
+        if x.ndim != xs[0].ndim:
+            raise ShapeError(f"Tensors must have same number of dimensions: got {xs[0].ndim} and {x.ndim}", hint=hint)
+        for i, (a, b) in enumerate(zip(xs[0].shape, x.shape)):
+            if i != d and a != b:
+                raise ShapeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                 f"size {b} for tensor number {k} in the list.", hint=hint)
     return apply(O.variadic(O.CAT, len(xs)), *xs, dim=d)
 
 
@@ -542,6 +576,10 @@ def _sequence_arg(tensors: Any, fn: str) -> list:
     return list(tensors)
 
 
+def clone(x: Any) -> Tensor:
+    return Tensor.clone(_tensor_arg(x, "clone"))
+
+
 def to_dtype(x: Any, dtype: Any) -> Tensor:
     x = _tensor_arg(x, "to")
     dt = np.dtype(dtype)
@@ -556,10 +594,23 @@ def first_along(mask: Tensor, axis: int) -> Tensor:
     return _wrap(O._first_along(mask._data, axis))
 
 
-def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Any:
+def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Tensor:
+    """The product of the other elements of each slice, differentiable to any order.
+
+    Without zeros it is out / x. With zeros each slice of n elements becomes an n x n matrix with
+    ones on its diagonal, whose row products are exact and built from differentiable ops (O(n²),
+    only under create_graph, where a Hessian needs prod's second derivative at a zero).
+    """
     if np.all(x._data != 0):
         return _back(out, x, dim) / x
-    return _wrap(O._prod_others(x._data, dim, out._data))
+    axes = tuple(range(x.ndim)) if dim is None else dim
+    order = tuple(d for d in range(x.ndim) if d not in axes) + axes
+    moved = permute(x, order)
+    lead = moved.shape[:x.ndim - len(axes)]
+    n = int(np.prod(moved.shape[len(lead):], dtype=np.int64))
+    rows = expand(unsqueeze(reshape(moved, lead + (n,)), -2), lead + (n, n))
+    others = prod(where(np.eye(n, dtype=bool), 1.0, rows), dim=-1)
+    return permute(reshape(others, moved.shape), tuple(np.argsort(order)))
 
 
 def _back(out: Tensor, x: Tensor, dim: tuple[int, ...] | None) -> Tensor:

@@ -2,12 +2,17 @@
 
 Kept lean on purpose (slots, no per-op validation beyond what NumPy cannot tell us) because the
 per-op overhead target is below PyTorch's. Every op goes through `apply`, which runs the op
-table's forward and, when any input requires grad, records a `Node` (PyTorch's `grad_fn`).
+table's forward and, when any input requires grad, records a `Node` (PyTorch's `grad_fn`). The
+elementwise ops, which a `while` loop repeats thousands of times, go through copies of `apply`
+specialised to one op (`_elementwise`, `_elementwise1`): those are the operators and methods
+themselves, so an op costs one Python call.
 """
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterator
+import math
+import weakref
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -40,19 +45,30 @@ class Node:
     """One recorded op application: PyTorch's `grad_fn`.
 
     `inputs` keeps the graph's structure for good (parent Nodes, leaf Tensors, constants), so
-    `--check` and `--explain` can walk it after backward; `saved` holds what the VJPs need and is
-    dropped after a backward without `retain_graph`.
+    `--check` and `--explain` can walk it after backward; `needs` lists the positions of the inputs
+    that required grad when it was recorded, the only ones backward visits.
+
+    `saved` is the VJPs' input arguments on the NumPy path: like `inputs`, but with the array
+    wherever a Tensor's value is read (a parent Node only gives its shape). When no value is read
+    it is the `inputs` tuple itself, so a chain step allocates nothing more for the garbage
+    collector to track. `saved_out` is the output array when a VJP reads it: an array, never the
+    output Tensor, which would own its node in a reference cycle. `saved` is RELEASED when the
+    VJPs read nothing at all, and None (with `saved_out`) once a backward without `retain_graph`
+    has freed it.
     """
 
-    __slots__ = ("op", "name", "inputs", "params", "saved", "shape", "dtype", "seq", "retained", "__weakref__")
+    __slots__ = ("op", "name", "inputs", "needs", "params", "saved", "saved_out", "shape", "dtype", "seq",
+                 "retained", "__weakref__")
 
-    def __init__(self, op: O.Op, name: str, inputs: tuple, params: dict, saved: tuple | None,
-                 shape: tuple, dtype: np.dtype) -> None:
+    def __init__(self, op: O.Op, name: str, inputs: tuple, needs: tuple[int, ...], params: dict,
+                 saved: tuple | None, saved_out: np.ndarray | None, shape: tuple, dtype: np.dtype) -> None:
         self.op = op
         self.name = name
         self.inputs = inputs
+        self.needs = needs
         self.params = params
         self.saved = saved
+        self.saved_out = saved_out
         self.shape = shape
         self.dtype = dtype
         self.seq = next(_sequence)
@@ -70,63 +86,167 @@ class Node:
             if type(x) is Node:
                 out.append((x, 0))
             elif type(x) is Tensor and x.requires_grad:
-                out.append((AccumulateGrad(x), 0))
+                out.append((AccumulateGrad.of(x), 0))
             else:
                 out.append((None, 0))
         return tuple(out)
+
+    def unpack(self) -> tuple[tuple, "Tensor | None"]:
+        """The saved values as Tensors on the graph, so a VJP under `create_graph` is differentiable.
+
+        A kept value of a parent node comes back as a Tensor of that node, as PyTorch's saved
+        variables do; the output comes back as a Tensor of this node.
+        """
+        tensors = []
+        for a, x in zip(self.saved, self.inputs):
+            if type(x) is Tensor:
+                a = x
+            elif type(x) is Node and type(a) is not Node:
+                a = _on_graph(a, x)
+            tensors.append(a)
+        out = self.saved_out
+        return tuple(tensors), None if out is None else _on_graph(out, self)
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
 
 
 class AccumulateGrad:
-    """How PyTorch shows a leaf among a node's `next_functions`."""
+    """How PyTorch shows a leaf among a node's `next_functions`: one per leaf, as in PyTorch."""
 
     name = "AccumulateGrad"
     next_functions = ()
+    _live: "weakref.WeakValueDictionary[int, AccumulateGrad]" = weakref.WeakValueDictionary()
 
     def __init__(self, variable: "Tensor") -> None:
         self.variable = variable
+
+    @classmethod
+    def of(cls, variable: "Tensor") -> "AccumulateGrad":
+        """The leaf's accumulator; keyed by id, which stays unique while the accumulator holds the leaf."""
+        acc = cls._live.get(id(variable))
+        if acc is None:
+            acc = cls._live[id(variable)] = cls(variable)
+        return acc
 
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
 
 
 RELEASED = ()
+_NO_PARAMS: dict = {}
+_NEEDS = ((), (0,), (1,), (0, 1))  # Node.needs of a one- or two-input op, by its requires-grad mask
+
+
+def _saved(plan: tuple | None, arrays: tuple, inputs: tuple, out: np.ndarray) -> tuple:
+    """`saved` and `saved_out` of a new node, from its op's plan (see `Op.plan`); the elementwise
+    kernels inline this."""
+    if plan is None:
+        return RELEASED, None
+    keep, keep_out = plan
+    args = tuple(a if k and (type(x) is Node or type(x) is Tensor) else x for a, x, k in zip(arrays, inputs, keep))
+    return args, out if keep_out else None
+
+
+def _on_graph(array: np.ndarray, node: Node) -> "Tensor":
+    t = _wrap(array)
+    t._node = node
+    t.requires_grad = True
+    return t
 
 
 def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Tensor":
     """Run one op forward and record it when any input requires grad."""
-    arrays = [x._data if type(x) is Tensor else x for x in inputs]
+    arrays = tuple(x._data if type(x) is Tensor else x for x in inputs)
     try:
         out = op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
         raise _shape_error(op, inputs, exc) from None
+    except TypeError:
+        raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    t = Tensor.__new__(Tensor)
-    t._data = out
-    t.grad = None
-    t._retains = False
-    t._node = None
-    t.requires_grad = False
+    t = _wrap(out)
     if GradMode.enabled:
-        for x in inputs:
+        mask = 0
+        for i, x in enumerate(inputs):
             if type(x) is Tensor and x.requires_grad:
-                saves = op.saves
-                if saves:
-                    saved = tuple(inputs) + ((t,) if "o" in saves else (None,))
-                else:
-                    saved = RELEASED
-                t._node = Node(op, name or op.node,
-                               tuple(x._node or x if type(x) is Tensor else x for x in inputs),
-                               params, saved, out.shape, out.dtype)
-                t.requires_grad = True
-                break
-    if Anomaly.watching and Anomaly.first is None and out.dtype.kind == "f" and not np.isfinite(out).all():
-        if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
-            Anomaly.first = t._node or Node(op, name or op.node, (), params, RELEASED, out.shape, out.dtype)
+                mask |= 1 << i
+        if mask:
+            structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
+            needs = tuple(i for i in range(len(inputs)) if mask >> i & 1)
+            t._node = Node(op, name or op.node, structure, needs, params or _NO_PARAMS,
+                           *_saved(op.plan(mask), arrays, structure, out), out.shape, out.dtype)
+            t.requires_grad = True
+    if Anomaly.watching:
+        _watch(t, op, arrays, name, params)
     return t
+
+
+def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
+    """`apply` for one Tensor and no parameters, specialised to `op`: the elementwise methods are these."""
+    forward, plan, label = op.forward, op.plan(1), op.node
+
+    def run(x: "Tensor") -> "Tensor":
+        data = x._data
+        try:
+            out = forward(data)
+        except TypeError:
+            raise _dtype_error(op, (data,)) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        t = Tensor.__new__(Tensor)
+        t._data = out
+        t.grad = None
+        if x.requires_grad and GradMode.enabled:
+            structure = (x._node or x,)
+            if plan is None:
+                t._node = Node(op, label, structure, _NEEDS[1], _NO_PARAMS, RELEASED, None, out.shape, out.dtype)
+            else:
+                t._node = Node(op, label, structure, _NEEDS[1], _NO_PARAMS, (data,) if plan[0][0] else structure,
+                               out if plan[1] else None, out.shape, out.dtype)
+            t.requires_grad = True
+        else:
+            t._node = None
+            t.requires_grad = False
+        if Anomaly.watching:
+            _watch(t, op, (data,), None, _NO_PARAMS)
+        return t
+
+    return run
+
+
+def _watch(t: "Tensor", op: O.Op, arrays: tuple, name: str | None, params: dict) -> None:
+    """Remember the first op that made a non-finite value out of finite inputs (eval's warning).
+
+    Every op pays for this while eval watches, so the common answer comes from one dot product
+    (finite exactly when every element is, unless a square overflows; then the slow test decides,
+    and eval's np.errstate keeps the overflow quiet).
+    """
+    out = t._data
+    if Anomaly.first is not None or out.dtype.kind != "f":
+        return
+    flat = out.reshape(-1)
+    if math.isfinite(flat.dot(flat)) or np.isfinite(out).all():
+        return
+    if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
+        Anomaly.first = t._node or Node(op, name or op.node, (), (), params, RELEASED, None, out.shape, out.dtype)
+
+
+_BOOL_MESSAGES = {
+    "neg": "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use "
+           "the `~` or `logical_not()` operator instead.",
+    "sub": "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+           "operator instead.",
+}
+
+
+def _dtype_error(op: O.Op, arrays: tuple) -> DtypeError:
+    """NumPy refused the operands' dtypes (bools, mostly): PyTorch's text where it has one."""
+    dtypes = " and ".join(str(np.asarray(a).dtype) for a in arrays)
+    message = _BOOL_MESSAGES.get(op.name) if "bool" in dtypes else None
+    return DtypeError(message or f"{op.name} is not supported for {dtypes} tensors",
+                      hint="comparisons give bool tensors; make them float first, e.g. (x > 0).float()")
 
 
 def _shape_error(op: O.Op, inputs: tuple, exc: Exception) -> ShapeError:
@@ -165,10 +285,85 @@ def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tup
     return shape
 
 
+_NUMBER = (int, float)
+
+
+def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Tensor"]:
+    """The forward of one binary elementwise op, with PyTorch's broadcasting message.
+
+    Tensor with Tensor, or with a Python number, is the hot path, specialised per op so that the
+    dunders are these functions themselves (one call deep); anything else (lists, NumPy scalars,
+    bools) is normalised and sent through `apply`.
+    """
+    forward, plans, label = op.forward, op.plans, name or op.node
+
+    def run(a: Any, b: Any) -> "Tensor":
+        ta, tb = type(a), type(b)
+        if ta is Tensor:
+            x = a._data
+            if tb is Tensor:
+                y = b._data
+                if x.shape != y.shape:
+                    broadcast_shape(op.name, x.shape, y.shape)
+            elif tb in _NUMBER:
+                y = b
+            else:
+                return _general_binary(op, a, b, name)
+        elif tb is Tensor and ta in _NUMBER:
+            x, y = a, b._data
+        else:
+            return _general_binary(op, a, b, name)
+        try:
+            out = forward(x, y)
+        except TypeError:
+            raise _dtype_error(op, (x, y)) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        t = Tensor.__new__(Tensor)
+        t._data = out
+        t.grad = None
+        t._node = None
+        t.requires_grad = False
+        if GradMode.enabled:
+            mask = (ta is Tensor and a.requires_grad) | (tb is Tensor and b.requires_grad) << 1
+            if mask:
+                structure = (a._node or a if ta is Tensor else a, b._node or b if tb is Tensor else b)
+                plan = plans[mask]
+                if plan is None:
+                    saved, saved_out = RELEASED, None
+                else:
+                    (keep_a, keep_b), keep_out = plan
+                    keep_a = keep_a and ta is Tensor
+                    keep_b = keep_b and tb is Tensor
+                    saved = (x if keep_a else structure[0], y if keep_b else structure[1]) if keep_a or keep_b \
+                        else structure
+                    saved_out = out if keep_out else None
+                t._node = Node(op, label, structure, _NEEDS[mask], _NO_PARAMS, saved, saved_out, out.shape, out.dtype)
+                t.requires_grad = True
+        if Anomaly.watching:
+            _watch(t, op, (x, y), name, _NO_PARAMS)
+        return t
+
+    return run
+
+
+ADD = _elementwise(O.ADD)
+SUB = _elementwise(O.SUB)
+RSUB = _elementwise(O.SUB, "RsubBackward1")
+MUL = _elementwise(O.MUL)
+DIV = _elementwise(O.DIV)
+RDIV = _elementwise(O.DIV, "MulBackward0")  # PyTorch computes 2 / x as x.reciprocal() * 2
+POW = _elementwise(O.POW)
+POW_TENSOR = _elementwise(O.POW, "PowBackward1")
+RPOW = _elementwise(O.POW, "PowBackward2")
+MAXIMUM = _elementwise(O.MAXIMUM)
+MINIMUM = _elementwise(O.MINIMUM)
+
+
 class Tensor:
     """A NumPy array with PyTorch's autograd attributes."""
 
-    __slots__ = ("_data", "grad", "_node", "requires_grad", "_retains", "__weakref__")
+    __slots__ = ("_data", "grad", "_node", "requires_grad", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -176,7 +371,6 @@ class Tensor:
         self._data = as_array(data, dtype)
         self.grad = None
         self._node = None
-        self._retains = False
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -236,13 +430,12 @@ class Tensor:
             raise BackwardError("can't retain_grad on Tensor that has requires_grad=False",
                                 hint="only tensors that are part of a graph have a gradient to keep")
         if self._node is not None:
-            import weakref
             self._node.retained = weakref.ref(self)
-            self._retains = True
 
     @property
     def retains_grad(self) -> bool:
-        return self._retains
+        node = self._node
+        return node is not None and node.retained is not None and node.retained() is self
 
     def detach(self) -> "Tensor":
         return _wrap(self._data)
@@ -311,7 +504,8 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
-            raise ValueDomainError("only integer tensors of a single element can be converted to an index")
+            raise ValueDomainError("only integer tensors of a single element can be converted to an index",
+                                   hint="index with an integer, e.g. int(i.item())")
         return int(self._data.reshape(()))
 
     __hash__ = object.__hash__
@@ -320,37 +514,29 @@ class Tensor:
         from gradcli.tensor_repr import tensor_repr
         return tensor_repr(self)
 
-    # -- arithmetic (the hot path calls apply directly) ---------------------------------
-    def __add__(self, other: Any) -> "Tensor":
-        return _binary(O.ADD, self, other)
+    # -- arithmetic: the operators are the elementwise kernels themselves ---------------------
+    __add__ = add = ADD
+    __sub__ = sub = SUB
+    __mul__ = mul = MUL
+    __truediv__ = div = DIV
 
     def __radd__(self, other: Any) -> "Tensor":
-        return _binary(O.ADD, other, self)
-
-    def __sub__(self, other: Any) -> "Tensor":
-        return _binary(O.SUB, self, other)
+        return ADD(other, self)
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return _binary(O.SUB, other, self, "RsubBackward1")
-
-    def __mul__(self, other: Any) -> "Tensor":
-        return _binary(O.MUL, self, other)
+        return RSUB(other, self)
 
     def __rmul__(self, other: Any) -> "Tensor":
-        return _binary(O.MUL, other, self)
-
-    def __truediv__(self, other: Any) -> "Tensor":
-        return _binary(O.DIV, self, other)
+        return MUL(other, self)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
-        """PyTorch computes `2 / x` as `x.reciprocal() * 2`, so its node is a MulBackward0."""
-        return _binary(O.DIV, other, self, "MulBackward0")
+        return RDIV(other, self)
 
     def __pow__(self, other: Any) -> "Tensor":
-        return _binary(O.POW, self, other, "PowBackward1" if type(other) is Tensor else "PowBackward0")
+        return (POW_TENSOR if type(other) is Tensor else POW)(self, other)
 
     def __rpow__(self, other: Any) -> "Tensor":
-        return _binary(O.POW, other, self, "PowBackward2")
+        return RPOW(other, self)
 
     def __matmul__(self, other: Any) -> "Tensor":
         return F.matmul(self, other)
@@ -358,14 +544,8 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> "Tensor":
         return F.matmul(other, self)
 
-    def __neg__(self) -> "Tensor":
-        return apply(O.NEG, self)
-
     def __pos__(self) -> "Tensor":
         return self
-
-    def __abs__(self) -> "Tensor":
-        return apply(O.ABS, self)
 
     def __getitem__(self, key: Any) -> "Tensor":
         return F.index(self, key)
@@ -394,48 +574,22 @@ class Tensor:
     def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
         return self._compare(other, np.not_equal)
 
-    # -- elementwise methods --------------------------------------------------------------
-    def exp(self) -> "Tensor":
-        return apply(O.EXP, self)
-
-    def log(self) -> "Tensor":
-        return apply(O.LOG, self)
-
-    def log1p(self) -> "Tensor":
-        return apply(O.LOG1P, self)
-
-    def sqrt(self) -> "Tensor":
-        return apply(O.SQRT, self)
-
-    def abs(self) -> "Tensor":
-        return apply(O.ABS, self)
-
-    def sign(self) -> "Tensor":
-        return apply(O.SIGN, self)
-
-    def sin(self) -> "Tensor":
-        return apply(O.SIN, self)
-
-    def cos(self) -> "Tensor":
-        return apply(O.COS, self)
-
-    def tan(self) -> "Tensor":
-        return apply(O.TAN, self)
-
-    def tanh(self) -> "Tensor":
-        return apply(O.TANH, self)
-
-    def sigmoid(self) -> "Tensor":
-        return apply(O.SIGMOID, self)
-
-    def relu(self) -> "Tensor":
-        return apply(O.RELU, self)
-
-    def neg(self) -> "Tensor":
-        return apply(O.NEG, self)
-
-    def softplus(self) -> "Tensor":
-        return apply(O.SOFTPLUS, self)
+    # -- elementwise methods: the one-input kernels themselves --------------------------------
+    exp = _elementwise1(O.EXP)
+    log = _elementwise1(O.LOG)
+    log1p = _elementwise1(O.LOG1P)
+    sqrt = _elementwise1(O.SQRT)
+    abs = __abs__ = _elementwise1(O.ABS)
+    sign = _elementwise1(O.SIGN)
+    sin = _elementwise1(O.SIN)
+    cos = _elementwise1(O.COS)
+    tan = _elementwise1(O.TAN)
+    tanh = _elementwise1(O.TANH)
+    sigmoid = _elementwise1(O.SIGMOID)
+    relu = _elementwise1(O.RELU)
+    neg = __neg__ = _elementwise1(O.NEG)
+    softplus = _elementwise1(O.SOFTPLUS)
+    clone = _elementwise1(O.CLONE)
 
     def pow(self, exponent: Any) -> "Tensor":
         return self.__pow__(exponent)
@@ -531,24 +685,14 @@ def _wrap(array: np.ndarray) -> Tensor:
     t.grad = None
     t._node = None
     t.requires_grad = False
-    t._retains = False
     return t
 
 
-_NUMBER = (int, float, bool)
-
-
-def _binary(op: O.Op, a: Any, b: Any, name: str | None = None) -> Tensor:
-    """Elementwise binary op: checks broadcasting (PyTorch's message, the element cap) off the fast path."""
-    ta, tb = type(a), type(b)
-    if ta is Tensor and tb is Tensor:
-        if a._data.shape != b._data.shape:
-            broadcast_shape(op.name, a._data.shape, b._data.shape)
-    elif not ((ta is Tensor and (tb in _NUMBER or isinstance(b, _NUMBER)))
-              or (tb is Tensor and (ta in _NUMBER or isinstance(a, _NUMBER)))):
-        a, b = F.as_operand(a, op), F.as_operand(b, op)
-        if a.shape != b.shape:
-            broadcast_shape(op.name, a.shape, b.shape)
+def _general_binary(op: O.Op, a: Any, b: Any, name: str | None) -> Tensor:
+    a, b = F.as_operand(a, op), F.as_operand(b, op)
+    shape_a, shape_b = np.shape(a._data if type(a) is Tensor else a), np.shape(b._data if type(b) is Tensor else b)
+    if shape_a != shape_b:
+        broadcast_shape(op.name, shape_a, shape_b)
     return apply(op, a, b, name=name)
 
 

@@ -13,7 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import gradcli  # noqa: E402
+import gradcli  # noqa: E402  (after the skip, so the module needs no torch to be collected)
+from gradcli import functions as F  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
 
 RNG = np.random.default_rng(20240611)
@@ -37,7 +38,17 @@ class TorchAPI:
         return getattr(torch, name)
 
 
-APIS = {"torch": TorchAPI(), "gradcli": gradcli}
+class GradcliAPI:
+    """gradcli's functions; `dot` from gradcli.functions, since importing the `gradcli.dot` module
+    (graph export) replaces the package attribute of that name."""
+
+    dot = staticmethod(F.dot)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(gradcli, name)
+
+
+APIS = {"torch": TorchAPI(), "gradcli": GradcliAPI()}
 
 
 def r(*shape: int) -> np.ndarray:
@@ -60,12 +71,12 @@ def node_name(t: Any) -> str | None:
 
 def graph_names(t: Any) -> list[str]:
     """Every node name reachable from the output, in a canonical (sorted) order."""
-    names, seen, todo = [], set(), [t.grad_fn]
+    names, seen, todo = [], {}, [t.grad_fn]
     while todo:
         fn = todo.pop()
         if fn is None or id(fn) in seen:
             continue
-        seen.add(id(fn))
+        seen[id(fn)] = fn  # kept alive, so ids stay unique
         names.append(type(fn).__name__ if hasattr(fn, "register_hook") else fn.name)
         todo.extend(f for f, _ in fn.next_functions)
     return sorted(names)
@@ -74,7 +85,7 @@ def graph_names(t: Any) -> list[str]:
 def as_numpy(t: Any) -> np.ndarray | None:
     if t is None:
         return None
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else np.asarray(t)
 
 
 def run(m: Any, fn: Callable, arrays: list, gradient: Any) -> dict:
@@ -162,6 +173,11 @@ PROGRAMS = [
     P(lambda m, x: x.squeeze(), [r(4, 1, 3)], r(4, 3), id="squeeze"),
     P(lambda m, x: x.squeeze(1), [r(4, 1, 3)], r(4, 3), id="squeeze-dim"),
     P(lambda m, x: x.expand(2, 4, 3), [r(4, 1)], r(2, 4, 3), id="expand"),
+    P(lambda m, x: x.expand(4, 1), [r(4, 1)], r(4, 1), id="expand-same-shape"),
+    P(lambda m, x: x.squeeze(0), [r(4, 3)], r(4, 3), id="squeeze-nothing"),
+    P(lambda m, x: x.t(), [r(3)], r(3), id="t-vector"),
+    P(lambda m, x: x.transpose(0, -1), [r(3)], r(3), id="transpose-vector"),
+    P(lambda m, x: x.flatten() * 2, [r(3)], r(3), id="flatten-vector"),
     P(lambda m, x: x[0], [r(4, 3)], r(3), id="select"),
     P(lambda m, x: x[-1, 1], [r(4, 3)], None, id="select-2"),
     P(lambda m, x: x[:, 1:3], [r(4, 3)], r(4, 2), id="slice"),
@@ -219,9 +235,16 @@ def test_same_graph(fn: Callable, arrays: list, gradient: Any) -> None:
 
 
 def second_derivative(m: Any, fn: Callable, x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient, and the gradient of its squared norm (zero when the gradient is constant).
+
+    For piecewise-linear ops (relu, clamp) PyTorch records the gradient as a function of x and
+    gradcli as a constant; both are right, so only the numbers are compared.
+    """
     x = m.tensor(x0, requires_grad=True)
     autograd = m.autograd if m is APIS["torch"] else m
     (g,) = autograd.grad(fn(m, x).sum(), x, create_graph=True)
+    if not g.requires_grad:
+        return as_numpy(g), np.zeros_like(x0)
     (h,) = autograd.grad((g * g).sum(), x)
     return as_numpy(g), as_numpy(h)
 
@@ -259,7 +282,8 @@ KINKS = [
     P(lambda m, x: x ** m.tensor([0.0, 2.0]), [0.0, 0.0], id="pow-0**tensor"),
     P(lambda m, x: m.tensor([0.0, 0.0]) ** x, [0.0, 2.0], id="pow-exponent-base-0"),
     P(lambda m, x: 0 ** x, [0.0, 2.0], id="pow-number-0"),
-    P(lambda m, x: m.softplus(x), [25.0, 20.0, 19.0], id="softplus-threshold"),
+    P(lambda m, x: m.softplus(x), [25.0, 20.0, 19.0, -30.0, -800.0], id="softplus-threshold"),
+    P(lambda m, x: x.sigmoid(), [-30.0, -800.0, 40.0, 0.0], id="sigmoid-tails"),
     P(lambda m, x: m.where(x > 0, x.sqrt(), x), [-1.0, 1.0], id="where-nan-branch"),
 ]
 
@@ -326,6 +350,14 @@ ERRORS = [
       id="grad-input-no-grad"),
     P(lambda m: (m.autograd if m is APIS["torch"] else m).grad(
         (x := m.ones(2, requires_grad=True)).sum(), x, m.ones(2)), id="grad-outputs-shape"),
+    P(lambda m: m.ones(2, 3)[5], id="index-range"),
+    P(lambda m: m.cat([m.ones(2, 3), m.ones(3)]), id="cat-ndim"),
+    P(lambda m: m.cat([m.ones(2, 3), m.ones(2, 2)]), id="cat-sizes"),
+    P(lambda m: m.cat([m.ones(2, 3), m.ones(2, 2)], dim=-2), id="cat-sizes-negative-dim"),
+    P(lambda m: (m.autograd if m is APIS["torch"] else m).grad(
+        m.ones(2, requires_grad=True).sum(), [m.ones(2, requires_grad=True)]), id="grad-unused"),
+    P(lambda m: m.ones(2, 3)[:, 7], id="index-range-dim1"),
+    P(lambda m: m.ones(2, 3)[[0, 5]], id="index-array-range"),
 ]
 
 
@@ -422,3 +454,84 @@ def test_same_repr() -> None:
                  lambda m: m.tensor(3.0, requires_grad=True), lambda m: m.tensor([1.0, 2.0]).float(),
                  lambda m: m.tensor([1, 2, 3])]:
         assert repr(make(gradcli)) == repr(make(torch))
+
+
+TWICE = ["(x * 2).sum()", "(x + x).sum()", "x.sum()", "(x * c).sum()", "m.where(c > 3, x, c).sum()", "(x / 2).sum()",
+         "(2 / x).sum()", "(x ** 2).sum()", "x.exp().sum()", "(-x).sum()", "x[0]", "x.reshape(2, 1).sum()",
+         "(x - c).sum()", "(x * x).sum()", "x.max()", "x.abs().sum()", "x.relu().sum()", "x.sign().sum()",
+         "x.clamp(0, 1).sum()", "x.mean()", "m.cat([x, x]).sum()", "x.float().sum()", "m.maximum(x, c).sum()",
+         "x @ c", "c @ x", "x.norm()", "x.softmax(0)[0]", "(2 ** x).sum()", "(c ** x).sum()", "x.var()", "x.prod()",
+         "x.sigmoid().sum()", "x.t().sum()", "x.unsqueeze(0).expand(3, 2).sum()", "m.stack([x, c]).sum()"]
+
+
+def _second_backward_fails(m: Any, expression: str) -> bool:
+    x = m.tensor([1.0, -2.0], requires_grad=True)
+    c = m.tensor([3.0, 4.0])
+    y = eval(expression, {"m": m, "x": x, "c": c})  # the test's own expressions, never user text
+    y.backward()
+    try:
+        y.backward()
+    except (RuntimeError, GradcliError):
+        return True
+    return False
+
+
+@pytest.mark.parametrize("expression", TWICE)
+def test_same_ops_free_their_saved_values(expression: str) -> None:
+    """Ops that save nothing can run backward twice; the others fail, as in PyTorch."""
+    assert _second_backward_fails(APIS["gradcli"], expression) == _second_backward_fails(APIS["torch"], expression)
+
+
+def _create_graph_grads(m: Any) -> list:
+    x = m.tensor([1.0, -2.0], requires_grad=True)
+    w = m.tensor([0.5, 3.0], requires_grad=True)
+    names = []
+    for make in [lambda: (x * x).sum(), lambda: (x * w).sum(), lambda: x.sum()]:
+        make().backward(create_graph=True)
+        names.append([node_name(x.grad), node_name(w.grad) if w.grad is not None else None, x.grad is w.grad])
+    return names + [as_numpy(x.grad).tolist(), as_numpy(w.grad).tolist()]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_same_gradients_accumulated_under_create_graph() -> None:
+    assert _create_graph_grads(APIS["gradcli"]) == _create_graph_grads(APIS["torch"])
+
+
+FLOAT32 = [
+    P(lambda m, x, w: (x @ w).tanh().sum(), id="matmul-tanh"),
+    P(lambda m, x, w: (x.softmax(1) * w.t()[:4]).mean(), id="softmax"),
+    P(lambda m, x, w: ((x * 0.5 + 1.5) ** 2).sum() + w.norm(), id="pow-norm"),
+]
+
+
+@pytest.mark.parametrize("fn", FLOAT32)
+def test_float32_programs(fn: Callable) -> None:
+    """float32 stays float32 (Python numbers do not promote it), with float32-sized differences."""
+    x0, w0 = r(4, 3).astype(np.float32), r(3, 5).astype(np.float32)
+    results = []
+    for m, dtype in ((APIS["gradcli"], "float32"), (APIS["torch"], torch.float32)):
+        x, w = m.tensor(x0, requires_grad=True, dtype=dtype), m.tensor(w0, requires_grad=True, dtype=dtype)
+        out = fn(m, x, w)
+        out.backward()
+        results.append([as_numpy(out), as_numpy(x.grad), as_numpy(w.grad)])
+    for got, want in zip(*results):
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+PROMOTIONS = [
+    P(lambda m: m.tensor([1, 2]) * 2.5, id="int-times-float"),
+    P(lambda m: m.tensor([1, 2]) / m.tensor([2, 4]), id="int-div-int"),
+    P(lambda m: m.tensor([1.0], dtype=F32[m is APIS["torch"]]) + m.tensor([1.0]), id="float32-plus-float64"),
+    P(lambda m: m.tensor([1.0], dtype=F32[m is APIS["torch"]]) * 2, id="float32-times-int"),
+    P(lambda m: m.tensor([1, 2]).sum(), id="int-sum"),
+    P(lambda m: m.tensor([True, False]) * 1.5, id="bool-times-float"),
+]
+F32 = {True: torch.float32, False: "float32"}
+
+
+@pytest.mark.parametrize("fn", PROMOTIONS)
+def test_same_result_dtypes(fn: Callable) -> None:
+    got, want = fn(APIS["gradcli"]), fn(APIS["torch"])
+    assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(as_numpy(got), as_numpy(want))
