@@ -39,10 +39,7 @@ class TorchAPI:
 
 
 class GradcliAPI:
-    """gradcli's functions; `dot` from gradcli.functions, since importing the `gradcli.dot` module
-    (graph export) replaces the package attribute of that name."""
-
-    dot = staticmethod(F.dot)
+    """gradcli's public functions, looked up by torch's names."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(gradcli, name)

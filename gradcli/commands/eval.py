@@ -67,7 +67,7 @@ def eval_command(
                 from gradcli.check.view import check_view
                 out.print(check_view(report))
         if dot is not None:
-            from gradcli.dot import export_dot
+            from gradcli.graphviz import export_dot
             message = export_dot(result, dot)
             console(stderr=True).print(message)
         if report is not None and report.status == "fail":

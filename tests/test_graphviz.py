@@ -8,7 +8,7 @@ import stat
 import numpy as np
 import pytest
 
-import gradcli.dot as D
+import gradcli.graphviz as D
 from gradcli.errors import GradcliError
 from gradcli.evaluation import evaluate
 
@@ -153,3 +153,8 @@ def test_an_input_that_stopped_requiring_grad_is_drawn_without_gradients():
     nodes, edges = structure(D.graph_dot(result.output, result.gradient, result.output_name, result.leaves))
     assert "x (constant) | shape (1,) | value 1" in nodes.values()
     assert all("dashed" in label for *_, label in edges) and len(edges) == 3
+
+
+def test_the_export_module_does_not_shadow_the_dot_product():
+    import gradcli
+    assert gradcli.dot(gradcli.tensor([1.0, 2.0]), gradcli.tensor([3.0, 4.0])).item() == 11.0
