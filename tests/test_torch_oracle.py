@@ -14,7 +14,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradcli  # noqa: E402  (after the skip, so the module needs no torch to be collected)
-from gradcli import functions as F  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
 
 RNG = np.random.default_rng(20240611)
