@@ -464,6 +464,14 @@ class Tensor:
         return self
 
     # -- conversion -------------------------------------------------------------------
+    def all(self) -> "Tensor":
+        """Whether every element is nonzero: a bool tensor outside the graph, as in PyTorch."""
+        return _wrap(np.asarray(np.all(self._data)))
+
+    def any(self) -> "Tensor":
+        """Whether some element is nonzero: a bool tensor outside the graph, as in PyTorch."""
+        return _wrap(np.asarray(np.any(self._data)))
+
     def item(self) -> float | int | bool:
         if self._data.size != 1:
             raise ValueDomainError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",

@@ -208,3 +208,10 @@ def test_python_dash_m_gradcli_works():
     out = subprocess.run([sys.executable, "-m", "gradcli", "eval", "z = (x+2)**2+3", "x=[2]", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and json.loads(out.stdout)["grads"]["x"]["value"] == [8.0]
+
+
+def test_the_ambiguous_truth_hint_is_runnable(cli):
+    bad = cli("eval", "out = x.sum() if x > 0 else x.prod()", "x=[1., 2.]")
+    assert bad.exit_code == 2 and "(x > 0).all()" in bad.stderr
+    good = cli.json("eval", "out = x.sum() if (x > 0).all() else x.prod()", "x=[1., 2.]")
+    assert grads(good, "x").tolist() == [1.0, 1.0]

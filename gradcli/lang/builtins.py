@@ -153,7 +153,7 @@ TENSOR_METHODS = frozenset({
     "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double",
+    "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
 })
 # Attributes a program may assign to (x.requires_grad = True, x.grad = None, x.data = ...).
 ASSIGNABLE = frozenset({"requires_grad", "grad", "data"})
