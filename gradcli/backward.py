@@ -7,7 +7,7 @@ its consumers have passed their gradient; pending gradients are dropped as soon 
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -36,6 +36,8 @@ def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
                      f"y.backward(torch.{ones}) (gradcli eval: --grad \"{ones}\"), or reduce it to one "
                      f"number first, e.g. y.sum().backward()")
         return np.ones(output.shape, dtype=output.dtype)
+    if type(gradient) is np.ndarray and gradient.shape == output.shape and gradient.dtype == output.dtype:
+        return gradient
     from gradcli.functions import as_tensor
     g = as_tensor(gradient)
     if g.shape != output.shape:
@@ -73,13 +75,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
             g0 = g0._data
         roots.append((out, g0))
 
-    wanted: dict[int, int] | None = None
-    found: list[Any] = []
-    if inputs is not None:
-        wanted = {}
-        for k, t in enumerate(inputs):
-            wanted[id(t._node) if t._node is not None else id(t)] = k
-        found = [None] * len(inputs)
+    wanted = _wanted(inputs) if inputs is not None else None
+    found: list[Any] = [None] * len(inputs) if inputs is not None else []
 
     previous = GradMode.enabled
     GradMode.enabled = create_graph
@@ -89,6 +86,30 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
     finally:
         GradMode.enabled = previous
     return found if inputs is not None else None
+
+
+def _wanted(inputs: Sequence[Tensor]) -> dict[int, int]:
+    """Where each requested tensor's gradient goes: by node for an intermediate, by tensor for a leaf."""
+    return {id(t._node) if t._node is not None else id(t): k for k, t in enumerate(inputs)}
+
+
+def vector_jacobian_rows(output: Tensor, inputs: Sequence[Tensor], gradients: Iterator[np.ndarray]
+                         ) -> Iterator[list]:
+    """One backward over a retained graph per gradient, with the per-call set-up done once.
+
+    This is `run_backward(..., retain_graph=True, inputs=inputs)` for Jacobians, whose rows are
+    many small backward passes where that set-up would otherwise dominate.
+    """
+    wanted = _wanted(inputs)
+    previous = GradMode.enabled
+    GradMode.enabled = False
+    try:
+        for g in gradients:
+            found: list[Any] = [None] * len(inputs)
+            _propagate([(output, g)], O.NUMPY, True, False, wanted, found, None)
+            yield found
+    finally:
+        GradMode.enabled = previous
 
 
 def _tensor_namespace() -> Any:

@@ -6,11 +6,11 @@ output shape + input shape.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from gradcli.backward import run_backward
+from gradcli.backward import run_backward, vector_jacobian_rows
 from gradcli.errors import ArgumentError, BackwardError
 from gradcli.tensor import Tensor, _wrap
 
@@ -51,11 +51,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
-def _unit(shape: tuple[int, ...], k: int, dtype: np.dtype) -> np.ndarray:
-    e = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
-    e[k] = 1
-    return e.reshape(shape)
-
 
 def jacobian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[np.ndarray]:
     """The Jacobian of an already recorded output: one VJP per output element, graph retained."""
@@ -63,12 +58,19 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[np.ndarray]:
     if not output.requires_grad:
         return blocks
     n = output.numel()
-    for k in range(n):
-        row = grad(output, list(inputs), _unit(output.shape, k, output.dtype), retain_graph=True,
-                   allow_unused=True)
-        for block, g in zip(blocks, row):
+    rows = [block.reshape((n,) + block.shape[output.ndim:]) for block in blocks]
+    unit = np.zeros(output.shape, dtype=output.dtype)
+    flat = unit.reshape(-1)
+
+    def units() -> Iterator[np.ndarray]:
+        for k in range(n):
+            flat[:] = 0
+            flat[k] = 1
+            yield unit
+    for k, found in enumerate(vector_jacobian_rows(output, list(inputs), units())):
+        for row, g in zip(rows, found):
             if g is not None:
-                block.reshape((n,) + block.shape[output.ndim:])[k] = g._data
+                row[k] = g
     return blocks
 
 
