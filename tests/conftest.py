@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from gradcli.cli import app, normalise_argv
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb"}
+
+# CI replays the same examples every run (a red CI must mean a change broke something); a
+# developer's run explores new ones.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 class Cli:

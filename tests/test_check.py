@@ -309,3 +309,23 @@ def test_random_programs_pass(steps, values):
         y = getattr(g, name)(y, other) if name in BINARY else getattr(g, name)(y)
     report = run((y * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
     assert report.status == "pass", report.to_json()
+
+
+def test_a_kink_smoothed_over_by_the_program_is_undefined_not_failed():
+    """max(-|x|, x) is just x, but autograd's convention at |0| and the tie gives 1/2, as PyTorch does."""
+    x = g.tensor(np.zeros((2, 2)), requires_grad=True)
+    out = (g.maximum(-(x.abs()), x) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum()
+    report = run(out, {"x": x}, mode="all")
+    assert report.status == "pass"
+    assert report.inputs["x"].numeric.status == "undefined"
+    assert "PyTorch's convention" in report.inputs["x"].numeric.undefined[0].reason
+
+
+def test_finite_differences_say_when_rounding_of_a_huge_output_hides_an_element():
+    x = g.tensor(np.array([[0.0, 0.0], [0.0, 2.0]]), requires_grad=True)
+    out = (g.exp(g.exp(x + x)) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum()
+    report = run(out, {"x": x}, mode="all")
+    numeric = report.inputs["x"].numeric
+    assert report.status == "pass" and numeric.status == "undefined"
+    assert all("cannot resolve" in e.reason for e in numeric.undefined)
+    assert report.inputs["x"].max_rel_err < 1e-12

@@ -112,7 +112,9 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
 
     Where a nudge moves an op's input off a kink, the difference quotients are also taken one-sided
     and at twice the step: if they disagree (a corner) or grow as the step shrinks (a jump), the
-    derivative does not exist there and the element is reported as undefined. An element whose
+    derivative does not exist there and the element is reported as undefined. So is an element
+    whose path crosses a kink that the rest of the program smooths over (max(-|x|, x) at 0):
+    autograd's subgradient convention there is PyTorch's, not the limit of the quotients. An element whose
     one-sided quotients disagree with no kink at the point itself (one lies within the step) is
     not judged either when it would fail: there finite differences measure the wrong thing.
     """
@@ -142,9 +144,17 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
                     reasons[pos] = (f"{site.node.name} is at a kink (one-sided slopes {left:.6g} and {right:.6g}): "
                                     f"{site.node.op.rule}")
+                elif not np.isclose(got[pos], expected[pos], rtol, atol):
+                    reasons[pos] = (f"{site.node.name} is at a kink, where autograd follows PyTorch's convention "
+                                    f"({site.node.op.rule}) although the whole function is smooth here")
             elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, atol):
                 reasons[pos] = (f"not smooth within the finite-difference step (one-sided slopes {left:.6g} and "
                                 f"{right:.6g}): finite differences cannot judge this element")
+            if pos not in reasons and not np.isclose(got[pos], expected[pos], rtol, atol):
+                rounding = 8 * np.finfo(np.float64).eps * max(abs(lp), abs(lm), abs(l0)) / EPS
+                if abs(got[pos] - expected[pos]) <= rounding:
+                    reasons[pos] = (f"finite differences cannot resolve this element: rounding of the output "
+                                    f"(about {abs(l0):.3g}) over a step of {EPS:g} is {rounding:.3g}")
             done += 1
             if progress is not None:
                 progress(done, total)
