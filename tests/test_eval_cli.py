@@ -215,3 +215,9 @@ def test_the_ambiguous_truth_hint_is_runnable(cli):
     assert bad.exit_code == 2 and "(x > 0).all()" in bad.stderr
     good = cli.json("eval", "out = x.sum() if (x > 0).all() else x.prod()", "x=[1., 2.]")
     assert grads(good, "x").tolist() == [1.0, 1.0]
+
+
+def test_loops_with_break_and_continue(cli):
+    program = ("y = x\nfor i in range(10):\n    if i == 3:\n        continue\n    if i > 5:\n        break\n"
+               "    y = y * 2\nk = 0\nwhile True:\n    k += 1\n    if k > 3:\n        break\nout = y.sum() * k")
+    assert grads(cli.json("eval", program, "x=[1.]"), "x").tolist() == [128.0]

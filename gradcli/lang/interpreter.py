@@ -210,15 +210,21 @@ class Interpreter:
         else:
             self._block(node.orelse)
 
+    def _iteration(self, body: list[ast.stmt]) -> bool:
+        """One pass through a loop body, counted against the step limit; False when it breaks out."""
+        self._step()
+        try:
+            self._block(body)
+        except _Break:
+            return False
+        except _Continue:
+            pass
+        return True
+
     def _while(self, node: ast.While) -> None:
         while self._truth(self.eval(node.test), node.test):
-            self._step()
-            try:
-                self._block(node.body)
-            except _Break:
+            if not self._iteration(node.body):
                 break
-            except _Continue:
-                continue
 
     def _for(self, node: ast.For) -> None:
         iterable = self.eval(node.iter)
@@ -226,14 +232,9 @@ class Interpreter:
             raise NotAllowedError("for loops run over range(...) only", hint="for i in range(10): ...").at(
                 *node_span(node.iter, self.source))
         for i in iterable:
-            self._step()
             self.env[node.target.id] = i
-            try:
-                self._block(node.body)
-            except _Break:
+            if not self._iteration(node.body):
                 break
-            except _Continue:
-                continue
 
     def _break(self, node: ast.Break) -> None:
         raise _Break
