@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Callable
 
 import sympy as sp
 from sympy.core.function import Function
@@ -74,26 +74,8 @@ class Calculus:
         """The symbols `e` contains (a plain number, a leaf element held at its value, has none)."""
         if not isinstance(e, sp.Basic):
             return frozenset()
-        known = self._free
-        if e in known:
-            return known[e]
-        stack = [e]
-        while stack:
-            x = stack[-1]
-            if x in known:
-                stack.pop()
-                continue
-            if x.is_Symbol:
-                known[x] = frozenset((x,))
-                stack.pop()
-                continue
-            missing = [a for a in x.args if a not in known]
-            if missing:
-                stack.extend(missing)
-                continue
-            stack.pop()
-            known[x] = frozenset().union(*(known[a] for a in x.args))
-        return known[e]
+        return bottom_up(e, self._free, lambda x: frozenset((x,)) if x.is_Symbol else None,
+                         lambda x, args: frozenset().union(*args))
 
     def args_with(self, e: sp.Basic, s: sp.Symbol) -> list[sp.Basic]:
         """The arguments of `e` that contain `s`; for long argument lists, through an index built once."""
@@ -261,6 +243,31 @@ def sympy_float(v: sp.Basic) -> float:
         return math.nan
 
 
+def bottom_up(e: sp.Basic, memo: dict, atom: Callable[[sp.Basic], Any],
+              combine: Callable[[sp.Basic, list], Any]) -> Any:
+    """A memoised post-order walk of an expression DAG, with an explicit stack (programs nest deep).
+
+    `atom(x)` gives the value of a node that is not taken apart (None for one that is); `combine`
+    builds a node's value from its arguments' values.
+    """
+    stack = [e]
+    while stack:
+        x = stack[-1]
+        if x in memo:
+            stack.pop()
+            continue
+        value = atom(x)
+        if value is None:
+            missing = [a for a in x.args if a not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            value = combine(x, [memo[a] for a in x.args])
+        stack.pop()
+        memo[x] = value
+    return memo[e]
+
+
 class FloatEvaluator:
     """Evaluate expressions at a point in float64, memoised so shared subexpressions cost once.
 
@@ -273,30 +280,17 @@ class FloatEvaluator:
         self.memo: dict[sp.Basic, float] = {}
 
     def __call__(self, e: sp.Basic) -> float:
-        memo = self.memo
-        if e in memo:
-            return memo[e]
-        stack = [e]
-        while stack:
-            x = stack[-1]
-            if x in memo:
-                stack.pop()
-                continue
-            if x.is_Symbol:
-                memo[x] = self.values[x]
-            elif x.is_Number or x.is_NumberSymbol:
-                memo[x] = sympy_float(x)
-            elif type(x) in _FLOAT:
-                missing = [a for a in x.args if a not in memo]
-                if missing:
-                    stack.extend(missing)
-                    continue
-                memo[x] = _FLOAT[type(x)](*(memo[a] for a in x.args))
-            else:
-                point = {s: sp.Float(self.values[s]) for s in x.free_symbols}
-                memo[x] = sympy_float(x.xreplace(point).evalf())
-            stack.pop()
-        return memo[e]
+        return bottom_up(e, self.memo, self._atom, lambda x, args: _FLOAT[type(x)](*args))
+
+    def _atom(self, x: sp.Basic) -> float | None:
+        """The value of a symbol, a number, or a head with no float rule (SymPy evaluates it whole)."""
+        if x.is_Symbol:
+            return self.values[x]
+        if x.is_Number or x.is_NumberSymbol:
+            return sympy_float(x)
+        if type(x) in _FLOAT:
+            return None
+        return sympy_float(x.xreplace({s: sp.Float(self.values[s]) for s in x.free_symbols}).evalf())
 
 
 class ExactEvaluator:
