@@ -94,30 +94,27 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[list[np.ndarray
     return blocks
 
 
-def _leaves(inputs: Any) -> tuple[list[Tensor], bool]:
-    single = not isinstance(inputs, (list, tuple))
+def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[list[Tensor], bool, Tensor]:
+    """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does."""
     from gradcli.functions import as_tensor
+    single = not isinstance(inputs, (list, tuple))
     xs = [as_tensor(x).detach().requires_grad_(True) for x in _as_list(inputs)]
-    return xs, single
+    out = f(*xs)
+    if not isinstance(out, Tensor):
+        raise ArgumentError(f"{what}(): the function must return a tensor", hint=hint)
+    return xs, single, out
 
 
 def jacobian(f: Callable[..., Any], inputs: Any) -> Any:
     """`torch.autograd.functional.jacobian`: a Tensor for one input, else a tuple of Tensors."""
-    xs, single = _leaves(inputs)
-    out = f(*xs)
-    if not isinstance(out, Tensor):
-        raise ArgumentError("jacobian(): the function must return a tensor",
-                            hint="return one tensor computed from the inputs")
+    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
     blocks = [_wrap(b) for b in jacobian_of(out, xs)]
     return blocks[0] if single else tuple(blocks)
 
 
 def hessian(f: Callable[..., Any], inputs: Any) -> Any:
     """`torch.autograd.functional.hessian`: a Tensor for one input, else a tuple of tuples."""
-    xs, single = _leaves(inputs)
-    out = f(*xs)
-    if not isinstance(out, Tensor):
-        raise ArgumentError("hessian(): the function must return a tensor",
-                            hint="return one tensor with a single element computed from the inputs")
+    xs, single, out = _traced(f, inputs, "hessian",
+                              "return one tensor with a single element computed from the inputs")
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
     return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
