@@ -303,6 +303,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             x = a._data
             if tb is Tensor:
                 y = b._data
+                if x.dtype is not y.dtype:
+                    return _general_binary(op, a, b, name)
                 if x.shape != y.shape:
                     broadcast_shape(op.name, x.shape, y.shape)
             elif tb in _NUMBER:
@@ -698,10 +700,26 @@ def _wrap(array: np.ndarray) -> Tensor:
 
 def _general_binary(op: O.Op, a: Any, b: Any, name: str | None) -> Tensor:
     a, b = F.as_operand(a, op), F.as_operand(b, op)
+    if type(a) is Tensor and type(b) is Tensor and a._data.dtype != b._data.dtype:
+        a, b = _promote(a, b)
     shape_a, shape_b = np.shape(a._data if type(a) is Tensor else a), np.shape(b._data if type(b) is Tensor else b)
     if shape_a != shape_b:
         broadcast_shape(op.name, shape_a, shape_b)
     return apply(op, a, b, name=name)
+
+
+def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's rule where it differs from NumPy's: a 0-d float tensor does not widen a dimensioned one.
+
+    `FloatTensor([1.]) + tensor(2.5)` stays float32 in PyTorch (NumPy would give float64), so the
+    0-d operand is cast (differentiably) to the other's dtype.
+    """
+    da, db = a._data.dtype, b._data.dtype
+    if da.kind == "f" and db.kind == "f" and (a.ndim == 0) != (b.ndim == 0):
+        if a.ndim == 0:
+            return F.to_dtype(a, db), b
+        return a, F.to_dtype(b, da)
+    return a, b
 
 
 from gradcli import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)

@@ -394,3 +394,14 @@ def test_anomaly_watch_names_the_first_op_making_non_finite_values() -> None:
         assert w.grad_fn is not Anomaly.first
     finally:
         Anomaly.watching, Anomaly.first = saved
+
+
+def test_a_zero_dim_tensor_does_not_widen_a_dimensioned_one_as_in_pytorch():
+    g = gradcli
+    a = g.float_tensor([1.0, 2.0]).requires_grad_()
+    s = g.tensor(3.0, requires_grad=True)
+    y = a * s
+    assert y.dtype == np.float32 and (a + g.tensor([2.5])).dtype == np.float64
+    y.sum().backward()
+    assert s.grad.dtype == np.float64 and s.grad.item() == 3.0
+    np.testing.assert_array_equal(a.grad.numpy(), np.float32([3.0, 3.0]))

@@ -418,7 +418,19 @@ def _mixed_dtype(m: Any) -> list:
     return [str(x.grad.dtype).removeprefix("torch."), as_numpy(x.grad)]
 
 
-@pytest.mark.parametrize("program", [_accumulated, _gradient_kept, _retained, _grad_mode_flags, _mixed_dtype])
+def _zero_dim_promotion(m: Any) -> list:
+    f32, f64 = (torch.float32, torch.float64) if m is APIS["torch"] else ("float32", "float64")
+    a = m.tensor([1.0, 2.0], requires_grad=True, dtype=f32)
+    s = m.tensor(3.0, requires_grad=True, dtype=f64)
+    y = a * s + m.tensor(0.5, dtype=f64)
+    y.sum().backward()
+    wide = a * m.tensor([2.0, 2.0], dtype=f64)
+    return [str(y.dtype).removeprefix("torch."), str(wide.dtype).removeprefix("torch."), as_numpy(a.grad),
+            as_numpy(s.grad), str(s.grad.dtype).removeprefix("torch.")]
+
+
+@pytest.mark.parametrize("program", [_accumulated, _gradient_kept, _retained, _grad_mode_flags, _mixed_dtype,
+                                     _zero_dim_promotion])
 def test_same_autograd_state(program: Callable) -> None:
     got, want = program(APIS["gradcli"]), program(APIS["torch"])
     for g, w in zip(got, want, strict=True):
