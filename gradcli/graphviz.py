@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
-from rich.markup import escape
 
 from gradcli.backward import run_backward
 from gradcli.errors import ArgumentError
@@ -142,7 +141,7 @@ def graph_dot(output: Tensor, gradient: Any, output_name: str, *names: Mapping[s
 
 
 def export_dot(result: Any, path: str) -> str:
-    """Write the graph of an evaluation `Result` to `path` and say what was written (markup-safe).
+    """Write the graph of an evaluation `Result` to `path` and say, in plain text, what was written.
 
     `.svg`, `.png` and `.pdf` are rendered by Graphviz's `dot` when it is installed; otherwise
     the DOT text goes next to them with the command that renders it.
@@ -152,13 +151,13 @@ def export_dot(result: Any, path: str) -> str:
     fmt = target.suffix.lower()
     if fmt not in RENDERED:
         _write(target, text)
-        return escape(f"wrote the graph to {target}; render it with: dot -Tsvg {target} -o "
+        return (f"wrote the graph to {target}; render it with: dot -Tsvg {target} -o "
                       f"{target.with_suffix('.svg')}")
     dot_file = target.with_suffix(".dot")
     program = shutil.which("dot")
     if program is None:
         _write(dot_file, text)
-        return escape(f"Graphviz's dot program is not installed, so the graph went to {dot_file}; install "
+        return (f"Graphviz's dot program is not installed, so the graph went to {dot_file}; install "
                       f"Graphviz (e.g. apt-get install graphviz) and render it with: dot -T{fmt[1:]} {dot_file} "
                       f"-o {target}")
     try:
@@ -168,9 +167,9 @@ def export_dot(result: Any, path: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         failure = str(exc)
     if failure is None:
-        return escape(f"wrote the graph to {target} (rendered by Graphviz)")
+        return (f"wrote the graph to {target} (rendered by Graphviz)")
     _write(dot_file, text)
-    return escape(f"Graphviz could not render {target} ({failure}); the graph went to {dot_file}")
+    return (f"Graphviz could not render {target} ({failure}); the graph went to {dot_file}")
 
 
 def _write(path: Path, text: str) -> None:

@@ -68,8 +68,8 @@ def eval_command(
                 out.print(check_view(report))
         if dot is not None:
             from gradcli.graphviz import export_dot
-            message = export_dot(result, dot)
-            console(stderr=True).print(message)
+            from rich.text import Text
+            console(stderr=True).print(Text(export_dot(result, dot)))
         if report is not None and report.status == "fail":
             raise SystemExit(EXIT_FAILED)
 
