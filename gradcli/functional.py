@@ -12,7 +12,7 @@ import numpy as np
 
 from gradcli.backward import run_backward, vector_jacobian_rows
 from gradcli.errors import ArgumentError, BackwardError
-from gradcli.tensor import Tensor, _wrap
+from gradcli.tensor import Tensor, _wrap, check_elements
 
 
 def _as_list(x: Any) -> list:
@@ -52,8 +52,19 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 
 
-def jacobian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[np.ndarray]:
-    """The Jacobian of an already recorded output: one VJP per output element, graph retained."""
+def _names(inputs: Sequence[Tensor], names: Sequence[str] | None) -> list[str]:
+    return list(names) if names is not None else [f"input {k}" for k in range(len(inputs))]
+
+
+def jacobian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | None = None,
+                output_name: str = "output") -> list[np.ndarray]:
+    """The Jacobian of an already recorded output: one VJP per output element, graph retained.
+
+    Each block is checked against the element cap before it is allocated; `names` label the
+    inputs in that error.
+    """
+    for name, x in zip(_names(inputs, names), inputs):
+        check_elements(output.shape + x.shape, f"the Jacobian ∂{output_name}/∂{name}")
     blocks = [np.zeros(output.shape + x.shape, dtype=np.result_type(output.dtype, x.dtype)) for x in inputs]
     if not output.requires_grad:
         return blocks
@@ -74,11 +85,21 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[np.ndarray]:
     return blocks
 
 
-def hessian_of(output: Tensor, inputs: Sequence[Tensor]) -> list[list[np.ndarray]]:
-    """Second derivatives of a one-element output: blocks[a][b] has shape inputs[a] + inputs[b]."""
+def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | None = None,
+               output_name: str = "the output") -> list[list[np.ndarray]]:
+    """Second derivatives of a one-element output: blocks[a][b] has shape inputs[a] + inputs[b].
+
+    Every block is checked against the element cap before any is allocated.
+    """
     if output.numel() != 1:
-        raise BackwardError(f"the Hessian needs a scalar output, but the output has shape {tuple(output.shape)}",
-                            hint="reduce it first (e.g. out = y.sum()), or use jacobian for a vector output")
+        raise BackwardError(f"the Hessian needs a scalar output, but '{output_name}' has shape "
+                            f"{tuple(output.shape)}",
+                            hint=f"use the Jacobian for a vector output (gradcli jacobian), or reduce it to one "
+                                 f"number first (e.g. end the program with out = {output_name}.sum())")
+    labels = _names(inputs, names)
+    for a, x in zip(labels, inputs):
+        for b, y in zip(labels, inputs):
+            check_elements(x.shape + y.shape, f"the Hessian block ∂²{output_name}/∂{a}∂{b}")
     first = grad(output, list(inputs), create_graph=True, allow_unused=True)
     blocks = []
     for x, g in zip(inputs, first):

@@ -297,13 +297,19 @@ def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 
 def softmax(x: Any, dim: Any = None) -> Tensor:
-    x = _tensor_arg(x, "softmax")
-    return apply(O.SOFTMAX, x, dim=_softmax_dim(x, dim, "softmax"))
+    return _normalised(O.SOFTMAX, _tensor_arg(x, "softmax"), dim)
 
 
 def log_softmax(x: Any, dim: Any = None) -> Tensor:
-    x = _tensor_arg(x, "log_softmax")
-    return apply(O.LOG_SOFTMAX, x, dim=_softmax_dim(x, dim, "log_softmax"))
+    return _normalised(O.LOG_SOFTMAX, _tensor_arg(x, "log_softmax"), dim)
+
+
+def _normalised(op: O.Op, x: Tensor, dim: Any) -> Tensor:
+    """A 0-d input is a one-element distribution, as in PyTorch (softmax 1, log_softmax 0)."""
+    d = _softmax_dim(x, dim, op.name)
+    if x.ndim == 0:
+        return reshape(apply(op, reshape(x, 1), dim=0), ())
+    return apply(op, x, dim=d)
 
 
 def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:

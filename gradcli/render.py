@@ -279,3 +279,22 @@ def print_value(title: str, value: Any, full: bool = False) -> RenderableType:
     if isinstance(value, (float, np.floating)):
         return Text(repr(float(value)))
     return Text(str(value))
+
+
+def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> RenderableType:
+    """The `gradcli ops` table, then where else the functions are reachable; the filter text is the user's."""
+    table = Table(header_style="bold", title=Text(f"{len(rows)} entries" + (f" matching '{text}'" if text else "")),
+                  title_justify="left")
+    table.add_column("call")
+    table.add_column("kind", style="dim")
+    table.add_column("node")
+    table.add_column("derivative rule")
+    table.add_column("--check", justify="center")
+    for e in rows:
+        if e.op is None:
+            table.add_row(Text(e.call), e.kind, Text("—", style="dim"), Text("not differentiated", style="dim"), "")
+        else:
+            table.add_row(Text(e.call, style="cyan"), e.kind, e.op.node, Text(e.op.rule),
+                          "yes" if e.op.sym is not None else Text("no", style="yellow"))
+    lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
+    return Group(table, Text("also reachable as", style="dim"), *lines)

@@ -163,6 +163,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
     except (ValueError, IndexError) as exc:
         raise _shape_error(op, inputs, exc) from None
     except TypeError:
+        if not _refused_dtype(arrays):
+            raise
         raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
@@ -192,6 +194,8 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         try:
             out = forward(data)
         except TypeError:
+            if not _refused_dtype((data,)):
+                raise
             raise _dtype_error(op, (data,)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)
@@ -239,6 +243,11 @@ _BOOL_MESSAGES = {
     "sub": "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
            "operator instead.",
 }
+
+
+def _refused_dtype(arrays: Any) -> bool:
+    """Whether NumPy's TypeError is about a non-float operand (the user's bool mask) rather than a bug."""
+    return any(isinstance(a, np.ndarray) and a.dtype.kind != "f" for a in arrays)
 
 
 def _dtype_error(op: O.Op, arrays: tuple) -> DtypeError:
@@ -318,6 +327,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         try:
             out = forward(x, y)
         except TypeError:
+            if not _refused_dtype((x, y)):
+                raise
             raise _dtype_error(op, (x, y)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)

@@ -405,3 +405,10 @@ def test_a_zero_dim_tensor_does_not_widen_a_dimensioned_one_as_in_pytorch():
     y.sum().backward()
     assert s.grad.dtype == np.float64 and s.grad.item() == 3.0
     np.testing.assert_array_equal(a.grad.numpy(), np.float32([3.0, 3.0]))
+
+
+def test_softmax_of_a_zero_dim_tensor_is_a_one_element_distribution():
+    x = gradcli.tensor(2.0, requires_grad=True)
+    y = gradcli.log_softmax(x) + gradcli.softmax(x)
+    y.backward()
+    assert y.shape == () and y.item() == 1.0 and x.grad.item() == 0.0

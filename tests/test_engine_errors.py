@@ -114,3 +114,11 @@ def test_shape_errors_leave_no_partial_graph() -> None:
         x @ x
     (x * 2).sum().backward()
     assert x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_a_type_error_from_float_operands_is_a_bug_not_a_dtype_mistake():
+    from gradcli import ops as O
+    from gradcli.tensor import apply
+    x = gradcli.ones(2, requires_grad=True)
+    with pytest.raises(TypeError):
+        apply(O.SUM, x, dims=0)

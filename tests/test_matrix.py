@@ -249,6 +249,11 @@ def test_check_on_the_command_line(cli):
 def test_a_wrong_block_fails_the_check(cli, monkeypatch):
     import gradcli.functional as functional
     real = functional.jacobian_of
-    monkeypatch.setattr(functional, "jacobian_of", lambda out, xs: [b * 1.01 for b in real(out, xs)])
+    monkeypatch.setattr(functional, "jacobian_of", lambda out, xs, *names: [b * 1.01 for b in real(out, xs, *names)])
     result = cli("jacobian", "y = x * x", "x=[1.0, 2.0]", "--check", "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["check"]["status"] == "fail"
+
+
+def test_the_element_cap_bounds_jacobians_built_inside_a_program(cli):
+    result = cli("eval", "j = jacobian(exp, x); out = j.sum() * x.sum()", "x=randn(30)", "--max-elements", "100")
+    assert result.exit_code == 2 and "the Jacobian ∂output/∂input 0 would have 900 elements" in result.stderr

@@ -79,3 +79,8 @@ def test_text_table(cli):
     assert "softmax(x, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
     assert "∂softmax(x)ᵢ/∂xⱼ" in out and "yes" in out
     assert "4 entries matching 'softmax'" in out
+
+
+def test_the_filter_is_user_text_not_markup(cli):
+    result = cli("ops", "[/x]")
+    assert result.exit_code == 0 and "0 entries matching '[/x]'" in result.stdout

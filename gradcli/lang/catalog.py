@@ -1,0 +1,94 @@
+"""The catalogue behind `gradcli ops`: what a program can call, and how each call is differentiated.
+
+Generated, never written out: names come from the language's allowlist (`builtins.FUNCTIONS`,
+`TENSOR_METHODS`, `TENSOR_ATTRIBUTES`, `MODULES`), signatures from `inspect`, node names, rules
+and `--check` coverage from the op table through `builtins.OP_OF`. Operators appear in no table,
+so each is run once through the interpreter and the node it records tells its op. Primitives
+that no name reaches (such as the op indexing's backward records under `create_graph`) are
+listed too, so every entry of `ops.TABLE` shows up.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+OPERATOR_FORMS = ("a + b", "a - b", "a * b", "a / b", "a ** b", "a @ b", "-a", "a[0]")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One way to reach a computation: its name, how it is written, and the primitive behind it."""
+
+    name: str
+    kind: str
+    call: str
+    op: Any
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "call": self.call,
+                "op": self.op.name if self.op else None, "node": self.op.node if self.op else None,
+                "rule": self.op.rule if self.op else None, "check": self.op.sym is not None if self.op else None}
+
+
+def _signature(fn: Callable[..., Any], bound: bool) -> str:
+    """Parameters as a program writes them: names and defaults, no annotations, no `self`."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "(...)"
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()][1 if bound else 0:]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
+def _operator_ops() -> dict[str, Any]:
+    """Each operator's primitive, read off the node it records on two tensors."""
+    from gradcli.evaluation import Settings, engine_settings, run_program
+    found = {}
+    with engine_settings(Settings()):
+        for form in OPERATOR_FORMS:
+            out = run_program(f"out = {form}", {"a": "ones(2, 2)", "b": "ones(2, 2)"}).output
+            found[form] = out.grad_fn.op
+    return found
+
+
+def entries() -> list[Entry]:
+    """Every function, method, attribute and operator, then the primitives none of them reaches."""
+    from gradcli import ops as O
+    from gradcli.lang import builtins as B
+    from gradcli.tensor import Tensor
+    rows = [Entry(name, "function", name + _signature(fn, bound=False), B.OP_OF.get(name))
+            for name, fn in B.FUNCTIONS.items()]
+    for name in B.TENSOR_METHODS:
+        rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
+                          B.OP_OF.get(name)))
+    rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
+    rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
+    rows.sort(key=lambda e: (e.name.lower(), e.kind))
+    reached = {id(e.op) for e in rows if e.op is not None}
+    rows += [Entry(op.name, "primitive", "(recorded by gradcli itself, e.g. by a backward under create_graph)", op)
+             for op in O.TABLE if id(op) not in reached]
+    return rows
+
+
+def matching(rows: list[Entry], text: str | None) -> list[Entry]:
+    """Case-insensitive substring of the name, the primitive's name or its PyTorch node name."""
+    if not text:
+        return rows
+    needle = text.lower()
+    return [e for e in rows if needle in e.name.lower()
+            or (e.op is not None and (needle in e.op.name.lower() or needle in e.op.node.lower()))]
+
+
+def namespaces() -> dict[str, str]:
+    """Where else the functions are reachable (`torch.X`, `F.relu`), from the module table."""
+    from gradcli.lang import builtins as B
+    out: dict[str, str] = {}
+    for module, space in B.MODULES.items():
+        names = {n for n, v in space.members.items() if callable(v)}
+        missing = sorted(set(B.FUNCTIONS) - names)
+        if len(missing) < len(names):
+            out[module] = "every function" + (f" except {', '.join(missing)}" if missing else "")
+        elif names:
+            out[module] = ", ".join(sorted(names))
+    return out
