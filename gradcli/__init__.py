@@ -6,6 +6,7 @@ The engine half of the package (`Tensor`, the functions, the constructors, `grad
 from gradcli.creation import (arange, eye, float_tensor, full, get_default_dtype, linspace, manual_seed, ones,
                               ones_like, rand, randn, set_default_dtype, tensor, zeros, zeros_like)
 from gradcli.errors import GradcliError
+from gradcli.evaluation import evaluate
 from gradcli.functional import grad, hessian, jacobian
 from gradcli.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand, flatten, index, log, log1p,
                                log_softmax, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, outer,
@@ -14,12 +15,6 @@ from gradcli.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand,
 from gradcli.tensor import Tensor
 
 __version__ = "0.1.0"
-
-
-def evaluate(*args, **kwargs):
-    """Run a program on shaped inputs: see `gradcli.evaluation.evaluate`."""
-    from gradcli.evaluation import evaluate as _evaluate
-    return _evaluate(*args, **kwargs)
 
 
 __all__ = [

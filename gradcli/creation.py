@@ -14,6 +14,7 @@ from gradcli.tensor import Tensor, _wrap, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
            "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
+DTYPE_NAMES = tuple(_DTYPES)
 
 
 class Defaults:

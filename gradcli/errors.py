@@ -90,6 +90,8 @@ class ValueDomainError(GradcliError):
 class ProgramAssertionError(Exception):
     """An `assert` in a program did not hold: exit code 1, a failed expectation rather than a mistake."""
 
+    kind = "assertion"
+
     def __init__(self, test: str, values: list, message: object, line: int, column: int, length: int,
                  source: str | None, filename: str | None) -> None:
         super().__init__(f"assertion failed: {test}")
@@ -101,3 +103,8 @@ class ProgramAssertionError(Exception):
         self.length = length
         self.source = source
         self.filename = filename
+
+    def to_dict(self) -> dict:
+        """The same fields as `GradcliError.to_dict`, so JSON consumers see one error shape."""
+        return {"kind": self.kind, "message": f"assertion failed: {self.test}", "hint": None,
+                "line": self.line, "column": self.column}

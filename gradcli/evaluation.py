@@ -17,7 +17,7 @@ from gradcli.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
-from gradcli.lang.specs import make_leaf, read_spec, split_assignment
+from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
 from gradcli.tensor import Anomaly, Limits, Node, Tensor
 
 DTYPES = ("float64", "float32")
@@ -32,12 +32,14 @@ class Settings:
     max_elements: int = 50_000_000
     max_steps: int = 1_000_000
 
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ArgumentError(f"unknown dtype {self.dtype!r}", hint="use --dtype float64 or --dtype float32")
+
 
 @contextlib.contextmanager
 def engine_settings(settings: Settings) -> Iterator[None]:
     """Apply `settings` to the engine's globals for one run, and put the previous ones back."""
-    if settings.dtype not in DTYPES:
-        raise ArgumentError(f"unknown dtype {settings.dtype!r}", hint="use --dtype float64 or --dtype float32")
     saved = (Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first)
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
@@ -88,7 +90,7 @@ def parse_inputs(inputs: Mapping[str, Any] | None) -> dict[str, Tensor]:
     """Leaves for `{name: spec}`; specs as on the command line or array-likes."""
     leaves: dict[str, Tensor] = {}
     for name, spec in (inputs or {}).items():
-        split_assignment(f"{name}=x")
+        check_name(name)
         leaves[name] = make_leaf(name, spec)
     return leaves
 

@@ -1,125 +1,22 @@
 """`--explain`: the backward pass told step by step, in the order the engine runs it.
 
-`Recorder` is the engine's `trace` callback. It summarises each gradient the moment it sees it,
-because the engine may later add into the very same array in place (accumulation into `.grad`),
-and it keeps the nodes so that inputs can be named afterwards: the engine never knows the names a
-program used. `explain_view` turns the records into a table; nothing here prints.
+The steps come from a `gradcli.recorder.Recorder` passed to backward as its `trace`;
+`explain_view` turns them into a table, naming each input the way the program did. Nothing here
+prints.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
-import numpy as np
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gradcli import ops as O
+from gradcli.graph import ProgramNames
+from gradcli.recorder import SMALL, Recorder, Step, summarize
 from gradcli.render import number, shape_text
 from gradcli.tensor import Node, Tensor
-
-SMALL = 6
-
-
-@dataclass(frozen=True)
-class Passed:
-    """What one node sent back to one of its inputs (`gradient` is None for a constant)."""
-
-    target: Any
-    gradient: str | None
-    summed_axes: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One node's turn in backward: the gradient it received and what it passed on."""
-
-    node: Node
-    incoming: str
-    passes: tuple[Passed, ...]
-
-
-class Recorder:
-    """Collects one `Step` per node; pass it as `trace=` to `evaluate` or `run_backward`."""
-
-    def __init__(self) -> None:
-        self.steps: list[Step] = []
-
-    def __call__(self, node: Node, incoming: Any, passed: tuple) -> None:
-        shapes = [np.shape(x) for x in node.inputs]
-        passes = tuple(
-            Passed(x, None, ()) if g is None else Passed(x, summarize(g), _summed_axes(node, shapes, i))
-            for i, (x, g) in enumerate(zip(node.inputs, passed)))
-        self.steps.append(Step(node, summarize(incoming), passes))
-
-
-def summarize(value: Any) -> str:
-    """A gradient or value in a few characters: `1`, `all 0.25`, `[0.1, 1, 0.0001]`, or its range."""
-    arr = np.asarray(value)
-    flat = arr.reshape(-1)
-    if flat.size == 1:
-        return number(flat[0])
-    if flat.size == 0:
-        return "empty"
-    if bool((flat == flat[0]).all()):
-        return f"all {number(flat[0])}"
-    if flat.size <= SMALL:
-        return _nested(arr)
-    if arr.dtype.kind == "b":
-        return f"{int(flat.sum())} of {flat.size} true"
-    return f"min {number(np.min(arr))} · mean {number(np.mean(arr))} · max {number(np.max(arr))}"
-
-
-def _nested(arr: np.ndarray) -> str:
-    if arr.ndim == 0:
-        return number(arr[()])
-    return "[" + ", ".join(_nested(a) for a in arr) + "]"
-
-
-def _summed_axes(node: Node, shapes: list[tuple[int, ...]], i: int) -> tuple[int, ...]:
-    """The axes `unbroadcast` summed away for input `i` (`ops.broadcast_axes` of the VJP's shape)."""
-    gshape = _vjp_shape(node, shapes, i)
-    if gshape is None or gshape == shapes[i]:
-        return ()
-    return O.broadcast_axes(gshape, shapes[i])
-
-
-def _vjp_shape(node: Node, shapes: list[tuple[int, ...]], i: int) -> tuple[int, ...] | None:
-    """The shape of input `i`'s gradient before `unbroadcast`, where broadcasting can have happened.
-
-    Elementwise ops and expand hand back a gradient shaped like their output; matmul one with the
-    output's batch axes and the input's own matrix axes. Every other op returns the input's shape.
-    """
-    if node.op is O.MATMUL:
-        core = sum(len(s) >= 2 for s in shapes)
-        own = shapes[i][len(shapes[i]) - min(len(shapes[i]), 2):]
-        return node.shape[:len(node.shape) - core] + own
-    if node.op is O.EXPAND:
-        return node.shape
-    try:
-        joint = np.broadcast_shapes(*shapes)
-    except ValueError:
-        return None
-    return node.shape if joint == node.shape else None
-
-
-class ProgramNames:
-    """What a program called its tensors, by identity: a leaf by its tensor, a result by its node.
-
-    Earlier mappings win, so inputs keep their names when a variable is rebound to them.
-    """
-
-    def __init__(self, *spaces: Mapping[str, Any]) -> None:
-        self.tensor: dict[int, str] = {}
-        self.node: dict[int, str] = {}
-        for space in spaces:
-            for name, value in space.items():
-                if isinstance(value, Tensor):
-                    self.tensor.setdefault(id(value), name)
-                    if value.grad_fn is not None:
-                        self.node.setdefault(id(value.grad_fn), name)
 
 
 class _Names:

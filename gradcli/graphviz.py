@@ -22,24 +22,13 @@ import numpy as np
 
 from gradcli.backward import run_backward
 from gradcli.errors import ArgumentError
-from gradcli.explain import ProgramNames, Recorder, summarize
+from gradcli.graph import ProgramNames, graph_nodes
+from gradcli.recorder import Recorder, summarize
 from gradcli.render import number, shape_text
 from gradcli.tensor import Node, Tensor, apply
 
 RENDERED = (".svg", ".png", ".pdf")
 RENDER_TIMEOUT = 60
-
-
-def _nodes(root: Node) -> list[Node]:
-    """Every node the output depends on, in creation order (iterative: loops build deep graphs)."""
-    seen = {id(root): root}
-    stack = [root]
-    while stack:
-        for x in stack.pop().inputs:
-            if type(x) is Node and id(x) not in seen:
-                seen[id(x)] = x
-                stack.append(x)
-    return sorted(seen.values(), key=lambda n: n.seq)
 
 
 def _replay(nodes: list[Node]) -> dict[int, Tensor]:
@@ -111,7 +100,7 @@ def graph_dot(output: Tensor, gradient: Any, output_name: str, *names: Mapping[s
     if root is None:
         graph.source(output)
     else:
-        nodes = _nodes(root)
+        nodes, _ = graph_nodes(output)
         recorder = Recorder()
         with np.errstate(all="ignore"):
             copies = _replay(nodes)

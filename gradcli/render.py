@@ -18,6 +18,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradcli.errors import GradcliError, ProgramAssertionError
+from gradcli.jsonable import nonfinite_text
 from gradcli.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
@@ -31,12 +32,7 @@ def number(v: Any) -> str:
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
         return str(int(v))
-    f = float(v)
-    if math.isnan(f):
-        return "nan"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    text = f"{f:.6g}"
+    text = nonfinite_text(v) or f"{float(v):.6g}"
     return "0" if text == "-0" else text
 
 
@@ -198,8 +194,7 @@ def _leaf_label(t: Tensor, leaf_names: dict[int, str]) -> Text:
 def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None) -> RenderableType:
     """What went wrong, where (a caret under the span), and how to fix it."""
     from gradcli.lang.parser import caret_lines
-    kind = getattr(error, "kind", "assertion")
-    message = error.message if isinstance(error, GradcliError) else f"assertion failed: {error.test}"
+    kind, message = error.kind, error.to_dict()["message"]
     lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", message)]
     where = error.filename or filename
     if error.line is not None:
@@ -221,46 +216,6 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 400 else text[:397] + "..."
-
-
-def json_value(value: Any) -> Any:
-    """Nested lists of numbers, with nan/inf as strings so the output is strict JSON."""
-    arr = np.asarray(value._data if isinstance(value, Tensor) else value)
-    if arr.dtype.kind == "f":
-        obj = arr.astype(object)
-        flat = obj.reshape(-1)
-        for i, v in enumerate(arr.reshape(-1)):
-            flat[i] = _json_float(v)
-        return obj.tolist() if arr.ndim else flat[0]
-    return arr.tolist()
-
-
-def _json_float(v: float) -> Any:
-    f = float(v)
-    if math.isnan(f):
-        return "nan"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    return f
-
-
-def output_json(name: str, value: Any) -> dict:
-    """The `"output"` entry every command's JSON starts with."""
-    return {"name": name, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
-
-
-def block_json(block: Any) -> dict:
-    """A gradient, Jacobian or Hessian block: its shape and nested values."""
-    return {"shape": list(np.shape(block)), "value": json_value(block)}
-
-
-def result_json(result: Any, wrt: list[str] | None = None) -> dict:
-    return {
-        "output": output_json(result.output_name, result.output),
-        "grads": {name: (None if g is None else block_json(g))
-                  for name, g in result.grads.items() if not wrt or name in wrt},
-        "seed": result.seed,
-    }
 
 
 def labels(name: str, shape: tuple[int, ...]) -> list[str]:

@@ -25,13 +25,14 @@ import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
 from gradcli.evaluation import Settings, engine_settings
+from gradcli.graph import graph_nodes, leaf_names
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
-    from gradcli.explain import Recorder
+    from gradcli.recorder import Recorder
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -105,7 +106,7 @@ class FileResult:
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
-        from gradcli.render import json_value
+        from gradcli.jsonable import json_value
         events: list[dict] = []
         for event in self.events:
             if isinstance(event, BackwardCheck):
@@ -250,13 +251,13 @@ class _Session:
         self.result.backward_calls += 1
         recorder = None
         if self.explain:
-            from gradcli.explain import Recorder
+            from gradcli.recorder import Recorder
             recorder = Recorder()
         if self.check is None:
             run(trace=recorder)
             self._explained(recorder, tensor, line)
             return
-        leaves = self._leaf_names(graph_leaves(tensor))
+        leaves = self._leaves(tensor)
         before = {name: _grad_copy(leaf) for name, leaf in leaves.items()}
         run(trace=recorder)
         self._explained(recorder, tensor, line)
@@ -273,27 +274,11 @@ class _Session:
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
-            leaves = self._leaf_names(graph_leaves(tensor))
-            self._emit(Explanation(line, self.receivers.get(line), recorder, leaves, dict(self.env)))
+            self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env)))
 
-    def _leaf_names(self, leaves: list[Tensor]) -> dict[str, Tensor]:
-        """The script's own names for the leaves (first bound wins); `leaf0`, `leaf1`... for unnamed ones."""
-        wanted = {id(leaf) for leaf in leaves}
-        named: dict[str, Tensor] = {}
-        seen: set[int] = set()
-        for name, value in self.env.items():
-            if isinstance(value, Tensor) and id(value) in wanted and id(value) not in seen:
-                named[name] = value
-                seen.add(id(value))
-        counter = 0
-        for leaf in leaves:
-            if id(leaf) in seen:
-                continue
-            while f"leaf{counter}" in self.env or f"leaf{counter}" in named:
-                counter += 1
-            named[f"leaf{counter}"] = leaf
-            seen.add(id(leaf))
-        return named
+    def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
+        """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""
+        return leaf_names(graph_nodes(tensor)[1], self.env)
 
 
 def _backward_receivers(tree: ast.Module) -> dict[int, str]:
@@ -303,31 +288,6 @@ def _backward_receivers(tree: ast.Module) -> dict[int, str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             receivers.setdefault(node.lineno, ast.unparse(node.func.value))
     return receivers
-
-
-def graph_leaves(output: Tensor) -> list[Tensor]:
-    """The leaf tensors requiring grad that `output`'s recorded graph reaches, in discovery order.
-
-    Walks `Node.inputs`, which survive backward, with an explicit stack: a `while` loop can make a
-    graph far deeper than Python's recursion limit.
-    """
-    if output.grad_fn is None:
-        return [output] if output.requires_grad else []
-    leaves: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[Node] = [output.grad_fn]
-    while stack:
-        node = stack.pop()
-        for x in node.inputs:
-            if id(x) in seen:
-                continue
-            if isinstance(x, Node):
-                seen.add(id(x))
-                stack.append(x)
-            elif isinstance(x, Tensor) and x.requires_grad:
-                seen.add(id(x))
-                leaves.append(x)
-    return leaves
 
 
 def _grad_copy(leaf: Tensor) -> np.ndarray | None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradcli.creation import get_default_dtype
+from gradcli.jsonable import nonfinite_text
 
 if TYPE_CHECKING:
     from gradcli.tensor import Tensor
@@ -33,11 +34,7 @@ def tensor_repr(t: "Tensor") -> str:
         fmt = style[1]
 
         def cell(v: float) -> str:
-            if np.isnan(v):
-                return "nan"
-            if np.isinf(v):
-                return "inf" if v > 0 else "-inf"
-            return fmt.format(v)
+            return nonfinite_text(v) or fmt.format(v)
         width = max((len(cell(v)) for v in arr.reshape(-1)[:2000]), default=1)
         body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
                                formatter={"float_kind": lambda v: cell(v).rjust(width)})

@@ -10,7 +10,8 @@ from rich.console import Console
 from gradcli import ops as O
 from gradcli.backward import run_backward
 from gradcli.evaluation import evaluate
-from gradcli.explain import Recorder, explain_view, summarize
+from gradcli.explain import explain_view
+from gradcli.recorder import Recorder, summarize
 from gradcli.tensor import Tensor
 
 SEED_000 = "y = x + 2; z = y*y*3; out = z.mean()"

@@ -10,7 +10,7 @@ import pytest
 
 from gradcli import ops as O
 from gradcli.evaluation import Settings
-from gradcli.runner import BackwardCheck, Output, graph_leaves, run_file, script_files
+from gradcli.runner import BackwardCheck, Output, run_file, script_files
 
 SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.grad"))
 
@@ -273,16 +273,6 @@ def test_leaves_are_named_by_the_script(tmp_path):
     result = run_file(path, check="symbolic")
     assert list(result.checks[0].report.inputs) == ["w", "leaf0"]
     assert result.checks[0].output_name == "out"
-
-
-def test_graph_leaves_walks_deep_graphs_without_recursion():
-    from gradcli import tensor
-    x = tensor([1.0], requires_grad=True)
-    y = x
-    for _ in range(5000):
-        y = y * 1.0
-    assert graph_leaves(y) == [x]
-    assert graph_leaves(x) == [x] and graph_leaves(tensor([1.0])) == []
 
 
 def test_a_wrong_vjp_fails_the_check_with_exit_1(cli, tmp_path, monkeypatch, wrong_mul_vjp):

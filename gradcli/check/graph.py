@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.graph import graph_nodes, leaf_names
 from gradcli.tensor import Node, Tensor
 
 Progress = Callable[[int, int], None]
@@ -46,7 +47,7 @@ def _valid(name: str) -> bool:
 
 
 def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
-    """Walk the graph behind `output` without recursion (a loop can chain thousands of nodes).
+    """The graph behind `output`, with `leaves` by their names and every other leaf it reaches.
 
     Leaves that require grad but were not named get `leaf0`, `leaf1`, ... in the order met.
     """
@@ -55,26 +56,8 @@ def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
             raise ValueError(f"leaf name {name!r} is not an identifier")
         if not isinstance(t, Tensor) or t.grad_fn is not None or not t.requires_grad:
             raise ValueError(f"{name!r} is not a leaf tensor that requires grad")
-    named = {id(t) for t in leaves.values()}
-    found = dict(leaves)
-    nodes: list[Node] = []
-    seen: set[int] = set()
-    stack: list[Any] = [output.grad_fn if output.grad_fn is not None else output]
-    unnamed = 0
-    while stack:
-        x = stack.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if type(x) is Node:
-            nodes.append(x)
-            stack.extend(x.inputs)
-        elif type(x) is Tensor and x.requires_grad and x.grad_fn is None and id(x) not in named:
-            while f"leaf{unnamed}" in found:
-                unnamed += 1
-            found[f"leaf{unnamed}"] = x
-    nodes.sort(key=lambda n: n.seq)
-    return Trace(output, tuple(nodes), found)
+    nodes, reached = graph_nodes(output)
+    return Trace(output, tuple(nodes), {**leaves, **leaf_names(reached, leaves)})
 
 
 def label(name: str, index: tuple[int, ...]) -> str:

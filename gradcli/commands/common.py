@@ -9,12 +9,13 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Iterator
+from typing import Iterator
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from gradcli.errors import GradcliError, ProgramAssertionError
+from gradcli.errors import ArgumentError, GradcliError, ProgramAssertionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USER, EXIT_BUG = 0, 1, 2, 3
 CHECK_MODES = ("symbolic", "numeric", "all")
@@ -46,8 +47,7 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         raise typer.Exit(EXIT_USER) from None
     except ProgramAssertionError as exc:
         if as_json:
-            sys.stderr.write(json.dumps({"error": {"kind": "assertion", "message": f"assertion failed: {exc.test}",
-                                                   "hint": None, "line": exc.line, "column": exc.column}}) + "\n")
+            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
         else:
             console(stderr=True).print(error_view(exc))
         raise typer.Exit(EXIT_FAILED) from None
@@ -61,14 +61,9 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
             sys.stderr.write(json.dumps({"error": {"kind": "internal", "message": message, "hint": None,
                                                    "line": None, "column": None}}) + "\n")
         else:
-            console(stderr=True).print(f"[bold red]{_escape(message)}[/]\n"
+            console(stderr=True).print(f"[bold red]{escape(message)}[/]\n"
                                        "this is a bug; rerun with --debug for the traceback and please report it")
         raise typer.Exit(EXIT_BUG) from None
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-    return escape(text)
 
 
 def split_names(text: str | None) -> list[str] | None:
@@ -79,14 +74,12 @@ def split_names(text: str | None) -> list[str] | None:
 
 
 def check_mode(check: str | None) -> None:
-    from gradcli.errors import ArgumentError
     if check is not None and check not in CHECK_MODES:
         raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
 
 
 def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> None:
     """`--wrt` may only name inputs that were given."""
-    from gradcli.errors import ArgumentError
     for name in wanted or []:
         if name not in names:
             raise ArgumentError(f"--wrt {name}: there is no input named '{name}'",
@@ -96,7 +89,3 @@ def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> Non
 def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
     from gradcli.evaluation import parse_input_args
     return parse_input_args(list(positional or []) + list(options or []))
-
-
-def print_renderable(renderable: Any) -> None:
-    console().print(renderable)

@@ -36,14 +36,15 @@ def eval_command(
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
     with guarded(as_json, debug):
         from gradcli.evaluation import evaluate
-        from gradcli.render import graph_tree, result_json, result_view
+        from gradcli.jsonable import result_json
+        from gradcli.render import graph_tree, result_view
         names = collect_inputs(inputs, input_option)
         wanted = split_names(wrt)
         check_mode(check)
         require_known_inputs(wanted, names)
         recorder = None
         if explain:
-            from gradcli.explain import Recorder
+            from gradcli.recorder import Recorder
             recorder = Recorder()
         result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
                           max_steps=max_steps, trace=recorder)

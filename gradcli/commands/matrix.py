@@ -43,7 +43,8 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.functional import jacobian_of
-        from gradcli.render import array_view, block_json, output_json
+        from gradcli.jsonable import block_json, output_json
+        from gradcli.render import array_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
@@ -70,7 +71,8 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
         from gradcli.functional import hessian_of
-        from gradcli.render import array_view, block_json, output_json
+        from gradcli.jsonable import block_json, output_json
+        from gradcli.render import array_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)

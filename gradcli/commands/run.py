@@ -37,13 +37,11 @@ def run_command(
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
-        from gradcli.evaluation import Settings, engine_settings
+        from gradcli.evaluation import Settings
         from gradcli.runner import run_file, script_files
         check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
-        with engine_settings(settings):  # refuses a bad --dtype before any file's output starts
-            pass
         view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:

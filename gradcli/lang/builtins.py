@@ -126,8 +126,8 @@ class Namespace:
         return self.members.get(attr)
 
 
-_FLOAT_DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-                 "int64": "int64", "long": "int64", "bool": "bool"}
+# `torch.float32`, `np.float64`... evaluate to their names, which every dtype= argument accepts.
+_DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
@@ -135,8 +135,8 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Varia
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_FLOAT_DTYPES})
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_FLOAT_DTYPES})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES})
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
@@ -155,8 +155,6 @@ TENSOR_METHODS = frozenset({
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
 })
-# Attributes a program may assign to (x.requires_grad = True, x.grad = None, x.data = ...).
-ASSIGNABLE = frozenset({"requires_grad", "grad", "data"})
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})

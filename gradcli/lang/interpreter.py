@@ -11,7 +11,7 @@ import ast
 import difflib
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -41,7 +41,6 @@ class Outcome:
 
     value: Any = None
     name: str | None = None
-    env: dict = field(default_factory=dict)
 
 
 class _Break(Exception):
@@ -79,7 +78,7 @@ class Interpreter:
         self.hooks = hooks or Hooks()
         self.max_steps = max_steps
         self.steps = 0
-        self.outcome = Outcome(env=self.env)
+        self.outcome = Outcome()
         self._statements: dict[type, Callable[[Any], None]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
@@ -157,11 +156,8 @@ class Interpreter:
             items = self._unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, items):
                 self._bind(t, v)
-        elif isinstance(target, ast.Attribute):
+        else:  # the parser admits only names, tuples of names and x.requires_grad/grad/data
             self._set_attribute(target, value)
-        else:
-            raise NotAllowedError(f"cannot assign to {source_text(target)}",
-                                  hint="assign to a name: y = ...").at(*node_span(target, self.source))
 
     def _unpack(self, value: Any, count: int, target: ast.expr) -> list:
         if isinstance(value, (tuple, list)) or isinstance(value, Tensor) and value.ndim > 0:
@@ -175,9 +171,9 @@ class Interpreter:
 
     def _set_attribute(self, target: ast.Attribute, value: Any) -> None:
         owner = self.eval(target.value)
-        if not isinstance(owner, Tensor) or target.attr not in B.ASSIGNABLE:
-            raise NotAllowedError(f"cannot assign to attribute '{target.attr}'",
-                                  hint="only x.requires_grad, x.grad and x.data can be assigned").at(
+        if not isinstance(owner, Tensor):
+            raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {_type_name(owner)}",
+                                  hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
         if target.attr == "requires_grad":
             owner.requires_grad_(bool(value))
@@ -187,8 +183,6 @@ class Interpreter:
             owner.data = F.as_tensor(value)
 
     def _aug_assign(self, node: ast.AugAssign) -> None:
-        if not isinstance(node.target, ast.Name):
-            raise NotAllowedError("augmented assignment works on names only", hint="write y = y * 2")
         current = self._name(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
         value = self._arithmetic(node.op, current, self.eval(node.value))
         self.env[node.target.id] = value

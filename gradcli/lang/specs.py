@@ -25,12 +25,17 @@ def split_assignment(text: str) -> tuple[str, str]:
         raise InputSpecError(f"input {text!r} has no '='", hint="write inputs as NAME=SPEC, e.g. x=ones(2,2)")
     name, spec = text.split("=", 1)
     name = name.strip()
-    if not _NAME.match(name) or name.startswith("__"):
-        raise InputSpecError(f"input name {name!r} is not a valid identifier",
-                             hint="use letters, digits and _, not starting with a digit, e.g. x or w1")
+    check_name(name)
     if not spec.strip():
         raise InputSpecError(f"input '{name}' has an empty spec", hint=f"e.g. {name}=ones(2,2) or {name}=[1.0, 2.0]")
     return name, spec.strip()
+
+
+def check_name(name: str) -> None:
+    """An input name must be an identifier a program can use (and not a dunder)."""
+    if not _NAME.match(name) or name.startswith("__"):
+        raise InputSpecError(f"input name {name!r} is not a valid identifier",
+                             hint="use letters, digits and _, not starting with a digit, e.g. x or w1")
 
 
 def read_spec(spec: Any, dtype: Any, what: str, like: tuple[int, ...] | None = None) -> np.ndarray:
@@ -139,9 +144,9 @@ def _load_npz(path: Path, key: str | None, what: str) -> np.ndarray:
         raise
 
 
-def make_leaf(name: str, spec: Any, dtype: Any = None) -> Tensor:
-    """An input leaf: float data in the chosen dtype, requiring grad."""
-    arr = read_spec(spec, dtype or Defaults.dtype, f"input '{name}'")
+def make_leaf(name: str, spec: Any) -> Tensor:
+    """An input leaf: float data in the session's dtype, requiring grad."""
+    arr = read_spec(spec, Defaults.dtype, f"input '{name}'")
     leaf = _wrap(arr)
     leaf.requires_grad_(True)
     return leaf
