@@ -91,7 +91,7 @@ def _plain_text(result: Any, config: pytest.Config) -> str:
     """The failure as `gradcli run` shows it, without colour, at pytest's terminal width."""
     from rich.console import Console
 
-    from gradcli.commands.run import failure_view
+    from gradcli.render_run import failure_view
     width = config.get_terminal_writer().fullwidth
     buffer = io.StringIO()
     Console(file=buffer, width=max(width, 60), color_system=None, highlight=False, soft_wrap=False).print(

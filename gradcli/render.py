@@ -253,3 +253,13 @@ def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> Render
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
     return Group(table, Text("also reachable as", style="dim"), *lines)
+
+
+def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
+               block: np.ndarray, full: bool = False) -> RenderableType:
+    """A block flattened to rows (elements of `row_name`) by columns (elements of `col_name`)."""
+    rows, cols = labels(row_name, row_shape), labels(col_name, col_shape)
+    matrix = block.reshape(len(rows), len(cols))
+    head = Text(f"{title}  ")
+    head.append(f"shape {shape_text(block.shape)} · {block.dtype} · rows {row_name}, columns {col_name}", style="dim")
+    return Group(head, Matrix(matrix, full, rows, cols, summarise=matrix.size > THRESHOLD))

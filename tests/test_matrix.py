@@ -182,7 +182,7 @@ def test_full_shows_every_element():
 
     from rich.console import Console
 
-    from gradcli.commands.matrix import block_view
+    from gradcli.render import block_view
     buffer = io.StringIO()
     view = block_view("∂y/∂x", "y", (40,), "x", (40,), np.eye(40), full=True)
     Console(file=buffer, width=4000, color_system=None).print(view)

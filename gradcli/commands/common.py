@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import typer
 from rich.console import Console
@@ -89,3 +89,29 @@ def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> Non
 def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
     from gradcli.evaluation import parse_input_args
     return parse_input_args(list(positional or []) + list(options or []))
+
+
+def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
+    """Run a check with a progress bar on stderr (shown only if it takes more than about a second)."""
+    from gradcli.check.view import progress_reporter
+    with progress_reporter(console(stderr=True)) as progress:
+        return run(progress)
+
+
+def emit_json_with_check(payload: dict, report: Any) -> None:
+    """One JSON object on stdout, with `"check"` when a check ran."""
+    if report is not None:
+        payload["check"] = report.to_json()
+    emit_json(payload)
+
+
+def print_check(report: Any) -> None:
+    if report is not None:
+        from gradcli.check.view import check_view
+        console().print(check_view(report))
+
+
+def exit_if_failed(report: Any) -> None:
+    """A failed check is exit code 1, after everything has been shown."""
+    if report is not None and report.status == "fail":
+        raise typer.Exit(EXIT_FAILED)

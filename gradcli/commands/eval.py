@@ -1,12 +1,16 @@
 """`gradcli eval PROGRAM [NAME=SPEC ...]`: one program, one backward, gradient tables."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from gradcli.commands.common import (EXIT_FAILED, check_mode, collect_inputs, console, emit_json, guarded,
-                                     require_known_inputs, split_names)
+from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+
+if TYPE_CHECKING:
+    from gradcli.check.report import CheckReport
+    from gradcli.evaluation import Result
 
 
 def eval_command(
@@ -48,14 +52,9 @@ def eval_command(
             recorder = Recorder()
         result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
                           max_steps=max_steps, trace=recorder)
-        report = None
-        if check is not None:
-            report = _run_check(result, check, rtol, atol, exact, seed, wanted, as_json)
+        report = _run_check(result, check, rtol, atol, exact, seed, wanted) if check is not None else None
         if as_json:
-            payload = result_json(result, wanted)
-            if report is not None:
-                payload["check"] = report.to_json()
-            emit_json(payload)
+            emit_json_with_check(result_json(result, wanted), report)
         else:
             out = console()
             out.print(result_view(result, wanted, full))
@@ -64,22 +63,20 @@ def eval_command(
             if recorder is not None:
                 from gradcli.explain import explain_view
                 out.print(explain_view(recorder, result.leaves, result.env))
-            if report is not None:
-                from gradcli.check.view import check_view
-                out.print(check_view(report))
+            print_check(report)
         if dot is not None:
             from gradcli.graphviz import export_dot
             from rich.text import Text
             console(stderr=True).print(Text(export_dot(result, dot)))
-        if report is not None and report.status == "fail":
-            raise SystemExit(EXIT_FAILED)
+        exit_if_failed(report)
 
 
-def _run_check(result, mode: str, rtol, atol, exact: bool, seed: int, wanted, as_json: bool):
+def _run_check(result: Result, mode: str, rtol: float | None, atol: float | None, exact: bool, seed: int,
+               wanted: list[str] | None) -> CheckReport:
+    """Check the gradients `eval` reports (only `--wrt`'s, when given) against their own backward."""
     from gradcli.check import check_gradients
-    from gradcli.check.view import progress_reporter
     leaves = {n: t for n, t in result.leaves.items() if not wanted or n in wanted}
     computed = {n: result.grads[n] for n in leaves}
-    with progress_reporter(console(stderr=True)) as progress:
-        return check_gradients(result.output, leaves, result.gradient, computed, mode=mode, rtol=rtol, atol=atol,
-                               exact=exact, seed=seed, progress=progress)
+    return checked(lambda progress: check_gradients(result.output, leaves, result.gradient, computed, mode=mode,
+                                                    rtol=rtol, atol=atol, exact=exact, seed=seed,
+                                                    progress=progress))

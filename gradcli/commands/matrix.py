@@ -8,16 +8,12 @@ rows and columns are labelled by element (`y[0]`, `x[1,2]`), so a 3-D block stil
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import typer
 
-from gradcli.commands.common import EXIT_FAILED, collect_inputs, console, emit_json, guarded, split_names
-from gradcli.commands.common import check_mode, require_known_inputs
-
-if TYPE_CHECKING:
-    import numpy as np
-    from rich.console import RenderableType
+from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
 
 PROGRAM = typer.Argument(..., help="The program, e.g. 'y = softmax(x, dim=-1)'.")
 INPUTS = typer.Argument(None, help="Inputs as NAME=SPEC, e.g. x=[0.2, -1.0, 0.7], w=@w.npy.")
@@ -42,25 +38,30 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
                      max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
+        from rich.console import Group
+
+        from gradcli.check import jacobian_check
         from gradcli.functional import jacobian_of
         from gradcli.jsonable import block_json, output_json
-        from gradcli.render import array_view
+        from gradcli.render import array_view, block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
-        report = _jacobian_check(prog, leaves, blocks, seed) if check else None
+        report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
+                                                            of=prog.output_name)) if check else None
         if as_json:
             payload = {"output": output_json(prog.output_name, prog.output),
                        "jacobian": {name: block_json(b) for name, b in blocks.items()}, "seed": seed}
-            _emit(payload, report)
+            emit_json_with_check(payload, report)
         else:
             parts = [array_view(prog.output_name, prog.output)]
             for name, block in blocks.items():
                 parts.append(block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape,
                                         name, leaves[name].shape, block, full))
-            _print(parts, report)
-        _fail_on(report)
+            console().print(Group(*parts))
+            print_check(report)
+        exit_if_failed(report)
 
 
 def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
@@ -70,27 +71,32 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
                     max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
+        from rich.console import Group
+
+        from gradcli.check import hessian_check
         from gradcli.functional import hessian_of
         from gradcli.jsonable import block_json, output_json
-        from gradcli.render import array_view
+        from gradcli.render import array_view, block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
-        report = _hessian_check(prog, leaves, blocks, seed) if check else None
+        report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
+                                                           of=prog.output_name)) if check else None
         if as_json:
             payload = {"output": output_json(prog.output_name, prog.output),
                        "hessian": {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
                        "seed": seed}
-            _emit(payload, report)
+            emit_json_with_check(payload, report)
         else:
             parts = [array_view(prog.output_name, prog.output)]
             for a, row in blocks.items():
                 for b, block in row.items():
                     parts.append(block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b,
                                             leaves[b].shape, block, full))
-            _print(parts, report)
-        _fail_on(report)
+            console().print(Group(*parts))
+            print_check(report)
+        exit_if_failed(report)
 
 
 @contextlib.contextmanager
@@ -118,34 +124,6 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
         yield prog, {n: t for n, t in prog.leaves.items() if not wanted or n in wanted}
 
 
-def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
-               block: np.ndarray, full: bool = False) -> RenderableType:
-    """A block flattened to rows (elements of `row_name`) by columns (elements of `col_name`)."""
-    from rich.console import Group
-    from rich.text import Text
-
-    from gradcli.render import THRESHOLD, Matrix, labels, shape_text
-    rows, cols = labels(row_name, row_shape), labels(col_name, col_shape)
-    matrix = block.reshape(len(rows), len(cols))
-    head = Text(f"{title}  ")
-    head.append(f"shape {shape_text(block.shape)} · {block.dtype} · rows {row_name}, columns {col_name}", style="dim")
-    return Group(head, Matrix(matrix, full, rows, cols, summarise=matrix.size > THRESHOLD))
-
-
-def _jacobian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
-    from gradcli.check import jacobian_check
-    from gradcli.check.view import progress_reporter
-    with progress_reporter(console(stderr=True)) as progress:
-        return jacobian_check(prog.output, leaves, blocks, seed=seed, progress=progress, of=prog.output_name)
-
-
-def _hessian_check(prog: Any, leaves: dict, blocks: dict, seed: int) -> Any:
-    from gradcli.check import hessian_check
-    from gradcli.check.view import progress_reporter
-    with progress_reporter(console(stderr=True)) as progress:
-        return hessian_check(prog.output, leaves, blocks, seed=seed, progress=progress, of=prog.output_name)
-
-
 def _symbolic_only(check: str | None) -> None:
     """Jacobians and Hessians are checked against SymPy; finite differences of them are not offered."""
     from gradcli.errors import ArgumentError
@@ -153,24 +131,3 @@ def _symbolic_only(check: str | None) -> None:
     if check not in (None, "symbolic"):
         raise ArgumentError(f"--check {check}: Jacobians and Hessians are checked against SymPy only",
                             hint="use --check on its own")
-
-
-def _emit(payload: dict, report: Any) -> None:
-    if report is not None:
-        payload["check"] = report.to_json()
-    emit_json(payload)
-
-
-def _print(parts: list[RenderableType], report: Any) -> None:
-    """The blocks, then the check (whose view notes that SymPy's derive_by_array is our transpose)."""
-    from rich.console import Group
-    out = console()
-    out.print(Group(*parts))
-    if report is not None:
-        from gradcli.check.view import check_view
-        out.print(check_view(report))
-
-
-def _fail_on(report: Any) -> None:
-    if report is not None and report.status == "fail":
-        raise typer.Exit(EXIT_FAILED)

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
+from gradcli.render_run import backward_text, failure_view, print_line, summary_table
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
-    from gradcli.runner import BackwardCheck, Event, Explanation, FileResult, ProgressFactory
+    from gradcli.runner import BackwardCheck, Event, FileResult, ProgressFactory
 
 
 def run_command(
@@ -118,10 +118,10 @@ class _Terminal:
             from rich.text import Text
 
             from gradcli.explain import explain_view
-            self.out.print(Text(f"{_backward_text(event)} at line {event.line}", style="dim"))
+            self.out.print(Text(f"{backward_text(event)} at line {event.line}", style="dim"))
             self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
-        for part in _print_line(event.items):
+        for part in print_line(event.items):
             self.out.print(part)
 
     def _check(self, event: BackwardCheck) -> None:
@@ -133,7 +133,7 @@ class _Terminal:
             return
         self.checked_lines.add(event.line)
         later = "" if first else " (a later pass)"
-        self.out.print(Text(f"{_backward_text(event)} at line {event.line}{later}", style="dim"))
+        self.out.print(Text(f"{backward_text(event)} at line {event.line}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
     def finish(self, result: FileResult) -> None:
@@ -144,60 +144,7 @@ class _Terminal:
             self.err.print(failure_view(result))
 
     def summary(self, results: list[FileResult], planned: int) -> None:
-        self.out.print(_summary_table(results, planned, self.progress is not None))
-
-
-def _print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
-    """Tensors as titled tables; runs of other values on one line, space-separated, as Python's print does."""
-    from rich.text import Text
-
-    from gradcli.render import print_value
-    from gradcli.tensor import Tensor
-    parts: list[RenderableType] = []
-    run: list[RenderableType] = []
-    for title, value in items:
-        if isinstance(value, Tensor):
-            if run:
-                parts.append(Text(" ").join(run))
-                run = []
-            parts.append(print_value(title, value))
-        else:
-            run.append(print_value(title, value))
-    if run:
-        parts.append(Text(" ").join(run))
-    return parts
-
-
-def _backward_text(event: BackwardCheck | Explanation) -> str:
-    return f"{event.output_name}.backward()" if event.output_name else "backward()"
-
-
-def failure_view(result: FileResult) -> RenderableType:
-    """Why a file did not pass: the error or assert (file, line, caret, values), and each failed check's worst element.
-
-    Shared with the pytest plugin, so a failure reads the same in both.
-    """
-    from rich.console import Group
-    from rich.text import Text
-
-    from gradcli.render import error_view, number
-    parts: list[RenderableType] = []
-    failure = result.error or result.assertion
-    if failure is not None:
-        parts.append(error_view(failure, str(result.path)))
-    for check in result.checks:
-        if check.passed:
-            continue
-        parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {_backward_text(check)} at {result.path}:{check.line}"))
-        for name, entry in check.report.inputs.items():
-            if entry.status != "fail":
-                continue
-            worst = entry.worst
-            where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
-            parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
-            parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
-    return Group(*parts)
+        self.out.print(summary_table(results, _summary(results, planned), self.progress is not None))
 
 
 def _summary(results: list[FileResult], planned: int) -> dict:
@@ -207,24 +154,3 @@ def _summary(results: list[FileResult], planned: int) -> dict:
             "checks_passed": sum(r.checks_passed for r in results),
             "checks_failed": sum(r.checks_failed for r in results),
             "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results)}
-
-
-def _summary_table(results: list[FileResult], planned: int, checking: bool) -> RenderableType:
-    from rich.markup import escape
-    from rich.table import Table
-    styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
-    table = Table(title="gradcli run", title_justify="left", header_style="bold", caption_justify="left")
-    table.add_column("file", overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("backward\ncalls", justify="right")
-    table.add_column("checks\npassed", justify="right")
-    table.add_column("time", justify="right", no_wrap=True)
-    for r in results:
-        checks = f"{r.checks_passed}/{len(r.checks)}" if checking else "-"
-        table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
-                      f"{r.seconds:.2f}s")
-    s = _summary(results, planned)
-    files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
-    skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
-    table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
-    return table

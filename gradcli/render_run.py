@@ -1,0 +1,81 @@
+"""How a script run looks: printed values, failures and the summary table. Rendering only."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from gradcli.render import error_view, number, print_value
+from gradcli.tensor import Tensor
+
+if TYPE_CHECKING:
+    from gradcli.runner import BackwardCheck, Explanation, FileResult
+
+
+def print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
+    """Tensors as titled tables; runs of other values on one line, space-separated, as Python's print does."""
+    parts: list[RenderableType] = []
+    run: list[RenderableType] = []
+    for title, value in items:
+        if isinstance(value, Tensor):
+            if run:
+                parts.append(Text(" ").join(run))
+                run = []
+            parts.append(print_value(title, value))
+        else:
+            run.append(print_value(title, value))
+    if run:
+        parts.append(Text(" ").join(run))
+    return parts
+
+
+def backward_text(event: BackwardCheck | Explanation) -> str:
+    """How a backward call is named in output: `out.backward()`."""
+    return f"{event.output_name}.backward()" if event.output_name else "backward()"
+
+
+def failure_view(result: FileResult) -> RenderableType:
+    """Why a file did not pass: the error or assert (file, line, caret, values), and each failed check's worst element.
+
+    Shared with the pytest plugin, so a failure reads the same in both.
+    """
+    parts: list[RenderableType] = []
+    failure = result.error or result.assertion
+    if failure is not None:
+        parts.append(error_view(failure, str(result.path)))
+    for check in result.checks:
+        if check.passed:
+            continue
+        parts.append(Text.assemble(("check failed", "bold red"),
+                                   f": {backward_text(check)} at {result.path}:{check.line}"))
+        for name, entry in check.report.inputs.items():
+            if entry.status != "fail":
+                continue
+            worst = entry.worst
+            where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
+            parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
+            parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
+    return Group(*parts)
+
+
+def summary_table(results: list[FileResult], summary: dict, checking: bool) -> RenderableType:
+    """The end-of-run table: one row per file, and the totals (from `summary`) as its caption."""
+    styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    table = Table(title="gradcli run", title_justify="left", header_style="bold", caption_justify="left")
+    table.add_column("file", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("backward\ncalls", justify="right")
+    table.add_column("checks\npassed", justify="right")
+    table.add_column("time", justify="right", no_wrap=True)
+    for r in results:
+        checks = f"{r.checks_passed}/{len(r.checks)}" if checking else "-"
+        table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+                      f"{r.seconds:.2f}s")
+    s, planned = summary, summary["planned"]
+    files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
+    skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
+    table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
+    return table
