@@ -288,9 +288,9 @@ def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
 
 def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = _tensor_arg(x, "norm")
-    if p == "fro":
+    if isinstance(p, str) and p == "fro":
         p = 2
-    if isinstance(p, str) or not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
         raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}",
                             hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf'))")
     return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))

@@ -1,9 +1,9 @@
 """The recorded graph read after the fact: the nodes and leaves behind an output, and their names.
 
-`run --check`, `--dot` and the checker all start from an output and need the same two things:
-what it was computed from, and what the program called those tensors. The walk reads only
-`Node.inputs`, which survives backward, and keeps its own stack: a `while` loop can chain nodes
-far deeper than Python's recursion limit.
+`run --check`, `--dot`, `--explain` and the checker all start from an output and need the same
+two things: what it was computed from, and what the program called those tensors (the engine
+never knows). The walk reads only `Node.inputs`, which survives backward, and keeps its own
+stack: a `while` loop can chain nodes far deeper than Python's recursion limit.
 """
 from __future__ import annotations
 

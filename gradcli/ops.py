@@ -27,6 +27,11 @@ class Op:
     input and `ab` for two) and `o` for the output. A node keeps only what the VJPs of inputs that
     require grad read, as PyTorch does: anything else is passed to the VJP as the input's graph
     node (shape, ndim and dtype, no data), so a long chain does not hold every intermediate.
+
+    `nests` is False when the SymPy meaning only adds, multiplies or rearranges its operands'
+    expressions (SymPy flattens those into one Add or Mul) and True when it wraps them in a
+    function (exp, Max, a power): `--check` bounds how deep such functions nest, because SymPy's
+    derivatives and printing recurse through every level.
     """
 
     name: str
@@ -38,6 +43,7 @@ class Op:
     sym: Callable[..., Any] | None = None
     kink: Callable[..., Any] | None = None
     args: str = ""
+    nests: bool = True
     plans: tuple = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -313,8 +319,8 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 
 
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
-           sym: Callable | None = None, kink: Callable | None = None) -> Op:
-    return Op(name, node, forward, (vjp,), rule, (saves,) if saves else (), sym, kink)
+           sym: Callable | None = None, kink: Callable | None = None, nests: bool = True) -> Op:
+    return Op(name, node, forward, (vjp,), rule, (saves,) if saves else (), sym, kink, nests=nests)
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -329,19 +335,19 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 ADD = Op("add", "AddBackward0", np.add,
          (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
          "∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
-         sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
+         nests=False, sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
 SUB = Op("sub", "SubBackward0", np.subtract,
          (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
          "∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
-         sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
+         nests=False, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
 MUL = Op("mul", "MulBackward0", np.multiply,
          (lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
          "∂(a*b)/∂a = b, ∂(a*b)/∂b = a", ("b", "a"),
-         sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
+         nests=False, sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
 DIV = Op("div", "DivBackward0", np.true_divide,
          (lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
          "∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", ("b", "ab"),
-         sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
+         nests=False, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
 POW = Op("pow", "PowBackward0", np.power, (_pow_vjp_base, _pow_vjp_exponent),
          "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", ("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
@@ -361,13 +367,13 @@ MINIMUM = Op("minimum", "MinimumBackward0", np.minimum,
 WHERE = Op("where", "WhereBackward0", _where_forward,
            (None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
            "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", ("", "c", "c"), args="cab",
-           sym=lambda S, c, a, b: S.where(c, a, b))
+           nests=False, sym=lambda S, c, a, b: S.where(c, a, b))
 MATMUL = Op("matmul", "MmBackward0", _matmul_forward, (_matmul_vjp_a, _matmul_vjp_b),
             "∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", ("b", "a"),
-            sym=lambda S, a, b: S.matmul(a, b))
+            nests=False, sym=lambda S, a, b: S.matmul(a, b))
 
 NEG = _unary("neg", "NegBackward0", np.negative, lambda ns, g, o, x: -g, "∂(-x)/∂x = -1", "",
-             sym=lambda S, x: S.map(lambda u: -u, x))
+             nests=False, sym=lambda S, x: S.map(lambda u: -u, x))
 EXP = _unary("exp", "ExpBackward0", np.exp, lambda ns, g, o, x: g * o, "∂exp(x)/∂x = exp(x)", "o",
              sym=_sym_map("exp"))
 LOG = _unary("log", "LogBackward0", np.log, lambda ns, g, o, x: g / x, "∂log(x)/∂x = 1/x",
@@ -405,12 +411,12 @@ CLAMP = Op("clamp", "ClampBackward1", _clamp_forward,
 SUM = Op("sum", "SumBackward1", _sum_forward,
          (lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
          "∂Σx/∂xᵢ = 1",
-         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
+         nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
 MEAN = Op("mean", "MeanBackward1", _mean_forward,
           (lambda ns, g, o, x, dim=None, keepdim=False:
            ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * (1.0 / _count(x, dim)),),
           "∂mean(x)/∂xᵢ = 1/n",
-          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
+          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
 MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),
          "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", ("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
@@ -443,38 +449,38 @@ LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", _log_softmax_forward,
 
 RESHAPE = Op("reshape", "ViewBackward0", lambda x, shape: np.reshape(x, shape),
              (lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), "reshape back to the input's shape",
-             sym=lambda S, x, shape: x.reshape(shape))
+             nests=False, sym=lambda S, x, shape: x.reshape(shape))
 TRANSPOSE = Op("transpose", "TransposeBackward0", _swap,
                (lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),), "transpose the gradient back",
-               sym=lambda S, x, dim0, dim1: np.swapaxes(x, dim0, dim1))
+               nests=False, sym=lambda S, x, dim0, dim1: np.swapaxes(x, dim0, dim1))
 PERMUTE = Op("permute", "PermuteBackward0", lambda x, dims: np.transpose(x, dims),
              (lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),), "permute the gradient back",
-             sym=lambda S, x, dims: np.transpose(x, dims))
+             nests=False, sym=lambda S, x, dims: np.transpose(x, dims))
 EXPAND = Op("expand", "ExpandBackward0", lambda x, shape: np.broadcast_to(x, shape),
             (lambda ns, g, o, x, shape: g,), "sum the gradient over the expanded axes",
-            sym=lambda S, x, shape: np.broadcast_to(x, shape))
+            nests=False, sym=lambda S, x, shape: np.broadcast_to(x, shape))
 INDEX = Op("index", "IndexBackward0", _index_forward,
            (lambda ns, g, o, x, key: ns.index_put(g, x.shape, key),), "scatter the gradient back into zeros",
-           sym=lambda S, x, key: S.as_array(x[key]))
+           nests=False, sym=lambda S, x, key: S.as_array(x[key]))
 INDEX_PUT = Op("index_put", "IndexPutBackward0", _index_put_forward,
                (lambda ns, g, o, v, shape, key: ns.index(g, key),), "gather the gradient at the indices",
-               sym=lambda S, v, shape, key: S.index_put(v, shape, key))
+               nests=False, sym=lambda S, v, shape, key: S.index_put(v, shape, key))
 CAT = Op("cat", "CatBackward0", _cat_forward, (), "split the gradient back along dim",
-         sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
+         nests=False, sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
 STACK = Op("stack", "StackBackward0", _stack_forward, (), "select each input's slice of the gradient",
-           sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
+           nests=False, sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
 
 CLONE = _unary("clone", "CloneBackward0", np.array, lambda ns, g, o, x: g, "∂copy(x)/∂x = 1", "",
-               sym=lambda S, x: x)
+               nests=False, sym=lambda S, x: x)
 CAST = Op("to", "ToCopyBackward0", lambda x, dtype: x.astype(dtype),
           (lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), "cast the gradient back to the input's dtype",
-          sym=lambda S, x, dtype: x)
+          nests=False, sym=lambda S, x, dtype: x)
 
 
 def variadic(op: Op, count: int) -> Op:
     """Cat and stack take any number of tensors: give this call one VJP per input."""
     vjps = _cat_vjps(count) if op is CAT else _stack_vjps(count)
-    return Op(op.name, op.node, op.forward, vjps, op.rule, op.saves, op.sym, op.kink)
+    return Op(op.name, op.node, op.forward, vjps, op.rule, op.saves, op.sym, op.kink, nests=op.nests)
 
 
 def _first_along(mask: np.ndarray, axis: int) -> np.ndarray:

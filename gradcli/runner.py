@@ -129,9 +129,7 @@ class FileResult:
             return {**self.error.to_dict(), "file": str(self.path)}
         if self.assertion is not None:
             a = self.assertion
-            return {"kind": "assertion", "message": f"assertion failed: {a.test}", "hint": None, "line": a.line,
-                    "column": a.column, "file": str(self.path),
-                    "values": {label: repr(value) for label, value in a.values},
+            return {**a.to_dict(), "file": str(self.path), "values": {label: repr(value) for label, value in a.values},
                     "assert_message": None if a.message is None else str(a.message)}
         return None
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli import ops as O
-from gradcli.errors import BackwardError, DtypeError, ShapeError, ValueDomainError
+from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
 _sequence = itertools.count()
 
@@ -572,6 +572,9 @@ class Tensor:
         return F.index(self, key)
 
     def _compare(self, other: Any, fn: Any) -> "Tensor":
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            raise ArgumentError(f"cannot compare a tensor with a {type(other).__name__}",
+                                hint="compare with a number or another tensor")
         o = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and other.shape != self.shape:
             broadcast_shape("comparison", self.shape, other.shape)

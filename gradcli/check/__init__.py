@@ -7,7 +7,7 @@ it may run before or after the backward call it verifies; it uses the leaves' cu
 it must run before they are updated. It never prints: `progress` lets a caller draw a bar.
 
 SymPy is imported only when a symbolic witness is asked for. The parts, NumPy-only first:
-`graph` (the trace, leaf names, sampling), `kinks` (where a derivative does not exist),
+`graph` (the trace, sampling, gradients as float64), `kinks` (where a derivative does not exist),
 `numeric` (finite differences), `report` (verdicts and their comparison); then SymPy's:
 `meaning` (each op's forward as SymPy, the namespace `S`), `replay` (graph to expressions),
 `calculus` (pruned differentiation, float64 evaluation), `formula` (the derivative as text),
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.check.graph import Progress, Trace, select, trace
+from gradcli.check.graph import Progress, Trace, as_float64, select, trace
 from gradcli.check.numeric import numeric_check
 from gradcli.check.report import (FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck, overall, tolerance,
                                   with_numeric)
@@ -37,14 +37,6 @@ SECONDS = 10.0
 
 __all__ = ["CheckReport", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
            "hessian_check", "jacobian_check"]
-
-
-def _weights(output: Tensor, gradient: Any) -> np.ndarray:
-    if gradient is None:
-        return np.ones(output.shape)
-    if isinstance(gradient, Tensor):
-        gradient = gradient._data
-    return np.broadcast_to(np.asarray(gradient, dtype=np.float64), output.shape)
 
 
 def _of(of: str, weights: np.ndarray) -> str:
@@ -92,7 +84,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     computed = computed or {}
     tr = trace(output, leaves)
     names = list(leaves)
-    weights = _weights(output, gradient)
+    weights = as_float64(gradient, output.shape, 1.0)
     of = _of(of, weights)
     sel = _selection(tr, names, budget, sample, seed)
     first, second = _halves(progress, sum(len(v) for v in sel.values())) if mode == "all" else (progress, progress)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Callable
+from typing import Any
 
 import sympy as sp
 from sympy.core.function import Function
@@ -179,9 +179,7 @@ class Calculus:
 def float_pow(b: float, p: float) -> float:
     try:
         r = b ** p
-    except ZeroDivisionError:
-        return math.inf
-    except OverflowError:
+    except (ZeroDivisionError, OverflowError):
         return math.inf
     return math.nan if isinstance(r, complex) else float(r)
 
@@ -280,7 +278,19 @@ class FloatEvaluator:
         self.memo: dict[sp.Basic, float] = {}
 
     def __call__(self, e: sp.Basic) -> float:
-        return bottom_up(e, self.memo, self._atom, lambda x, args: _FLOAT[type(x)](*args))
+        return bottom_up(e, self.memo, self._atom, self._combine)
+
+    def _combine(self, x: sp.Basic, args: list) -> float:
+        """Apply a head's float rule; a Heaviside whose argument rounds to 0.0 is decided exactly.
+
+        SymPy's form of a comparison can cancel where the program's did not: (2.1e-39 - 1) + 1 is
+        0.0 in floats, which would read as a tie the forward pass never saw.
+        """
+        if type(x) is sp.Heaviside and args[0] == 0.0 and x.args[0].free_symbols:
+            exact = x.args[0].xreplace({s: sp.Rational(self.values[s]) for s in x.args[0].free_symbols})
+            if exact.is_number and exact != 0:
+                return 1.0 if exact > 0 else 0.0
+        return _FLOAT[type(x)](*args)
 
     def _atom(self, x: sp.Basic) -> float | None:
         """The value of a symbol, a number, or a head with no float rule (SymPy evaluates it whole)."""

@@ -82,10 +82,14 @@ def select(size: int, budget: int, sample: int, seed: int) -> np.ndarray:
     return np.sort(rng.choice(size, size=min(sample, size), replace=False))
 
 
-def computed_gradient(g: Any, leaf: Tensor) -> np.ndarray:
-    """Autograd's gradient as float64 in the leaf's shape; no gradient at all (None) means zeros."""
-    if g is None:
-        return np.zeros(leaf.shape)
-    if isinstance(g, Tensor):
-        g = g._data
-    return np.broadcast_to(np.asarray(g, dtype=np.float64), leaf.shape)
+def as_float64(value: Any, shape: tuple[int, ...], missing: float) -> np.ndarray:
+    """A gradient (array, Tensor or number) as float64 of `shape`, the one dtype both witnesses compare in.
+
+    None fills the shape with `missing`: a backward call that reached no leaf added zeros, and a
+    backward started without a gradient started from ones.
+    """
+    if value is None:
+        return np.full(shape, missing)
+    if isinstance(value, Tensor):
+        value = value._data
+    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gradcli import ops as O
-from gradcli.check.graph import Progress, Trace, computed_gradient, elements
+from gradcli.check.graph import Progress, Trace, as_float64, elements
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import InputCheck, compare
 from gradcli.tensor import Node
@@ -129,7 +129,7 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
     for name, flat in selection.items():
         leaf = tr.leaves[name]
         key = id(leaf)
-        got = computed_gradient(computed.get(name), leaf).reshape(-1)[flat]
+        got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
         rtol, atol = tolerances[name]

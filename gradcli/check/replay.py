@@ -48,11 +48,9 @@ def _leaf_elements(name: str, data: np.ndarray, keep: Any, meaning: Meaning, whe
 
 
 MAX_NESTING = 64
-"""SymPy's derivatives and printing of functions nested deeper than this grow too slow (and recurse)."""
+"""SymPy's derivatives and printing of functions nested deeper than this grow too slow (and recurse).
 
-_FLAT = frozenset({"add", "sub", "mul", "div", "neg", "sum", "mean", "matmul", "where", "reshape", "transpose",
-                   "permute", "expand", "index", "index_put", "cat", "stack", "to"})
-"""Ops whose results SymPy flattens into their operands' expressions: they add no nesting."""
+Only ops whose meaning wraps its operands in a function (`Op.nests`) count a level."""
 
 
 def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.ndarray]) -> Replay:
@@ -88,7 +86,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         return constants[key]
 
     for node in tr.nodes:
-        depth = max((nesting[x] for x in node.inputs if type(x) is Node), default=0) + (node.op.name not in _FLAT)
+        depth = max((nesting[x] for x in node.inputs if type(x) is Node), default=0) + node.op.nests
         if depth > MAX_NESTING:
             raise TooLarge(f"nested too deeply for SymPy (functions over {MAX_NESTING} deep)")
         nesting[node] = depth

@@ -7,6 +7,7 @@ with `exact=True`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ import sympy as sp
 
 from gradcli.check.calculus import Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
-from gradcli.check.graph import Progress, Trace, computed_gradient, elements
+from gradcli.check.graph import Progress, Trace, as_float64, elements
 from gradcli.check.meaning import Meaning
 from gradcli.check.numeric import forward, kink_sites, leaf_values
 from gradcli.check.replay import Replay, replay
@@ -62,6 +63,23 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     return Witness(rp, Calculus(), meaning, evaluate, exact)
 
 
+def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable[[], None]:
+    """What to call after each of a check's `total` steps: `spend(0)` stops it once time is up, and a bar moves.
+
+    One step (an element's derivative) can take long; looking at the clock between steps is what
+    lets a slow program fall back to finite differences in time.
+    """
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        meaning.spend(0)
+        if progress is not None:
+            progress(done, total)
+    return tick
+
+
 def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
                    progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
@@ -78,8 +96,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         for s in calc.free(e):
             if s in checked:
                 uses.setdefault(s, []).append(use)
-    total = sum(len(flat) for flat in selection.values())
-    done = 0
+    tick = _ticker(w.meaning, sum(len(flat) for flat in selection.values()), progress)
     results = {}
     for name, flat in selection.items():
         leaf = tr.leaves[name]
@@ -101,11 +118,8 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                 kept[pos] = Kept(index, sp.Add(*forms), value)
             if s in rp.kinks and s in uses:
                 reasons[pos] = rp.kinks[s]
-            done += 1
-            w.meaning.spend(0)
-            if progress is not None:
-                progress(done, total)
-        got = computed_gradient(computed.get(name), leaf).reshape(-1)[flat]
+            tick()
+        got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
         formulas = describe(name, of, [kept[p] for p in order], uniform, rp)
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
@@ -121,8 +135,7 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
     zero = sp.S.Zero if exact else 0.0
-    total = sum(len(flat) for flat in selection.values())
-    done = 0
+    tick = _ticker(w.meaning, sum(len(flat) for flat in selection.values()), progress)
     results = {}
     for name, flat in selection.items():
         leaf = tr.leaves[name]
@@ -144,10 +157,7 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 entries.append((lhs, k_index + j_index))
                 expected.append(w.to_float(value))
                 got.append(block[k, j])
-            done += 1
-            w.meaning.spend(0)
-            if progress is not None:
-                progress(done, total)
+            tick()
         results[name] = compare(name, "symbolic", entries, np.array(expected), np.array(got), reasons,
                                 rp.out.size * leaf._data.size, tolerances[name],
                                 derivative=lines[0] if lines else "0", formulas=tuple(lines))
@@ -165,8 +175,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
     first: dict[sp.Symbol, sp.Expr] = {}
     memos: dict[Any, dict] = {}
     names = list(selection)
-    total = sum(len(selection[a]) for a in names) * len(names)
-    done = 0
+    tick = _ticker(w.meaning, sum(len(selection[a]) for a in names) * len(names), progress)
     results = {}
     for a in names:
         for b in names:
@@ -191,10 +200,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     entries.append((lhs, i_index + j_index))
                     expected.append(w.to_float(value))
                     got.append(block[i, j])
-                done += 1
-                w.meaning.spend(0)
-                if progress is not None:
-                    progress(done, total)
+                tick()
             key = a if a == b else f"{a},{b}"
             results[key] = compare(key, "symbolic", entries, np.array(expected), np.array(got), reasons,
                                    la._data.size * lb._data.size, tolerances[a],
