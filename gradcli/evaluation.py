@@ -7,6 +7,7 @@ surprised by a CLI option.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
@@ -46,7 +47,10 @@ def engine_settings(settings: Settings) -> Iterator[None]:
     Limits.max_elements = settings.max_elements
     Anomaly.watching, Anomaly.first = True, None
     try:
-        with np.errstate(all="ignore"):
+        # NumPy's own warnings (divide by zero, mean of an empty slice) would reach the terminal raw;
+        # gradcli reports non-finite results itself, naming the op that made them.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             yield
     finally:
         Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first = saved

@@ -160,6 +160,11 @@ def _mean_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bo
     return np.mean(x, axis=dim, keepdims=keepdim)
 
 
+def _per(count: int, scale: float = 1.0) -> float:
+    """`scale / count`, and nan for no elements (or no degrees of freedom), as PyTorch gives."""
+    return scale / count if count > 0 else float("nan")
+
+
 def _count(x: Any, dim: tuple[int, ...] | None) -> int:
     if dim is None:
         return int(np.prod(x.shape, dtype=np.int64))
@@ -205,7 +210,7 @@ def _centered(ns: Any, x: Any, dim: tuple[int, ...] | None) -> Any:
 def _var_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
              correction: int = 1, keepdim: bool = False) -> Any:
     n = _count(x, dim) - correction
-    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) * (2.0 / n)
+    return _back_to(ns, g, x, dim, keepdim) * _centered(ns, x, dim) * _per(n, 2.0)
 
 
 def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None,
@@ -414,7 +419,7 @@ SUM = Op("sum", "SumBackward1", _sum_forward,
          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
 MEAN = Op("mean", "MeanBackward1", _mean_forward,
           (lambda ns, g, o, x, dim=None, keepdim=False:
-           ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * (1.0 / _count(x, dim)),),
+           ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * _per(_count(x, dim)),),
           "∂mean(x)/∂xᵢ = 1/n",
           nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
 MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),

@@ -197,6 +197,8 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
     kind, message = error.kind, error.to_dict()["message"]
     lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", message)]
     where = error.filename or filename
+    if where is not None and where.startswith("<"):
+        where = None  # "<program>": a command-line program, located by line and column alone
     if error.line is not None:
         location = f"{where}:{error.line}:{error.column}" if where else f"line {error.line}, column {error.column}"
         lines.append(Text(f"  --> {location}", style="blue"))

@@ -396,7 +396,16 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor") -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
+        """Replace the values in place of autograd, as PyTorch's `x.data = ...`, keeping the shape.
+
+        A recorded graph holds this tensor's shape; a new shape would make its backward wrong.
+        """
+        data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
+        if data.shape != self._data.shape:
+            raise ShapeError(f"cannot assign data of shape {tuple(data.shape)} to a tensor of shape "
+                             f"{tuple(self._data.shape)}",
+                             hint="gradcli keeps a tensor's shape; make a new tensor instead (x = ...)")
+        self._data = data
 
     @property
     def grad_fn(self) -> Node | None:

@@ -221,3 +221,32 @@ def test_loops_with_break_and_continue(cli):
     program = ("y = x\nfor i in range(10):\n    if i == 3:\n        continue\n    if i > 5:\n        break\n"
                "    y = y * 2\nk = 0\nwhile True:\n    k += 1\n    if k > 3:\n        break\nout = y.sum() * k")
     assert grads(cli.json("eval", program, "x=[1.]"), "x").tolist() == [128.0]
+
+
+@pytest.mark.parametrize("program, spec, grad", [
+    ("out = x.mean()", "x=zeros(0)", []),
+    ("out = x.var()", "x=[1.0]", ["nan"]),
+    ("out = x.std()", "x=[1.0]", ["nan"]),
+])
+def test_reductions_over_nothing_give_nan_as_pytorch(cli, program, spec, grad):
+    result = cli("eval", program, spec, "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+    out = json.loads(result.stdout)
+    assert out["output"]["value"] == "nan" and out["grads"]["x"]["value"] == grad
+
+
+def test_a_number_or_0d_spec_is_a_0d_input_as_in_pytorch(cli):
+    for spec in ("x=2.5", "x=tensor(2.5)"):
+        out = cli.json("eval", "out = x * 2", spec)
+        assert out["output"]["shape"] == [] and out["grads"]["x"] == {"shape": [], "value": 2.0}
+
+
+def test_inf_and_nan_can_be_written(cli):
+    out = cli.json("eval", "out = x.norm(float('inf')) + x.norm(torch.inf)", "x=[3.0, -4.0]")
+    assert out["output"]["value"] == 8.0 and grads(out, "x").tolist() == [0.0, -2.0]
+    assert cli.json("eval", "out = x.sum()", "x=[np.nan, 1.0]")["output"]["value"] == "nan"
+
+
+def test_a_number_too_large_for_a_float_is_an_input_error(cli):
+    result = cli("eval", "out = (x*2).sum()", "x=[10**400]")
+    assert result.exit_code == 2 and "10 ** 400 is too large for a float" in " ".join(result.stderr.split())

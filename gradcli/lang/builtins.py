@@ -69,9 +69,12 @@ def _len(x: Any) -> int:
 
 
 def _float(x: Any) -> float:
+    """Python's float() of a number, a 1-element tensor, or the strings 'inf', '-inf' and 'nan'."""
     if isinstance(x, (Tensor, int, float, bool)):
         return float(x)
-    raise ArgumentError(f"float() of a {type(x).__name__}", hint="float works on numbers and 1-element tensors")
+    if isinstance(x, str) and x.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        return float(x)
+    raise ArgumentError(f"float() of {x!r}", hint="float works on numbers, 1-element tensors, 'inf' and 'nan'")
 
 
 def _int(x: Any) -> int:
@@ -135,8 +138,9 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Varia
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES})
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES})
+_CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS})
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,

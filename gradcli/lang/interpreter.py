@@ -178,7 +178,7 @@ class Interpreter:
         if target.attr == "requires_grad":
             owner.requires_grad_(bool(value))
         elif target.attr == "grad":
-            owner.grad = None if value is None else F.as_tensor(value)
+            owner.grad = None if value is None else _checked_grad(owner, value)
         else:
             owner.data = F.as_tensor(value)
 
@@ -322,9 +322,16 @@ class Interpreter:
         if isinstance(left, _NUMBER) and isinstance(right, _NUMBER):
             if symbol == "@":
                 raise ArgumentError("operator '@' needs tensors, not numbers")
-            if symbol == "**" and _huge_power(left, right):
-                return float(left) ** float(right)
-            return fn(left, right)
+            try:
+                if symbol == "**" and _huge_power(left, right):
+                    return float(left) ** float(right)
+                return fn(left, right)
+            except OverflowError:
+                raise ValueDomainError(f"{left!r} {symbol} {right!r} is too large for a float (the largest is about "
+                                       f"1.8e308)", hint="use smaller numbers, or torch.inf (float('inf')) for infinity") from None
+            except ZeroDivisionError:
+                raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
+                                       hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
         raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
                             hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
 
@@ -449,6 +456,21 @@ _PRINT = object()
 
 def _is_print(call: ast.Call, env: dict) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == "print" and "print" not in env
+
+
+def _checked_grad(owner: Tensor, value: Any) -> Tensor:
+    """What PyTorch accepts as `x.grad = value`: a tensor of x's size and dtype, with its messages."""
+    if not isinstance(value, Tensor):
+        raise ArgumentError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}", hint="assign None, or a tensor such as torch.zeros_like(x)")
+    if value.shape != owner.shape:
+        raise ArgumentError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                            f"'{list(owner.shape)}'. Please ensure that the gradient and the tensor are the same size",
+                            hint=f"the gradient must have the tensor's shape {tuple(owner.shape)}")
+    if value.dtype != owner.dtype:
+        raise ArgumentError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
+                            f"'{owner.dtype}'", hint="make the dtypes match, e.g. .float() or .double()")
+    return value
 
 
 def _is_backward(func: Any) -> bool:

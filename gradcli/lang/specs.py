@@ -6,7 +6,7 @@ loading them would unpickle, i.e. run code.
 """
 from __future__ import annotations
 
-import re
+import keyword
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,6 @@ import numpy as np
 from gradcli.creation import Defaults, as_array
 from gradcli.errors import GradcliError, InputSpecError
 from gradcli.tensor import Tensor, _wrap, check_elements
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def split_assignment(text: str) -> tuple[str, str]:
@@ -33,7 +31,7 @@ def split_assignment(text: str) -> tuple[str, str]:
 
 def check_name(name: str) -> None:
     """An input name must be an identifier a program can use (and not a dunder)."""
-    if not _NAME.match(name) or name.startswith("__"):
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("__"):
         raise InputSpecError(f"input name {name!r} is not a valid identifier",
                              hint="use letters, digits and _, not starting with a digit, e.g. x or w1")
 
@@ -85,7 +83,7 @@ def _as_float(arr: np.ndarray, dtype: Any, what: str) -> np.ndarray:
     if arr.dtype.kind not in "biuf":
         raise InputSpecError(f"{what}: the data is {arr.dtype}, not numbers")
     check_elements(arr.shape, what)
-    return np.ascontiguousarray(arr, dtype=dtype)
+    return np.array(arr, dtype=dtype, order="C")
 
 
 def _load_file(ref: str, what: str) -> np.ndarray:
