@@ -329,3 +329,12 @@ def test_finite_differences_say_when_rounding_of_a_huge_output_hides_an_element(
     assert report.status == "pass" and numeric.status == "undefined"
     assert all("cannot resolve" in e.reason for e in numeric.undefined)
     assert report.inputs["x"].max_rel_err < 1e-12
+
+
+def test_a_nan_born_in_the_forward_pass_is_undefined_not_failed():
+    """SymPy simplifies x/x to 1, so it expects 0 where autograd (like PyTorch) gives nan at x = 0."""
+    x = g.tensor([0.0, 2.0], requires_grad=True)
+    report = run((x / x).sum(), {"x": x}, mode="all")
+    entry = report.inputs["x"]
+    assert report.status == "pass" and entry.status == "undefined" and entry.undefined_count == 1
+    assert "not finite at DivBackward0" in entry.undefined[0].reason

@@ -80,6 +80,17 @@ def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable
     return tick
 
 
+def _first_singular(tr: Trace) -> Any:
+    """The first node whose value is not finite although its inputs are: where a nan or inf is born."""
+    values = forward(tr, leaf_values(tr))
+    for node in tr.nodes:
+        inputs = [np.asarray(tr.resolve(x, values), dtype=np.float64) for x in node.inputs
+                  if np.asarray(tr.resolve(x, values)).dtype.kind in "fiub"]
+        if all(np.isfinite(v).all() for v in inputs) and not np.isfinite(np.asarray(values[node], dtype=np.float64)).all():
+            return node
+    return None
+
+
 def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
                    progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
@@ -97,6 +108,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
             if s in checked:
                 uses.setdefault(s, []).append(use)
     tick = _ticker(w.meaning, sum(len(flat) for flat in selection.values()), progress)
+    singular = _first_singular(tr)
     results = {}
     for name, flat in selection.items():
         leaf = tr.leaves[name]
@@ -120,6 +132,11 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                 reasons[pos] = rp.kinks[s]
             tick()
         got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
+        if singular is not None:
+            for pos in np.flatnonzero(~np.isfinite(got)):
+                reasons.setdefault(int(pos), f"the forward pass is not finite at {singular.name} (0/0 or similar), "
+                                             f"so autograd's value is not finite, as PyTorch's is; SymPy's "
+                                             f"simplified form may have a limit there")
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
         formulas = describe(name, of, [kept[p] for p in order], uniform, rp)
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
