@@ -8,7 +8,7 @@ rows and columns are labelled by element (`y[0]`, `x[1,2]`), so a 3-D block stil
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 
@@ -38,30 +38,19 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
                      max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
-        from rich.console import Group
-
         from gradcli.check import jacobian_check
         from gradcli.functional import jacobian_of
-        from gradcli.jsonable import block_json, output_json
-        from gradcli.render import array_view, block_view
+        from gradcli.jsonable import block_json
+        from gradcli.render import block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
         report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
                                                             of=prog.output_name)) if check else None
-        if as_json:
-            payload = {"output": output_json(prog.output_name, prog.output),
-                       "jacobian": {name: block_json(b) for name, b in blocks.items()}, "seed": seed}
-            emit_json_with_check(payload, report)
-        else:
-            parts = [array_view(prog.output_name, prog.output)]
-            for name, block in blocks.items():
-                parts.append(block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape,
-                                        name, leaves[name].shape, block, full))
-            console().print(Group(*parts))
-            print_check(report)
-        exit_if_failed(report)
+        _show(prog, seed, report, as_json, "jacobian", lambda: {name: block_json(b) for name, b in blocks.items()},
+              lambda: [block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape, name,
+                                  leaves[name].shape, block, full) for name, block in blocks.items()])
 
 
 def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
@@ -71,32 +60,20 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
                     max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
-        from rich.console import Group
-
         from gradcli.check import hessian_check
         from gradcli.functional import hessian_of
-        from gradcli.jsonable import block_json, output_json
-        from gradcli.render import array_view, block_view
+        from gradcli.jsonable import block_json
+        from gradcli.render import block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
         report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
                                                            of=prog.output_name)) if check else None
-        if as_json:
-            payload = {"output": output_json(prog.output_name, prog.output),
-                       "hessian": {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
-                       "seed": seed}
-            emit_json_with_check(payload, report)
-        else:
-            parts = [array_view(prog.output_name, prog.output)]
-            for a, row in blocks.items():
-                for b, block in row.items():
-                    parts.append(block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b,
-                                            leaves[b].shape, block, full))
-            console().print(Group(*parts))
-            print_check(report)
-        exit_if_failed(report)
+        _show(prog, seed, report, as_json, "hessian",
+              lambda: {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
+              lambda: [block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b, leaves[b].shape,
+                                  block, full) for a, row in blocks.items() for b, block in row.items()])
 
 
 @contextlib.contextmanager
@@ -131,3 +108,19 @@ def _symbolic_only(check: str | None) -> None:
     if check not in (None, "symbolic"):
         raise ArgumentError(f"--check {check}: Jacobians and Hessians are checked against SymPy only",
                             hint="use --check on its own")
+
+
+def _show(prog: Any, seed: int, report: Any, as_json: bool, key: str, blocks_json: Callable[[], dict],
+          block_views: Callable[[], list]) -> None:
+    """The output and its blocks, as one JSON object or as tables, then the check; exit 1 if it failed."""
+    if as_json:
+        from gradcli.jsonable import output_json
+        emit_json_with_check({"output": output_json(prog.output_name, prog.output), key: blocks_json(),
+                              "seed": seed}, report)
+    else:
+        from rich.console import Group
+
+        from gradcli.render import array_view
+        console().print(Group(array_view(prog.output_name, prog.output), *block_views()))
+        print_check(report)
+    exit_if_failed(report)
