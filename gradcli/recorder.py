@@ -51,6 +51,12 @@ class Recorder:
             for i, (x, g) in enumerate(zip(node.inputs, passed)))
         self.steps.append(Step(node, summarize(incoming), passes))
 
+    def to_json(self) -> list[dict]:
+        """The steps in run order: node, the gradient it received, what it passed to each input."""
+        return [{"node": step.node.name, "gradient_in": step.incoming,
+                 "passes": [p.gradient for p in step.passes], "rule": step.node.op.rule}
+                for step in self.steps]
+
 
 def summarize(value: Any) -> str:
     """A gradient or value in a few characters: `1`, `all 0.25`, `[0.1, 1, 0.0001]`, or its range."""

@@ -114,9 +114,7 @@ class FileResult:
                                "check": event.report.to_json()})
             elif isinstance(event, Explanation):
                 events.append({"kind": "explain", "line": event.line, "output": event.output_name,
-                               "steps": [{"node": step.node.name, "gradient_in": step.incoming,
-                                          "passes": [p.gradient for p in step.passes]}
-                                         for step in event.recorder.steps]})
+                               "steps": event.recorder.to_json()})
             else:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items]})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -146,3 +147,9 @@ def test_summaries(value, text):
 def test_an_output_that_is_an_input_has_no_steps():
     recorder, result = explained("out = x", x="[2.0]")
     assert recorder.steps == [] and "no steps" in text_of(explain_view(recorder, result.leaves))
+
+
+def test_explain_steps_are_in_the_json_too(cli):
+    out = json.loads(cli("eval", SEED_000, "x=ones(2,2)", "--explain", "--json").stdout)
+    assert [s["node"] for s in out["explain"]] == ["MeanBackward0", "MulBackward0", "MulBackward0", "AddBackward0"]
+    assert out["explain"][-1]["passes"] == ["all 4.5", None] and out["explain"][0]["rule"] == "∂mean(x)/∂xᵢ = 1/n"

@@ -54,7 +54,10 @@ def eval_command(
                           max_steps=max_steps, trace=recorder)
         report = _run_check(result, check, rtol, atol, exact, seed, wanted) if check is not None else None
         if as_json:
-            emit_json_with_check(result_json(result, wanted), report)
+            payload = result_json(result, wanted)
+            if recorder is not None:
+                payload["explain"] = recorder.to_json()
+            emit_json_with_check(payload, report)
         else:
             out = console()
             out.print(result_view(result, wanted, full))
