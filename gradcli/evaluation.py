@@ -1,4 +1,6 @@
-"""`evaluate`: one program, its inputs, one backward. The path the CLI, the batch runner and tests share.
+"""`evaluate`: one program, its inputs, one backward; the path `gradcli eval`, jacobian/hessian and tests share.
+
+The batch runner shares `Settings` and `engine_settings`, so a script runs under the same bounds.
 
 Settings that the engine keeps globally (default dtype, random generator, element cap, anomaly
 watch) are set for the duration of one call and restored afterwards, so library callers are not

@@ -81,3 +81,8 @@ class ProgramNames:
                     self.tensor.setdefault(id(value), name)
                     if value.grad_fn is not None:
                         self.node.setdefault(id(value.grad_fn), name)
+
+
+def label(name: str, index: tuple[int, ...]) -> str:
+    """How gradcli names one element everywhere it shows one: `x[0,1]`, or `x` for a 0-d tensor."""
+    return f"{name}[{','.join(map(str, index))}]" if index else name

@@ -18,6 +18,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradcli.errors import GradcliError, ProgramAssertionError
+from gradcli.graph import label
 from gradcli.jsonable import nonfinite_text
 from gradcli.tensor import AccumulateGrad, Node, Tensor
 
@@ -222,9 +223,7 @@ def _short(value: Any) -> str:
 
 def labels(name: str, shape: tuple[int, ...]) -> list[str]:
     """`x[0]`, `x[1,2]`: one label per element, row-major, for Jacobian rows and columns."""
-    if not shape:
-        return [name]
-    return [f"{name}[{','.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
+    return [label(name, idx) for idx in np.ndindex(*shape)]
 
 
 def print_value(title: str, value: Any, full: bool = False) -> RenderableType:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli import ops as O
-from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
+from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError, ValueDomainError
 
 _sequence = itertools.count()
 
@@ -29,7 +29,7 @@ class GradMode:
 
 
 class Limits:
-    """Bounds that keep a typo from exhausting memory; set from the CLI options."""
+    """Bounds that keep a typo from exhausting memory; set per run by `evaluation.engine_settings`."""
 
     max_elements = 50_000_000
 
@@ -270,7 +270,6 @@ def check_elements(shape: tuple[int, ...], what: str) -> None:
     for s in shape:
         n *= int(s)
     if n > Limits.max_elements:
-        from gradcli.errors import LimitError
         raise LimitError(f"{what} would have {n:,} elements (shape {tuple(shape)}), over the limit of "
                          f"{Limits.max_elements:,}",
                          hint="use smaller shapes, or raise the limit with --max-elements")

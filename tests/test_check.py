@@ -338,3 +338,14 @@ def test_a_nan_born_in_the_forward_pass_is_undefined_not_failed():
     entry = report.inputs["x"]
     assert report.status == "pass" and entry.status == "undefined" and entry.undefined_count == 1
     assert "not finite at DivBackward0" in entry.undefined[0].reason
+
+
+@pytest.mark.parametrize("build, values", [
+    (lambda x: g.maximum(x.abs() - x, x.t()), [0.0, 1.0, 2.1e-39, 0.0]),
+    (lambda x: g.maximum(g.tanh(x), x), [0.0, 0.0, 0.0, 1.3085755495757325e-73]),
+])
+def test_comparisons_that_round_to_a_tie_in_floats_are_decided_exactly(build, values):
+    """Found by hypothesis: SymPy's form of a comparison can cancel to 0.0 where the program's did not."""
+    x = g.tensor(np.reshape(values, (2, 2)), requires_grad=True)
+    report = run((build(x) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
+    assert report.status == "pass"

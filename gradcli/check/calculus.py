@@ -288,8 +288,9 @@ class FloatEvaluator:
         """
         if type(x) is sp.Heaviside and args[0] == 0.0 and x.args[0].free_symbols:
             exact = x.args[0].xreplace({s: sp.Rational(self.values[s]) for s in x.args[0].free_symbols})
-            if exact.is_number and exact != 0:
-                return 1.0 if exact > 0 else 0.0
+            value = exact.evalf(60)
+            if value.is_Number and value != 0:
+                return 1.0 if value > 0 else 0.0
         return _FLOAT[type(x)](*args)
 
     def _atom(self, x: sp.Basic) -> float | None:

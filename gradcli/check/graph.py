@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.graph import graph_nodes, leaf_names
+from gradcli.graph import graph_nodes, label, leaf_names
 from gradcli.tensor import Node, Tensor
 
 Progress = Callable[[int, int], None]
@@ -58,11 +58,6 @@ def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
             raise ValueError(f"{name!r} is not a leaf tensor that requires grad")
     nodes, reached = graph_nodes(output)
     return Trace(output, tuple(nodes), {**leaves, **leaf_names(reached, leaves)})
-
-
-def label(name: str, index: tuple[int, ...]) -> str:
-    """How gradcli names one element: `x[0,1]`, or `x` for a 0-d tensor."""
-    return f"{name}[{','.join(map(str, index))}]" if index else name
 
 
 def elements(name: str, shape: tuple[int, ...], flat: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
