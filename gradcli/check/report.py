@@ -6,11 +6,12 @@ their numbers by one rule (`|got - expected| <= atol + rtol·|expected|`, as `nu
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from gradcli.jsonable import json_float
 
 PASS, FAIL, UNDEFINED = "pass", "fail", "undefined"
 
@@ -155,8 +156,6 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
                       undefined=shown, undefined_count=len(reasons), **details)
 
 
-def _number(v: float) -> float | str | None:
-    """JSON has no NaN or infinity: say them as strings."""
-    if v is None or math.isfinite(v):
-        return v
-    return str(v)
+def _number(v: float | None) -> float | str | None:
+    """JSON has no NaN or infinity: say them as strings, as every gradcli JSON does."""
+    return None if v is None else json_float(v)
