@@ -20,7 +20,8 @@ FREED = ("Trying to backward through the graph a second time (or directly access
          "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second "
          "time or if you need to access saved tensors after calling backward.")
 
-Trace = Callable[[Node, Any, tuple], None]
+Trace = Callable[[Node, Any, tuple, tuple], None]
+"""`trace(node, incoming, passed, summed)`: per input, the gradient sent and the axes unbroadcast summed."""
 
 
 def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
@@ -57,7 +58,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
 
     With `inputs`, gradients for exactly those tensors are returned instead of accumulated into
     `.grad` (the functional `grad`). `trace`, when given, sees each node's incoming gradient and
-    what it passed to each input (for `--explain`); it never changes the result.
+    what it passed to each input and which axes broadcasting summed away (for `--explain`); it never
+    changes the result.
     """
     if retain_graph is None:
         retain_graph = create_graph
@@ -196,6 +198,7 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         params = node.params
         arity = len(inputs) if params is _NO_PARAMS else 0
         passed = [None] * len(inputs) if trace is not None else None
+        summed: list[tuple[int, ...]] = [()] * len(inputs) if trace is not None else []
         nxt = None
         nxt_g = None
         for i in node.needs:
@@ -208,6 +211,8 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
                 gi = vjps[i](ns, g, out, *args, **params)
             shape = x.shape
             if gi.shape != shape:
+                if passed is not None:
+                    summed[i] = O.broadcast_axes(gi.shape, shape)
                 gi = O.unbroadcast(ns, gi, shape)
             if passed is not None:
                 passed[i] = gi
@@ -223,7 +228,7 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
                 pending[x] = gi
                 heapq.heappush(heap, (-x.seq, x))
         if trace is not None:
-            trace(node, g, tuple(passed))
+            trace(node, g, tuple(passed), tuple(summed))
         if not retain_graph and saved is not RELEASED:
             node.saved = node.saved_out = None
         if nxt is not None and (not heap or nxt.seq > -heap[0][0]):

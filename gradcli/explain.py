@@ -15,7 +15,8 @@ from rich.text import Text
 
 from gradcli.graph import ProgramNames
 from gradcli.recorder import SMALL, Recorder, Step, summarize
-from gradcli.render import number, shape_text
+from gradcli.jsonable import number
+from gradcli.render import shape_text
 from gradcli.tensor import Node, Tensor
 
 

@@ -24,7 +24,8 @@ from gradcli.backward import run_backward
 from gradcli.errors import ArgumentError
 from gradcli.graph import ProgramNames, graph_nodes
 from gradcli.recorder import Recorder, summarize
-from gradcli.render import number, shape_text
+from gradcli.jsonable import number
+from gradcli.render import shape_text
 from gradcli.tensor import Node, Tensor, apply
 
 RENDERED = (".svg", ".png", ".pdf")

@@ -23,6 +23,16 @@ def nonfinite_text(v: float) -> str | None:
     return None
 
 
+def number(v: Any) -> str:
+    """A cell: shortest faithful form up to 6 significant digits; nan/inf spelled out."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    text = nonfinite_text(v) or f"{float(v):.6g}"
+    return "0" if text == "-0" else text
+
+
 def json_float(v: float) -> float | str:
     text = nonfinite_text(v)
     return float(v) if text is None else text

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli import ops as O
-from gradcli.render import number
+from gradcli.jsonable import number
 from gradcli.tensor import Node
 
 SMALL = 6
@@ -44,11 +43,9 @@ class Recorder:
     def __init__(self) -> None:
         self.steps: list[Step] = []
 
-    def __call__(self, node: Node, incoming: Any, passed: tuple) -> None:
-        shapes = [np.shape(x) for x in node.inputs]
-        passes = tuple(
-            Passed(x, None, ()) if g is None else Passed(x, summarize(g), _summed_axes(node, shapes, i))
-            for i, (x, g) in enumerate(zip(node.inputs, passed)))
+    def __call__(self, node: Node, incoming: Any, passed: tuple, summed: tuple) -> None:
+        passes = tuple(Passed(x, None, ()) if g is None else Passed(x, summarize(g), axes)
+                       for x, g, axes in zip(node.inputs, passed, summed))
         self.steps.append(Step(node, summarize(incoming), passes))
 
     def to_json(self) -> list[dict]:
@@ -79,30 +76,3 @@ def _nested(arr: np.ndarray) -> str:
     if arr.ndim == 0:
         return number(arr[()])
     return "[" + ", ".join(_nested(a) for a in arr) + "]"
-
-
-def _summed_axes(node: Node, shapes: list[tuple[int, ...]], i: int) -> tuple[int, ...]:
-    """The axes `unbroadcast` summed away for input `i` (`ops.broadcast_axes` of the VJP's shape)."""
-    gshape = _vjp_shape(node, shapes, i)
-    if gshape is None or gshape == shapes[i]:
-        return ()
-    return O.broadcast_axes(gshape, shapes[i])
-
-
-def _vjp_shape(node: Node, shapes: list[tuple[int, ...]], i: int) -> tuple[int, ...] | None:
-    """The shape of input `i`'s gradient before `unbroadcast`, where broadcasting can have happened.
-
-    Elementwise ops and expand hand back a gradient shaped like their output; matmul one with the
-    output's batch axes and the input's own matrix axes. Every other op returns the input's shape.
-    """
-    if node.op is O.MATMUL:
-        core = sum(len(s) >= 2 for s in shapes)
-        own = shapes[i][len(shapes[i]) - min(len(shapes[i]), 2):]
-        return node.shape[:len(node.shape) - core] + own
-    if node.op is O.EXPAND:
-        return node.shape
-    try:
-        joint = np.broadcast_shapes(*shapes)
-    except ValueError:
-        return None
-    return node.shape if joint == node.shape else None

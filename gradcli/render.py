@@ -19,22 +19,12 @@ from rich.tree import Tree
 
 from gradcli.errors import GradcliError, ProgramAssertionError
 from gradcli.graph import label
-from gradcli.jsonable import nonfinite_text
+from gradcli.jsonable import number
 from gradcli.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
 THRESHOLD = 1000
 _ELLIPSIS = "…"
-
-
-def number(v: Any) -> str:
-    """A cell: shortest faithful form up to 6 significant digits; nan/inf spelled out."""
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    text = nonfinite_text(v) or f"{float(v):.6g}"
-    return "0" if text == "-0" else text
 
 
 def cell_style(v: Any) -> str:

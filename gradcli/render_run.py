@@ -8,7 +8,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gradcli.render import error_view, number, print_value
+from gradcli.jsonable import number
+from gradcli.render import error_view, print_value
 from gradcli.tensor import Tensor
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gradcli.render import number
+from gradcli.jsonable import number
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "undefined": "bold yellow"}
 _METHOD = {"symbolic": "SymPy", "numeric": "finite diff", "jacobian": "SymPy", "hessian": "SymPy"}
