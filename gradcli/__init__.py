@@ -3,16 +3,16 @@
 The engine half of the package (`Tensor`, the functions, the constructors, `grad`/`jacobian`/
 `hessian`) imports NumPy only; SymPy is loaded by `gradcli.check` when a check asks for it.
 """
-from gradcli.creation import (arange, eye, float_tensor, full, get_default_dtype, linspace, manual_seed, ones,
+from gradcli.engine.creation import (arange, eye, float_tensor, full, get_default_dtype, linspace, manual_seed, ones,
                               ones_like, rand, randn, set_default_dtype, tensor, zeros, zeros_like)
 from gradcli.errors import GradcliError
-from gradcli.evaluation import evaluate
-from gradcli.functional import grad, hessian, jacobian
-from gradcli.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand, flatten, index, log, log1p,
+from gradcli.program.evaluation import evaluate
+from gradcli.engine.autograd import grad, hessian, jacobian
+from gradcli.engine.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand, flatten, index, log, log1p,
                                log_softmax, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, outer,
                                permute, pow, prod, relu, reshape, sigmoid, sign, sin, softmax, softplus, sqrt, squeeze,
                                stack, std, sub, sum, t, tan, tanh, transpose, unsqueeze, var, view, where)
-from gradcli.tensor import Tensor
+from gradcli.engine.tensor import Tensor
 
 __version__ = "0.1.0"
 

@@ -5,22 +5,12 @@ terminal renderer.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from gradcli.tensor import Tensor
-
-
-def nonfinite_text(v: float) -> str | None:
-    """`"nan"`, `"inf"` or `"-inf"` for a non-finite number, None for a finite one."""
-    f = float(v)
-    if math.isnan(f):
-        return "nan"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    return None
+from gradcli.engine.tensor import Tensor
+from gradcli.engine.tensor_str import nonfinite_text
 
 
 def number(v: Any) -> str:

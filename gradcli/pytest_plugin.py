@@ -65,7 +65,7 @@ class GradItem(pytest.Item):
     """Runs the script with every backward call checked by SymPy, as `gradcli run --check` does."""
 
     def runtest(self) -> None:
-        from gradcli.runner import run_file
+        from gradcli.program.scripts import run_file
         result = run_file(_shown_path(self.path, self.config), check="symbolic")
         if result.status != "ok":
             raise ScriptFailed(result)
@@ -91,7 +91,7 @@ def _plain_text(result: Any, config: pytest.Config) -> str:
     """The failure as `gradcli run` shows it, without colour, at pytest's terminal width."""
     from rich.console import Console
 
-    from gradcli.render_run import failure_view
+    from gradcli.views.script_view import failure_view
     width = config.get_terminal_writer().fullwidth
     buffer = io.StringIO()
     Console(file=buffer, width=max(width, 60), color_system=None, highlight=False, soft_wrap=False).print(

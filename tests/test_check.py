@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradcli as g
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.check import check_gradients
 
 

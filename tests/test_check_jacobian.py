@@ -4,7 +4,7 @@ import pytest
 
 import gradcli as g
 from gradcli.check import hessian_check, jacobian_check
-from gradcli.functional import hessian_of, jacobian_of
+from gradcli.engine.autograd import hessian_of, jacobian_of
 
 
 def test_softmax_jacobian():

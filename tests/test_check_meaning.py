@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.check.calculus import Calculus, FloatEvaluator, float_pow
 from gradcli.check.meaning import Meaning
 

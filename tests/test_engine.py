@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli import functions as F
+from gradcli.engine import functions as F
 from gradcli.errors import BackwardError
-from gradcli.tensor import Node
+from gradcli.engine.tensor import Node
 
 
 def test_seed000_mean_of_3_x_plus_2_squared() -> None:
@@ -380,7 +380,7 @@ def test_clone_is_a_copy_on_the_graph() -> None:
 
 
 def test_anomaly_watch_names_the_first_op_making_non_finite_values() -> None:
-    from gradcli.tensor import Anomaly
+    from gradcli.engine.tensor import Anomaly
     saved = Anomaly.watching, Anomaly.first
     Anomaly.watching, Anomaly.first = True, None
     try:

@@ -9,7 +9,7 @@ from typing import Callable
 import pytest
 
 import gradcli
-from gradcli.backward import FREED
+from gradcli.engine.backward import FREED
 from gradcli.errors import (
     ArgumentError,
     BackwardError,
@@ -117,8 +117,8 @@ def test_shape_errors_leave_no_partial_graph() -> None:
 
 
 def test_a_type_error_from_float_operands_is_a_bug_not_a_dtype_mistake():
-    from gradcli import ops as O
-    from gradcli.tensor import apply
+    from gradcli.engine import ops as O
+    from gradcli.engine.tensor import apply
     x = gradcli.ones(2, requires_grad=True)
     with pytest.raises(TypeError):
         apply(O.SUM, x, dims=0)

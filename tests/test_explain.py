@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradcli import ops as O
-from gradcli.backward import run_backward
-from gradcli.evaluation import evaluate
-from gradcli.explain import explain_view
-from gradcli.recorder import Recorder, summarize
-from gradcli.tensor import Tensor
+from gradcli.engine import ops as O
+from gradcli.engine.backward import run_backward
+from gradcli.program.evaluation import evaluate
+from gradcli.views.explain import explain_view
+from gradcli.program.recorder import Recorder, summarize
+from gradcli.engine.tensor import Tensor
 
 SEED_000 = "y = x + 2; z = y*y*3; out = z.mean()"
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gradcli import tensor
-from gradcli.graph import graph_nodes, leaf_names
+from gradcli.program.graph import graph_nodes, leaf_names
 
 
 def test_graph_leaves_walks_deep_graphs_without_recursion():

@@ -8,9 +8,9 @@ import stat
 import numpy as np
 import pytest
 
-import gradcli.graphviz as D
+import gradcli.views.graphviz as D
 from gradcli.errors import GradcliError
-from gradcli.evaluation import evaluate
+from gradcli.program.evaluation import evaluate
 
 SEED_000 = "y = x + 2; z = y*y*3; out = z.mean()"
 STATEMENT = re.compile(r'^\s*(\w+)\s*(->\s*(\w+)\s*)?\[(.*)\];$')

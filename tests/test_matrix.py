@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from gradcli.evaluation import Settings, engine_settings, run_program
-from gradcli.functional import hessian_of, jacobian_of
+from gradcli.program.evaluation import Settings, engine_settings, run_program
+from gradcli.engine.autograd import hessian_of, jacobian_of
 
 H1, H2 = 1e-6, 1e-4
 R = np.random.default_rng(11)
@@ -182,7 +182,7 @@ def test_full_shows_every_element():
 
     from rich.console import Console
 
-    from gradcli.render import block_view
+    from gradcli.views.render import block_view
     buffer = io.StringIO()
     view = block_view("∂y/∂x", "y", (40,), "x", (40,), np.eye(40), full=True)
     Console(file=buffer, width=4000, color_system=None).print(view)
@@ -226,13 +226,13 @@ def test_float32_blocks(cli):
 
 def has_check_view() -> bool:
     try:
-        import gradcli.check.view  # noqa: F401
+        import gradcli.views.check_view  # noqa: F401
     except ImportError:
         return False
     return True
 
 
-needs_check = pytest.mark.skipif(not has_check_view(), reason="gradcli.check.view is not available")
+needs_check = pytest.mark.skipif(not has_check_view(), reason="gradcli.views.check_view is not available")
 
 
 @needs_check
@@ -247,7 +247,7 @@ def test_check_on_the_command_line(cli):
 
 @needs_check
 def test_a_wrong_block_fails_the_check(cli, monkeypatch):
-    import gradcli.functional as functional
+    import gradcli.engine.autograd as functional
     real = functional.jacobian_of
     monkeypatch.setattr(functional, "jacobian_of", lambda out, xs, *names: [b * 1.01 for b in real(out, xs, *names)])
     result = cli("jacobian", "y = x * x", "x=[1.0, 2.0]", "--check", "--json")

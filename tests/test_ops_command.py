@@ -5,9 +5,9 @@ import inspect
 
 import pytest
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.lang import builtins as B
-from gradcli.tensor import Tensor
+from gradcli.engine.tensor import Tensor
 
 
 @pytest.fixture

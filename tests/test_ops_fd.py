@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradcli
-from gradcli import functions as F
-from gradcli import ops as O
-from gradcli.tensor import Node
+from gradcli.engine import functions as F
+from gradcli.engine import ops as O
+from gradcli.engine.tensor import Node
 
 EPS = 1e-6
 

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
-from gradcli.lang.parser import caret_lines, node_span, parse_program
+from gradcli.lang.parser import parse_program
+from gradcli.source import caret_lines, node_span
 
 SEED_000 = """
  import torch

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import gradcli.check.symbolic  # noqa: F401  (imported once here, not by every in-process pytest run below)
-from gradcli import ops as O
+from gradcli.engine import ops as O
 
 pytest_plugins = ["pytester"]
 

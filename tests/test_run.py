@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli import ops as O
-from gradcli.evaluation import Settings
-from gradcli.runner import BackwardCheck, Output, run_file, script_files
+from gradcli.engine import ops as O
+from gradcli.program.evaluation import Settings
+from gradcli.program.scripts import BackwardCheck, Output, run_file, script_files
 
 SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.grad"))
 

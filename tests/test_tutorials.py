@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gradcli import randn
-from gradcli.evaluation import Settings, engine_settings
-from gradcli.runner import run_file
+from gradcli.program.evaluation import Settings, engine_settings
+from gradcli.program.scripts import run_file
 
 TUTORIALS = Path(__file__).parent / "fixtures" / "tutorials"
 AFFINE = TUTORIALS / "seed002_affine.grad"

@@ -27,7 +27,7 @@ from gradcli.check.numeric import numeric_check
 from gradcli.check.report import (FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck, overall, tolerance,
                                   with_numeric)
 from gradcli.errors import LimitError
-from gradcli.tensor import Tensor
+from gradcli.engine.tensor import Tensor
 
 MODES = ("symbolic", "numeric", "all")
 BUDGET = 256

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.graph import graph_nodes, label, leaf_names
-from gradcli.tensor import Node, Tensor
+from gradcli.program.graph import graph_nodes, label, leaf_names
+from gradcli.engine.tensor import Node, Tensor
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as a check goes, so a caller can draw a bar; the checker never prints."""

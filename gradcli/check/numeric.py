@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.check.graph import Progress, Trace, as_float64, elements
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import InputCheck, compare
-from gradcli.tensor import Node
+from gradcli.engine.tensor import Node
 
 EPS = 1e-6
 

@@ -16,7 +16,7 @@ import sympy as sp
 from gradcli.check.graph import Trace, label
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import Site, broadcasts
-from gradcli.tensor import Node, Tensor
+from gradcli.engine.tensor import Node, Tensor
 
 
 @dataclass

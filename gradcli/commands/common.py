@@ -34,7 +34,7 @@ def emit_json(payload: dict) -> None:
 @contextlib.contextmanager
 def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
     """Turn library errors into styled messages and exit codes; tracebacks only with --debug."""
-    from gradcli.render import error_view
+    from gradcli.views.render import error_view
     try:
         yield
     except GradcliError as exc:
@@ -87,13 +87,13 @@ def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> Non
 
 
 def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
-    from gradcli.evaluation import parse_input_args
+    from gradcli.program.evaluation import parse_input_args
     return parse_input_args(list(positional or []) + list(options or []))
 
 
 def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
     """Run a check with a progress bar on stderr (shown only if it takes more than about a second)."""
-    from gradcli.check.view import progress_reporter
+    from gradcli.views.check_view import progress_reporter
     with progress_reporter(console(stderr=True)) as progress:
         return run(progress)
 
@@ -107,7 +107,7 @@ def emit_json_with_check(payload: dict, report: Any) -> None:
 
 def print_check(report: Any) -> None:
     if report is not None:
-        from gradcli.check.view import check_view
+        from gradcli.views.check_view import check_view
         console().print(check_view(report))
 
 

@@ -10,7 +10,7 @@ from gradcli.commands.common import (check_mode, checked, collect_inputs, consol
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
-    from gradcli.evaluation import Result
+    from gradcli.program.evaluation import Result
 
 
 def eval_command(
@@ -39,16 +39,16 @@ def eval_command(
 ) -> None:
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
     with guarded(as_json, debug):
-        from gradcli.evaluation import evaluate
+        from gradcli.program.evaluation import evaluate
         from gradcli.jsonable import result_json
-        from gradcli.render import graph_tree, result_view
+        from gradcli.views.render import graph_tree, result_view
         names = collect_inputs(inputs, input_option)
         wanted = split_names(wrt)
         check_mode(check)
         require_known_inputs(wanted, names)
         recorder = None
         if explain:
-            from gradcli.recorder import Recorder
+            from gradcli.program.recorder import Recorder
             recorder = Recorder()
         result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
                           max_steps=max_steps, trace=recorder)
@@ -64,11 +64,11 @@ def eval_command(
             if graph:
                 out.print(graph_tree(result.output, result.leaves, result.output_name))
             if recorder is not None:
-                from gradcli.explain import explain_view
+                from gradcli.views.explain import explain_view
                 out.print(explain_view(recorder, result.leaves, result.env))
             print_check(report)
         if dot is not None:
-            from gradcli.graphviz import export_dot
+            from gradcli.views.graphviz import export_dot
             from rich.text import Text
             console(stderr=True).print(Text(export_dot(result, dot)))
         exit_if_failed(report)

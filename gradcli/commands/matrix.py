@@ -39,9 +39,9 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.check import jacobian_check
-        from gradcli.functional import jacobian_of
+        from gradcli.engine.autograd import jacobian_of
         from gradcli.jsonable import block_json
-        from gradcli.render import block_view
+        from gradcli.views.render import block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
@@ -61,9 +61,9 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
         from gradcli.check import hessian_check
-        from gradcli.functional import hessian_of
+        from gradcli.engine.autograd import hessian_of
         from gradcli.jsonable import block_json
-        from gradcli.render import block_view
+        from gradcli.views.render import block_view
         with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
                       max_steps) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
@@ -86,7 +86,7 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     floating-point error state) as the forward pass.
     """
     from gradcli.errors import ArgumentError
-    from gradcli.evaluation import Settings, engine_settings, run_program
+    from gradcli.program.evaluation import Settings, engine_settings, run_program
     names = collect_inputs(inputs, input_option)
     wanted = split_names(wrt)
     _symbolic_only(check)
@@ -120,7 +120,7 @@ def _show(prog: Any, seed: int, report: Any, as_json: bool, key: str, blocks_jso
     else:
         from rich.console import Group
 
-        from gradcli.render import array_view
+        from gradcli.views.render import array_view
         console().print(Group(array_view(prog.output_name, prog.output), *block_views()))
         print_check(report)
     exit_if_failed(report)

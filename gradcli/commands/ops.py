@@ -1,4 +1,4 @@
-"""`gradcli ops [FILTER]`: the catalogue of `gradcli.lang.catalog`, filtered and shown."""
+"""`gradcli ops [FILTER]`: the catalogue of `gradcli.program.catalog`, filtered and shown."""
 from __future__ import annotations
 
 from typing import Optional
@@ -15,10 +15,10 @@ def ops_command(
 ) -> None:
     """Every function, method, attribute and operator a program can use, with its derivative rule."""
     with guarded(as_json, debug):
-        from gradcli.lang.catalog import entries, matching, namespaces
+        from gradcli.program.catalog import entries, matching, namespaces
         rows = matching(entries(), text)
         if as_json:
             emit_json({"ops": [e.to_json() for e in rows], "namespaces": namespaces()})
         else:
-            from gradcli.render import ops_view
+            from gradcli.views.render import ops_view
             console().print(ops_view(rows, text, namespaces()))

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
-from gradcli.render_run import backward_text, failure_view, print_line, summary_table
+from gradcli.views.script_view import backward_text, failure_view, print_line, summary_table
 
 if TYPE_CHECKING:
 
-    from gradcli.runner import BackwardCheck, Event, FileResult, ProgressFactory
+    from gradcli.program.scripts import BackwardCheck, Event, FileResult, ProgressFactory
 
 
 def run_command(
@@ -37,8 +37,8 @@ def run_command(
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
-        from gradcli.evaluation import Settings
-        from gradcli.runner import run_file, script_files
+        from gradcli.program.evaluation import Settings
+        from gradcli.program.scripts import run_file, script_files
         check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
@@ -106,18 +106,18 @@ class _Terminal:
             self.out.print(Rule(escape(path), align="left", style="dim"))
 
     def _progress(self) -> Any:
-        from gradcli.check.view import progress_reporter
+        from gradcli.views.check_view import progress_reporter
         return progress_reporter(self.err)
 
     def _event(self, event: Event) -> None:
-        from gradcli.runner import BackwardCheck, Explanation
+        from gradcli.program.scripts import BackwardCheck, Explanation
         if isinstance(event, BackwardCheck):
             self._check(event)
             return
         if isinstance(event, Explanation):
             from rich.text import Text
 
-            from gradcli.explain import explain_view
+            from gradcli.views.explain import explain_view
             self.out.print(Text(f"{backward_text(event)} at line {event.line}", style="dim"))
             self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
@@ -127,7 +127,7 @@ class _Terminal:
     def _check(self, event: BackwardCheck) -> None:
         from rich.text import Text
 
-        from gradcli.check.view import check_view
+        from gradcli.views.check_view import check_view
         first = event.line not in self.checked_lines
         if not first and event.passed:
             return

@@ -12,13 +12,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-import gradcli.creation as C
-import gradcli.functions as F
-from gradcli import ops as O
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError
-from gradcli.functional import grad as autograd_grad
-from gradcli.functional import hessian, jacobian
-from gradcli.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.autograd import grad as autograd_grad
+from gradcli.engine.autograd import hessian, jacobian
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:

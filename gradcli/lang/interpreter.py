@@ -16,12 +16,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli import functions as F
+from gradcli.engine import functions as F
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
-from gradcli.lang.parser import node_span
-from gradcli.tensor import Tensor
+from gradcli.source import node_span
+from gradcli.engine.tensor import Tensor
 
 _NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
 
@@ -430,7 +430,7 @@ class Interpreter:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
         import inspect
 
-        from gradcli.backward import run_backward
+        from gradcli.engine.backward import run_backward
         tensor = method.__self__
         try:
             bound = inspect.signature(method).bind(*args, **kwargs).arguments

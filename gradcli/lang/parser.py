@@ -8,7 +8,7 @@ decides to allow it (an allowlist, never a blocklist).
 Positions in the returned tree are rewritten to what the user typed: `lineno` counts the user's
 lines, and `col_offset` / `end_col_offset` are 0-based *character* columns of the user's line (not
 UTF-8 byte offsets into the dedented text `ast` saw). Later stages can then point a caret at the
-user's text without knowing about dedenting or encodings; `node_span` gives the (line, column,
+user's text without knowing about dedenting or encodings; `gradcli.source.node_span` gives the (line, column,
 length) triple errors carry.
 """
 from __future__ import annotations
@@ -24,14 +24,12 @@ from itertools import accumulate
 from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
+from gradcli.source import BOM, position_of, split_lines
+from gradcli.source import span as span_of
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_DEPTH = 100
-TAB_WIDTH = 4
-SHOWN_CELLS = 120
 
-_BOM = "\ufeff"
-_NEWLINE = re.compile(r"\r\n|\r|\n")  # exactly the line breaks Python's tokenizer counts
 _NOT_TEXT = re.compile(r"[\x00\ud800-\udfff]")  # ast.parse cannot take these; say where they are
 _TOO_DEEP = f"expression nested too deeply (over {MAX_DEPTH} levels)"
 _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
@@ -126,10 +124,10 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
     if len(source) > MAX_SOURCE_CHARS:
         raise LimitError(f"program too long ({len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,})",
                          filename=filename)
-    source = source.removeprefix(_BOM)
+    source = source.removeprefix(BOM)
     bad = _NOT_TEXT.search(source)
     if bad:
-        line, column = _position_of(source, bad.start())
+        line, column = position_of(source, bad.start())
         what = "a null character (U+0000)" if bad.group() == "\x00" else \
             f"an invalid character U+{ord(bad.group()):04X}"
         raise ParseError(f"the program contains {what}", "delete it; programs must be UTF-8 text",
@@ -150,77 +148,6 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
             text.relocate(node)
     _Checker(text.user_lines, source, filename).block(tree.body, 1)
     return tree
-
-
-def node_span(node: ast.AST, source: str | None = None) -> tuple[int, int, int]:
-    """(line, 1-based column, length) of a node of a tree from `parse_program`, for errors.
-
-    A node spanning several lines is underlined to the end of its first line, which needs the
-    source; without it the span is one character.
-    """
-    return _span(node, _split_lines(source.removeprefix(_BOM)) if source is not None else None)
-
-
-def caret_lines(source: str, line: int, column: int, length: int = 1) -> list[str]:
-    """The user's line and a caret line under `length` characters from 1-based `column`.
-
-    Tabs are shown as spaces and wide (CJK) characters count two cells, so the carets land under
-    the right characters in a terminal; invisible characters are shown as '?' so a caret never
-    points at nothing; a very long line is cut to a window around the caret. A line that does not
-    exist gives no lines.
-    """
-    lines = _split_lines(source.removeprefix(_BOM))
-    if not 1 <= line <= len(lines):
-        return []
-    text = lines[line - 1]
-    start = min(max(column, 1) - 1, len(text))
-    end = min(start + max(length, 1), len(text))
-    shown, cells = [], [0]
-    for ch in text:
-        if ch == "\t":
-            piece = " " * (TAB_WIDTH - cells[-1] % TAB_WIDTH)
-        elif not ch.isprintable():
-            piece = "?"
-        else:
-            piece = ch
-        shown.append(piece)
-        cells.append(cells[-1] + sum(_cell_width(c) for c in piece))
-    first, last = 0, len(text)
-    if cells[-1] > SHOWN_CELLS:
-        context = SHOWN_CELLS // 3  # cells kept before the caret
-        first = bisect_right(cells, cells[start] - context) - 1 if cells[start] > context else 0
-        last = bisect_right(cells, cells[first] + SHOWN_CELLS) - 1
-    before = "..." if first else ""
-    after = "..." if last < len(text) else ""
-    indent = len(before) + cells[start] - cells[first]
-    width = max(cells[min(end, last)] - cells[start], 1)
-    return [before + "".join(shown[first:last]) + after, " " * indent + "^" * width]
-
-
-def _cell_width(ch: str) -> int:
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def _split_lines(text: str) -> list[str]:
-    return _NEWLINE.split(text)
-
-
-def _position_of(text: str, index: int) -> tuple[int, int]:
-    before = _split_lines(text[:index])
-    return len(before), len(before[-1]) + 1
-
-
-def _span(node: ast.AST, user_lines: list[str] | None) -> tuple[int, int, int]:
-    line, start = node.lineno, node.col_offset
-    if node.end_lineno == line and node.end_col_offset is not None:
-        length = node.end_col_offset - start
-    elif user_lines is not None and 1 <= line <= len(user_lines):
-        length = len(user_lines[line - 1]) - start
-    else:
-        length = 1
-    return line, start + 1, max(length, 1)
 
 
 def _dedent(lines: list[str]) -> tuple[list[str], list[int]]:
@@ -244,7 +171,7 @@ class _Text:
     """The user's lines, the dedented code `ast` parses, and the map between their positions."""
 
     def __init__(self, source: str) -> None:
-        self.user_lines = _split_lines(source)
+        self.user_lines = split_lines(source)
         self.code_lines, self.shifts = _dedent(self.user_lines)
         self.code = "\n".join(self.code_lines)
         self._byte_ends: dict[int, array] = {}
@@ -340,7 +267,7 @@ class _Checker:
     def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
                kind: type[GradcliError] = NotAllowedError,
                span: tuple[int, int, int] | None = None) -> GradcliError:
-        line, column, length = span or _span(node, self.user_lines)
+        line, column, length = span or span_of(node, self.user_lines)
         return kind(message, hint, line=line, column=column, length=length, source=self.source,
                     filename=self.filename)
 
@@ -371,7 +298,7 @@ class _Checker:
     def unsupported(self, node: ast.AST) -> GradcliError:
         decorators = getattr(node, "decorator_list", None)
         if decorators:
-            line, column, length = _span(decorators[0], self.user_lines)
+            line, column, length = span_of(decorators[0], self.user_lines)
             if column > 1 and self.user_lines[line - 1][column - 2] == "@":
                 column, length = column - 1, length + 1
             return self.refuse(decorators[0], "decorators are not supported", span=(line, column, length))

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.creation import Defaults, as_array
+from gradcli.engine.creation import Defaults, as_array
 from gradcli.errors import GradcliError, InputSpecError
-from gradcli.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.tensor import Tensor, _wrap, check_elements
 
 
 def split_assignment(text: str) -> tuple[str, str]:

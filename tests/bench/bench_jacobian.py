@@ -16,8 +16,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, installed or not
 from bench_engine import median_seconds  # noqa: E402  (the sibling script: one timing rule for all benches)
 
-from gradcli.evaluation import Settings, engine_settings, run_program  # noqa: E402
-from gradcli.functional import hessian_of, jacobian_of  # noqa: E402
+from gradcli.program.evaluation import Settings, engine_settings, run_program  # noqa: E402
+from gradcli.engine.autograd import hessian_of, jacobian_of  # noqa: E402
 
 TARGET = 2.0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gradcli.tensor import Node, Tensor
+from gradcli.engine.tensor import Node, Tensor
 
 
 def graph_nodes(output: Tensor) -> tuple[list[Node], list[Tensor]]:

@@ -1,6 +1,6 @@
 """`--explain`: the backward pass told step by step, in the order the engine runs it.
 
-The steps come from a `gradcli.recorder.Recorder` passed to backward as its `trace`;
+The steps come from a `gradcli.program.recorder.Recorder` passed to backward as its `trace`;
 `explain_view` turns them into a table, naming each input the way the program did. Nothing here
 prints.
 """
@@ -13,11 +13,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gradcli.graph import ProgramNames
-from gradcli.recorder import SMALL, Recorder, Step, summarize
+from gradcli.program.graph import ProgramNames
+from gradcli.program.recorder import SMALL, Recorder, Step, summarize
 from gradcli.jsonable import number
-from gradcli.render import shape_text
-from gradcli.tensor import Node, Tensor
+from gradcli.views.render import shape_text
+from gradcli.engine.tensor import Node, Tensor
 
 
 class _Names:

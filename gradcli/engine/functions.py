@@ -11,9 +11,9 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
-from gradcli.tensor import (
+from gradcli.engine.tensor import (
     ADD,
     DIV,
     MAXIMUM,
@@ -35,7 +35,7 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
     """A Tensor for a Tensor, number or nested list (no copy for a Tensor)."""
     if isinstance(x, Tensor):
         return x
-    from gradcli.creation import tensor
+    from gradcli.engine.creation import tensor
     return tensor(x, dtype=dtype)
 
 

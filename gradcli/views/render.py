@@ -18,9 +18,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradcli.errors import GradcliError, ProgramAssertionError
-from gradcli.graph import label
+from gradcli.program.graph import label
 from gradcli.jsonable import number
-from gradcli.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
 THRESHOLD = 1000
@@ -184,7 +184,7 @@ def _leaf_label(t: Tensor, leaf_names: dict[int, str]) -> Text:
 
 def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None) -> RenderableType:
     """What went wrong, where (a caret under the span), and how to fix it."""
-    from gradcli.lang.parser import caret_lines
+    from gradcli.source import caret_lines
     kind, message = error.kind, error.to_dict()["message"]
     lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", message)]
     where = error.filename or filename

@@ -15,13 +15,13 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from gradcli.backward import Trace, run_backward
-from gradcli.creation import Defaults, manual_seed, resolve_dtype
+from gradcli.engine.backward import Trace, run_backward
+from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
-from gradcli.tensor import Anomaly, Limits, Node, Tensor
+from gradcli.engine.tensor import Anomaly, Limits, Node, Tensor
 
 DTYPES = ("float64", "float32")
 

@@ -3,7 +3,7 @@
 `Recorder` is the engine's `trace` callback. It summarises each gradient the moment it sees it,
 because the engine may later add into the very same array in place (accumulation into `.grad`),
 and it keeps the nodes so that inputs can be named afterwards: the engine never knows the names a
-program used. Nothing here renders: `gradcli.explain` turns the steps into a table.
+program used. Nothing here renders: `gradcli.views.explain` turns the steps into a table.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.jsonable import number
-from gradcli.tensor import Node
+from gradcli.engine.tensor import Node
 
 SMALL = 6
 """Up to this many elements a summary lists them all."""

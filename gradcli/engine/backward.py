@@ -11,9 +11,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.errors import BackwardError
-from gradcli.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
+from gradcli.engine.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -39,7 +39,7 @@ def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
         return np.ones(output.shape, dtype=output.dtype)
     if type(gradient) is np.ndarray and gradient.shape == output.shape and gradient.dtype == output.dtype:
         return gradient
-    from gradcli.functions import as_tensor
+    from gradcli.engine.functions import as_tensor
     g = as_tensor(gradient)
     if g.shape != output.shape:
         raise BackwardError(
@@ -115,7 +115,7 @@ def vector_jacobian_rows(output: Tensor, inputs: Sequence[Tensor], gradients: It
 
 
 def _tensor_namespace() -> Any:
-    from gradcli import functions
+    from gradcli.engine import functions
     return functions
 
 

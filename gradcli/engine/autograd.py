@@ -10,9 +10,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from gradcli.backward import run_backward, vector_jacobian_rows
+from gradcli.engine.backward import run_backward, vector_jacobian_rows
 from gradcli.errors import ArgumentError, BackwardError
-from gradcli.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.tensor import Tensor, _wrap, check_elements
 
 
 def _as_list(x: Any) -> list:
@@ -117,7 +117,7 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | 
 
 def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[list[Tensor], bool, Tensor]:
     """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does."""
-    from gradcli.functions import as_tensor
+    from gradcli.engine.functions import as_tensor
     single = not isinstance(inputs, (list, tuple))
     xs = [as_tensor(x).detach().requires_grad_(True) for x in _as_list(inputs)]
     out = f(*xs)

@@ -1,15 +1,26 @@
 """`repr(tensor)` the way PyTorch prints it, so pasted tutorial output looks familiar."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcli.creation import get_default_dtype
-from gradcli.jsonable import nonfinite_text
+from gradcli.engine.creation import get_default_dtype
 
 if TYPE_CHECKING:
-    from gradcli.tensor import Tensor
+    from gradcli.engine.tensor import Tensor
+
+
+def nonfinite_text(v: float) -> str | None:
+    """`"nan"`, `"inf"` or `"-inf"` for a non-finite number, None for a finite one."""
+    f = float(v)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return None
+
 
 def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
     """PyTorch's float style: `3.` when all are integral, `4.5000` fixed, or `1.0000e+08` scientific."""

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from gradcli import ops as O
+from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError, ValueDomainError
 
 _sequence = itertools.count()
@@ -379,7 +379,7 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
-        from gradcli.creation import as_array
+        from gradcli.engine.creation import as_array
         self._data = as_array(data, dtype)
         self.grad = None
         self._node = None
@@ -443,7 +443,7 @@ class Tensor:
 
     # -- autograd ---------------------------------------------------------------------
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
-        from gradcli.backward import run_backward
+        from gradcli.engine.backward import run_backward
         run_backward((self,), (gradient,), retain_graph, create_graph)
 
     def retain_grad(self) -> None:
@@ -540,7 +540,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from gradcli.tensor_repr import tensor_repr
+        from gradcli.engine.tensor_str import tensor_repr
         return tensor_repr(self)
 
     # -- arithmetic: the operators are the elementwise kernels themselves ---------------------
@@ -744,4 +744,4 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     return a, b
 
 
-from gradcli import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
+from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)

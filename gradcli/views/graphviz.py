@@ -20,13 +20,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from gradcli.backward import run_backward
+from gradcli.engine.backward import run_backward
 from gradcli.errors import ArgumentError
-from gradcli.graph import ProgramNames, graph_nodes
-from gradcli.recorder import Recorder, summarize
+from gradcli.program.graph import ProgramNames, graph_nodes
+from gradcli.program.recorder import Recorder, summarize
 from gradcli.jsonable import number
-from gradcli.render import shape_text
-from gradcli.tensor import Node, Tensor, apply
+from gradcli.views.render import shape_text
+from gradcli.engine.tensor import Node, Tensor, apply
 
 RENDERED = (".svg", ".png", ".pdf")
 RENDER_TIMEOUT = 60

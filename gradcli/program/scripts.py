@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
-from gradcli.evaluation import Settings, engine_settings
-from gradcli.graph import graph_nodes, leaf_names
+from gradcli.program.evaluation import Settings, engine_settings
+from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
-from gradcli.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
-    from gradcli.recorder import Recorder
+    from gradcli.program.recorder import Recorder
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -247,7 +247,7 @@ class _Session:
         self.result.backward_calls += 1
         recorder = None
         if self.explain:
-            from gradcli.recorder import Recorder
+            from gradcli.program.recorder import Recorder
             recorder = Recorder()
         if self.check is None:
             run(trace=recorder)
@@ -258,7 +258,7 @@ class _Session:
         run(trace=recorder)
         self._explained(recorder, tensor, line)
         computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
-        from gradcli.backward import initial_gradient
+        from gradcli.engine.backward import initial_gradient
         from gradcli.check import check_gradients
         gradient = call.get("gradient")
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))

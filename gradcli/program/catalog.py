@@ -43,7 +43,7 @@ def _signature(fn: Callable[..., Any], bound: bool) -> str:
 
 def _operator_ops() -> dict[str, Any]:
     """Each operator's primitive, read off the node it records on two tensors."""
-    from gradcli.evaluation import Settings, engine_settings, run_program
+    from gradcli.program.evaluation import Settings, engine_settings, run_program
     found = {}
     with engine_settings(Settings()):
         for form in OPERATOR_FORMS:
@@ -54,9 +54,9 @@ def _operator_ops() -> dict[str, Any]:
 
 def entries() -> list[Entry]:
     """Every function, method, attribute and operator, then the primitives none of them reaches."""
-    from gradcli import ops as O
+    from gradcli.engine import ops as O
     from gradcli.lang import builtins as B
-    from gradcli.tensor import Tensor
+    from gradcli.engine.tensor import Tensor
     rows = [Entry(name, "function", name + _signature(fn, bound=False), B.OP_OF.get(name))
             for name, fn in B.FUNCTIONS.items()]
     for name in B.TENSOR_METHODS:

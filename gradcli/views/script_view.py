@@ -9,11 +9,11 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
-from gradcli.render import error_view, print_value
-from gradcli.tensor import Tensor
+from gradcli.views.render import error_view, print_value
+from gradcli.engine.tensor import Tensor
 
 if TYPE_CHECKING:
-    from gradcli.runner import BackwardCheck, Explanation, FileResult
+    from gradcli.program.scripts import BackwardCheck, Explanation, FileResult
 
 
 def print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import ArgumentError, DtypeError
-from gradcli.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.tensor import Tensor, _wrap, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
            "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
@@ -84,7 +84,7 @@ def float_tensor(*data: Any, requires_grad: bool = False) -> Tensor:
 
 
 def _shape(size: tuple) -> tuple[int, ...]:
-    from gradcli.functions import _shape_args
+    from gradcli.engine.functions import _shape_args
     shape = _shape_args(size)
     if any(s < 0 for s in shape):
         raise ArgumentError(f"negative dimension in shape {shape}", hint="sizes must be >= 0")
