@@ -2,7 +2,7 @@
 
 An entry is the NumPy forward, one VJP per differentiable input, the SymPy meaning used by
 `--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Adding an
-op touches this file only.
+op touches this file only (see "Adding an op" below for what else must name it).
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
@@ -13,13 +13,14 @@ never imports SymPy.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Op:
     """One primitive. `vjps[i]` is called as `vjps[i](ns, g, out, *inputs, **params)`.
 
@@ -325,7 +326,8 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
            sym: Callable | None = None, kink: Callable | None = None, nests: bool = True) -> Op:
-    return Op(name, node, forward, (vjp,), rule, (saves,) if saves else (), sym, kink, nests=nests)
+    return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
+              sym=sym, kink=kink, nests=nests)
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -337,155 +339,176 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
     return S.broadcast(fn, a, b)
 
 
-ADD = Op("add", "AddBackward0", np.add,
-         (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
-         "∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
+ADD = Op(name="add", node="AddBackward0", forward=np.add,
+         vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
+         rule="∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
          nests=False, sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
-SUB = Op("sub", "SubBackward0", np.subtract,
-         (lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
-         "∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
+SUB = Op(name="sub", node="SubBackward0", forward=np.subtract,
+         vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
+         rule="∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
          nests=False, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
-MUL = Op("mul", "MulBackward0", np.multiply,
-         (lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
-         "∂(a*b)/∂a = b, ∂(a*b)/∂b = a", ("b", "a"),
+MUL = Op(name="mul", node="MulBackward0", forward=np.multiply,
+         vjps=(lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
+         rule="∂(a*b)/∂a = b, ∂(a*b)/∂b = a", saves=("b", "a"),
          nests=False, sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
-DIV = Op("div", "DivBackward0", np.true_divide,
-         (lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
-         "∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", ("b", "ab"),
+DIV = Op(name="div", node="DivBackward0", forward=np.true_divide,
+         vjps=(lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
+         rule="∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", saves=("b", "ab"),
          nests=False, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
-POW = Op("pow", "PowBackward0", np.power, (_pow_vjp_base, _pow_vjp_exponent),
-         "∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", ("ab", "ao"),
+POW = Op(name="pow", node="PowBackward0", forward=np.power, vjps=(_pow_vjp_base, _pow_vjp_exponent),
+         rule="∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", saves=("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
          kink=lambda K, a, b: K.pow_kink(a, b))
-MAXIMUM = Op("maximum", "MaximumBackward0", np.maximum,
-             (lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
-              lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             "∂max(a,b)/∂a = [a>b] (+½ on a tie)", ("ab", "ab"),
+MAXIMUM = Op(name="maximum", node="MaximumBackward0", forward=np.maximum,
+             vjps=(lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
+                   lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
+             rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b))
-MINIMUM = Op("minimum", "MinimumBackward0", np.minimum,
-             (lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
-              lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             "∂min(a,b)/∂a = [a<b] (+½ on a tie)", ("ab", "ab"),
+MINIMUM = Op(name="minimum", node="MinimumBackward0", forward=np.minimum,
+             vjps=(lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
+                   lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
+             rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b))
-WHERE = Op("where", "WhereBackward0", _where_forward,
-           (None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
-           "∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", ("", "c", "c"), args="cab",
+WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
+           vjps=(None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
+           rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
            nests=False, sym=lambda S, c, a, b: S.where(c, a, b))
-MATMUL = Op("matmul", "MmBackward0", _matmul_forward, (_matmul_vjp_a, _matmul_vjp_b),
-            "∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", ("b", "a"),
+MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_matmul_vjp_a, _matmul_vjp_b),
+            rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
             nests=False, sym=lambda S, a, b: S.matmul(a, b))
 
-NEG = _unary("neg", "NegBackward0", np.negative, lambda ns, g, o, x: -g, "∂(-x)/∂x = -1", "",
+NEG = _unary(name="neg", node="NegBackward0", forward=np.negative, vjp=lambda ns, g, o, x: -g, rule="∂(-x)/∂x = -1",
+             saves="",
              nests=False, sym=lambda S, x: S.map(lambda u: -u, x))
-EXP = _unary("exp", "ExpBackward0", np.exp, lambda ns, g, o, x: g * o, "∂exp(x)/∂x = exp(x)", "o",
+EXP = _unary(name="exp", node="ExpBackward0", forward=np.exp, vjp=lambda ns, g, o, x: g * o,
+             rule="∂exp(x)/∂x = exp(x)", saves="o",
              sym=_sym_map("exp"))
-LOG = _unary("log", "LogBackward0", np.log, lambda ns, g, o, x: g / x, "∂log(x)/∂x = 1/x",
+LOG = _unary(name="log", node="LogBackward0", forward=np.log, vjp=lambda ns, g, o, x: g / x, rule="∂log(x)/∂x = 1/x",
              sym=_sym_map("log"))
-LOG1P = _unary("log1p", "Log1PBackward0", np.log1p, lambda ns, g, o, x: g / (x + 1.0), "∂log1p(x)/∂x = 1/(1+x)",
+LOG1P = _unary(name="log1p", node="Log1PBackward0", forward=np.log1p, vjp=lambda ns, g, o, x: g / (x + 1.0),
+               rule="∂log1p(x)/∂x = 1/(1+x)",
                sym=lambda S, x: S.map(lambda u: S.log(u + 1), x))
-SQRT = _unary("sqrt", "SqrtBackward0", np.sqrt, lambda ns, g, o, x: g / (o * 2.0), "∂√x/∂x = 1/(2√x)", "o",
+SQRT = _unary(name="sqrt", node="SqrtBackward0", forward=np.sqrt, vjp=lambda ns, g, o, x: g / (o * 2.0),
+              rule="∂√x/∂x = 1/(2√x)", saves="o",
               sym=_sym_map("sqrt"), kink=lambda K, x: K.zero_kink(x))
-ABS = _unary("abs", "AbsBackward0", np.abs, lambda ns, g, o, x: g * ns.sign(x), "∂|x|/∂x = sign(x) (0 at 0)",
+ABS = _unary(name="abs", node="AbsBackward0", forward=np.abs, vjp=lambda ns, g, o, x: g * ns.sign(x),
+             rule="∂|x|/∂x = sign(x) (0 at 0)",
              sym=_sym_map("Abs"), kink=lambda K, x: K.zero_kink(x))
-SIGN = _unary("sign", "SignBackward0", np.sign, lambda ns, g, o, x: g * 0.0, "∂sign(x)/∂x = 0", "",
+SIGN = _unary(name="sign", node="SignBackward0", forward=np.sign, vjp=lambda ns, g, o, x: g * 0.0,
+              rule="∂sign(x)/∂x = 0", saves="",
               sym=_sym_map("sign"), kink=lambda K, x: K.zero_kink(x))
-SIN = _unary("sin", "SinBackward0", np.sin, lambda ns, g, o, x: g * ns.cos(x), "∂sin(x)/∂x = cos(x)",
+SIN = _unary(name="sin", node="SinBackward0", forward=np.sin, vjp=lambda ns, g, o, x: g * ns.cos(x),
+             rule="∂sin(x)/∂x = cos(x)",
              sym=_sym_map("sin"))
-COS = _unary("cos", "CosBackward0", np.cos, lambda ns, g, o, x: -g * ns.sin(x), "∂cos(x)/∂x = -sin(x)",
+COS = _unary(name="cos", node="CosBackward0", forward=np.cos, vjp=lambda ns, g, o, x: -g * ns.sin(x),
+             rule="∂cos(x)/∂x = -sin(x)",
              sym=_sym_map("cos"))
-TAN = _unary("tan", "TanBackward0", np.tan, lambda ns, g, o, x: g * (o * o + 1.0), "∂tan(x)/∂x = 1 + tan²(x)", "o",
+TAN = _unary(name="tan", node="TanBackward0", forward=np.tan, vjp=lambda ns, g, o, x: g * (o * o + 1.0),
+             rule="∂tan(x)/∂x = 1 + tan²(x)", saves="o",
              sym=_sym_map("tan"))
-TANH = _unary("tanh", "TanhBackward0", np.tanh, lambda ns, g, o, x: g * (1.0 - o * o), "∂tanh(x)/∂x = 1 - tanh²(x)",
-              "o", sym=_sym_map("tanh"))
-SIGMOID = _unary("sigmoid", "SigmoidBackward0", _sigmoid_forward, lambda ns, g, o, x: g * o * (1.0 - o),
-                 "∂σ(x)/∂x = σ(x)(1-σ(x))", "o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
-RELU = _unary("relu", "ReluBackward0", _relu_forward, lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
-              "∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
+TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns, g, o, x: g * (1.0 - o * o),
+              rule="∂tanh(x)/∂x = 1 - tanh²(x)",
+              saves="o", sym=_sym_map("tanh"))
+SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forward,
+                 vjp=lambda ns, g, o, x: g * o * (1.0 - o),
+                 rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
+RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
+              vjp=lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
+              rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
               kink=lambda K, x: K.zero_kink(x))
-SOFTPLUS = _unary("softplus", "SoftplusBackward0", _softplus_forward,
-                  lambda ns, g, o, x: g * ns.where(x > 20, 1.0, ns.sigmoid(x)), "∂softplus(x)/∂x = σ(x)",
+SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
+                  vjp=lambda ns, g, o, x: g * ns.where(x > 20, 1.0, ns.sigmoid(x)), rule="∂softplus(x)/∂x = σ(x)",
                   sym=lambda S, x: S.map(lambda u: S.log(1 + S.exp(u)), x))
-CLAMP = Op("clamp", "ClampBackward1", _clamp_forward,
-           (lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
-           "∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", ("x",),
+CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
+           vjps=(lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
+           rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max))
 
-SUM = Op("sum", "SumBackward1", _sum_forward,
-         (lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
-         "∂Σx/∂xᵢ = 1",
+SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
+         vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
+         rule="∂Σx/∂xᵢ = 1",
          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
-MEAN = Op("mean", "MeanBackward1", _mean_forward,
-          (lambda ns, g, o, x, dim=None, keepdim=False:
+MEAN = Op(name="mean", node="MeanBackward1", forward=_mean_forward,
+          vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
            ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * _per(_count(x, dim)),),
-          "∂mean(x)/∂xᵢ = 1/n",
+          rule="∂mean(x)/∂xᵢ = 1/n",
           nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
-MAX = Op("max", "MaxBackward0", _extremum_forward(np.max), (_extremum_vjp,),
-         "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", ("xo",),
+MAX = Op(name="max", node="MaxBackward0", forward=_extremum_forward(np.max), vjps=(_extremum_vjp,),
+         rule="∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", saves=("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
-MIN = Op("min", "MinBackward0", _extremum_forward(np.min), (_extremum_vjp,),
-         "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", ("xo",),
+MIN = Op(name="min", node="MinBackward0", forward=_extremum_forward(np.min), vjps=(_extremum_vjp,),
+         rule="∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", saves=("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
-PROD = Op("prod", "ProdBackward1", lambda x, dim=None, keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
-          (_prod_vjp,), "∂Πx/∂xᵢ = Π_{j≠i} xⱼ", ("xo",),
+PROD = Op(name="prod", node="ProdBackward1", forward=lambda x, dim=None,
+          keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
+          vjps=(_prod_vjp,), rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
-VAR = Op("var", "VarBackward0", _var_forward, (_var_vjp,), "∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", ("x",),
+VAR = Op(name="var", node="VarBackward0", forward=_var_forward, vjps=(_var_vjp,),
+         rule="∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", saves=("x",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.var_all(v, correction), x, dim, keepdim))
-STD = Op("std", "StdBackward0", _std_forward, (_std_vjp,), "∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", ("xo",),
+STD = Op(name="std", node="StdBackward0", forward=_std_forward, vjps=(_std_vjp,),
+         rule="∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", saves=("xo",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim))
-NORM = Op("norm", "LinalgVectorNormBackward0", _norm_forward, (_norm_vjp,), "∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
-          ("xo",),
+NORM = Op(name="norm", node="LinalgVectorNormBackward0", forward=_norm_forward, vjps=(_norm_vjp,),
+          rule="∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
+          saves=("xo",),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
           kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim))
-SOFTMAX = Op("softmax", "SoftmaxBackward0", _softmax_forward,
-             (lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
-             "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", ("o",),
+SOFTMAX = Op(name="softmax", node="SoftmaxBackward0", forward=_softmax_forward,
+             vjps=(lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
+             rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),
              sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim))
-LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", _log_softmax_forward,
-                 (lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
-                 "∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", ("o",),
+LOG_SOFTMAX = Op(name="log_softmax", node="LogSoftmaxBackward0", forward=_log_softmax_forward,
+                 vjps=(lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
+                 rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
                  sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
 
-RESHAPE = Op("reshape", "ViewBackward0", lambda x, shape: np.reshape(x, shape),
-             (lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), "reshape back to the input's shape",
+RESHAPE = Op(name="reshape", node="ViewBackward0", forward=lambda x, shape: np.reshape(x, shape),
+             vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), rule="reshape back to the input's shape",
              nests=False, sym=lambda S, x, shape: x.reshape(shape))
-TRANSPOSE = Op("transpose", "TransposeBackward0", _swap,
-               (lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),), "transpose the gradient back",
+TRANSPOSE = Op(name="transpose", node="TransposeBackward0", forward=_swap,
+               vjps=(lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),),
+               rule="transpose the gradient back",
                nests=False, sym=lambda S, x, dim0, dim1: np.swapaxes(x, dim0, dim1))
-PERMUTE = Op("permute", "PermuteBackward0", lambda x, dims: np.transpose(x, dims),
-             (lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),), "permute the gradient back",
+PERMUTE = Op(name="permute", node="PermuteBackward0", forward=lambda x, dims: np.transpose(x, dims),
+             vjps=(lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),),
+             rule="permute the gradient back",
              nests=False, sym=lambda S, x, dims: np.transpose(x, dims))
-EXPAND = Op("expand", "ExpandBackward0", lambda x, shape: np.broadcast_to(x, shape),
-            (lambda ns, g, o, x, shape: g,), "sum the gradient over the expanded axes",
+EXPAND = Op(name="expand", node="ExpandBackward0", forward=lambda x, shape: np.broadcast_to(x, shape),
+            vjps=(lambda ns, g, o, x, shape: g,), rule="sum the gradient over the expanded axes",
             nests=False, sym=lambda S, x, shape: np.broadcast_to(x, shape))
-INDEX = Op("index", "IndexBackward0", _index_forward,
-           (lambda ns, g, o, x, key: ns.index_put(g, x.shape, key),), "scatter the gradient back into zeros",
+INDEX = Op(name="index", node="IndexBackward0", forward=_index_forward,
+           vjps=(lambda ns, g, o, x, key: ns.index_put(g, x.shape, key),),
+           rule="scatter the gradient back into zeros",
            nests=False, sym=lambda S, x, key: S.as_array(x[key]))
-INDEX_PUT = Op("index_put", "IndexPutBackward0", _index_put_forward,
-               (lambda ns, g, o, v, shape, key: ns.index(g, key),), "gather the gradient at the indices",
+INDEX_PUT = Op(name="index_put", node="IndexPutBackward0", forward=_index_put_forward,
+               vjps=(lambda ns, g, o, v, shape, key: ns.index(g, key),), rule="gather the gradient at the indices",
                nests=False, sym=lambda S, v, shape, key: S.index_put(v, shape, key))
-CAT = Op("cat", "CatBackward0", _cat_forward, (), "split the gradient back along dim",
+CAT = Op(name="cat", node="CatBackward0", forward=_cat_forward, vjps=(), rule="split the gradient back along dim",
          nests=False, sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
-STACK = Op("stack", "StackBackward0", _stack_forward, (), "select each input's slice of the gradient",
+STACK = Op(name="stack", node="StackBackward0", forward=_stack_forward, vjps=(),
+           rule="select each input's slice of the gradient",
            nests=False, sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
 
-CLONE = _unary("clone", "CloneBackward0", np.array, lambda ns, g, o, x: g, "∂copy(x)/∂x = 1", "",
+CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda ns, g, o, x: g,
+               rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
-CAST = Op("to", "ToCopyBackward0", lambda x, dtype: x.astype(dtype),
-          (lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), "cast the gradient back to the input's dtype",
+CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
+          vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), rule="cast the gradient back to the input's dtype",
           nests=False, sym=lambda S, x, dtype: x)
 
 
 def variadic(op: Op, count: int) -> Op:
     """Cat and stack take any number of tensors: give this call one VJP per input."""
     vjps = _cat_vjps(count) if op is CAT else _stack_vjps(count)
-    return Op(op.name, op.node, op.forward, vjps, op.rule, op.saves, op.sym, op.kink, nests=op.nests)
+    return dataclasses.replace(op, vjps=vjps, plans=())
 
 
 def _first_along(mask: np.ndarray, axis: int) -> np.ndarray:
