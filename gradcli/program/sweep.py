@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -148,6 +148,8 @@ class Sweep:
     second: np.ndarray | None
     undefined: tuple[Undefined, ...]
     batched: bool
+    formulas: dict[str, str] = field(default_factory=dict)
+    check: CheckReport | None = None
 
     def coordinates(self) -> tuple[np.ndarray, ...]:
         """Each axis' coordinate of every sample, in flat order."""
@@ -169,6 +171,9 @@ class Sweep:
             out["second_derivative"] = _floats(self.second)
         out["undefined"] = [{"index": u.index, **{r: float(c[u.index]) for r, c in zip(ROLES, coords)},
                              "reason": u.reason} for u in self.undefined]
+        if self.check is not None:
+            out["formulas"] = {r: self.formulas[n] for r, n in zip(ROLES, self.names)}
+            out["check"] = self.check.to_json()
         return out
 
 
@@ -264,15 +269,24 @@ def _points(axes: list[Axis], points: int) -> tuple[np.ndarray, ...]:
         raise ArgumentError(f"--points {points}: a plot takes 2 to {MAX_POINTS:,} points",
                             hint=f"e.g. --points 400 (two inputs share them: {MAX_POINTS:,} is a 100×100 grid)")
     n = points if len(axes) == 1 else max(2, math.isqrt(points))
-    return tuple(np.linspace(a.low, a.high, n) for a in axes)
+    return tuple(_samples(a, n) for a in axes)
+
+
+def _samples(axis: Axis, n: int) -> np.ndarray:
+    """`n` evenly spaced points, and 0 when the range holds it: relu, abs, sign and clamp kink there."""
+    xs = np.linspace(axis.low, axis.high, n)
+    if axis.low < 0 < axis.high and not (xs == 0).any():
+        xs = np.insert(xs, int(np.searchsorted(xs, 0.0)), 0.0)
+    return xs
 
 
 def sweep(program: str, inputs: Mapping[str, str], axes: list[Axis], points: int = 400, order: int = 1,
-          of: str | None = None, settings: Settings | None = None) -> Sweep:
+          of: str | None = None, settings: Settings | None = None, check: bool = False) -> Sweep:
     """Sample `program`'s output and derivative(s) over `axes` (one or two) with the other inputs fixed.
 
     `inputs` maps names to specs; a swept input's spec, if given, only sets its shape (one number).
-    `order` 2 adds the second derivative (one axis only).
+    `order` 2 adds the second derivative (one axis only). `check` asks SymPy for each derivative's
+    formula, checked at the defined sample nearest the middle (SymPy is imported only then).
     """
     settings = settings or Settings()
     if not 1 <= len(axes) <= 2:
@@ -301,11 +315,38 @@ def sweep(program: str, inputs: Mapping[str, str], axes: list[Axis], points: int
         batched = run is not None
         if run is None:
             run = _one_by_one(size, first, at)
+        report = _check(program, fixed, names, shapes, coords, run, of, settings) if check else None
     shape = (size,) if len(grid) == 1 else (grid[1].size, grid[0].size)
     undefined = tuple(Undefined(k, r) for k, r in sorted(run.reasons.items()))
     return Sweep(run.output_name, tuple(names), grid, run.value.reshape(shape),
                  {n: d.reshape(shape) for n, d in zip(names, run.derivative)},
-                 run.second, undefined, batched)
+                 run.second, undefined, batched, _formulas(report, names), report)
+
+
+def _check(program: str, fixed: Mapping[str, str], names: list[str], shapes: dict[str, tuple[int, ...]],
+           coords: list[np.ndarray], run: _Run, of: str | None, settings: Settings) -> CheckReport:
+    """`--check` at one sample: the defined one nearest the middle of the sweep."""
+    from gradcli.check import check_gradients
+    size = coords[0].size
+    k = min((k for k in range(size) if k not in run.reasons), key=lambda k: abs(k - size // 2), default=size // 2)
+    manual_seed(settings.seed)
+    prog = run_program(program, {**fixed, **{n: np.full(shapes[n], c[k]) for n, c in zip(names, coords)}}, of,
+                       settings=settings)
+    leaves = {n: prog.leaves[n] for n in names}
+    found = grad(prog.output.sum(), list(leaves.values()), allow_unused=True)
+    computed = {n: None if g is None else g._data for n, g in zip(names, found)}
+    return check_gradients(prog.output, leaves, None, computed, of=prog.output_name)
+
+
+def _formulas(report: CheckReport | None, names: list[str]) -> dict[str, str]:
+    """Each input's derivative as SymPy wrote it (`∂out/∂x = x*cos(x) + sin(x)`), without its value at the point."""
+    if report is None:
+        return {}
+    out = {}
+    for name in names:
+        parts = report.inputs[name].derivative.split(" = ")
+        out[name] = " = ".join(parts[:2]) if len(parts) == 3 else report.inputs[name].derivative
+    return out
 
 
 def _batched(program: str, fixed: Mapping[str, str], names: list[str], coords: list[np.ndarray], of: str | None,
