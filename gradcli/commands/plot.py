@@ -77,7 +77,8 @@ def _show(result: Sweep) -> None:
     else:
         screen.print(heat_map(result, screen.width))
         screen.print(gradient_table(result))
-    screen.print(undefined_view(result))
+    if result.undefined:
+        screen.print(undefined_view(result))
     if result.check is not None and result.check.status == "fail":
         print_check(result.check)
 

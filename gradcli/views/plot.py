@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich.console import Group, RenderableType
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -21,8 +21,9 @@ from gradcli.program.sweep import Sweep
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-MARKERS = ("hd", "braille", "•")
-"""The value, the derivative and the second derivative: told apart without colour."""
+MARKERS = (("hd", "▚"), ("braille", "⢕"), ("•", "•"))
+"""plotext's markers for the value, the derivative and the second derivative, and how each looks:
+told apart without colour, and named in a legend under the plot, where it hides no curve."""
 SHADES = " .:-=+*#%@"
 ARROWS = "→↗↑↖←↙↓↘"
 _SHOWN = 4
@@ -42,29 +43,30 @@ def _curves(sw: Sweep) -> list[np.ndarray]:
 
 
 def line_plot(sw: Sweep, width: int, height: int, colour: bool) -> str:
-    """The output and its derivative(s) over one input, as terminal text `width` × `height` cells."""
+    """The output and its derivative(s) over one input: `width` × `height` cells, then a legend line."""
     import plotext as plt
+    plt.terminal.limit(False, False)
     fig = plt.figure
     fig.clear()
     fig.plot_size(width, height)
     fig.theme("default" if colour else "clear")
     xs = sw.grid[0]
-    for label, ys, marker in zip(labels(sw), _curves(sw), MARKERS):
+    legend = []
+    for label, ys, (marker, shown) in zip(labels(sw), _curves(sw), MARKERS):
         keep = np.isfinite(ys)
+        legend.append(f"{shown} {label}")
         if not keep.any():
             continue
         signal = fig.signal(xs[keep].tolist(), ys[keep].tolist(), marker=marker)
         signal.lines()
         for k in np.flatnonzero(np.diff(np.flatnonzero(keep)) > 1) + 1:
             signal.line(int(k), False)
-        signal.label(label)
         fig.draw(signal)
     points = [u.index for u in sw.undefined if np.isfinite(sw.value[u.index])]
     if points:
-        marks = fig.signal(xs[points].tolist(), sw.value[points].tolist(), marker="x")
-        marks.label("undefined derivative")
-        fig.draw(marks)
-    return fig.build().string(colorless=not colour)
+        fig.draw(fig.signal(xs[points].tolist(), sw.value[points].tolist(), marker="x"))
+        legend.append("x undefined derivative")
+    return fig.build().string(colorless=not colour) + "\n" + "    ".join(legend)
 
 
 def heat_map(sw: Sweep, width: int) -> Text:
@@ -134,10 +136,8 @@ def gradient_table(sw: Sweep) -> Table:
     return table
 
 
-def undefined_view(sw: Sweep) -> RenderableType:
+def undefined_view(sw: Sweep) -> Group:
     """Where the derivative is undefined, grouped by reason; autograd's number there is PyTorch's convention."""
-    if not sw.undefined:
-        return Text("")
     coords = sw.coordinates()
     by_reason: dict[str, list[int]] = {}
     for u in sw.undefined:
@@ -146,9 +146,10 @@ def undefined_view(sw: Sweep) -> RenderableType:
     lines = [Text(f"undefined derivative at {count} point{'s' if count != 1 else ''} (gradcli shows PyTorch's "
                   "value there):", style="bold")]
     for reason, indices in by_reason.items():
-        where = ", ".join(_point(sw, coords, k) for k in indices[:_SHOWN])
         if len(indices) > _SHOWN:
-            where += f", … ({len(indices) - _SHOWN} more)"
+            where = f"{len(indices)} points from {_point(sw, coords, indices[0])} to {_point(sw, coords, indices[-1])}"
+        else:
+            where = ", ".join(_point(sw, coords, k) for k in indices)
         lines.append(Text(f"  {where}: {reason}"))
     return Group(*lines)
 
