@@ -154,3 +154,9 @@ def test_eval_never_imports_plotext_or_matplotlib():
             "('plotext', 'matplotlib', 'sympy')]))")
     out = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, False, False]
+
+
+def test_a_named_input_the_program_reassigns():
+    result = sweep("x = x * 2\nout = sin(x)", {}, [parse_range("x=0:1")], points=5)
+    xs = result.grid[0]
+    np.testing.assert_allclose(result.derivative["x"], 2 * np.cos(2 * xs))

@@ -70,26 +70,29 @@ def parse_range(text: str) -> Axis:
     return Axis(name, low, high)
 
 
-def read_names(program: str) -> list[str]:
-    """Every name the program reads, in order; and the ones nothing in it binds (its free inputs)."""
+def read_names(program: str) -> tuple[list[str], list[str]]:
+    """The names the program reads (builtins aside), in order, and those of them it never binds: its free inputs."""
     tree = parse_program(program)
-    bound = set(B.PRELUDE) | set(B.FUNCTIONS) | {"print", "True", "False", "None"}
+    builtin = set(B.PRELUDE) | set(B.FUNCTIONS) | {"print", "True", "False", "None"}
+    bound = set(builtin)
     read: dict[str, None] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read.__setitem__(node.id, None) if isinstance(node.ctx, ast.Load) else bound.add(node.id))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read[node.id] = None
+        elif isinstance(node, ast.Name):
+            bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
         elif isinstance(node, ast.alias):
             bound.add(node.asname or node.name.split(".")[0])
-    return [n for n in read if n not in bound]
+    return [n for n in read if n not in builtin], [n for n in read if n not in bound]
 
 
 def swept_names(program: str, inputs: Mapping[str, str], axes: list[Axis]) -> list[str]:
     """The input each `--range` sweeps: its NAME, else the program's one free input not given a spec."""
-    free = read_names(program)
+    read, free = read_names(program)
     known = list(dict.fromkeys(free + list(inputs)))
-    names = []
+    names: list[str] = []
     for axis in axes:
         if axis.name is None:
             left = [n for n in free if n not in inputs]
@@ -102,13 +105,13 @@ def swept_names(program: str, inputs: Mapping[str, str], axes: list[Axis]) -> li
             raise ArgumentError("--range: which input does it sweep?",
                                 hint=f"name it, e.g. --range {(left or known or ['x'])[0]}=-3:3"
                                      + (f" (the program reads: {', '.join(known)})" if known else ""))
-        if axis.name not in known:
+        if axis.name not in known and axis.name not in read:
             raise ArgumentError(f"--range {axis.name}=...: the program has no input named '{axis.name}'",
                                 hint=f"the program reads: {', '.join(known)}" if known else
                                 "the program reads no input: use its name in it, e.g. out = sin(x)")
+        if axis.name in names:
+            raise ArgumentError(f"--range {axis.name}=... is given twice", hint="sweep two different inputs")
         names.append(axis.name)
-    if len(set(names)) != len(names):
-        raise ArgumentError(f"--range {names[0]} is given twice", hint="sweep two different inputs")
     return names
 
 
