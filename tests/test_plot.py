@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradcli.program.sweep import parse_range, sweep
-from gradcli.views.plot import line_plot
+from gradcli.views.plot import heat_map, line_plot
 
 GOLDEN = Path(__file__).parent / "golden"
 RELU_RULE = "ReluBackward0 is at a kink: ∂relu(x)/∂x = [x>0] (0 at 0)"
@@ -92,6 +92,29 @@ def test_golden_terminal_plot():
     assert line_plot(result, 64, 16, colour=False) + "\n" == (GOLDEN / "plot_relu.txt").read_text()
 
 
+def test_colour_only_when_asked():
+    result = sweep("out = x * x", {}, [parse_range("-1:1")], points=21)
+    assert "\x1b[" in line_plot(result, 40, 10, colour=True)
+    assert "\x1b[" not in line_plot(result, 40, 10, colour=False)
+
+
+def test_a_pole_does_not_flatten_the_curves():
+    result = sweep("out = 1/x", {}, [parse_range("-1:1")], points=200)
+    text = line_plot(result, 60, 14, colour=False)
+    assert "(y cut to " in text.splitlines()[-1]
+    assert [u.reason for u in result.undefined] == ["the output is inf here"]
+
+
+@pytest.mark.parametrize("program, arrows", [("out = 2 * y + 0 * x", {"↑"}), ("out = -x + 0 * y", {"←"}),
+                                             ("out = x + y", {"↗"}), ("out = x - y", {"↘"})])
+def test_heat_map_arrows_point_along_the_gradient(program, arrows):
+    result = sweep(program, {}, [parse_range("x=-1:1"), parse_range("y=-1:1")], points=100)
+    rows = [line.split("│", 1)[1] for line in heat_map(result, 80).plain.splitlines() if "│" in line]
+    assert len(rows) == 11
+    drawn = {ch for row in rows for ch in row if ch in "→↗↑↖←↙↓↘·"}
+    assert drawn == arrows
+
+
 def test_cli_plot_fills_the_console_width_and_lists_undefined_points(cli):
     result = cli("plot", "out = relu(x)", "--range", "-1:1")
     assert result.exit_code == 0
@@ -114,6 +137,7 @@ def test_out_writes_a_file(cli, tmp_path, suffix, magic):
     path = tmp_path / f"plot{suffix}"
     result = cli("plot", "out = relu(x)", "--range", "-1:1", "--out", str(path), "--points", "50")
     assert result.exit_code == 0 and path.read_bytes().startswith(magic)
+    assert result.stderr.startswith("wrote ")
     two = tmp_path / f"field{suffix}"
     assert cli("plot", "out = x * y", "--range", "x=-1:1", "--range", "y=-1:1", "--out", str(two)).exit_code == 0
     assert two.read_bytes().startswith(magic)

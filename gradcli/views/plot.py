@@ -42,6 +42,21 @@ def _curves(sw: Sweep) -> list[np.ndarray]:
     return [sw.value, sw.derivative[sw.names[0]]] + ([sw.second] if sw.second is not None else [])
 
 
+def y_limits(sw: Sweep) -> tuple[float, float] | None:
+    """Where to cut the y axis when a few samples near a pole would flatten every curve (1/x near 0).
+
+    None (no cut) unless the finite values span over four times what their middle 96% spans.
+    """
+    values = np.concatenate([c[np.isfinite(c)] for c in _curves(sw)])
+    if values.size == 0:
+        return None
+    low, high = np.percentile(values, [2, 98])
+    spread = (high - low) or 1.0
+    if values.max() - values.min() <= 4 * spread:
+        return None
+    return float(low - spread / 4), float(high + spread / 4)
+
+
 def line_plot(sw: Sweep, width: int, height: int, colour: bool) -> str:
     """The output and its derivative(s) over one input: `width` × `height` cells, then a legend line."""
     import plotext as plt
@@ -66,6 +81,10 @@ def line_plot(sw: Sweep, width: int, height: int, colour: bool) -> str:
     if points:
         fig.draw(fig.signal(xs[points].tolist(), sw.value[points].tolist(), marker="x"))
         legend.append("x undefined derivative")
+    limits = y_limits(sw)
+    if limits is not None:
+        fig.ruler(axis="y").lim(*limits)
+        legend.append(f"(y cut to {number(limits[0])}…{number(limits[1])})")
     return fig.build().string(colorless=not colour) + "\n" + "    ".join(legend)
 
 
@@ -172,6 +191,9 @@ def figure(sw: Sweep) -> Figure:
         if points:
             ax.plot(xs[points], sw.value[points], "x", color="red", label="undefined derivative")
         ax.axhline(0, color="grey", linewidth=0.5)
+        limits = y_limits(sw)
+        if limits is not None:
+            ax.set_ylim(*limits)
         ax.set_xlabel(sw.names[0])
         ax.legend()
     else:
