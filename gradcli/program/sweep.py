@@ -29,7 +29,10 @@ from gradcli.lang.specs import check_name, read_spec
 from gradcli.program.evaluation import Settings, engine_settings, run_program
 
 if TYPE_CHECKING:
+    from gradcli.check.graph import Trace
+    from gradcli.check.numeric import Site
     from gradcli.check.report import CheckReport
+    from gradcli.engine.tensor import Tensor
 
 MAX_POINTS = 10_000
 """Most samples one plot evaluates (both axes together)."""
@@ -234,7 +237,7 @@ def _evaluate(program: str, fixed: Mapping[str, str], swept: dict[str, np.ndarra
     return _Run(value, firsts, second, reasons, all(node.op.elementwise for node in tr.nodes), prog.output_name)
 
 
-def _kinks(tr: Any, leaves: list[Any], sites: list[Any], size: int) -> dict[int, str]:
+def _kinks(tr: Trace, leaves: list[Tensor], sites: list[Site], size: int) -> dict[int, str]:
     """Samples whose swept inputs reach an op on a kink: nudging them moves the kinked inputs."""
     from gradcli.check.numeric import forward, leaf_values
     reasons: dict[int, str] = {}

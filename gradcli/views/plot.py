@@ -7,7 +7,7 @@ matplotlib only for `--out`. Without colour, the curves differ by their marker c
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Group
@@ -200,7 +200,7 @@ def figure(sw: Sweep) -> Figure:
         xs, ys = sw.grid
         filled = ax.contourf(xs, ys, np.ma.masked_invalid(sw.value), levels=20)
         fig.colorbar(filled, ax=ax, label=sw.output_name)
-        step = max(1, len(xs) // 15)
+        step = max(1, len(xs) // 10)
         gx, gy = np.meshgrid(xs[::step], ys[::step])
         ax.quiver(gx, gy, *(sw.derivative[n][::step, ::step] for n in sw.names), color="white")
         ax.set_xlabel(sw.names[0])
