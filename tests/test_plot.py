@@ -69,7 +69,7 @@ def test_a_batch_that_reads_its_shape_is_not_trusted():
 def test_abs_kink_and_nan_born_in_the_forward_pass():
     result = sweep("out = abs(x).sum() + sqrt(x + 1).sum()", {"x": "[0.]"}, [parse_range("-2:1")], points=4)
     reasons = {float(result.grid[0][u.index]): u.reason for u in result.undefined}
-    assert reasons == {-2.0: "the output is nan here",
+    assert reasons == {-2.0: "the output is nan here, first produced by SqrtBackward0",
                        -1.0: "SqrtBackward0 is at a kink: ∂√x/∂x = 1/(2√x)",
                        0.0: "AbsBackward0 is at a kink: ∂|x|/∂x = sign(x) (0 at 0)"}
 
@@ -102,7 +102,7 @@ def test_a_pole_does_not_flatten_the_curves():
     result = sweep("out = 1/x", {}, [parse_range("-1:1")], points=200)
     text = line_plot(result, 60, 14, colour=False)
     assert "(y cut to " in text.splitlines()[-1]
-    assert [u.reason for u in result.undefined] == ["the output is inf here"]
+    assert [u.reason for u in result.undefined] == ["the output is inf here, first produced by MulBackward0"]
 
 
 @pytest.mark.parametrize("program, arrows", [("out = 2 * y + 0 * x", {"↑"}), ("out = -x + 0 * y", {"←"}),

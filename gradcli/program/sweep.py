@@ -220,7 +220,8 @@ def _evaluate(program: str, fixed: Mapping[str, str], swept: dict[str, np.ndarra
     prog.require_grad()
     leaves = [prog.leaves[n] for n in swept]
     tr = trace(out, prog.leaves)
-    reasons = _kinks(tr, leaves, kink_sites(tr, forward(tr, leaf_values(tr))), size)
+    values = forward(tr, leaf_values(tr))
+    reasons = _kinks(tr, leaves, kink_sites(tr, values), size)
     found = grad(out.sum(), leaves, create_graph=order == 2, allow_unused=True)
     firsts = [np.zeros(size) if g is None else g._data.reshape(-1).astype(np.float64) for g in found]
     second = None
@@ -231,7 +232,7 @@ def _evaluate(program: str, fixed: Mapping[str, str], swept: dict[str, np.ndarra
     value = out._data.reshape(-1).astype(np.float64)
     for k in range(size):
         if k not in reasons:
-            reason = _nonfinite(value[k], [d[k] for d in firsts])
+            reason = _nonfinite(tr, values, k, size, value[k], [d[k] for d in firsts])
             if reason:
                 reasons[k] = reason
     return _Run(value, firsts, second, reasons, all(node.op.elementwise for node in tr.nodes), prog.output_name)
@@ -263,11 +264,16 @@ def _kinks(tr: Trace, leaves: list[Tensor], sites: list[Site], size: int) -> dic
     return reasons
 
 
-def _nonfinite(value: float, derivatives: list[float]) -> str:
-    if not math.isfinite(value):
-        return f"the output is {value} here"
-    bad = next((d for d in derivatives if not math.isfinite(d)), None)
-    return "" if bad is None else f"the derivative is {bad} here"
+def _nonfinite(tr: Trace, values: dict[Any, Any], k: int, size: int, value: float, derivatives: list[float]) -> str:
+    """Why sample `k` has no finite value or derivative, naming the op where a nan or inf was born."""
+    if math.isfinite(value):
+        bad = next((d for d in derivatives if not math.isfinite(d)), None)
+        return "" if bad is None else f"the derivative is {bad} here"
+    for node in tr.nodes:
+        v = np.asarray(values[node], dtype=np.float64).reshape(-1)
+        if not np.isfinite(v[k] if size > 1 and v.size == size else v).all():
+            return f"the output is {value} here, first produced by {node.name}"
+    return f"the output is {value} here"
 
 
 def _points(axes: list[Axis], points: int) -> tuple[np.ndarray, ...]:
