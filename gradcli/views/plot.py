@@ -1,6 +1,6 @@
 """Pictures of a sweep: the terminal plot (plotext), a two-input heat map in characters, and the
 matplotlib figure `--out` writes. Pure: each returns text, a renderable or a figure; nothing is
-computed here but where to put a character.
+computed here but where marks go (shades, arrows, where to cut the y axis).
 
 plotext is imported only here, and only when a plot is drawn, so no other command pays for it;
 matplotlib only for `--out`. Without colour, the curves differ by their marker characters.
