@@ -220,8 +220,9 @@ def _evaluate(program: str, fixed: Mapping[str, str], swept: dict[str, np.ndarra
     prog.require_grad()
     leaves = [prog.leaves[n] for n in swept]
     tr = trace(out, prog.leaves)
-    values = forward(tr, leaf_values(tr))
-    reasons = _kinks(tr, leaves, kink_sites(tr, values), size)
+    kinked = any(node.op.kink for node in tr.nodes)
+    values = forward(tr, leaf_values(tr)) if kinked else {}
+    reasons = _kinks(tr, leaves, kink_sites(tr, values), size) if kinked else {}
     found = grad(out.sum(), leaves, create_graph=order == 2, allow_unused=True)
     firsts = [np.zeros(size) if g is None else g._data.reshape(-1).astype(np.float64) for g in found]
     second = None
@@ -230,11 +231,10 @@ def _evaluate(program: str, fixed: Mapping[str, str], swept: dict[str, np.ndarra
         d2 = grad(d1.sum(), leaves[:1], allow_unused=True)[0] if d1 is not None and d1.requires_grad else None
         second = np.zeros(size) if d2 is None else d2._data.reshape(-1).astype(np.float64)
     value = out._data.reshape(-1).astype(np.float64)
-    for k in range(size):
-        if k not in reasons:
-            reason = _nonfinite(tr, values, k, size, value[k], [d[k] for d in firsts])
-            if reason:
-                reasons[k] = reason
+    for k in np.flatnonzero(~np.isfinite(value) | ~np.all(np.isfinite(firsts), axis=0)):
+        if int(k) not in reasons:
+            values = values or forward(tr, leaf_values(tr))
+            reasons[int(k)] = _nonfinite(tr, values, int(k), size, value[k], [d[k] for d in firsts])
     return _Run(value, firsts, second, reasons, all(node.op.elementwise for node in tr.nodes), prog.output_name)
 
 
@@ -267,8 +267,7 @@ def _kinks(tr: Trace, leaves: list[Tensor], sites: list[Site], size: int) -> dic
 def _nonfinite(tr: Trace, values: dict[Any, Any], k: int, size: int, value: float, derivatives: list[float]) -> str:
     """Why sample `k` has no finite value or derivative, naming the op where a nan or inf was born."""
     if math.isfinite(value):
-        bad = next((d for d in derivatives if not math.isfinite(d)), None)
-        return "" if bad is None else f"the derivative is {bad} here"
+        return f"the derivative is {next(d for d in derivatives if not math.isfinite(d))} here"
     for node in tr.nodes:
         v = np.asarray(values[node], dtype=np.float64).reshape(-1)
         if not np.isfinite(v[k] if size > 1 and v.size == size else v).all():
