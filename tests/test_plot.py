@@ -85,6 +85,8 @@ def test_two_inputs_gradient_field(cli):
     assert shown.exit_code == 0
     assert "out: ' .:-=+*#%@' from -1.68294 to 1.68294" in shown.stdout
     assert "↑" in shown.stdout and "out and its gradient at five points" in shown.stdout
+    checked = cli.json("plot", "out = sin(x) * y", "--range", "x=-1:1", "--range", "y=0:2", "--points", "9", "--check")
+    assert checked["formulas"] == {"x": "∂out/∂x = y*cos(x)", "y": "∂out/∂y = sin(x)"}
 
 
 def test_golden_terminal_plot():
