@@ -43,7 +43,7 @@ class Settings:
 @contextlib.contextmanager
 def engine_settings(settings: Settings) -> Iterator[None]:
     """Apply `settings` to the engine's globals for one run, and put the previous ones back."""
-    saved = (Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first)
+    saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
     Limits.max_elements = settings.max_elements
@@ -55,7 +55,7 @@ def engine_settings(settings: Settings) -> Iterator[None]:
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     finally:
-        Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
+        Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
 
 
 @dataclass

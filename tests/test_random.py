@@ -1,0 +1,189 @@
+"""PyTorch's random numbers, bit for bit: gradcli replays draws recorded from torch (no torch needed here).
+
+tests/fixtures/record_torch_random.py wrote tests/fixtures/torch_random.json with torch; `run`
+below is its table in gradcli's names. Every step is compared by a hash of all its bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+import gradcli.engine.init as I
+from gradcli.engine.tensor import Tensor
+from gradcli.errors import GradcliError
+from gradcli.program.evaluation import Settings, engine_settings
+
+FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "torch_random.json").read_text())
+CASES = FIXTURE["cases"]
+
+
+def run(step: list) -> Tensor:
+    kind, *args = step
+    if kind in ("rand", "randn"):
+        size, dtype = args
+        return getattr(C, kind)(*size, dtype=dtype)
+    if kind in ("uniform_", "normal_", "bernoulli_"):
+        size, dtype, *params = args
+        return getattr(C.zeros(*size, dtype=dtype), kind)(*params)
+    if kind == "bernoulli":
+        size, dtype, p = args
+        return C.bernoulli(C.full(size, p, dtype=dtype))
+    if kind == "randint":
+        low, high, size = args
+        return C.randint(low, high, tuple(size))
+    if kind == "randperm":
+        return C.randperm(args[0])
+    if kind == "normal":
+        mean, std, size, dtype = args
+        return C.normal(mean, std, size=tuple(size), dtype=dtype)
+    if kind == "normal_tensor":
+        size, dtype = args
+        means = C.arange(size[0], dtype=dtype)
+        return F.cat([C.normal(means, 0.5), C.normal(means, means / 4), C.normal(1.5, means)])
+    if kind in ("rand_like", "randn_like"):
+        size, dtype = args
+        return getattr(C, kind)(C.zeros(*size, dtype=dtype))
+    if kind in ("normal_transposed", "uniform_transposed"):
+        size, dtype = args
+        t = C.zeros(*size, dtype=dtype).t()
+        return t.normal_() if kind == "normal_transposed" else t.uniform_(-1.0, 1.0)
+    if kind == "linear":
+        (out_features, in_features), dtype = args
+        weight, bias = C.zeros(out_features, in_features, dtype=dtype), C.zeros(out_features, dtype=dtype)
+        I.kaiming_uniform_(weight, a=math.sqrt(5))
+        fan_in, _ = I._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        I.uniform_(bias, -bound, bound)
+        return F.cat([weight.reshape(-1), bias])
+    t = C.zeros(*args[0], dtype=args[1])
+    return getattr(I, kind.removeprefix("init_"))(t, *args[2:])
+
+
+def summary(t: Tensor) -> dict:
+    a = np.ascontiguousarray(t._data)
+    flat = a.ravel()
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "head": flat[:2].tolist(), "tail": flat[-2:].tolist(),
+            "sha256": hashlib.sha256(a.tobytes()).hexdigest()[:16]}
+
+
+def _case_id(case: dict) -> str:
+    kinds = sorted({step[0] for step in case["steps"]})
+    dtypes = sorted({s for step in case["steps"] for s in step if s in ("float32", "float64")})
+    return f"seed{case['seed']}-{'+'.join(kinds)[:40]}-{'+'.join(dtypes)}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_draws_match_pytorch_bit_for_bit(case):
+    with engine_settings(Settings()):
+        C.manual_seed(case["seed"])
+        got = [summary(run(step)) for step in case["steps"]]
+    for step, mine, torchs in zip(case["steps"], got, case["results"]):
+        assert mine == torchs, f"step {step}"
+
+
+def test_fixture_covers_sizes_both_sides_of_16_and_every_draw():
+    sizes = {math.prod(step[1]) for case in CASES for step in case["steps"] if step[0] == "randn"}
+    assert {1, 3, 15, 16, 17, 100, 1000} <= sizes
+    kinds = {step[0] for case in CASES for step in case["steps"]}
+    assert {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "normal", "uniform_", "normal_",
+            "bernoulli_", "bernoulli", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
+            "xavier_normal_", "linear"} <= kinds
+
+
+def test_randn3_after_manual_seed_0_is_pytorchs():
+    with engine_settings(Settings()):
+        C.manual_seed(0)
+        x = C.randn(3, dtype="float32")
+    assert x.tolist() == [np.float32(v) for v in (1.5409960746765137, -0.293428897857666, -2.1787893772125244)]
+    assert np.round(x._data.astype(np.float64), 4).tolist() == [1.5410, -0.2934, -2.1788]
+
+
+def test_a_normal_pair_carries_its_second_sample_into_the_next_call():
+    """Below 16 elements Box-Muller makes pairs; PyTorch keeps the odd one for the next normal draw."""
+    with engine_settings(Settings()):
+        C.manual_seed(3)
+        four = C.randn(4)._data
+        C.manual_seed(3)
+        three_then_one = np.concatenate([C.randn(3)._data, C.randn(1)._data])
+        C.manual_seed(3)
+        C.randn(3)
+        C.rand(1)
+        one = C.randn(1)._data
+    np.testing.assert_array_equal(four, three_then_one)
+    assert one[0] == four[3]  # a uniform draw in between does not clear the cached sample
+
+
+def test_manual_seed_takes_64_bit_seeds_as_pytorch_does():
+    with engine_settings(Settings()):
+        C.manual_seed(-1)
+        negative = C.rand(3)._data
+        C.manual_seed(2 ** 64 - 1)
+        assert np.array_equal(C.rand(3)._data, negative)
+        assert C.initial_seed() == 2 ** 64 - 1
+        with pytest.raises(GradcliError, match="Overflow when unpacking long long"):
+            C.manual_seed(2 ** 64)
+        with pytest.raises(GradcliError, match="integer seed"):
+            C.manual_seed(1.5)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: C.ones(3, requires_grad=True).uniform_(), "a leaf Variable that requires grad is being used in an "
+                                                        "in-place operation."),
+    (lambda: C.ones(3, requires_grad=True).normal_(), "a leaf Variable that requires grad"),
+    (lambda: (C.ones(3, requires_grad=True) * 2).bernoulli_(), "does not record a random in-place fill"),
+    (lambda: C.ones(3).uniform_(1, 0), r"uniform_ expects to return a \[from, to\) range, but found from=1 > to=0"),
+    (lambda: C.ones(3).normal_(0, -1), "normal expects std >= 0.0, but found std -1"),
+    (lambda: C.ones(3).bernoulli_(1.5), r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"),
+    (lambda: C.bernoulli(C.tensor([0.5, 2.0])), "Expected p_in >= 0 && p_in <= 1 to be true"),
+    (lambda: C.randint(5, 3, (2,)), "random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
+    (lambda: C.randint(3), r"randint\(\) takes \(high, size\) or \(low, high, size\)"),
+    (lambda: C.rand(3, dtype="int64"), "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda: C.randn(3, dtype="int64"), "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda: C.normal(0.0, 1.0), "needs a size"),
+    (lambda: C.normal(C.zeros(3), -1.0), "normal expects std >= 0.0, but found std -1"),
+    (lambda: I.kaiming_uniform_(C.zeros(3)), "Fan in and fan out can not be computed for tensor with fewer than 2"),
+    (lambda: I.kaiming_uniform_(C.zeros(3, 2), mode="fan"), r"Mode fan not supported, please use one of \['fan_in'"),
+    (lambda: I.calculate_gain("foo"), "Unsupported nonlinearity foo"),
+])
+def test_refusals_use_pytorchs_words(call, message):
+    with engine_settings(Settings()), pytest.raises(GradcliError, match=message) as info:
+        call()
+    assert info.value.hint
+
+
+def test_init_fills_a_leaf_that_requires_grad_and_keeps_it_a_leaf():
+    with engine_settings(Settings()):
+        w = C.zeros(4, 3, requires_grad=True)
+        assert I.kaiming_uniform_(w, a=math.sqrt(5)) is w
+    bound = math.sqrt(3.0) * (math.sqrt(2.0 / (1 + 5)) / math.sqrt(3))
+    assert w.is_leaf and w.requires_grad and np.all(np.abs(w._data) <= bound) and np.any(w._data != 0)
+    I.zeros_(w)
+    I.ones_(w)
+    assert w._data.tolist() == [[1.0] * 3] * 4 and I.constant_(w, 0.5)._data[0, 0] == 0.5
+
+
+def test_calculate_gain_is_pytorchs_table():
+    assert I.calculate_gain("linear") == 1 and I.calculate_gain("sigmoid") == 1
+    assert I.calculate_gain("tanh") == 5.0 / 3 and I.calculate_gain("relu") == math.sqrt(2.0)
+    assert I.calculate_gain("leaky_relu") == math.sqrt(2.0 / (1 + 0.01 ** 2))
+    assert I.calculate_gain("leaky_relu", math.sqrt(5)) == math.sqrt(2.0 / 6) and I.calculate_gain("selu") == 0.75
+    assert I._calculate_fan_in_and_fan_out(C.zeros(4, 3, 2, 5)) == (30, 40)
+
+
+def test_a_program_reaches_the_generator_and_the_init_functions(cli, tmp_path):
+    script = tmp_path / "init.grad"
+    script.write_text("import torch\ntorch.manual_seed(0)\nw = torch.empty(2, 3)\n"
+                      "torch.nn.init.kaiming_uniform_(w, a=5 ** 0.5)\nb = torch.randint(0, 10, (4,))\n"
+                      "p = torch.randperm(4)\nassert w.abs().max() < 3 ** -0.5\n"
+                      "x = torch.ones(3, requires_grad=True)\nx.uniform_()\n")
+    result = cli("run", str(script))
+    assert result.exit_code == 2
+    assert "a leaf Variable that requires grad is being used in an in-place operation." in result.stderr
+    assert "torch.no_grad()" in result.stderr
