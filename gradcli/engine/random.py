@@ -196,7 +196,15 @@ def fma(a: np.ndarray, b: np.ndarray | np.floating, c: np.ndarray | np.floating)
     """a*b + c rounded once, in a's dtype (float32 or float64), as the compiled kernels compute it."""
     if a.dtype == np.float32:
         product = a.astype(np.float64) * np.asarray(b, dtype=np.float64)  # exact: 24 + 24 bits
-        return _round_to_odd_sum(product, _like(c, product)).astype(np.float32)
+        addend = _like(c, product)
+        total = product + addend
+        out = total.astype(np.float32)
+        # Rounding the float64 sum again to float32 can only err when it lands exactly halfway
+        # between two float32 values (or among float32's subnormals): redo those exactly.
+        unsure = ((total.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | (np.abs(total) < 2.0 ** -126)
+        if unsure.any():
+            out[unsure] = _round_to_odd_sum(product[unsure], addend[unsure]).astype(np.float32)
+        return out
     high, low = _exact_product(a, _like(b, a))
     total, rest = _exact_sum(_like(c, high), high)
     return total + _round_to_odd_sum(rest, low)
