@@ -24,6 +24,9 @@ from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignmen
 from gradcli.engine.tensor import Anomaly, Limits, Node, Tensor
 
 DTYPES = ("float64", "float32")
+# Scripts run in PyTorch's default dtype, so what they print is what PyTorch prints; `gradcli eval`,
+# a calculator, keeps float64.
+SCRIPT_DTYPE = "float32"
 
 
 @dataclass
