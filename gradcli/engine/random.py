@@ -103,7 +103,7 @@ class Generator:
         return fma(out, np.float64(std), np.float64(mean))
 
     def integers(self, count: int, low: int, high: int) -> np.ndarray:
-        """`randint`: the modulo of a word (two words once the range reaches 2**32), so slightly biased as in PyTorch."""
+        """`randint`: a word modulo the range (two words from a range of 2**32), slightly biased as in PyTorch."""
         span = high - low
         words = self._words(count) if span < 2 ** 32 else self._words64(count)
         return (words % np.uint64(span)).astype(np.int64) + np.int64(low)

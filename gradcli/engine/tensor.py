@@ -525,7 +525,8 @@ class Tensor:
         """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does."""
         from gradcli.engine.creation import Defaults
         if kernel is not None and self._data.dtype.kind != "f":
-            raise DtypeError(f"\"{kernel}\" not implemented for '{F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}'",
+            name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
+            raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
                              hint="random floats need a float tensor; make it float first, e.g. x.float()")
         if self.requires_grad and GradMode.enabled:
             if self._node is None:
