@@ -133,6 +133,16 @@ def test_manual_seed_takes_64_bit_seeds_as_pytorch_does():
             C.manual_seed(1.5)
 
 
+def test_randint_takes_pytorchs_positional_and_keyword_forms():
+    with engine_settings(Settings()):
+        draws = []
+        for call in (lambda: C.randint(10, (3,)), lambda: C.randint(10, size=(3,)), lambda: C.randint(high=10, size=[3]),
+                     lambda: C.randint(2, 10, (3,)), lambda: C.randint(low=2, high=10, size=(3,))):
+            C.manual_seed(0)
+            draws.append(call().tolist())
+    assert draws == [[4, 9, 3]] * 3 + [[6, 9, 7]] * 2  # torch.manual_seed(0) and the same calls
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: C.ones(3, requires_grad=True).uniform_(), "a leaf Variable that requires grad is being used in an "
                                                         "in-place operation."),

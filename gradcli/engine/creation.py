@@ -189,15 +189,22 @@ def randn_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Ten
     return randn(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
 
 
-def randint(*args: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    """`randint(high, size)` or `randint(low, high, size)`: int64 unless dtype says otherwise."""
-    if size is None and args:
-        args, size = args[:-1], args[-1]
-    if size is None or len(args) not in (1, 2) or not all(
-            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None,
+            requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """`randint(high, size)` or `randint(low, high, size)` (positional or by keyword): int64 unless dtype says."""
+    positional = list(args)
+    if size is None and positional and isinstance(positional[-1], (tuple, list)):
+        size = positional.pop()
+    if high is None and positional:
+        high = positional.pop()
+    if low is None and positional:
+        low = positional.pop()
+    low = 0 if low is None else low
+    if positional or size is None or not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                                             for b in (low, high)):
         raise ArgumentError("randint() takes (high, size) or (low, high, size) with integer bounds",
                             hint="e.g. torch.randint(0, 10, (3,)) for three integers from 0 to 9")
-    low, high = (0, int(args[0])) if len(args) == 1 else (int(args[0]), int(args[1]))
+    low, high = int(low), int(high)
     if low >= high:
         raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
                             hint="the upper bound is exclusive: randint(low, high) draws from low to high-1")
