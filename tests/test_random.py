@@ -1,76 +1,55 @@
 """PyTorch's random numbers, bit for bit: gradcli replays draws recorded from torch (no torch needed here).
 
-tests/fixtures/record_torch_random.py wrote tests/fixtures/torch_random.json with torch; `run`
-below is its table in gradcli's names. Every step is compared by a hash of all its bytes.
+tests/fixtures/record_torch_random.py wrote tests/fixtures/torch_random.json with torch; its `run`
+takes the same steps here through gradcli's `torch` namespace (the names a program reaches), and
+every step is compared by a hash of all its bytes.
 """
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import gradcli.engine.creation as C
-import gradcli.engine.functions as F
 import gradcli.engine.init as I
-from gradcli.engine.tensor import Tensor
 from gradcli.errors import GradcliError
+from gradcli.lang.builtins import TORCH, Namespace
 from gradcli.program.evaluation import Settings, engine_settings
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "torch_random.json").read_text())
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE = json.loads((FIXTURES / "torch_random.json").read_text())
 CASES = FIXTURE["cases"]
+_spec = importlib.util.spec_from_file_location("record_torch_random", FIXTURES / "record_torch_random.py")
+recorder = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(recorder)
 
 
-def run(step: list) -> Tensor:
-    kind, *args = step
-    if kind in ("rand", "randn"):
-        size, dtype = args
-        return getattr(C, kind)(*size, dtype=dtype)
-    if kind in ("uniform_", "normal_", "bernoulli_"):
-        size, dtype, *params = args
-        return getattr(C.zeros(*size, dtype=dtype), kind)(*params)
-    if kind == "bernoulli":
-        size, dtype, p = args
-        return C.bernoulli(C.full(size, p, dtype=dtype))
-    if kind == "randint":
-        low, high, size = args
-        return C.randint(low, high, tuple(size))
-    if kind == "randperm":
-        return C.randperm(args[0])
-    if kind == "normal":
-        mean, std, size, dtype = args
-        return C.normal(mean, std, size=tuple(size), dtype=dtype)
-    if kind == "normal_tensor":
-        size, dtype = args
-        means = C.arange(size[0], dtype=dtype)
-        return F.cat([C.normal(means, 0.5), C.normal(means, means / 4), C.normal(1.5, means)])
-    if kind in ("rand_like", "randn_like"):
-        size, dtype = args
-        return getattr(C, kind)(C.zeros(*size, dtype=dtype))
-    if kind in ("normal_transposed", "uniform_transposed"):
-        size, dtype = args
-        t = C.zeros(*size, dtype=dtype).t()
-        return t.normal_() if kind == "normal_transposed" else t.uniform_(-1.0, 1.0)
-    if kind == "linear":
-        (out_features, in_features), dtype = args
-        weight, bias = C.zeros(out_features, in_features, dtype=dtype), C.zeros(out_features, dtype=dtype)
-        I.kaiming_uniform_(weight, a=math.sqrt(5))
-        fan_in, _ = I._calculate_fan_in_and_fan_out(weight)
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-        I.uniform_(bias, -bound, bound)
-        return F.cat([weight.reshape(-1), bias])
-    t = C.zeros(*args[0], dtype=args[1])
-    return getattr(I, kind.removeprefix("init_"))(t, *args[2:])
+class Names:
+    """A namespace of the language as Python attributes (`torch.nn.init.uniform_`), for the recorder's steps."""
+
+    def __init__(self, namespace: Namespace) -> None:
+        self._namespace = namespace
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._namespace.lookup(name)
+        if value is None:
+            raise AttributeError(f"gradcli's {self._namespace.name} has no {name}")
+        return Names(value) if isinstance(value, Namespace) else value
 
 
-def summary(t: Tensor) -> dict:
-    a = np.ascontiguousarray(t._data)
-    flat = a.ravel()
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "head": flat[:2].tolist(), "tail": flat[-2:].tolist(),
-            "sha256": hashlib.sha256(a.tobytes()).hexdigest()[:16]}
+GRADCLI_TORCH = Names(TORCH)
+
+
+def run(step: list) -> Any:
+    return recorder.run(step, GRADCLI_TORCH)
+
+
+summary = recorder.summary
 
 
 def _case_id(case: dict) -> str:

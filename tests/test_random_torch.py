@@ -1,12 +1,9 @@
 """gradcli's random draws against live torch, beyond the recorded fixture: other seeds, sizes and shapes.
 
 Skipped without torch. Run with `PYTHONPATH=. /work/torchvenv/bin/python -m pytest tests/test_random_torch.py`.
-Both sides run the same step tables: torch's from the fixture recorder, gradcli's from test_random.
+Both sides take the fixture recorder's steps: through torch, and through gradcli's `torch` namespace.
 """
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -14,12 +11,7 @@ torch = pytest.importorskip("torch")
 
 import gradcli.engine.creation as C  # noqa: E402  (after the skip)
 from gradcli.program.evaluation import Settings, engine_settings  # noqa: E402
-from test_random import run, summary  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("record_torch_random",
-                                               Path(__file__).parent / "fixtures" / "record_torch_random.py")
-recorder = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(recorder)
+from test_random import recorder, run, summary  # noqa: E402
 
 SEEDS = [3, 11, 12345, 2 ** 31 - 1, 987654321]
 SIZES = [[2], [31], [32], [33], [64], [255], [257], [7, 9], [16, 3], [2, 3, 5]]
@@ -38,7 +30,7 @@ def _steps(dtype: str) -> list[list]:
 def test_draws_match_live_torch(seed, dtype):
     steps = _steps(dtype) + [["randint", 3, 1000, [7, 11]], ["randperm", 257]]
     torch.manual_seed(seed)
-    expected = [recorder.summary(recorder.run(step)) for step in steps]
+    expected = [summary(recorder.run(step, torch)) for step in steps]
     with engine_settings(Settings()):
         C.manual_seed(seed)
         got = [summary(run(step)) for step in steps]
@@ -58,3 +50,14 @@ def test_dropout_is_a_bernoulli_mask_scaled_by_the_kept_fraction(dtype):
             gx = C.randn(40, dtype=dtype)
             mask = C.zeros(40, dtype=dtype).bernoulli_(1 - 0.3)
             assert ((gx * (mask / (1 - 0.3)))._data == expected).all()
+
+
+@pytest.mark.parametrize("shape", [[5, 3], [64, 100], [1, 1]])
+def test_the_linear_recipe_is_nn_linears_initialisation(shape):
+    """The fixture's `linear` step draws as torch.nn.Linear's reset_parameters does."""
+    out_features, in_features = shape
+    torch.manual_seed(4)
+    layer = torch.nn.Linear(in_features, out_features)
+    torch.manual_seed(4)
+    recipe = recorder.linear_parameters(torch, shape, "float32")
+    assert torch.equal(torch.cat([layer.weight.detach().reshape(-1), layer.bias.detach()]), recipe)
