@@ -53,17 +53,28 @@ class Op:
             plans = []
             for mask in range(1 << len(self.vjps)):
                 read = "".join(s for i, s in enumerate(self.saves) if mask >> i & 1)
-                plans.append((tuple(n in read for n in names), "o" in read) if read else None)
+                plans.append((_kept(tuple(n in read for n in names)), "o" in read) if read else None)
             object.__setattr__(self, "plans", tuple(plans))
 
-    def plan(self, mask: int) -> tuple[tuple[bool, ...], bool] | None:
+    def plan(self, mask: int) -> tuple[Any, bool] | None:
         """Which inputs (and whether the output) a node keeps when the inputs in bit `mask` require grad.
 
         None when nothing is read: such a node can run backward again after its graph is freed, as
         in PyTorch (`(x + x).sum()` twice works, `(x * 2).sum()` twice does not). `plans` holds the
-        answers by mask, precomputed for up to three inputs (cat and stack read nothing).
+        answers by mask, precomputed for up to three inputs (cat and stack read nothing). The
+        inputs part is in `_kept`'s shorthand, which `Node` reads without looping.
         """
         return self.plans[mask] if self.plans else None
+
+
+def _kept(keep: tuple[bool, ...]) -> Any:
+    """Which inputs a node keeps, in the shorthand that costs `Node` the fewest steps per op: None
+    for none of them, True for all, the position of the one kept input of two, else one flag per input."""
+    if not any(keep):
+        return None
+    if all(keep):
+        return True
+    return keep.index(True) if len(keep) == 2 else keep
 
 
 def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
