@@ -1,8 +1,16 @@
 """THE op table: one entry per primitive, holding everything gradcli knows about it.
 
 An entry is the NumPy forward, one VJP per differentiable input, the SymPy meaning used by
-`--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Adding an
-op touches this file only (see "Adding an op" below for what else must name it).
+`--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Everything
+about an op's calculus lives here; the other places only give it a name a caller can reach.
+
+Adding an op: its entry here (forward, `vjps`, `saves`, `sym`, `kink`, `rule`), listed in `TABLE`;
+any array function its VJPs call on `ns` added to `_NumpyNamespace` and to `engine/functions.py`;
+the user-facing function in `engine/functions.py` (`torch.X`), the method on `Tensor`
+(`engine/tensor.py`) where PyTorch has one, and the name in `lang/builtins.py` (`FUNCTIONS`,
+`TENSOR_METHODS`, and `OP_OF` for an alias); a new SymPy function its `sym` needs goes on `S` in
+`check/meaning.py`, a new kink test its `kink` needs on `K` in `check/kinks.py`.
+`tests/test_op_table.py` fails when the two `ns` namespaces or the parser and interpreter disagree.
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
