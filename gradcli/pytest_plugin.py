@@ -26,6 +26,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gradcli", action="store_true", default=False,
                     help="collect every *.grad file under the given paths as a test (by default only scripts "
                          "directly inside a directory passed to pytest)")
+    group.addoption("--gradcli-timeout", type=float, default=None, metavar="SECONDS",
+                    help="wall-clock limit of each .grad script, as gradcli run --timeout (default: the "
+                         "gradcli_timeout ini value, else gradcli's default)")
+    parser.addini("gradcli_timeout", "wall-clock limit in seconds of each .grad script (gradcli run --timeout)",
+                  default=None)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -65,8 +70,10 @@ class GradItem(pytest.Item):
     """Runs the script with every backward call checked by SymPy, as `gradcli run --check` does."""
 
     def runtest(self) -> None:
+        from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file
-        result = run_file(_shown_path(self.path, self.config), check="symbolic")
+        settings = Settings(timeout=_timeout(self.config))
+        result = run_file(_shown_path(self.path, self.config), check="symbolic", settings=settings)
         if result.status != "ok":
             raise ScriptFailed(result)
 
@@ -77,6 +84,23 @@ class GradItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.path.name
+
+
+def _timeout(config: pytest.Config) -> float:
+    """`--gradcli-timeout`, else the `gradcli_timeout` ini value, else `gradcli run`'s default."""
+    from gradcli.lang.limits import DEFAULT_TIMEOUT
+    given = config.getoption("gradcli_timeout")
+    if given is None:
+        given = config.getini("gradcli_timeout")
+    if given in (None, ""):
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise pytest.UsageError(f"gradcli timeout {given!r}: give a positive number of seconds")
+    return seconds
 
 
 def _shown_path(path: Path, config: pytest.Config) -> Path:
