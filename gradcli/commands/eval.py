@@ -75,4 +75,4 @@ def _run_check(result: Result, mode: str, rtol: float | None, atol: float | None
     computed = {n: result.grads[n] for n in leaves}
     return checked(lambda progress: check_gradients(result.output, leaves, result.gradient, computed, mode=mode,
                                                     rtol=rtol, atol=atol, exact=exact, seed=seed,
-                                                    progress=progress))
+                                                    progress=progress, of=result.output_name))

@@ -21,7 +21,7 @@ from gradcli.source import node_span
 
 DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; the engine enforces it (`Limits`)
 DEFAULT_MAX_STEPS = 10_000
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0
 TICKS = 1024
 
 _LOOP_WORDS = {ast.While: "while loop", ast.For: "for loop"}

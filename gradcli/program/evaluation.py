@@ -95,6 +95,8 @@ class Result:
     source: str
     first_nonfinite: Node | None = None
     env: dict[str, Any] = field(default_factory=dict)
+    summed: bool = False
+    """The output is not one number and no gradient was given: `grads` are those of its sum."""
 
 
 def parse_inputs(inputs: Mapping[str, Any] | None) -> dict[str, Tensor]:
@@ -148,19 +150,23 @@ def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = 
     """Run `program` on `inputs`, backpropagate from its output, return values and gradients.
 
     `inputs` maps names to spec strings (`"ones(2,2)"`, `"@x.npy"`) or array-likes; `grad` is the
-    gradient for a non-scalar output (a spec string, `"ones"`, or an array-like). Every user error
-    is a `GradcliError`.
+    gradient backward starts from (a spec string, `"ones"`, or an array-like). Without it, an
+    output of more than one element is differentiated through the sum of its elements (the
+    convention of TensorFlow's `GradientTape.gradient`; PyTorch would need
+    `out.backward(torch.ones_like(out))`) and `Result.summed` says so. Every user error is a
+    `GradcliError`.
     """
     settings = Settings(seed, dtype, max_elements, max_steps, timeout)
     with engine_settings(settings):
         prog = run_program(program, inputs, of, hooks, settings)
         out = prog.output
         prog.require_grad()
-        gradient = None
-        if grad is not None:
+        summed = grad is None and out._data.size != 1
+        if grad is None:
+            gradient = np.ones(out.shape, dtype=out.dtype)
+        else:
             gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))
         run_backward((out,), (gradient,), trace=trace)
         grads = {name: (leaf.grad._data if leaf.grad is not None else None) for name, leaf in prog.leaves.items()}
-        start = gradient if gradient is not None else np.ones(out.shape, dtype=out.dtype)
-        return Result(out, prog.output_name, prog.leaves, grads, start, seed, dtype, program,
-                      prog.first_nonfinite, prog.env)
+        return Result(out, prog.output_name, prog.leaves, grads, gradient, seed, dtype, program,
+                      prog.first_nonfinite, prog.env, summed)
