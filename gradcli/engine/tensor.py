@@ -433,7 +433,7 @@ class Tensor:
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else self._data.shape[dim]
+        return self._data.shape if dim is None else F.size(self, dim)
 
     def dim(self) -> int:
         return self._data.ndim
@@ -701,7 +701,7 @@ class Tensor:
         return F.expand(self, *sizes)
 
     def expand_as(self, other: "Tensor") -> "Tensor":
-        return F.expand(self, other.shape)
+        return F.expand(self, F._tensor_arg(other, "expand_as").shape)
 
     def float(self) -> "Tensor":
         return self if self._data.dtype == np.float32 else F.to_dtype(self, np.float32)
