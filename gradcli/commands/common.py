@@ -38,6 +38,12 @@ def console(stderr: bool = False) -> Console:
                     no_color="NO_COLOR" in os.environ or None)
 
 
+def print_error(view: Any) -> None:
+    """Errors go to stderr unwrapped (the terminal wraps them): a message pasted into a search, or
+    matched by a script, never breaks mid-sentence at whatever width the console had."""
+    console(stderr=True).print(view, soft_wrap=True)
+
+
 def silence_stdout() -> int:
     """Point stdout at /dev/null, so nothing more is written to the closed pipe; the exit status to use."""
     try:
@@ -63,13 +69,13 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         if as_json:
             sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
         else:
-            console(stderr=True).print(error_view(exc))
+            print_error(error_view(exc))
         raise typer.Exit(EXIT_USER) from None
     except ProgramAssertionError as exc:
         if as_json:
             sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
         else:
-            console(stderr=True).print(error_view(exc))
+            print_error(error_view(exc))
         raise typer.Exit(EXIT_FAILED) from None
     except BrokenPipeError:
         raise typer.Exit(silence_stdout()) from None

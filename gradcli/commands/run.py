@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
+from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded,
+                                     print_error)
 from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Json, MaxElements, MaxSteps,
                                       Rtol, Seed, Timeout)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -137,7 +138,7 @@ class _Terminal:
         if self.debug and failure is not None:
             traceback.print_exception(failure)
         if result.status != "ok":
-            self.err.print(failure_view(result))
+            print_error(failure_view(result))
 
     def summary(self, results: list[FileResult], planned: int) -> None:
         self.out.print(summary_table(results, _summary(results, planned), self.progress is not None))
