@@ -146,7 +146,7 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
 def summed_note(name: str) -> Text:
     """eval's answer for an output that is not one number: say which convention gave it, and PyTorch's way."""
     z = name if name.isidentifier() else f"({name})"
-    return Text(f"note: {name} is not a scalar: gradients of {z}.sum(), as in TensorFlow; in PyTorch: "
+    return Text(f"note: gradients of {z}.sum() ({name} is not a scalar); in PyTorch: "
                 f"{z}.backward(torch.ones_like({z}))", style="dim")
 
 
