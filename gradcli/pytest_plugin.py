@@ -120,4 +120,7 @@ def _plain_text(result: Any, config: pytest.Config) -> str:
     buffer = io.StringIO()
     Console(file=buffer, width=max(width, 60), color_system=None, highlight=False, soft_wrap=False).print(
         failure_view(result))
-    return buffer.getvalue().rstrip("\n")
+    text = buffer.getvalue().rstrip("\n")
+    if result.error is not None and "--timeout" in (result.error.hint or ""):
+        text += "\nunder pytest: --gradcli-timeout SECONDS, or gradcli_timeout = SECONDS in the ini file"
+    return text

@@ -102,7 +102,8 @@ def test_the_pytest_plugin_takes_a_timeout_option_and_ini_value(pytester: pytest
     pytester.runpytest(*quiet).assert_outcomes(passed=1)
     failed = pytester.runpytest(*quiet, "--gradcli-timeout", "1e-6")
     failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines(["*the program ran for more than 1e-06 seconds, in the for loop at*"])
+    failed.stdout.fnmatch_lines(["*the program ran for more than 1e-06 seconds, in the for loop at*",
+                                 "under pytest: --gradcli-timeout SECONDS, or gradcli_timeout = SECONDS in the ini file"])
     pytester.makeini("[pytest]\ngradcli_timeout = 1e-6\n")
     pytester.runpytest(*quiet).assert_outcomes(failed=1)
     pytester.runpytest(*quiet, "--gradcli-timeout", "60").assert_outcomes(passed=1)
