@@ -24,6 +24,10 @@ def positive(*shape):
     return R.uniform(0.5, 2.0, shape)
 
 
+def unit(*shape):
+    return R.uniform(-0.9, 0.9, shape)
+
+
 def binary(a, b):
     return [((a, b), {})]
 
@@ -64,8 +68,25 @@ CASES = {
     "cat": [((normal(2, 3), normal(1, 3)), {"dim": 0}), ((normal(2, 1), normal(2, 2), normal(2, 3)), {"dim": 1})],
     "stack": [((normal(2), normal(2)), {"dim": 1})],
     "to": [((normal(2, 3),), {"dtype": np.dtype(np.float64)})],
+    "polygamma": [((positive(2, 3),), {"n": 1}), ((normal(4),), {"n": 3})],
+    "logit": [((unit(2, 3) * 0.5 + 0.5,), {}), ((unit(2, 3) * 0.5 + 0.5,), {"eps": 0.3})],
+    "round": [((normal(2, 3) * 3,), {}), ((normal(2, 3),), {"decimals": 2})],
+    "atan2": binary(normal(2, 3), normal(3)),
+    "hypot": binary(normal(2, 3), normal(2, 1)),
+    "fmod": binary(normal(2, 3) * 3, positive(3)) + [((normal(4) * 3, -0.7), {})],
+    "remainder": binary(normal(2, 3) * 3, -positive(3)) + [((normal(4) * 3, 0.7), {})],
+    "xlogy": binary(normal(2, 3), positive(3)) + [((np.array([0.0, 1.5]), positive(2)), {})],
+    "fmax": binary(normal(2, 3), normal(3)),
+    "fmin": binary(normal(2, 3), normal(2, 1)),
+    "lerp": [((normal(2, 3), normal(3), normal(2, 3)), {}), ((normal(3), normal(3), 0.25), {})],
+    "addcmul": [((normal(2, 3), normal(3), normal(2, 1)), {"value": 0.5})],
+    "addcdiv": [((normal(3), normal(2, 3), positive(2, 3)), {"value": 2})],
 }
-UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
+UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s),
+                "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,
+                "log2": positive, "log10": positive, "rsqrt": positive, "lgamma": positive, "digamma": positive,
+                "floor": lambda *s: normal(*s) * 3, "ceil": lambda *s: normal(*s) * 3, "trunc": lambda *s: normal(*s) * 3,
+                "frac": lambda *s: normal(*s) * 3}
 
 
 def cases(op):

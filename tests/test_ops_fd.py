@@ -47,6 +47,11 @@ def shifted(*shape: int) -> np.ndarray:
     return np.asarray(distinct(*shape) + 0.13)
 
 
+def unit(*shape: int) -> np.ndarray:
+    """Inside (-0.9, 0.9): the domain of asin, atanh, erfinv; off the integers floor and round jump at."""
+    return np.random.default_rng(sum(shape) + 3).uniform(-0.9, 0.9, shape)
+
+
 def loss(f: Callable, arrays: list[np.ndarray], G: np.ndarray) -> float:
     return float(np.sum(np.asarray(f(*[gradcli.tensor(a) for a in arrays]), dtype=np.float64) * G))
 
@@ -196,6 +201,49 @@ CASES = [
     P(lambda a, b: gradcli.stack([a, b, a], dim=-1), [r(2, 3), r(2, 3)], id="stack-last-repeated"),
     P(lambda a: F.clone(a) * a, [r(4, 3)], id="clone"),
     P(lambda a: a.float().double(), [r(4, 3)], id="cast"),
+    P(lambda a: a.asin(), [unit(4, 3)], id="asin"),
+    P(lambda a: a.acos(), [unit(4, 3)], id="acos"),
+    P(lambda a: a.atan(), [r(4, 3)], id="atan"),
+    P(lambda a: a.sinh(), [r(4, 3)], id="sinh"),
+    P(lambda a: a.cosh(), [r(4, 3)], id="cosh"),
+    P(lambda a: a.asinh(), [r(4, 3)], id="asinh"),
+    P(lambda a: a.acosh(), [pos(4, 3) + 1.0], id="acosh"),
+    P(lambda a: a.atanh(), [unit(4, 3)], id="atanh"),
+    P(lambda a: a.log2(), [pos(4, 3)], id="log2"),
+    P(lambda a: a.log10(), [pos(4, 3)], id="log10"),
+    P(lambda a: a.exp2(), [r(4, 3)], id="exp2"),
+    P(lambda a: a.expm1(), [r(4, 3)], id="expm1"),
+    P(lambda a: a.erf(), [r(4, 3)], id="erf"),
+    P(lambda a: a.erfc(), [r(4, 3)], id="erfc"),
+    P(lambda a: a.erfinv(), [unit(4, 3)], id="erfinv"),
+    P(lambda a: a.rsqrt(), [pos(4, 3)], id="rsqrt"),
+    P(lambda a: a.reciprocal(), [pos(4, 3)], id="reciprocal"),
+    P(lambda a: F.square(a), [r(4, 3)], id="square"),
+    P(lambda a: a.logit(), [unit(4, 3) * 0.5 + 0.5], id="logit"),
+    P(lambda a: a.logit(eps=0.2), [unit(4, 3) * 0.5 + 0.5], id="logit-eps"),
+    P(lambda a: a.lgamma(), [r(4, 3) * 3], id="lgamma"),
+    P(lambda a: a.digamma(), [pos(4, 3)], id="digamma"),
+    P(lambda a: a.digamma(), [np.array([-0.5, -2.3, -7.9])], id="digamma-negative"),
+    P(lambda a: a.polygamma(2), [pos(4, 3)], id="polygamma"),
+    P(lambda a: a.floor() * a, [unit(4, 3) * 3], id="floor"),
+    P(lambda a: a.ceil() * a, [unit(4, 3) * 3], id="ceil"),
+    P(lambda a: a.trunc() * a, [unit(4, 3) * 3], id="trunc"),
+    P(lambda a: a.round() * a, [unit(4, 3) * 3], id="round"),
+    P(lambda a: a.round(decimals=1) * a, [np.array([0.123, -0.371, 2.519])], id="round-decimals"),
+    P(lambda a: a.frac(), [unit(4, 3) * 3], id="frac"),
+    P(lambda a, b: F.atan2(a, b), [r(4, 3), r(3)], id="atan2"),
+    P(lambda a, b: F.hypot(a, b), [r(4, 3), r(4, 1)], id="hypot"),
+    P(lambda a, b: F.fmod(a, b), [unit(4, 3) * 3, pos(3)], id="fmod"),
+    P(lambda a: F.fmod(a, 0.7), [unit(4, 3) * 3], id="fmod-number"),
+    P(lambda a, b: a % b, [unit(4, 3) * 3, -pos(3)], id="remainder"),
+    P(lambda a, b: F.xlogy(a, b), [r(4, 3), pos(3)], id="xlogy"),
+    P(lambda a, b: F.fmax(a, b), [distinct(4, 3), shifted(3)], id="fmax"),
+    P(lambda a, b: F.fmin(a, b), [distinct(4, 3), shifted(4, 1)], id="fmin"),
+    P(lambda a, b, w: F.lerp(a, b, w), [r(4, 3), r(3), unit(4, 3) + 0.5], id="lerp"),
+    P(lambda a, b: F.lerp(a, b, 0.3), [r(4, 3), r(3)], id="lerp-number"),
+    P(lambda x, a, b: F.addcmul(x, a, b, value=0.5), [r(4, 3), r(3), r(4, 1)], id="addcmul"),
+    P(lambda x, a, b: x.addcdiv(a, b, value=2), [r(3), r(4, 3), pos(4, 3)], id="addcdiv"),
+    P(lambda a, b: F.dist(a, b, 3), [r(4, 3), r(3)], id="dist"),
     P(lambda x, w, b: ((x @ w + b).tanh() * 2).log_softmax(1).sum(1).mean(), [r(4, 3), r(3, 2), r(2)], id="mlp"),
     P(lambda x: (x * x).sum() * x + x[0], [r(3)], id="reuse"),
 ]
@@ -279,6 +327,18 @@ ELEMENTWISE = [
     ("square", lambda x: x ** 2, r), ("cube", lambda x: x * x * x, r), ("pow-float", lambda x: x ** 2.5, pos),
     ("pow-base", lambda x: 1.7 ** x, r), ("reciprocal", lambda x: 1 / x, pos), ("div", lambda x: x / (x + 3.0), pos),
     ("maximum", lambda x: gradcli.maximum(x * x, x + 1.3), r), ("where", lambda x: gradcli.where(x > 0, x ** 3, x), away),
+    ("asin", lambda x: x.asin(), unit), ("acos", lambda x: x.acos(), unit), ("atan", lambda x: x.atan(), r),
+    ("sinh", lambda x: x.sinh(), r), ("cosh", lambda x: x.cosh(), r), ("asinh", lambda x: x.asinh(), r),
+    ("acosh", lambda x: x.acosh(), lambda n: pos(n) + 1.0), ("atanh", lambda x: x.atanh(), unit),
+    ("log2", lambda x: x.log2(), pos), ("log10", lambda x: x.log10(), pos), ("exp2", lambda x: x.exp2(), r),
+    ("expm1", lambda x: x.expm1(), r), ("erf", lambda x: x.erf(), r), ("erfc", lambda x: x.erfc(), r),
+    ("erfinv", lambda x: x.erfinv(), unit), ("rsqrt", lambda x: x.rsqrt(), pos),
+    ("reciprocal-method", lambda x: x.reciprocal(), pos), ("logit", lambda x: x.logit(), lambda n: unit(n) * 0.5 + 0.5),
+    ("lgamma", lambda x: x.lgamma(), pos), ("digamma", lambda x: x.digamma(), pos),
+    ("frac", lambda x: x.frac() * x, lambda n: unit(n) * 3), ("floor", lambda x: x.floor() * x, lambda n: unit(n) * 3),
+    ("atan2", lambda x: F.atan2(x, x * x + 0.5), r), ("hypot", lambda x: F.hypot(x, x + 2.0), r),
+    ("xlogy", lambda x: F.xlogy(x, x * x + 0.5), r), ("fmod", lambda x: F.fmod(x * x, x + 2.0), unit),
+    ("lerp", lambda x: F.lerp(x, x * x, x), unit), ("addcdiv", lambda x: F.addcdiv(x, x, x * x + 1.0), r),
 ]
 
 

@@ -43,6 +43,31 @@ class Kinks:
         return mask
 
     @staticmethod
+    def jump_kink(x: Any, offset: float) -> np.ndarray:
+        """Where a step function (floor, round, ...) jumps: x - offset is a whole number."""
+        shifted = np.asarray(x) - offset
+        return shifted == np.floor(shifted)
+
+    @staticmethod
+    def origin_kink(a: Any, b: Any) -> np.ndarray:
+        """atan2 and hypot at a = b = 0."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return (a == 0) & (b == 0)
+
+    @staticmethod
+    def zero_first_kink(a: Any, b: Any) -> np.ndarray:
+        """xlogy at x = 0 with y ≤ 0, where PyTorch's ∂/∂x is 0 rather than log y."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return (a == 0) & (b <= 0)
+
+    @staticmethod
+    def divides_kink(a: Any, b: Any) -> np.ndarray:
+        """fmod and remainder jump where a/b is a whole number."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) == 0
+
+    @staticmethod
     def extremum_kink(x: Any, dim: tuple[int, ...] | None, reduce: Callable[..., Any]) -> np.ndarray:
         """Elements tied for the extremum of their slice."""
         x = np.asarray(x)

@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from gradcli.check.calculus import float_pow, guard, sign, sympy_float
+from gradcli.engine import special
 
 _SHORT_DIGITS = 6
 
@@ -113,6 +114,37 @@ def _product(u: Any, v: Any) -> Any:
     return u * v
 
 
+class _Step(sp.Function):
+    """floor, ceil, trunc and round with slope 0: SymPy states no derivative for its own (it leaves
+    `Derivative(floor(x), x)` unevaluated), and PyTorch's gradient of a step is 0. The jumps are
+    kinks (`check/kinks.py`), so the slope is never compared there."""
+
+    _at: Callable[[Fraction], int] = staticmethod(math.floor)
+
+    def fdiff(self, argindex: int = 1) -> sp.Expr:
+        return sp.S.Zero
+
+    @classmethod
+    def eval(cls, u: sp.Expr) -> sp.Expr | None:
+        if u.is_Rational:
+            return sp.Integer(cls._at(Fraction(int(u.p), int(u.q))))
+        if u.is_Float and u.is_finite:
+            return sp.Integer(cls._at(Fraction(float(u))))
+        return None
+
+
+def _step(name: str, at: Callable[[Fraction], int]) -> type:
+    return type(name, (_Step,), {"_at": staticmethod(at)})
+
+
+Floor, Ceil, Trunc, Round = (_step("floor", math.floor), _step("ceil", math.ceil), _step("trunc", math.trunc),
+                             _step("round", round))
+
+
+def _float_step(fn: Callable[[float], float]) -> Callable[[float], float]:
+    return lambda v: float(fn(v)) if math.isfinite(v) else v
+
+
 def _nan_or(fn: Callable[..., float]) -> Callable[..., float]:
     return lambda *a: math.nan if any(map(math.isnan, a)) else fn(a)
 
@@ -140,6 +172,93 @@ class Meaning:
     pow = _binary(float_pow, lambda u, v: u ** v)
     Max = _binary(_nan_or(max), sp.Max)
     Min = _binary(_nan_or(min), sp.Min)
+    asin = _elementwise(guard(math.asin), sp.asin)
+    acos = _elementwise(guard(math.acos), sp.acos)
+    atan = _elementwise(math.atan, sp.atan)
+    sinh = _elementwise(guard(math.sinh), sp.sinh)
+    cosh = _elementwise(guard(math.cosh), sp.cosh)
+    asinh = _elementwise(math.asinh, sp.asinh)
+    acosh = _elementwise(guard(math.acosh), sp.acosh)
+    atanh = _elementwise(guard(math.atanh), sp.atanh)
+    erf = _elementwise(math.erf, sp.erf)
+    erfc = _elementwise(math.erfc, sp.erfc)
+    erfinv = _elementwise(lambda v: float(special.erfinv(np.float64(v))), sp.erfinv)
+    lgamma = _elementwise(lambda v: float(special.lgamma(np.float64(v))), sp.loggamma)
+    digamma = _elementwise(lambda v: float(special.digamma(np.float64(v))), sp.digamma)
+    floor = _elementwise(_float_step(math.floor), Floor)
+    ceil = _elementwise(_float_step(math.ceil), Ceil)
+    trunc = _elementwise(_float_step(math.trunc), Trunc)
+    atan2 = _binary(math.atan2, sp.atan2)
+
+    def log2(self, u: Any) -> Any:
+        return self.div(self.log(u), sp.log(2))
+
+    def log10(self, u: Any) -> Any:
+        return self.div(self.log(u), sp.log(10))
+
+    def exp2(self, u: Any) -> Any:
+        return self.pow(sp.Integer(2), u)
+
+    def expm1(self, u: Any) -> Any:
+        return self.sub(self.exp(u), sp.Integer(1))
+
+    def rsqrt(self, u: Any) -> Any:
+        return self.pow(u, sp.Rational(-1, 2))
+
+    def reciprocal(self, u: Any) -> Any:
+        return self.div(sp.Integer(1), u)
+
+    def polygamma(self, n: int, u: Any) -> Any:
+        if type(u) is float:
+            return float(special.polygamma(n, np.float64(u)))
+        return sp.polygamma(n, u)
+
+    def logit(self, u: Any, eps: float | None) -> Any:
+        if eps is not None:
+            u = self.clamp(u, eps, 1.0 - eps)
+        return self.log(self.div(u, self.sub(sp.Integer(1), u)))
+
+    def round(self, u: Any, decimals: int) -> Any:
+        scale = sp.Integer(10) ** decimals
+        if type(u) is float:
+            return float(np.round(u, decimals))
+        return Round(u * scale) / scale
+
+    def frac(self, u: Any) -> Any:
+        return self.sub(u, self.trunc(u))
+
+    def hypot(self, u: Any, v: Any) -> Any:
+        return self.sqrt(self.add(self.mul(u, u), self.mul(v, v)))
+
+    def fmod(self, u: Any, v: Any) -> Any:
+        return self.sub(u, self.mul(v, self.trunc(self.div(u, v))))
+
+    def remainder(self, u: Any, v: Any) -> Any:
+        return self.sub(u, self.mul(v, self.floor(self.div(u, v))))
+
+    def xlogy(self, u: Any, v: Any) -> Any:
+        if _value(u) == 0:
+            return 0.0 if type(u) is float else sp.S.Zero
+        return self.mul(u, self.log(v))
+
+    def lerp(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a, b, w = np.broadcast_arrays(a, b, w)
+        out = np.empty(a.shape, dtype=object)
+        for k, (u, v, t) in enumerate(zip(a.flat, b.flat, w.flat)):
+            self.spend(1)
+            out.flat[k] = self.add(u, self.mul(t, self.sub(v, u)))
+        return out
+
+    def addc(self, fn: Callable[[Any, Any], Any], x: np.ndarray, a: np.ndarray, b: np.ndarray,
+             value: float) -> np.ndarray:
+        """addcmul and addcdiv: x + value·fn(a, b)."""
+        x, a, b = np.broadcast_arrays(x, a, b)
+        v = self.number(value)
+        out = np.empty(x.shape, dtype=object)
+        for k, (s, u, t) in enumerate(zip(x.flat, a.flat, b.flat)):
+            self.spend(1)
+            out.flat[k] = self.add(s, self.mul(v, fn(u, t)))
+        return out
 
     def __init__(self, exact: bool = False, budget: int = 2_000_000, seconds: float = 10.0) -> None:
         self.exact = exact

@@ -24,6 +24,7 @@ from gradcli.engine.tensor import (
     RPOW,
     SUB,
     Tensor,
+    _general_binary,
     _wrap,
     apply,
     broadcast_shape,
@@ -200,6 +201,118 @@ def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:
     lo = None if min is None else float(min)
     hi = None if max is None else float(max)
     return apply(O.CLAMP, _tensor_arg(x, "clamp"), min=lo, max=hi)
+
+
+def _unary_function(op: O.Op) -> Any:
+    """`torch.asin(x)` and friends: the Tensor method, for anything a tensor can be made from."""
+    method = getattr(Tensor, op.name)
+
+    def fn(x: Any) -> Tensor:
+        return method(_tensor_arg(x, op.name))
+    fn.__name__ = fn.__qualname__ = op.name
+    return fn
+
+
+asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, expm1, erf, erfc, erfinv, rsqrt, reciprocal, \
+    lgamma, digamma, floor, ceil, trunc, frac = (_unary_function(op) for op in (
+        O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH, O.ATANH, O.LOG2, O.LOG10, O.EXP2, O.EXPM1, O.ERF,
+        O.ERFC, O.ERFINV, O.RSQRT, O.RECIPROCAL, O.LGAMMA, O.DIGAMMA, O.FLOOR, O.CEIL, O.TRUNC, O.FRAC))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
+
+
+def square(x: Any) -> Tensor:
+    """PyTorch computes square as pow(x, 2) (its node is PowBackward0)."""
+    return POW(_tensor_arg(x, "square"), 2)
+
+
+def polygamma(n: int, x: Any) -> Tensor:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ArgumentError(f"polygamma(n, x) does not support negative n (got {n!r})",
+                            hint="n is the order of the derivative of digamma: 0, 1, 2, ...")
+    x = _tensor_arg(x, "polygamma")
+    if n == 0:
+        return digamma(x)
+    return apply(O.POLYGAMMA, x, n=int(n))
+
+
+def logit(x: Any, eps: float | None = None) -> Tensor:
+    return apply(O.LOGIT, _tensor_arg(x, "logit"), eps=None if eps is None else float(eps))
+
+
+def round(x: Any, decimals: int = 0) -> Tensor:
+    x = _tensor_arg(x, "round")
+    return apply(O.ROUND, x, decimals=int(decimals), name="RoundBackward1" if decimals else None)
+
+
+def _binary(op: O.Op, a: Any, b: Any, fn: str, name: str | None = None) -> Tensor:
+    """A binary op that needs at least one tensor, with PyTorch's broadcasting and promotion."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = _tensor_arg(a, fn)
+    return _general_binary(op, a, b, name)
+
+
+def atan2(a: Any, b: Any) -> Tensor:
+    return _binary(O.ATAN2, _tensor_arg(a, "atan2"), _tensor_arg(b, "atan2"), "atan2")
+
+
+arctan2 = atan2
+
+
+def hypot(a: Any, b: Any) -> Tensor:
+    return _binary(O.HYPOT, _tensor_arg(a, "hypot"), _tensor_arg(b, "hypot"), "hypot")
+
+
+def fmod(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMOD, _tensor_arg(a, "fmod"), b, "fmod", None if isinstance(b, Tensor) else "FmodBackward0")
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    return _binary(O.REMAINDER, a, b, "remainder", None if isinstance(b, Tensor) else "RemainderBackward0")
+
+
+def xlogy(a: Any, b: Any) -> Tensor:
+    return _binary(O.XLOGY, a, b, "xlogy")
+
+
+def fmax(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMAX, _tensor_arg(a, "fmax"), _tensor_arg(b, "fmax"), "fmax")
+
+
+def fmin(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMIN, _tensor_arg(a, "fmin"), _tensor_arg(b, "fmin"), "fmin")
+
+
+def _broadcast_all(fn: str, *xs: Any) -> None:
+    shape: tuple[int, ...] = ()
+    for x in xs:
+        if isinstance(x, Tensor):
+            shape = broadcast_shape(fn, shape, x.shape)
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Tensor:
+    start, end = _tensor_arg(start, "lerp"), _tensor_arg(end, "lerp")
+    _broadcast_all("lerp", start, end, weight)
+    if isinstance(weight, Tensor):
+        return apply(O.LERP, start, end, weight)
+    return apply(O.LERP, start, end, float(weight), name="LerpBackward0")
+
+
+def addcmul(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
+    xs = [_tensor_arg(t, "addcmul") for t in (x, tensor1, tensor2)]
+    _broadcast_all("addcmul", *xs)
+    return apply(O.ADDCMUL, *xs, value=value)
+
+
+def addcdiv(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
+    xs = [_tensor_arg(t, "addcdiv") for t in (x, tensor1, tensor2)]
+    _broadcast_all("addcdiv", *xs)
+    return apply(O.ADDCDIV, *xs, value=value)
+
+
+def dist(a: Any, b: Any, p: float = 2) -> Tensor:
+    """‖a - b‖_p, under PyTorch's node name for it."""
+    diff = sub(_tensor_arg(a, "dist"), _tensor_arg(b, "dist"))
+    return apply(O.NORM, diff, p=float(p), dim=None, keepdim=False, name="DistBackward0")
 
 
 # -- reductions --------------------------------------------------------------------------

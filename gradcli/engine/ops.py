@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine import special
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Op:
@@ -427,6 +429,173 @@ CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max))
 
+# -- more elementwise functions (torch.asin ... torch.addcdiv) ---------------------------------
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
+_TWO_OVER_ROOT_PI, _ROOT_PI_OVER_TWO = float(2 / np.sqrt(np.pi)), float(np.sqrt(np.pi) / 2)
+
+
+def _zero_vjp(ns: Any, g: Any, o: Any, x: Any, **params: Any) -> Any:
+    """Steps (floor, round, ...): PyTorch's gradient is zero everywhere, the jumps included."""
+    return g * 0.0
+
+
+def _step(name: str, node: str, forward: Callable, kink: Callable) -> Op:
+    return _unary(name=name, node=node, forward=forward, vjp=_zero_vjp, rule=f"∂{name}(x)/∂x = 0 (0 at the jumps too)",
+                  saves="", sym=_sym_map(name), kink=kink)
+
+
+def _round_forward(x: np.ndarray, decimals: int = 0) -> np.ndarray:
+    return np.round(x, decimals)
+
+
+def _logit_forward(x: np.ndarray, eps: float | None = None) -> np.ndarray:
+    z = x if eps is None else np.clip(x, eps, 1.0 - eps)
+    return np.log(z / (1.0 - z))
+
+
+def _logit_vjp(ns: Any, g: Any, o: Any, x: Any, eps: float | None = None) -> Any:
+    """PyTorch's: zero outside [eps, 1-eps] when eps is given."""
+    d = g / (x * (1.0 - x))
+    return d if eps is None else d * _clamp_mask(ns, x, eps, 1.0 - eps)
+
+
+def _xlogy_forward(a: Any, b: Any) -> np.ndarray:
+    """x·log(y), and 0 where x is 0 (unless y is nan), as PyTorch defines it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((np.asarray(a) == 0) & ~np.isnan(b), 0.0, a * np.log(b))
+
+
+def _lerp_forward(a: Any, b: Any, w: Any) -> np.ndarray:
+    """PyTorch's two-sided formula: exact at both ends (weight 0 gives start, 1 gives end)."""
+    return np.where(np.asarray(w) < 0.5, a + w * (b - a), b - (b - a) * (1.0 - np.asarray(w)))
+
+
+def _fmax_winner(ns: Any, a: Any, b: Any, pick: Callable) -> Any:
+    """Where fmax/fmin takes `a`: it wins ties and beats a nan `b` (PyTorch's rule)."""
+    return ns.where(b != b, 1.0, ns.where(pick(a, b), 1.0, 0.0))
+
+
+def _inverse_square_radius(ns: Any, a: Any, b: Any) -> Any:
+    """1/(a²+b²) for atan2's gradient, and 0 at the origin as PyTorch gives."""
+    r2 = a * a + b * b
+    return ns.where(r2 == 0, 0.0, 1.0 / ns.where(r2 == 0, 1.0, r2))
+
+
+def _nan_free_binary(forward: Callable) -> Callable:
+    def run(a: Any, b: Any) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return forward(a, b)
+    return run
+
+
+ASIN = _unary(name="asin", node="AsinBackward0", forward=np.arcsin, vjp=lambda ns, g, o, x: g / ns.sqrt(1.0 - x * x),
+              rule="∂asin(x)/∂x = 1/√(1-x²)", sym=_sym_map("asin"))
+ACOS = _unary(name="acos", node="AcosBackward0", forward=np.arccos, vjp=lambda ns, g, o, x: -g / ns.sqrt(1.0 - x * x),
+              rule="∂acos(x)/∂x = -1/√(1-x²)", sym=_sym_map("acos"))
+ATAN = _unary(name="atan", node="AtanBackward0", forward=np.arctan, vjp=lambda ns, g, o, x: g / (x * x + 1.0),
+              rule="∂atan(x)/∂x = 1/(1+x²)", sym=_sym_map("atan"))
+SINH = _unary(name="sinh", node="SinhBackward0", forward=np.sinh, vjp=lambda ns, g, o, x: g * ns.cosh(x),
+              rule="∂sinh(x)/∂x = cosh(x)", sym=_sym_map("sinh"))
+COSH = _unary(name="cosh", node="CoshBackward0", forward=np.cosh, vjp=lambda ns, g, o, x: g * ns.sinh(x),
+              rule="∂cosh(x)/∂x = sinh(x)", sym=_sym_map("cosh"))
+ASINH = _unary(name="asinh", node="AsinhBackward0", forward=np.arcsinh,
+               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x + 1.0), rule="∂asinh(x)/∂x = 1/√(x²+1)", sym=_sym_map("asinh"))
+ACOSH = _unary(name="acosh", node="AcoshBackward0", forward=np.arccosh,
+               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x - 1.0), rule="∂acosh(x)/∂x = 1/√(x²-1)", sym=_sym_map("acosh"))
+ATANH = _unary(name="atanh", node="AtanhBackward0", forward=np.arctanh, vjp=lambda ns, g, o, x: g / (1.0 - x * x),
+               rule="∂atanh(x)/∂x = 1/(1-x²)", sym=_sym_map("atanh"))
+LOG2 = _unary(name="log2", node="Log2Backward0", forward=np.log2, vjp=lambda ns, g, o, x: g / (x * _LN2),
+              rule="∂log₂(x)/∂x = 1/(x·ln 2)", sym=_sym_map("log2"))
+LOG10 = _unary(name="log10", node="Log10Backward0", forward=np.log10, vjp=lambda ns, g, o, x: g / (x * _LN10),
+               rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", sym=_sym_map("log10"))
+EXP2 = _unary(name="exp2", node="Exp2Backward0", forward=np.exp2, vjp=lambda ns, g, o, x: g * o * _LN2,
+              rule="∂2ˣ/∂x = 2ˣ·ln 2", saves="o", sym=_sym_map("exp2"))
+EXPM1 = _unary(name="expm1", node="Expm1Backward0", forward=np.expm1, vjp=lambda ns, g, o, x: g * (o + 1.0),
+               rule="∂(eˣ-1)/∂x = eˣ", saves="o", sym=_sym_map("expm1"))
+ERF = _unary(name="erf", node="ErfBackward0", forward=special.erf,
+             vjp=lambda ns, g, o, x: g * _TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
+             rule="∂erf(x)/∂x = 2/√π·e^(-x²)", sym=_sym_map("erf"))
+ERFC = _unary(name="erfc", node="ErfcBackward0", forward=special.erfc,
+              vjp=lambda ns, g, o, x: g * -_TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
+              rule="∂erfc(x)/∂x = -2/√π·e^(-x²)", sym=_sym_map("erfc"))
+ERFINV = _unary(name="erfinv", node="ErfinvBackward0", forward=special.erfinv,
+                vjp=lambda ns, g, o, x: g * _ROOT_PI_OVER_TWO * ns.exp(o * o),
+                rule="∂erfinv(x)/∂x = √π/2·e^(erfinv(x)²)", saves="o", sym=_sym_map("erfinv"))
+RSQRT = _unary(name="rsqrt", node="RsqrtBackward0", forward=lambda x: 1.0 / np.sqrt(x),
+               vjp=lambda ns, g, o, x: g * -0.5 * o * o * o, rule="∂x^(-1/2)/∂x = -½·x^(-3/2)", saves="o",
+               sym=_sym_map("rsqrt"), kink=lambda K, x: K.zero_kink(x))
+RECIPROCAL = _unary(name="reciprocal", node="ReciprocalBackward0", forward=lambda x: 1.0 / x,
+                    vjp=lambda ns, g, o, x: -g * o * o, rule="∂(1/x)/∂x = -1/x²", saves="o",
+                    sym=_sym_map("reciprocal"))
+LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
+                vjp=lambda ns, g, o, x: g * ns.digamma(x), rule="∂log|Γ(x)|/∂x = ψ(x)", sym=_sym_map("lgamma"))
+DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
+                 vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)", sym=_sym_map("digamma"))
+POLYGAMMA = Op(name="polygamma", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
+               vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),), rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
+               saves=("x",), sym=lambda S, x, n: S.map(lambda u: S.polygamma(n, u), x))
+LOGIT = Op(name="logit", node="LogitBackward0", forward=_logit_forward, vjps=(_logit_vjp,),
+           rule="∂log(x/(1-x))/∂x = 1/(x(1-x)) (0 outside [eps, 1-eps])", saves=("x",),
+           sym=lambda S, x, eps=None: S.map(lambda u: S.logit(u, eps), x),
+           kink=lambda K, x, eps=None: K.clamp_kink(x, eps, None if eps is None else 1.0 - eps))
+FLOOR = _step("floor", "FloorBackward0", np.floor, lambda K, x: K.jump_kink(x, 0.0))
+CEIL = _step("ceil", "CeilBackward0", np.ceil, lambda K, x: K.jump_kink(x, 0.0))
+TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0.0))
+ROUND = Op(name="round", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
+           rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
+               lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
+FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
+              rule="∂(x - trunc(x))/∂x = 1", saves="", sym=_sym_map("frac"), kink=lambda K, x: K.jump_kink(x, 0.0))
+
+ATAN2 = Op(name="atan2", node="Atan2Backward0", forward=np.arctan2,
+           vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
+                 lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
+           rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
+           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
+HYPOT = Op(name="hypot", node="HypotBackward0", forward=np.hypot,
+           vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
+           rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
+           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
+FMOD = Op(name="fmod", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
+          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
+          rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
+          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+REMAINDER = Op(name="remainder", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
+               vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
+               rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
+               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+XLOGY = Op(name="xlogy", node="XlogyBackward0", forward=_xlogy_forward,
+           vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
+                 lambda ns, g, o, a, b: g * a / b),
+           rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
+           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b))
+FMAX = Op(name="fmax", node="FmaxBackward0", forward=np.fmax,
+          vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
+                lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u >= v))),
+          rule="∂fmax(a,b)/∂a = [a ≥ b or b is nan]", saves=("ab", "ab"),
+          sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
+FMIN = Op(name="fmin", node="FminBackward0", forward=np.fmin,
+          vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u <= v),
+                lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u <= v))),
+          rule="∂fmin(a,b)/∂a = [a ≤ b or b is nan]", saves=("ab", "ab"),
+          sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
+LERP = Op(name="lerp", node="LerpBackward1", forward=_lerp_forward,
+          vjps=(lambda ns, g, o, a, b, w: g * (1.0 - w), lambda ns, g, o, a, b, w: g * w,
+                lambda ns, g, o, a, b, w: g * (b - a)),
+          rule="∂lerp(a,b,w)/∂a = 1-w, ∂/∂b = w, ∂/∂w = b-a", saves=("w", "w", "ab"), args="abw",
+          nests=False, sym=lambda S, a, b, w: S.lerp(a, b, w))
+ADDCMUL = Op(name="addcmul", node="AddcmulBackward0", forward=lambda x, a, b, value=1.0: x + value * a * b,
+             vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * b * value,
+                   lambda ns, g, o, x, a, b, value=1.0: g * a * value),
+             rule="∂(x + v·a·b)/∂a = v·b", saves=("", "b", "a"), args="xab",
+             nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.mul, x, a, b, value))
+ADDCDIV = Op(name="addcdiv", node="AddcdivBackward0", forward=lambda x, a, b, value=1.0: x + value * a / b,
+             vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * value / b,
+                   lambda ns, g, o, x, a, b, value=1.0: -g * value * a / (b * b)),
+             rule="∂(x + v·a/b)/∂a = v/b, ∂/∂b = -v·a/b²", saves=("", "b", "ab"), args="xab",
+             nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.div, x, a, b, value))
+
+
 SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
          rule="∂Σx/∂xᵢ = 1",
@@ -542,6 +711,13 @@ class _NumpyNamespace:
 
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
+    sqrt = staticmethod(np.sqrt)
+    sinh = staticmethod(np.sinh)
+    cosh = staticmethod(np.cosh)
+    floor = staticmethod(np.floor)
+    trunc = staticmethod(np.trunc)
+    digamma = staticmethod(special.digamma)
+    polygamma = staticmethod(special.polygamma)
     sin = staticmethod(np.sin)
     cos = staticmethod(np.cos)
     sign = staticmethod(np.sign)
@@ -595,6 +771,9 @@ NUMPY = _NumpyNamespace()
 TABLE: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
     NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP,
+    ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL,
+    LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC,
+    ATAN2, HYPOT, FMOD, REMAINDER, XLOGY, FMAX, FMIN, LERP, ADDCMUL, ADDCDIV,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
 )

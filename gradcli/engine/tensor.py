@@ -622,6 +622,29 @@ class Tensor:
     neg = __neg__ = _elementwise1(O.NEG)
     softplus = _elementwise1(O.SOFTPLUS)
     clone = _elementwise1(O.CLONE)
+    asin = arcsin = _elementwise1(O.ASIN)
+    acos = arccos = _elementwise1(O.ACOS)
+    atan = arctan = _elementwise1(O.ATAN)
+    sinh = _elementwise1(O.SINH)
+    cosh = _elementwise1(O.COSH)
+    asinh = arcsinh = _elementwise1(O.ASINH)
+    acosh = arccosh = _elementwise1(O.ACOSH)
+    atanh = arctanh = _elementwise1(O.ATANH)
+    log2 = _elementwise1(O.LOG2)
+    log10 = _elementwise1(O.LOG10)
+    exp2 = _elementwise1(O.EXP2)
+    expm1 = _elementwise1(O.EXPM1)
+    erf = _elementwise1(O.ERF)
+    erfc = _elementwise1(O.ERFC)
+    erfinv = _elementwise1(O.ERFINV)
+    rsqrt = _elementwise1(O.RSQRT)
+    reciprocal = _elementwise1(O.RECIPROCAL)
+    lgamma = _elementwise1(O.LGAMMA)
+    digamma = _elementwise1(O.DIGAMMA)
+    floor = _elementwise1(O.FLOOR)
+    ceil = _elementwise1(O.CEIL)
+    trunc = fix = _elementwise1(O.TRUNC)
+    frac = _elementwise1(O.FRAC)
 
     def pow(self, exponent: Any) -> "Tensor":
         return self.__pow__(exponent)
@@ -630,6 +653,58 @@ class Tensor:
         return F.clamp(self, min, max)
 
     clip = clamp
+
+    def square(self) -> "Tensor":
+        return F.square(self)
+
+    def polygamma(self, n: int) -> "Tensor":
+        return F.polygamma(n, self)
+
+    def logit(self, eps: float | None = None) -> "Tensor":
+        return F.logit(self, eps)
+
+    def round(self, decimals: int = 0) -> "Tensor":
+        return F.round(self, decimals)
+
+    def atan2(self, other: Any) -> "Tensor":
+        return F.atan2(self, other)
+
+    arctan2 = atan2
+
+    def hypot(self, other: Any) -> "Tensor":
+        return F.hypot(self, other)
+
+    def fmod(self, other: Any) -> "Tensor":
+        return F.fmod(self, other)
+
+    def remainder(self, other: Any) -> "Tensor":
+        return F.remainder(self, other)
+
+    __mod__ = remainder
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return F.remainder(other, self)
+
+    def xlogy(self, other: Any) -> "Tensor":
+        return F.xlogy(self, other)
+
+    def fmax(self, other: Any) -> "Tensor":
+        return F.fmax(self, other)
+
+    def fmin(self, other: Any) -> "Tensor":
+        return F.fmin(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> "Tensor":
+        return F.lerp(self, end, weight)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return F.addcmul(self, tensor1, tensor2, value)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return F.addcdiv(self, tensor1, tensor2, value)
+
+    def dist(self, other: Any, p: float = 2) -> "Tensor":
+        return F.dist(self, other, p)
 
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":

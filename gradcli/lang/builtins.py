@@ -99,6 +99,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
+    "asin": F.asin, "acos": F.acos, "atan": F.atan, "sinh": F.sinh, "cosh": F.cosh, "asinh": F.asinh,
+    "acosh": F.acosh, "atanh": F.atanh, "arcsin": F.asin, "arccos": F.acos, "arctan": F.atan, "arcsinh": F.asinh,
+    "arccosh": F.acosh, "arctanh": F.atanh, "log2": F.log2, "log10": F.log10, "exp2": F.exp2, "expm1": F.expm1,
+    "erf": F.erf, "erfc": F.erfc, "erfinv": F.erfinv, "rsqrt": F.rsqrt, "reciprocal": F.reciprocal,
+    "square": F.square, "logit": F.logit, "lgamma": F.lgamma, "digamma": F.digamma, "polygamma": F.polygamma,
+    "floor": F.floor, "ceil": F.ceil, "trunc": F.trunc, "fix": F.trunc, "frac": F.frac,
+    "round": _number_or_tensor(F.round, py.round, 1),
+    "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
+    "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
+    "dist": F.dist,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
     "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
@@ -116,6 +126,8 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
               "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
+OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
+              "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,10 @@ TENSOR_METHODS = frozenset({
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
+    "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
+    "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",
+    "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
 })
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
