@@ -81,6 +81,25 @@ CASES = {
     "lerp": [((normal(2, 3), normal(3), normal(2, 3)), {}), ((normal(3), normal(3), 0.25), {})],
     "addcmul": [((normal(2, 3), normal(3), normal(2, 1)), {"value": 0.5})],
     "addcdiv": [((normal(3), normal(2, 3), positive(2, 3)), {"value": 2})],
+    "logsumexp": [((normal(2, 3),), {"dim": (1,), "keepdim": False}), ((normal(2, 3, 2),), {"dim": None, "keepdim": True})],
+    "amax": [((normal(2, 3),), {"dim": (0, 1), "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": True})],
+    "amin": [((normal(2, 3),), {"dim": None, "keepdim": False})],
+    "median": [((normal(2, 3),), {"at": 4})],
+    "cumsum": [((normal(2, 3),), {"dim": 1}), ((normal(3, 2),), {"dim": 0})],
+    "cumprod": [((normal(2, 3),), {"dim": 1})],
+    "flip": [((normal(2, 3),), {"dims": (0, 1)})],
+    "roll": [((normal(2, 3),), {"shifts": (1, -1), "dims": (0, 1)}), ((normal(2, 3),), {"shifts": (4,), "dims": None})],
+    "repeat": [((normal(2, 3),), {"repeats": (2, 1, 3)})],
+    "tril": [((normal(3, 3),), {"diagonal": 0}), ((normal(2, 3, 4),), {"diagonal": -1})],
+    "triu": [((normal(3, 4),), {"diagonal": 1})],
+    "diag_embed": [((normal(3),), {"offset": 0, "dim1": 0, "dim2": 1}), ((normal(2, 3),), {"offset": -1, "dim1": 1,
+                                                                                          "dim2": 2})],
+    "scatter": [((normal(3, 2), normal(2, 2)), {"key": (np.array([[2, 0]]), np.array([[0, 1]]))}),
+                ((normal(3, 2), 0.5), {"key": (np.array([[1]]), np.array([[0]]))})],
+    "scatter_add": [((normal(3, 2), normal(2, 2)), {"key": (np.array([[2, 2], [0, 2]]), np.array([[0, 1], [0, 1]]))})],
+    "cross": [((normal(2, 3), normal(3)), {"dim": -1}), ((normal(3, 2), normal(3, 2)), {"dim": -2})],
+    "einsum": [((normal(2, 3), normal(3, 4)), {"equation": "ij,jk->ik"}), ((normal(3, 3),), {"equation": "ii->"}),
+               ((normal(2), normal(3), normal(2)), {"equation": "i,j,k->ijk"})],
 }
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s),
                 "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,
@@ -115,7 +134,7 @@ def evaluate(op, inputs, params):
             args.append(syms)
         else:
             args.append(S.constant(x))
-    if op in (O.CAT, O.STACK):
+    if op in (O.CAT, O.STACK, O.EINSUM):
         op = O.variadic(op, len(inputs))
     result = S.as_array(op.sym(S, *args, **params))
     ev = FloatEvaluator(point)

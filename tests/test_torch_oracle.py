@@ -6,6 +6,7 @@ Skipped where torch is not installed (the normal suite). Run it with a torch env
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -15,6 +16,7 @@ torch = pytest.importorskip("torch")
 
 import gradcli  # noqa: E402  (after the skip, so the module needs no torch to be collected)
 from gradcli.engine import functions  # noqa: E402
+from gradcli.lang import builtins  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
 
 RNG = np.random.default_rng(20240611)
@@ -40,6 +42,8 @@ class TorchAPI:
 
 class GradcliAPI:
     """gradcli's public functions, looked up by torch's names (then the functional API's)."""
+
+    linalg = SimpleNamespace(**builtins.LINALG.members)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(gradcli, name) if hasattr(gradcli, name) else getattr(functions, name)
@@ -211,7 +215,90 @@ PROGRAMS = [
     P(lambda m, a, b: a.lerp(b, 0.7), [r(4, 3), r(3)], r(4, 3), id="lerp-number"),
     P(lambda m, x, a, b: m.addcmul(x, a, b, value=0.5), [r(4, 3), r(3), r(4, 1)], r(4, 3), id="addcmul"),
     P(lambda m, x, a, b: x.addcdiv(a, b, value=2), [r(3), r(4, 3), pos(4, 3)], r(4, 3), id="addcdiv"),
+    P(lambda m, x: x.logsumexp(1), [r(4, 3)], r(4), id="logsumexp"),
+    P(lambda m, x: m.logsumexp(x, (0, 2), keepdim=True), [r(4, 3, 2)], r(1, 3, 1), id="logsumexp-tuple"),
+    P(lambda m, x: x.amax(), [distinct(4, 3)], None, id="amax"),
+    P(lambda m, x: m.amin(x, (0, 2)), [distinct(4, 3, 2)], r(3), id="amin-tuple"),
+    P(lambda m, x: x.median(), [distinct(4, 3)], None, id="median"),
+    P(lambda m, x: x.median(1).values, [distinct(4, 3)], r(4), id="median-dim"),
+    P(lambda m, x: m.median(x, 0, keepdim=True)[0], [distinct(4, 3)], r(1, 3), id="median-dim-keepdim"),
+    P(lambda m, x: x.kthvalue(2, 0).values, [distinct(4, 3)], r(3), id="kthvalue"),
+    P(lambda m, x: x.sort(0).values, [distinct(4, 3)], r(4, 3), id="sort"),
+    P(lambda m, x: m.sort(x, descending=True)[0], [distinct(4, 3)], r(4, 3), id="sort-descending"),
+    P(lambda m, x: x.topk(2).values, [distinct(4, 3)], r(4, 2), id="topk"),
+    P(lambda m, x: x.topk(3, dim=0, largest=False)[0], [distinct(4, 3)], r(3, 3), id="topk-smallest"),
+    P(lambda m, x: x.cumsum(1), [r(4, 3)], r(4, 3), id="cumsum"),
+    P(lambda m, x: m.cumprod(x, 0), [r(4, 3)], r(4, 3), id="cumprod"),
+    P(lambda m, x: x.cumprod(1), [np.array([[0.5, 0.0, 2.0, 0.0], [1.5, 2.0, 0.0, 3.0]])], r(2, 4), id="cumprod-zeros"),
+    P(lambda m, x: m.linalg.vector_norm(x, 3, dim=(0, 1)), [r(4, 3, 2)], r(2), id="vector_norm"),
+    P(lambda m, x: m.linalg.matrix_norm(x), [r(4, 3)], None, id="matrix_norm"),
+    P(lambda m, x: m.linalg.matrix_norm(x, 1), [distinct(4, 3)], None, id="matrix_norm-1"),
+    P(lambda m, x: m.linalg.matrix_norm(x, -float("inf")), [distinct(4, 3)], None, id="matrix_norm-neg-inf"),
+    P(lambda m, x: m.linalg.norm(x), [r(4, 3)], None, id="linalg_norm"),
+    P(lambda m, x: m.linalg.norm(x, dim=1), [r(4, 3)], r(4), id="linalg_norm-dim"),
+    P(lambda m, x: x.flip(0), [r(4, 3)], r(4, 3), id="flip"),
+    P(lambda m, x: m.flip(x, (0, 1)), [r(4, 3)], r(4, 3), id="flip-two"),
+    P(lambda m, x: x.roll(1, 0), [r(4, 3)], r(4, 3), id="roll"),
+    P(lambda m, x: x.roll(5), [r(4, 3)], r(4, 3), id="roll-flat"),
+    P(lambda m, x: x.repeat(2, 1, 3), [r(4, 3)], r(2, 4, 9), id="repeat"),
+    P(lambda m, x: m.tile(x, (2,)), [r(4, 3)], r(4, 6), id="tile"),
+    P(lambda m, x: x.tril(-1), [r(4, 3)], r(4, 3), id="tril"),
+    P(lambda m, x: m.triu(x, 1), [r(2, 4, 3)], r(2, 4, 3), id="triu"),
+    P(lambda m, x: x.diagonal(), [r(4, 3)], r(3), id="diagonal"),
+    P(lambda m, x: x.diagonal(1, 0, 2), [r(3, 2, 4)], r(2, 3), id="diagonal-offset"),
+    P(lambda m, x: m.diag_embed(x, -1), [r(2, 3)], r(2, 4, 4), id="diag_embed"),
+    P(lambda m, x: m.diag(x), [r(4)], r(4, 4), id="diag-vector"),
+    P(lambda m, x: m.diag(x, 1), [r(4, 3)], r(2), id="diag-matrix"),
+    P(lambda m, x: x.trace(), [r(4, 3)], None, id="trace"),
+    P(lambda m, x: x.narrow(1, 1, 2), [r(4, 3)], r(4, 2), id="narrow"),
+    P(lambda m, x: x.split(3)[1], [r(7, 2)], r(3, 2), id="split"),
+    P(lambda m, x: m.split(x, [1, 2], 1)[1], [r(4, 3)], r(4, 2), id="split-sizes"),
+    P(lambda m, x: x.chunk(2)[0] * x.chunk(2)[1], [r(4, 3)], r(2, 3), id="chunk"),
+    P(lambda m, x: x.unbind(1)[2], [r(4, 3)], r(4), id="unbind"),
+    P(lambda m, x: x.gather(1, m.tensor([[0, 0], [2, 1], [1, 1]])), [r(4, 3)], r(3, 2), id="gather"),
+    P(lambda m, x, s: x.scatter(0, m.tensor([[1, 0, 3]]), s), [r(4, 3), r(1, 3)], r(4, 3), id="scatter"),
+    P(lambda m, x: x.scatter(1, m.tensor([[0], [2]]), 0.5), [r(4, 3)], r(4, 3), id="scatter-value"),
+    P(lambda m, x, s: x.scatter_add(0, m.tensor([[1, 1, 3], [0, 1, 1]]), s), [r(4, 3), r(2, 3)], r(4, 3),
+      id="scatter_add"),
+    P(lambda m, x: x.index_select(0, m.tensor([3, 0, 3])), [r(4, 3)], r(3, 3), id="index_select"),
+    P(lambda m, x: x.masked_fill(m.tensor([True, False, True]), -1.0), [r(4, 3)], r(4, 3), id="masked_fill"),
+    P(lambda m, x: x.masked_select(m.tensor([[True], [False], [True], [True]])), [r(4, 3)], r(9), id="masked_select"),
+    P(lambda m, x: x.take(m.tensor([[0, 5], [11, 5]])), [r(4, 3)], r(2, 2), id="take"),
+    P(lambda m, x: x.movedim(0, 2), [r(2, 3, 4)], r(3, 4, 2), id="movedim"),
+    P(lambda m, x: m.swapaxes(x, 0, 1), [r(4, 3)], r(3, 4), id="swapaxes"),
+    P(lambda m, x: x.unflatten(1, (2, -1)), [r(3, 4)], r(3, 2, 2), id="unflatten"),
+    P(lambda m, x: x.flatten(1), [r(2, 3, 4)], r(2, 12), id="flatten-start"),
+    P(lambda m, x: x.view_as(m.ones(6, 2)), [r(4, 3)], r(6, 2), id="view_as"),
+    P(lambda m, x: x[None].squeeze((0,)), [r(4, 3)], r(4, 3), id="squeeze-tuple"),
+    P(lambda m, a, b: m.einsum("ij,jk->ik", a, b), [r(4, 3), r(3, 2)], r(4, 2), id="einsum-matmul"),
+    P(lambda m, a, b: m.einsum("bij,bj->bi", a, b), [r(2, 4, 3), r(2, 3)], r(2, 4), id="einsum-batched"),
+    P(lambda m, a, b: m.bmm(a, b), [r(2, 4, 3), r(2, 3, 2)], r(2, 4, 2), id="bmm"),
+    P(lambda m, a, b: m.mv(a, b), [r(4, 3), r(3)], r(4), id="mv"),
+    P(lambda m, a, b: m.tensordot(a, b, 1), [r(4, 3), r(3, 2)], r(4, 2), id="tensordot"),
+    P(lambda m, a, b: m.tensordot(a, b, ([0, 2], [1, 0])), [r(2, 3, 4), r(4, 2)], r(3), id="tensordot-pairs"),
+    P(lambda m, a, b: m.kron(a, b), [r(2, 3), r(3, 2)], r(6, 6), id="kron"),
+    P(lambda m, a, b: m.linalg.cross(a, b), [r(4, 3), r(1, 3)], r(4, 3), id="cross"),
+    P(lambda m, a, b: m.linalg.cross(a, b, dim=0), [r(3, 2), r(3, 2)], r(3, 2), id="cross-dim0"),
 ]
+
+# einsum's node in PyTorch depends on how it decomposes the equation; gradcli shows ViewBackward0.
+EINSUMS = [
+    P(lambda m, x: m.einsum("ii", x), [r(3, 3)], None, id="einsum-trace"),
+    P(lambda m, x: m.einsum("ii->i", x), [r(3, 3)], r(3), id="einsum-diagonal"),
+    P(lambda m, a, b: m.einsum("ij,k->i", a, b), [r(4, 3), r(2)], r(4), id="einsum-summed-away"),
+    P(lambda m, a, b: m.einsum("...j,...j->...", a, b), [r(2, 4, 3), r(4, 3)], r(2, 4), id="einsum-ellipsis"),
+    P(lambda m, a, b, c: m.einsum("i,j,k->ijk", a, b, c), [r(2), r(3), r(2)], r(2, 3, 2), id="einsum-three"),
+    P(lambda m, a, b: m.einsum("ij,ij->", a, b), [r(2, 3), r(2, 3)], None, id="einsum-inner"),
+]
+
+
+@pytest.mark.parametrize("fn, arrays, gradient", EINSUMS)
+def test_same_einsum_values_and_gradients(fn: Callable, arrays: list, gradient: Any) -> None:
+    want = run(APIS["torch"], fn, arrays, gradient)
+    got = run(APIS["gradcli"], fn, arrays, gradient)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=1e-12, atol=1e-13)
+    for g, w in zip(got["grads"], want["grads"], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 UNARY = [
     ("exp", lambda m, x: x.exp(), r), ("log", lambda m, x: x.log(), pos), ("log1p", lambda m, x: x.log1p(), pos),
@@ -338,6 +425,13 @@ KINKS = [
     P(lambda m, x: x.erfinv(), [1.0, -1.0, 0.0], id="erfinv-ends"),
     P(lambda m, x: x.lgamma() + x.digamma(), [0.0, -1.0, -2.0], id="gamma-poles"),
     P(lambda m, x: m.lerp(x, m.tensor([2.0, 2.0]), m.tensor([0.5, 1.0])), [0.0, 1.0], id="lerp-sides"),
+    P(lambda m, x: x.amax() + x.amin(), [1.0, 3.0, 3.0, 1.0], id="amax-amin-ties"),
+    P(lambda m, x: x.median(), [2.0, 1.0, 2.0, 3.0, 2.0], id="median-ties"),
+    P(lambda m, x: x.median(), [1.0, 2.0, 2.0, 3.0], id="median-even-ties"),
+    P(lambda m, x: x.logsumexp(0), [float("-inf"), float("-inf")], id="logsumexp-all-neg-inf"),
+    P(lambda m, x: x.logsumexp(0), [float("-inf"), 1.0], id="logsumexp-one-neg-inf"),
+    P(lambda m, x: x.cumprod(0) * m.arange(1.0, 6.0), [2.0, 0.0, 2.0, 0.0, 2.0], id="cumprod-two-zeros"),
+    P(lambda m, x: x.sort()[0] * m.arange(1.0, 6.0), [2.0, 1.0, 2.0, 3.0, 2.0], id="sort-ties-stable"),
 ]
 
 
@@ -411,6 +505,19 @@ ERRORS = [
         m.ones(2, requires_grad=True).sum(), [m.ones(2, requires_grad=True)]), id="grad-unused"),
     P(lambda m: m.ones(2, 3)[:, 7], id="index-range-dim1"),
     P(lambda m: m.ones(2, 3)[[0, 5]], id="index-array-range"),
+    P(lambda m: m.linalg.cross(m.ones(2, 3), m.ones(3)), id="cross-ndim"),
+    P(lambda m: m.linalg.cross(m.ones(2, 2), m.ones(2, 2)), id="cross-size"),
+    P(lambda m: m.ones(2, 3).gather(1, m.tensor([[0, 3]])), id="gather-range"),
+    P(lambda m: m.ones(2, 3).repeat(2), id="repeat-dims"),
+    P(lambda m: m.ones(2, 3).narrow(1, 2, 2), id="narrow-range"),
+    P(lambda m: m.ones(2, 3).unflatten(1, (2, 2)), id="unflatten-sizes"),
+    P(lambda m: m.ones(2, 3).split([1, 2]), id="split-sizes"),
+    P(lambda m: m.ones(2, 3).index_select(0, m.tensor([0, 2])), id="index_select-range"),
+    P(lambda m: m.ones(2, 3).kthvalue(4), id="kthvalue-range"),
+    P(lambda m: m.ones(2, 3).topk(4), id="topk-range"),
+    P(lambda m: m.ones(2, 3).tril().trace() + m.ones(3).tril(), id="tril-vector"),
+    P(lambda m: m.ones(2, 3).diagonal(0, 1, 1), id="diagonal-same-dims"),
+    P(lambda m: m.ones(2, 3).movedim((0, 1), (0,)), id="movedim-count"),
 ]
 
 

@@ -75,6 +75,13 @@ class Kinks:
         return hit & (np.sum(hit, axis=dim, keepdims=True) > 1)
 
     @staticmethod
+    def median_kink(x: Any, at: int) -> np.ndarray:
+        """Elements tied with the median (another element has its value): the gradient is shared."""
+        x = np.asarray(x)
+        hit = x == x.reshape(-1)[at]
+        return hit & (np.sum(hit) > 1)
+
+    @staticmethod
     def norm_kink(x: Any, p: float, dim: tuple[int, ...] | None) -> np.ndarray:
         """Every element of a zero slice; zeros for p ≤ 1; ties in |x| for the max norm."""
         x = np.asarray(x)

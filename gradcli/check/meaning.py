@@ -436,6 +436,15 @@ class Meaning:
         q = self.number(p)
         return self.pow(self.total(self.pow(self.Abs(u), q) for u in v), 1 / q)
 
+    def logsumexp_all(self, v: np.ndarray) -> Any:
+        return self.log(self.total(self.exp(u) for u in v))
+
+    def cumsum_1d(self, v: np.ndarray) -> np.ndarray:
+        return _vector([self.total(v[:k + 1]) for k in range(len(v))])
+
+    def cumprod_1d(self, v: np.ndarray) -> np.ndarray:
+        return _vector([self.mul_all(v[:k + 1]) for k in range(len(v))])
+
     def softmax_1d(self, v: np.ndarray) -> np.ndarray:
         e = [self.exp(u) for u in v]
         whole = self.total(e)
@@ -470,6 +479,67 @@ class Meaning:
             self.spend(moved.shape[-1])
             out[idx] = fn1d(moved[idx])
         return np.moveaxis(out, -1, dim)
+
+    def masked(self, x: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """x where `keep`, zero elsewhere (tril, triu)."""
+        self.spend(x.size)
+        out = np.array(x, dtype=object, copy=True)
+        out[~np.broadcast_to(keep, x.shape)] = sp.S.Zero
+        return out
+
+    def diag_embed(self, x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+        n = x.shape[-1] + abs(offset)
+        out = np.empty(x.shape[:-1] + (n, n), dtype=object)
+        out.fill(sp.S.Zero)
+        self.spend(out.size)
+        for idx in np.ndindex(*x.shape):
+            i = idx[-1]
+            out[idx[:-1] + (i + max(-offset, 0), i + max(offset, 0))] = x[idx]
+        return np.moveaxis(out, (-2, -1), (dim1 % out.ndim, dim2 % out.ndim))
+
+    def scatter(self, x: np.ndarray, src: np.ndarray, key: tuple, add: bool) -> np.ndarray:
+        """The input with src's leading block written (or added) at the index positions."""
+        out = np.array(x, dtype=object, copy=True)
+        self.spend(out.size)
+        if src.ndim:
+            shape = np.broadcast_shapes(*(np.shape(k) for k in key))
+            src = src[tuple(slice(0, n) for n in shape)]
+        if add:
+            np.add.at(out, key, src)
+        else:
+            out[key] = src
+        return out
+
+    def cross(self, a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1))
+        out = np.empty(a.shape, dtype=object)
+        for idx in np.ndindex(*a.shape[:-1]):
+            self.spend(6)
+            u, v = a[idx], b[idx]
+            out[idx] = _vector([self.sub(self.mul(u[(k + 1) % 3], v[(k + 2) % 3]),
+                                         self.mul(u[(k + 2) % 3], v[(k + 1) % 3])) for k in range(3)])
+        return np.moveaxis(out, -1, dim)
+
+    def einsum(self, equation: str, *xs: np.ndarray) -> np.ndarray:
+        """An explicit einsum ('ij,jk->ik'): each output element one sum of products."""
+        ins, result = equation.split("->")
+        subs = ins.split(",")
+        sizes = {c: n for s, x in zip(subs, xs) for c, n in zip(s, x.shape)}
+        summed = [c for c in dict.fromkeys("".join(subs)) if c not in result]
+        out = np.empty(tuple(sizes[c] for c in result), dtype=object)
+        for idx in np.ndindex(*out.shape):
+            at = dict(zip(result, idx))
+            terms = []
+            for inner in np.ndindex(*(sizes[c] for c in summed)):
+                at.update(zip(summed, inner))
+                factors = [x[tuple(at[c] for c in s)] for s, x in zip(subs, xs)]
+                term = factors[0]
+                for f in factors[1:]:
+                    term = self.mul(term, f)
+                terms.append(term)
+            self.spend(len(terms) * len(xs))
+            out[idx] = self.total(terms)
+        return out
 
     def index_put(self, v: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
         """Scatter-add into zeros: repeated indices accumulate, as the forward's `np.add.at`."""

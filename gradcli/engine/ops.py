@@ -639,6 +639,68 @@ LOG_SOFTMAX = Op(name="log_softmax", node="LogSoftmaxBackward0", forward=_log_so
                  rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
                  sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
 
+# -- more reductions and scans (torch.cumsum ... torch.median) --------------------------------------
+def _share_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> Any:
+    """amax, amin and median: the gradient split evenly among the elements equal to the result."""
+    mask = ns.where(x == _back_to(ns, out, x, dim, keepdim), 1.0, 0.0)
+    return _back_to(ns, g, x, dim, keepdim) * mask / ns.sum(mask, dim=dim, keepdim=True)
+
+
+def _logsumexp_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
+    """log Σ exp(x), shifted by the maximum so nothing overflows (an all -inf slice gives -inf)."""
+    m = np.max(x, axis=dim, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+def _reverse_cumsum(ns: Any, g: Any, dim: int) -> Any:
+    return ns.flip(ns.cumsum(ns.flip(g, (dim,)), dim), (dim,))
+
+
+def _cumprod_vjp(ns: Any, g: Any, out: Any, x: Any, dim: int) -> Any:
+    """Σⱼ≥ᵢ gⱼ·Πₖ≤ⱼ,ₖ≠ᵢ xₖ. Without zeros that is the reverse cumsum of g·out over x; with zeros
+    each slice of n elements becomes n rows with xᵢ replaced by 1 (O(n²), exact, differentiable)."""
+    if not np.any(np.asarray(x) == 0):
+        return _reverse_cumsum(ns, g * out, dim) / x
+    n = x.shape[dim]
+    order = tuple(d for d in range(x.ndim) if d != dim) + (dim,)
+    xm, gm = ns.permute(x, order), ns.permute(g, order)
+    lead = xm.shape[:-1]
+    rows = ns.expand(ns.reshape(xm, lead + (1, n)), lead + (n, n))
+    partial = ns.cumprod(ns.where(np.eye(n, dtype=bool), 1.0, rows), -1)
+    upper = np.triu(np.ones((n, n), dtype=x.dtype))
+    gi = ns.sum(partial * upper * ns.reshape(gm, lead + (1, n)), dim=(len(lead) + 1,))
+    return ns.permute(gi, tuple(np.argsort(order)))
+
+
+LOGSUMEXP = Op(name="logsumexp", node="LogsumexpBackward0", forward=_logsumexp_forward,
+               vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
+                     _back_to(ns, g, x, dim, keepdim) * ns.exp(x - _back_to(ns, o, x, dim, keepdim)),),
+               rule="∂logΣexp(x)/∂xᵢ = exp(xᵢ - logΣexp(x))", saves=("xo",),
+               sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.logsumexp_all, x, dim, keepdim))
+AMAX = Op(name="amax", node="AmaxBackward0", forward=_extremum_forward(np.max), vjps=(_share_vjp,),
+          rule="∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)", saves=("xo",),
+          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
+          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
+AMIN = Op(name="amin", node="AminBackward0", forward=_extremum_forward(np.min), vjps=(_share_vjp,),
+          rule="∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)", saves=("xo",),
+          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
+          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
+MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.reshape(-1)[at],
+            vjps=(lambda ns, g, o, x, at: _share_vjp(ns, g, o, x),),
+            rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
+            nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at))
+CUMSUM = Op(name="cumsum", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim),
+            vjps=(lambda ns, g, o, x, dim: _reverse_cumsum(ns, g, dim),),
+            rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
+            nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim))
+CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim),
+             vjps=(_cumprod_vjp,), rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
+             nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim))
+
+
 RESHAPE = Op(name="reshape", node="ViewBackward0", forward=lambda x, shape: np.reshape(x, shape),
              vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), rule="reshape back to the input's shape",
              nests=False, sym=lambda S, x, shape: x.reshape(shape))
@@ -666,6 +728,176 @@ STACK = Op(name="stack", node="StackBackward0", forward=_stack_forward, vjps=(),
            rule="select each input's slice of the gradient",
            nests=False, sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
 
+# -- more shapes and indexing (flip ... einsum) ----------------------------------------------------
+def _repeat_forward(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    return np.tile(x, repeats)
+
+
+def _repeat_vjp(ns: Any, g: Any, out: Any, x: Any, repeats: tuple[int, ...]) -> Any:
+    """Each output axis of size r·n splits into (r, n); summing the r copies gives the input's gradient."""
+    lead = len(repeats) - x.ndim
+    shape = (1,) * lead + tuple(x.shape)
+    split = tuple(n for r, s in zip(repeats, shape) for n in (r, s))
+    summed = ns.sum(ns.reshape(g, split), dim=tuple(range(0, 2 * len(repeats), 2)))
+    return ns.reshape(summed, x.shape)
+
+
+def _triangle(upper: bool) -> Callable:
+    def forward(x: np.ndarray, diagonal: int = 0) -> np.ndarray:
+        return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
+    return forward
+
+
+def _triangle_mask(shape: tuple[int, ...], diagonal: int, upper: bool) -> np.ndarray:
+    rows, cols = np.indices(shape[-2:], sparse=True)
+    return cols - rows >= diagonal if upper else cols - rows <= diagonal
+
+
+def _diagonal_forward(x: np.ndarray, offset: int = 0, dim1: int = 0, dim2: int = 1) -> np.ndarray:
+    return np.diagonal(x, offset, dim1, dim2).copy()
+
+
+def _diag_embed_forward(x: np.ndarray, offset: int = 0, dim1: int = -2, dim2: int = -1) -> np.ndarray:
+    """The last axis of x on the `offset` diagonal of two new axes (dim1, dim2) of the output."""
+    m = x.shape[-1]
+    n = m + abs(offset)
+    out = np.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+    row, col = max(-offset, 0), max(offset, 0)
+    np.einsum("...ii->...i", out[..., row:row + m, col:col + m])[...] = x
+    ndim = out.ndim
+    return np.moveaxis(out, (-2, -1), (dim1 % ndim, dim2 % ndim))
+
+
+def _diag_embed_vjp(ns: Any, g: Any, out: Any, x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    return ns.diagonal(g, offset, dim1 % g.ndim, dim2 % g.ndim)
+
+
+def _scatter_forward(x: np.ndarray, src: Any, key: tuple) -> np.ndarray:
+    out = np.array(x, copy=True)
+    out[key] = _scattered(src, key)
+    return out
+
+
+def _scattered(src: Any, key: tuple) -> Any:
+    """The source values that land at `key`: the leading block of src (index's shape), or a number."""
+    src = np.asarray(src)
+    if src.ndim == 0:
+        return src
+    shape = np.broadcast_shapes(*(np.shape(k) for k in key))
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def _scatter_add_forward(x: np.ndarray, src: np.ndarray, key: tuple) -> np.ndarray:
+    out = np.array(x, copy=True)
+    np.add.at(out, key, _scattered(src, key))
+    return out
+
+
+def _untouched(shape: tuple[int, ...], key: tuple, dtype: np.dtype) -> np.ndarray:
+    """1 where scatter keeps the input, 0 where it writes over it."""
+    mask = np.ones(shape, dtype=dtype)
+    mask[key] = 0
+    return mask
+
+
+def _src_gradient(ns: Any, g: Any, src: Any, key: tuple) -> Any:
+    """The gradient gathered at `key`, put back in src's shape (zeros past index's block)."""
+    picked = ns.index(g, key)
+    if picked.shape == src.shape:
+        return picked
+    pieces = tuple(slice(0, n) for n in picked.shape)
+    return ns.index_put(picked, src.shape, pieces)
+
+
+def _roll_forward(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None = None) -> np.ndarray:
+    """Without dims, the flattened tensor rolls (by its one shift) and keeps its shape."""
+    return np.roll(x, shifts[0] if dims is None else shifts, dims)
+
+
+def _roll_vjp(ns: Any, g: Any, out: Any, x: Any, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> Any:
+    return ns.roll(g, tuple(-s for s in shifts), dims)
+
+
+def _cross_forward(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
+    return np.cross(a, b, axis=dim)
+
+
+def _einsum_forward(*xs: np.ndarray, equation: str) -> np.ndarray:
+    return np.einsum(equation, *xs, optimize=len(xs) > 2)
+
+
+def _einsum_vjps(count: int) -> tuple[Callable, ...]:
+    return tuple((lambda i: lambda ns, g, out, *xs, equation: _einsum_vjp(ns, g, xs, i, equation))(i)
+                 for i in range(count))
+
+
+_FRESH = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_vjp(ns: Any, g: Any, xs: tuple, i: int, equation: str) -> Any:
+    """∂/∂xᵢ of an einsum is another einsum: of g with the other operands, into xᵢ's subscripts.
+
+    Letters repeated in xᵢ (a diagonal, 'ii->i') get fresh names tied by an identity matrix, and
+    letters found only in xᵢ (summed away, 'ij->i') by a vector of ones; both are constants.
+    `equation` is explicit ('...->...') with no ellipsis (the functional API expands it).
+    """
+    ins, result = equation.split("->")
+    subs = ins.split(",")
+    sizes = {c: n for s, x in zip(subs, xs) for c, n in zip(s, x.shape)}
+    target, extra, extra_subs = "", [], []
+    fresh = iter(c for c in _FRESH if c not in equation)
+    for c in subs[i]:
+        if c in target:
+            new = next(fresh)
+            extra.append(np.eye(sizes[c], dtype=g.dtype))
+            extra_subs.append(c + new)
+            target += new
+        else:
+            target += c
+    others = [s for k, s in enumerate(subs) if k != i]
+    present = set(result).union(*others) if others else set(result)
+    for c in dict.fromkeys(subs[i]):
+        if c not in present:
+            extra.append(np.ones(sizes[c], dtype=g.dtype))
+            extra_subs.append(c)
+    operands = [g] + [x for k, x in enumerate(xs) if k != i] + extra
+    return ns.einsum(",".join([result] + others + extra_subs) + "->" + target, *operands)
+
+
+FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims),
+          vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), rule="flip the gradient back",
+          nests=False, sym=lambda S, x, dims: np.flip(x, dims))
+ROLL = Op(name="roll", node="RollBackward0", forward=_roll_forward, vjps=(_roll_vjp,),
+          rule="roll the gradient back", nests=False, sym=lambda S, x, shifts, dims: _roll_forward(x, shifts, dims))
+REPEAT = Op(name="repeat", node="RepeatBackward0", forward=_repeat_forward, vjps=(_repeat_vjp,),
+            rule="sum the gradient over the copies", nests=False, sym=lambda S, x, repeats: np.tile(x, repeats))
+TRIL = Op(name="tril", node="TrilBackward0", forward=_triangle(upper=False),
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.tril(g, diagonal),), rule="keep the gradient's lower triangle",
+          nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=False)))
+TRIU = Op(name="triu", node="TriuBackward0", forward=_triangle(upper=True),
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.triu(g, diagonal),), rule="keep the gradient's upper triangle",
+          nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=True)))
+DIAG_EMBED = Op(name="diag_embed", node="DiagEmbedBackward0", forward=_diag_embed_forward, vjps=(_diag_embed_vjp,),
+                rule="take the gradient's diagonal", nests=False,
+                sym=lambda S, x, offset=0, dim1=-2, dim2=-1: S.diag_embed(x, offset, dim1, dim2))
+SCATTER = Op(name="scatter", node="ScatterBackward0", forward=_scatter_forward,
+             vjps=(lambda ns, g, o, x, src, key: g * _untouched(g.shape, key, g.dtype),
+                   lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
+             rule="∂/∂input = 1 where not written, ∂/∂src = the gradient at the index", args="xs",
+             nests=False, sym=lambda S, x, src, key: S.scatter(x, src, key, add=False))
+SCATTER_ADD = Op(name="scatter_add", node="ScatterAddBackward0", forward=_scatter_add_forward,
+                 vjps=(lambda ns, g, o, x, src, key: g, lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
+                 rule="∂/∂input = 1, ∂/∂src = the gradient at the index", args="xs",
+                 nests=False, sym=lambda S, x, src, key: S.scatter(x, src, key, add=True))
+CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
+           vjps=(lambda ns, g, o, a, b, dim: ns.cross(b, g, dim), lambda ns, g, o, a, b, dim: ns.cross(g, a, dim)),
+           rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
+           nests=False, sym=lambda S, a, b, dim: S.cross(a, b, dim))
+EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
+            rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
+            nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs))
+
+
 CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda ns, g, o, x: g,
                rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
@@ -675,7 +907,11 @@ CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(d
 
 
 def variadic(op: Op, count: int) -> Op:
-    """Cat and stack take any number of tensors: give this call one VJP per input."""
+    """Cat, stack and einsum take any number of tensors: give this call one VJP per input."""
+    if op is EINSUM:  # each operand's VJP reads all the others: a node keeps every input
+        names = _FRESH.lower()[:count]
+        return dataclasses.replace(op, vjps=_einsum_vjps(count), args=names, saves=(names,) * count,
+                                   plans=(((True,) * count, False),) * (1 << count))
     vjps = _cat_vjps(count) if op is CAT else _stack_vjps(count)
     return dataclasses.replace(op, vjps=vjps, plans=())
 
@@ -717,6 +953,29 @@ class _NumpyNamespace:
     floor = staticmethod(np.floor)
     trunc = staticmethod(np.trunc)
     digamma = staticmethod(special.digamma)
+
+    @staticmethod
+    def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
+        return np.cumsum(x, axis=dim)
+
+    @staticmethod
+    def cumprod(x: np.ndarray, dim: int) -> np.ndarray:
+        return np.cumprod(x, axis=dim)
+
+    @staticmethod
+    def flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+        return np.flip(x, dims)
+
+    roll = staticmethod(_roll_forward)
+    tril = staticmethod(np.tril)
+    triu = staticmethod(np.triu)
+    diagonal = staticmethod(_diagonal_forward)  # the layout of functions.diagonal, which indexes
+    diag_embed = staticmethod(_diag_embed_forward)
+    cross = staticmethod(_cross_forward)
+
+    @staticmethod
+    def einsum(equation: str, *xs: np.ndarray) -> np.ndarray:
+        return _einsum_forward(*xs, equation=equation)
     polygamma = staticmethod(special.polygamma)
     sin = staticmethod(np.sin)
     cos = staticmethod(np.cos)
@@ -775,5 +1034,7 @@ TABLE: tuple[Op, ...] = (
     LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC,
     ATAN2, HYPOT, FMOD, REMAINDER, XLOGY, FMAX, FMIN, LERP, ADDCMUL, ADDCDIV,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
+    LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
+    FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
 )

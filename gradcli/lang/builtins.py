@@ -113,10 +113,20 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
     "softmax": F.softmax, "log_softmax": F.log_softmax,
+    "logsumexp": F.logsumexp, "amax": F.amax, "amin": F.amin, "cumsum": F.cumsum, "cumprod": F.cumprod,
+    "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue,
+    "median": F.median,
     "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
     "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
     "cat": F.cat, "concat": F.cat, "stack": F.stack,
+    "view_as": F.view_as, "reshape_as": F.view_as, "unflatten": F.unflatten, "movedim": F.movedim,
+    "moveaxis": F.movedim, "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "fliplr": F.fliplr,
+    "flipud": F.flipud, "roll": F.roll, "tile": F.tile, "tril": F.tril, "triu": F.triu, "diag": F.diag,
+    "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "narrow": F.narrow, "split": F.split,
+    "chunk": F.chunk, "unbind": F.unbind, "gather": F.gather, "scatter": F.scatter, "scatter_add": F.scatter_add,
+    "index_select": F.index_select, "masked_fill": F.masked_fill, "masked_select": F.masked_select, "take": F.take,
+    "einsum": F.einsum, "bmm": F.bmm, "mv": F.mv, "tensordot": F.tensordot, "kron": F.kron, "cross": F.cross,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
 }
@@ -126,6 +136,14 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
               "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
+OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESHAPE, "movedim": O.PERMUTE,
+              "moveaxis": O.PERMUTE, "swapaxes": O.TRANSPOSE, "swapdims": O.TRANSPOSE, "fliplr": O.FLIP,
+              "flipud": O.FLIP, "tile": O.REPEAT, "diag": O.INDEX, "diagonal": O.INDEX, "trace": O.SUM, "narrow": O.INDEX,
+              "split": O.INDEX, "chunk": O.INDEX, "unbind": O.INDEX, "gather": O.INDEX, "index_select": O.INDEX,
+              "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
+              "tensordot": O.MATMUL, "kron": O.MUL})
+OP_OF.update({"sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
+              "matrix_norm": O.NORM})
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
               "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
@@ -147,16 +165,19 @@ _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL})
+LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
+                                    "norm": F.linalg_norm, "cross": F.cross})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, **_DTYPE_NAMES,
+                            **_CONSTANTS})
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
-                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL,
+                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.linalg": LINALG,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -174,6 +195,11 @@ TENSOR_METHODS = frozenset({
     "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
     "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",
     "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
+    "logsumexp", "amax", "amin", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "kthvalue", "median",
+    "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
+    "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
+    "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
+    "kron", "cross",
 })
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
