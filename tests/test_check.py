@@ -396,6 +396,11 @@ OP_PROGRAMS = {
     "scatter_add": (lambda x, s: x.scatter_add(0, F.as_tensor([[1, 1, 0]]), s), [_u(2, 3), _u(1, 3)]),
     "cross": (lambda a, b: F.cross(a, b), [_u(2, 3), _u(2, 3)]),
     "einsum": (lambda a, b: F.einsum("ij,kj->ik", a, b), [_u(2, 3), _u(4, 3)]),
+    "det": (lambda a: F.det(a), [_u(3, 3)]),
+    "logabsdet": (lambda a: F.slogdet(a).logabsdet, [_u(3, 3)]),
+    "inverse": (lambda a: F.inverse(a), [_u(2, 2) + 2 * np.eye(2)]),
+    "solve": (lambda a, b: F.solve(a, b), [_u(2, 2) + 2 * np.eye(2), _u(2)]),
+    "cholesky": (lambda a: F.cholesky(a), [_u(3, 3) @ _u(3, 3).T + np.eye(3)]),
 }
 
 

@@ -28,6 +28,10 @@ def unit(*shape):
     return R.uniform(-0.9, 0.9, shape)
 
 
+_M = R.standard_normal((3, 3))
+SPD = _M @ _M.T + np.eye(3)
+
+
 def binary(a, b):
     return [((a, b), {})]
 
@@ -81,7 +85,8 @@ CASES = {
     "lerp": [((normal(2, 3), normal(3), normal(2, 3)), {}), ((normal(3), normal(3), 0.25), {})],
     "addcmul": [((normal(2, 3), normal(3), normal(2, 1)), {"value": 0.5})],
     "addcdiv": [((normal(3), normal(2, 3), positive(2, 3)), {"value": 2})],
-    "logsumexp": [((normal(2, 3),), {"dim": (1,), "keepdim": False}), ((normal(2, 3, 2),), {"dim": None, "keepdim": True})],
+    "logsumexp": [((normal(2, 3),), {"dim": (1,), "keepdim": False}),
+                  ((normal(2, 3, 2),), {"dim": None, "keepdim": True})],
     "amax": [((normal(2, 3),), {"dim": (0, 1), "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": True})],
     "amin": [((normal(2, 3),), {"dim": None, "keepdim": False})],
     "median": [((normal(2, 3),), {"at": 4})],
@@ -100,12 +105,16 @@ CASES = {
     "cross": [((normal(2, 3), normal(3)), {"dim": -1}), ((normal(3, 2), normal(3, 2)), {"dim": -2})],
     "einsum": [((normal(2, 3), normal(3, 4)), {"equation": "ij,jk->ik"}), ((normal(3, 3),), {"equation": "ii->"}),
                ((normal(2), normal(3), normal(2)), {"equation": "i,j,k->ijk"})],
+    "det": [((normal(3, 3),), {}), ((normal(2, 2, 2),), {})],
+    "slogdet": [((normal(3, 3),), {})],
+    "inverse": [((normal(2, 2) + 2 * np.eye(2),), {}), ((normal(2, 3, 3) + 2 * np.eye(3),), {})],
+    "solve": [((normal(2, 2) + 2 * np.eye(2), normal(2)), {}), ((normal(3, 3) + 2 * np.eye(3), normal(3, 2)), {})],
+    "cholesky": [((SPD,), {})],
 }
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s),
                 "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,
                 "log2": positive, "log10": positive, "rsqrt": positive, "lgamma": positive, "digamma": positive,
-                "floor": lambda *s: normal(*s) * 3, "ceil": lambda *s: normal(*s) * 3, "trunc": lambda *s: normal(*s) * 3,
-                "frac": lambda *s: normal(*s) * 3}
+                **dict.fromkeys(("floor", "ceil", "trunc", "frac"), lambda *s: normal(*s) * 3)}
 
 
 def cases(op):

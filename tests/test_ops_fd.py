@@ -314,6 +314,20 @@ CASES = [
     P(lambda a, b: F.kron(a, b), [r(2, 3), r(3, 2)], id="kron"),
     P(lambda a, b: F.cross(a, b), [r(4, 3), r(1, 3)], id="cross"),
     P(lambda a, b: F.cross(a, b, dim=0), [r(3, 2), r(3, 2)], id="cross-dim0"),
+    P(lambda a: F.det(a), [r(3, 3)], id="det"),
+    P(lambda a: F.det(a), [r(2, 3, 3)], id="det-batched"),
+    P(lambda a: F.det(a), [np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -1.0, 2.0]])], id="det-singular"),
+    P(lambda a: F.slogdet(a).logabsdet, [r(3, 3)], id="slogdet"),
+    P(lambda a: F.logdet(a), [r(3, 3) + 3 * np.eye(3)], id="logdet"),
+    P(lambda a: F.inverse(a), [r(3, 3) + 2 * np.eye(3)], id="inverse"),
+    P(lambda a: F.inverse(a), [r(2, 3, 3) + 2 * np.eye(3)], id="inverse-batched"),
+    P(lambda a, b: F.solve(a, b), [r(3, 3) + 2 * np.eye(3), r(3)], id="solve-vector"),
+    P(lambda a, b: F.solve(a, b), [r(3, 3) + 2 * np.eye(3), r(3, 2)], id="solve-matrix"),
+    P(lambda a, b: F.solve(a, b), [r(2, 3, 3) + 2 * np.eye(3), r(2, 3)], id="solve-batched-vectors"),
+    P(lambda a: F.cholesky(a @ a.T + gradcli.eye(3)), [r(3, 3)], id="cholesky"),
+    P(lambda a: F.cholesky(a @ a.transpose(-1, -2) + gradcli.eye(2)), [r(2, 2, 2)], id="cholesky-batched"),
+    P(lambda a: F.matrix_power(a, 3), [r(3, 3)], id="matrix_power"),
+    P(lambda a: F.matrix_power(a, -2), [r(3, 3) + 2 * np.eye(3)], id="matrix_power-negative"),
     P(lambda x, w, b: ((x @ w + b).tanh() * 2).log_softmax(1).sum(1).mean(), [r(4, 3), r(3, 2), r(2)], id="mlp"),
     P(lambda x: (x * x).sum() * x + x[0], [r(3)], id="reuse"),
 ]
@@ -465,6 +479,12 @@ HESSIANS = [
     P(lambda a: (a.roll(1) * a * a.tril().sum()).sum(), [r(2, 2)], id="roll-tril"),
     P(lambda a: (a.repeat(2, 1) ** 3).sum() + a.diagonal().prod(), [r(2, 2)], id="repeat-diagonal"),
     P(lambda a: (a.scatter_add(0, F.as_tensor([[1, 0]]), a[:1]) ** 3).sum(), [r(2, 2)], id="scatter_add"),
+    P(lambda a: F.det(a.reshape(2, 2)), [r(4)], id="det"),
+    P(lambda a: F.det(a.reshape(2, 2)) * a.sum(), [np.array([1.0, 2.0, 2.0, 4.0])], id="det-singular"),
+    P(lambda a: F.inverse(a.reshape(2, 2) + 2 * gradcli.eye(2)).sum(), [r(4)], id="inverse"),
+    P(lambda a, b: F.solve(a + 2 * gradcli.eye(2), b).sum(), [r(2, 2), r(2)], id="solve"),
+    P(lambda a: F.slogdet(a + 2 * gradcli.eye(2)).logabsdet, [r(2, 2)], id="slogdet"),
+    P(lambda a: F.cholesky(a @ a.T + gradcli.eye(2)).sum(), [r(2, 2)], id="cholesky"),
 ]
 
 

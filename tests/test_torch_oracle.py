@@ -279,6 +279,18 @@ PROGRAMS = [
     P(lambda m, a, b: m.kron(a, b), [r(2, 3), r(3, 2)], r(6, 6), id="kron"),
     P(lambda m, a, b: m.linalg.cross(a, b), [r(4, 3), r(1, 3)], r(4, 3), id="cross"),
     P(lambda m, a, b: m.linalg.cross(a, b, dim=0), [r(3, 2), r(3, 2)], r(3, 2), id="cross-dim0"),
+    P(lambda m, a: m.linalg.det(a), [r(3, 3)], None, id="det"),
+    P(lambda m, a: a.det(), [r(2, 3, 3)], r(2), id="det-batched"),
+    P(lambda m, a: m.linalg.slogdet(a).logabsdet, [r(3, 3)], None, id="slogdet"),
+    P(lambda m, a: m.logdet(a), [r(3, 3) + 3 * np.eye(3)], None, id="logdet"),
+    P(lambda m, a: m.linalg.inv(a), [r(3, 3) + 2 * np.eye(3)], r(3, 3), id="inv"),
+    P(lambda m, a: a.inverse(), [r(2, 3, 3) + 2 * np.eye(3)], r(2, 3, 3), id="inverse-batched"),
+    P(lambda m, a, b: m.linalg.solve(a, b), [r(3, 3) + 2 * np.eye(3), r(3)], r(3), id="solve-vector"),
+    P(lambda m, a, b: m.linalg.solve(a, b), [r(3, 3) + 2 * np.eye(3), r(3, 2)], r(3, 2), id="solve-matrix"),
+    P(lambda m, a: m.linalg.cholesky(a @ a.T + m.eye(3)), [r(3, 3)], r(3, 3), id="cholesky"),
+    P(lambda m, a: m.linalg.matrix_power(a, 3), [r(3, 3)], r(3, 3), id="matrix_power"),
+    P(lambda m, a: m.linalg.matrix_power(a, 4), [r(3, 3)], r(3, 3), id="matrix_power-4"),
+    P(lambda m, a: m.linalg.matrix_power(a, -2), [r(3, 3) + 2 * np.eye(3)], r(3, 3), id="matrix_power-negative"),
 ]
 
 # einsum's node in PyTorch depends on how it decomposes the equation; gradcli shows ViewBackward0.
@@ -320,8 +332,10 @@ UNARY = [
     ("lgamma", lambda m, x: x.lgamma(), lambda *s: r(*s) * 3), ("digamma", lambda m, x: x.digamma(), pos),
     ("digamma-negative", lambda m, x: m.digamma(x), lambda *s: -pos(*s) - 0.25),
     ("polygamma", lambda m, x: m.polygamma(2, x), pos), ("floor", lambda m, x: x.floor() * x, lambda *s: r(*s) * 3),
-    ("ceil", lambda m, x: m.ceil(x) * x, lambda *s: r(*s) * 3), ("trunc", lambda m, x: x.trunc() * x, lambda *s: r(*s) * 3),
-    ("round", lambda m, x: x.round() * x, lambda *s: r(*s) * 3), ("frac", lambda m, x: x.frac() * x, lambda *s: r(*s) * 3),
+    ("ceil", lambda m, x: m.ceil(x) * x, lambda *s: r(*s) * 3),
+    ("trunc", lambda m, x: x.trunc() * x, lambda *s: r(*s) * 3),
+    ("round", lambda m, x: x.round() * x, lambda *s: r(*s) * 3),
+    ("frac", lambda m, x: x.frac() * x, lambda *s: r(*s) * 3),
     ("round-decimals", lambda m, x: m.round(x, decimals=2) * x, r), ("pow-number-base-fn", lambda m, x: m.pow(2, x), r),
     ("fmod-number", lambda m, x: m.fmod(x, 0.7), lambda *s: r(*s) * 3),
     ("remainder-operator", lambda m, x: x % 0.7, lambda *s: r(*s) * 3),
@@ -518,6 +532,12 @@ ERRORS = [
     P(lambda m: m.ones(2, 3).tril().trace() + m.ones(3).tril(), id="tril-vector"),
     P(lambda m: m.ones(2, 3).diagonal(0, 1, 1), id="diagonal-same-dims"),
     P(lambda m: m.ones(2, 3).movedim((0, 1), (0,)), id="movedim-count"),
+    P(lambda m: m.linalg.det(m.ones(2, 3)), id="det-square"),
+    P(lambda m: m.linalg.inv(m.ones(3)), id="inv-vector"),
+    P(lambda m: m.linalg.inv(m.tensor([[1.0, 2.0], [2.0, 4.0]])), id="inv-singular"),
+    P(lambda m: m.linalg.inv(m.tensor([[0.0, 0.0, 1.0], [1.0, 2.0, 0.0], [2.0, 4.0, 0.0]])), id="inv-singular-3"),
+    P(lambda m: m.linalg.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]])), id="cholesky-not-pd"),
+    P(lambda m: m.linalg.solve(m.tensor([[1.0, 2.0], [2.0, 4.0]]), m.ones(2)), id="solve-singular"),
 ]
 
 

@@ -75,6 +75,13 @@ class Kinks:
         return hit & (np.sum(hit, axis=dim, keepdims=True) > 1)
 
     @staticmethod
+    def asymmetric_kink(x: Any) -> np.ndarray:
+        """Cholesky reads only the lower triangle of a matrix that is not symmetric, while PyTorch's
+        gradient is that of the symmetric matrix: off the symmetric matrices the two differ."""
+        x = np.asarray(x)
+        return np.broadcast_to((x != np.swapaxes(x, -1, -2)).any(axis=(-2, -1), keepdims=True), x.shape)
+
+    @staticmethod
     def median_kink(x: Any, at: int) -> np.ndarray:
         """Elements tied with the median (another element has its value): the gradient is shared."""
         x = np.asarray(x)

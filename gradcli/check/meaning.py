@@ -541,6 +541,39 @@ class Meaning:
             out[idx] = self.total(terms)
         return out
 
+    def matrices(self, x: np.ndarray, fn: Callable[[sp.Matrix], Any]) -> np.ndarray:
+        """A function of each matrix of a batch, as a SymPy Matrix (its entries made symbolic)."""
+        n, m = x.shape[-2:]
+        lead = x.shape[:-2]
+        cells = []
+        for idx in np.ndindex(*lead):
+            self.spend(n * m * n)
+            cells.append(fn(sp.Matrix(n, m, [_symbolic(u) for u in x[idx].flat])))
+        matrix = bool(cells) and isinstance(cells[0], sp.MatrixBase)
+        out = np.empty(lead + (cells[0].shape if matrix else ()), dtype=object)
+        for idx, cell in zip(np.ndindex(*lead), cells):
+            if matrix:
+                for (i, j), e in np.ndenumerate(np.array(cell.tolist(), dtype=object)):
+                    out[idx + (i, j)] = e
+            else:
+                out[idx] = cell
+        return out
+
+    @staticmethod
+    def inverse_of(m: sp.Matrix) -> sp.Matrix:
+        return m.adjugate(method="berkowitz") / m.det(method="berkowitz")
+
+    @staticmethod
+    def cholesky_of(m: sp.Matrix) -> sp.Matrix:
+        """PyTorch differentiates Cholesky as a function of the symmetric part of its input."""
+        return ((m + m.T) / 2).cholesky(hermitian=False)
+
+    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        inv = self.matrices(a, self.inverse_of)
+        if b.ndim == a.ndim - 1:
+            return self.matmul(inv, b.reshape(b.shape + (1,)))[..., 0]
+        return self.matmul(inv, b)
+
     def index_put(self, v: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
         """Scatter-add into zeros: repeated indices accumulate, as the forward's `np.add.at`."""
         self.spend(v.size)

@@ -669,6 +669,130 @@ def outer(a: Any, b: Any) -> Tensor:
     return mul(unsqueeze(a, 1), b)
 
 
+# -- linear algebra: torch.linalg ---------------------------------------------------------------
+class SignLogAbsDet(NamedTuple):
+    """What `torch.linalg.slogdet` returns."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def _square(x: Any, fn: str) -> Tensor:
+    x = _tensor_arg(x, fn)
+    if x.ndim < 2:
+        raise ShapeError(f"{fn}: The input tensor A must have at least 2 dimensions.",
+                         hint="pass a matrix (or a batch of matrices)")
+    if x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{fn}: A must be batches of square matrices, but they are {x.shape[-2]} by {x.shape[-1]} "
+                         "matrices", hint="these functions need square matrices")
+    if x.dtype.kind != "f":
+        raise ValueDomainError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                               f"{_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}", hint="make it float, e.g. A.double()")
+    return x
+
+
+def det(x: Any) -> Tensor:
+    return apply(O.DET, _square(x, "linalg.det"))
+
+
+def slogdet(x: Any) -> SignLogAbsDet:
+    """(sign, log|det|); the sign is a constant (its gradient is zero)."""
+    x = _square(x, "linalg.slogdet")
+    return SignLogAbsDet(_wrap(np.asarray(np.linalg.slogdet(x._data)[0])), apply(O.LOGABSDET, x))
+
+
+def logdet(x: Any) -> Tensor:
+    """log det A, nan where det A < 0: PyTorch's own composition (its node is WhereBackward0)."""
+    sign, logabs = slogdet(_square(x, "logdet"))
+    return where(sign._data < 0, float("nan"), logabs)
+
+
+def _singular(what: str, fn: str) -> ValueDomainError:
+    return ValueDomainError(what, hint=f"{fn} needs an invertible matrix, and det(A) is 0 here")
+
+
+def _zero_pivot(a: np.ndarray) -> int:
+    """LAPACK's report (1-based) of the first zero on U's diagonal in LU with partial pivoting."""
+    for m in a.reshape((-1,) + a.shape[-2:]):
+        u = m.astype(np.float64).copy()
+        for k in range(u.shape[0]):
+            p = k + int(np.argmax(np.abs(u[k:, k])))
+            if u[p, k] == 0:
+                return k + 1
+            u[[k, p]] = u[[p, k]]
+            u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return a.shape[-1]
+
+
+def inverse(x: Any) -> Tensor:
+    x = _square(x, "linalg.inv")
+    try:
+        return apply(O.INVERSE, x)
+    except O.Singular:
+        raise _singular(f"linalg.inv: The diagonal element {_zero_pivot(x._data)} is zero, the inversion could not "
+                        "be completed because the input matrix is singular.", "inverse") from None
+
+
+def solve(a: Any, b: Any) -> Tensor:
+    a = _square(a, "linalg.solve")
+    b = _tensor_arg(b, "linalg.solve")
+    vector = b.ndim == 1 or b.ndim == a.ndim - 1
+    rows = b.shape[-1] if vector else (b.shape[-2] if b.ndim >= 2 else -1)
+    if rows != a.shape[-1]:
+        raise ShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                         f"({a.shape[-2]}x{a.shape[-1]} and {rows}x{1 if vector else b.shape[-1]})",
+                         hint="B needs as many rows as A")
+    try:
+        return apply(O.SOLVE, a, b)
+    except O.Singular:
+        raise _singular("torch.linalg.solve: The solver failed because the input matrix is singular.",
+                        "solve") from None
+
+
+def cholesky(x: Any) -> Tensor:
+    x = _square(x, "linalg.cholesky")
+    try:
+        return apply(O.CHOLESKY, x)
+    except O.Singular:
+        order = _failing_minor(x._data)
+        raise ValueDomainError("linalg.cholesky: The factorization could not be completed because the input is not "
+                               f"positive-definite (the leading minor of order {order} is not positive-definite).",
+                               hint="Cholesky needs a symmetric positive-definite matrix, e.g. A @ A.T + eye(n)"
+                               ) from None
+
+
+def _failing_minor(a: np.ndarray) -> int:
+    """The order of the first leading minor whose Cholesky factorisation fails (LAPACK's report)."""
+    for m in a.reshape((-1,) + a.shape[-2:]):
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                return k
+    return a.shape[-1]
+
+
+def matrix_power(x: Any, n: int) -> Tensor:
+    """PyTorch's recipe (repeated squaring, an inverse first for n < 0), so its node names show."""
+    x = _square(x, "linalg.matrix_power")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise ArgumentError(f"linalg.matrix_power: n must be an integer, got {n!r}", hint="e.g. matrix_power(A, 3)")
+    if n == 0:
+        from gradcli.engine.creation import eye
+        return _wrap(np.broadcast_to(eye(x.shape[-1], dtype=x.dtype)._data, x.shape).copy())
+    if n < 0:
+        x, n = inverse(x), -n
+    if n == 1:
+        return clone(x)
+    result, z = None, x
+    while n:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if n:
+            z = matmul(z, z)
+    return result
+
 # -- shapes ----------------------------------------------------------------------------------
 def reshape(x: Any, *shape: Any) -> Tensor:
     x = _tensor_arg(x, "reshape")

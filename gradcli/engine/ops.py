@@ -381,6 +381,103 @@ MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_m
             rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
             nests=False, sym=lambda S, a, b: S.matmul(a, b))
 
+# -- linear algebra (torch.linalg.det ... torch.linalg.cholesky) -----------------------------------
+class Singular(ArithmeticError):
+    """A factorisation failed (a singular or not positive-definite matrix): the functional API
+    words it as PyTorch does. Not a ValueError, which `apply` reads as a shape mistake."""
+
+
+def _factorising(fn: Callable) -> Callable:
+    def forward(*arrays: np.ndarray) -> np.ndarray:
+        try:
+            return fn(*arrays)
+        except np.linalg.LinAlgError:
+            raise Singular(fn.__name__) from None
+    return forward
+
+
+def _mT(ns: Any, x: Any) -> Any:
+    return ns.transpose(x, -1, -2)
+
+
+def _matrix_of(ns: Any, v: Any) -> Any:
+    """A batch of scalars as a batch of 1x1 matrices, to scale matrices."""
+    return ns.reshape(v, tuple(v.shape) + (1, 1))
+
+
+def _cofactors(ns: Any, a: Any) -> Any:
+    """The cofactor matrix, (-1)^(i+j)·det(A without row i and column j): det's gradient at a
+    singular A too, and differentiable again (each minor's det is an op of its own)."""
+    n = a.shape[-1]
+    if n == 1:
+        return a * 0.0 + 1.0
+    total = None
+    for i in range(n):
+        for j in range(n):
+            rows = np.array([k for k in range(n) if k != i])[:, None]
+            cols = np.array([k for k in range(n) if k != j])[None, :]
+            unit = np.zeros((n, n), dtype=a.dtype)
+            unit[i, j] = (-1) ** (i + j)
+            term = _matrix_of(ns, ns.det(ns.index(a, (Ellipsis, rows, cols)))) * unit
+            total = term if total is None else total + term
+    return total
+
+
+def _det_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
+    """g·det(A)·A⁻ᵀ, the cofactor matrix; minor by minor where some matrix is singular."""
+    if np.all(np.asarray(out) != 0):
+        return _matrix_of(ns, g * out) * _mT(ns, ns.inverse(a))
+    return _matrix_of(ns, g) * _cofactors(ns, a)
+
+
+def _logabsdet_forward(a: np.ndarray) -> np.ndarray:
+    return np.linalg.slogdet(a)[1]
+
+
+def _solve_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A X = B; a B with one dimension fewer than A is a (batch of) vector(s), as in PyTorch."""
+    if b.ndim == a.ndim - 1:
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    gb = ns.solve(_mT(ns, a), g)
+    if out.ndim == a.ndim - 1:
+        return -ns.reshape(gb, tuple(gb.shape) + (1,)) * ns.reshape(out, tuple(out.shape[:-1]) + (1, out.shape[-1]))
+    return -ns.matmul(gb, _mT(ns, out))
+
+
+def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
+    """PyTorch's rule: A⁻… = L⁻ᵀ·Φ(Lᵀ·tril(G))·L⁻¹, symmetrised (Φ: the lower triangle, half the diagonal)."""
+    n = out.shape[-1]
+    inner = ns.matmul(_mT(ns, out), ns.tril(g, 0))
+    phi = ns.tril(inner, 0) * (1.0 - 0.5 * np.eye(n, dtype=out.dtype))
+    linv = ns.inverse(out)
+    ga = ns.matmul(ns.matmul(_mT(ns, linv), phi), linv)
+    return (ga + _mT(ns, ga)) * 0.5
+
+
+DET = Op(name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
+         rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
+         sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")))
+LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
+               vjps=(lambda ns, g, o, a: _matrix_of(ns, g) * _mT(ns, ns.inverse(a)),),
+               rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
+               sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
+INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
+             vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
+             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
+SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
+           vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
+           rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
+           sym=lambda S, a, b: S.solve(a, b))
+CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
+              vjps=(_cholesky_vjp,),
+              rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
+              sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x))
+
+
 NEG = _unary(name="neg", node="NegBackward0", forward=np.negative, vjp=lambda ns, g, o, x: -g, rule="∂(-x)/∂x = -1",
              saves="",
              nests=False, sym=lambda S, x: S.map(lambda u: -u, x))
@@ -967,6 +1064,9 @@ class _NumpyNamespace:
         return np.flip(x, dims)
 
     roll = staticmethod(_roll_forward)
+    inverse = staticmethod(np.linalg.inv)
+    det = staticmethod(np.linalg.det)
+    solve = staticmethod(_solve_forward)
     tril = staticmethod(np.tril)
     triu = staticmethod(np.triu)
     diagonal = staticmethod(_diagonal_forward)  # the layout of functions.diagonal, which indexes
@@ -1029,6 +1129,7 @@ NUMPY = _NumpyNamespace()
 
 TABLE: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
+    DET, LOGABSDET, INVERSE, SOLVE, CHOLESKY,
     NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP,
     ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL,
     LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC,

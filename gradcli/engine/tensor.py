@@ -898,6 +898,24 @@ class Tensor:
     def cross(self, other: Any, dim: Any = -1) -> "Tensor":
         return F.cross(self, other, dim)
 
+    def det(self) -> "Tensor":
+        return F.det(self)
+
+    def logdet(self) -> "Tensor":
+        return F.logdet(self)
+
+    def slogdet(self) -> Any:
+        return F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        return F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return F.matrix_power(self, n)
+
+    def cholesky(self) -> "Tensor":
+        return F.cholesky(self)
+
     def squeeze(self, dim: Any = None) -> "Tensor":
         return F.squeeze(self, dim)
 

@@ -127,6 +127,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "chunk": F.chunk, "unbind": F.unbind, "gather": F.gather, "scatter": F.scatter, "scatter_add": F.scatter_add,
     "index_select": F.index_select, "masked_fill": F.masked_fill, "masked_select": F.masked_select, "take": F.take,
     "einsum": F.einsum, "bmm": F.bmm, "mv": F.mv, "tensordot": F.tensordot, "kron": F.kron, "cross": F.cross,
+    "det": F.det, "logdet": F.logdet, "slogdet": F.slogdet, "inverse": F.inverse, "matrix_power": F.matrix_power,
+    "cholesky": F.cholesky,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
 }
@@ -138,10 +140,12 @@ OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "un
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
 OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESHAPE, "movedim": O.PERMUTE,
               "moveaxis": O.PERMUTE, "swapaxes": O.TRANSPOSE, "swapdims": O.TRANSPOSE, "fliplr": O.FLIP,
-              "flipud": O.FLIP, "tile": O.REPEAT, "diag": O.INDEX, "diagonal": O.INDEX, "trace": O.SUM, "narrow": O.INDEX,
+              "flipud": O.FLIP, "tile": O.REPEAT, "diag": O.INDEX, "diagonal": O.INDEX, "trace": O.SUM,
+              "narrow": O.INDEX,
               "split": O.INDEX, "chunk": O.INDEX, "unbind": O.INDEX, "gather": O.INDEX, "index_select": O.INDEX,
               "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
-              "tensordot": O.MATMUL, "kron": O.MUL})
+              "tensordot": O.MATMUL, "kron": O.MUL, "logdet": O.LOGABSDET, "matrix_power": O.MATMUL,
+              "inv": O.INVERSE})
 OP_OF.update({"sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
@@ -166,7 +170,9 @@ AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobi
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
-                                    "norm": F.linalg_norm, "cross": F.cross})
+                                    "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
+                                    "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
+                                    "cholesky": F.cholesky})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
@@ -199,11 +205,12 @@ TENSOR_METHODS = frozenset({
     "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
     "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
     "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
-    "kron", "cross",
+    "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
 })
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
+SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 
 
 def attribute_names(value: Any) -> frozenset:
@@ -218,4 +225,6 @@ def attribute_names(value: Any) -> frozenset:
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):
         return RESULT_ATTRIBUTES
+    if isinstance(value, F.SignLogAbsDet):
+        return SLOGDET_ATTRIBUTES
     return frozenset()
