@@ -63,6 +63,8 @@ def entries() -> list[Entry]:
         rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
                           B.OP_OF.get(name)))
     rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
+    rows += [Entry(f"linalg.{name}", "function", f"torch.linalg.{name}{_signature(fn, bound=False)}",
+                   B.OP_OF.get(name)) for name, fn in B.LINALG.members.items()]
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
     rows.sort(key=lambda e: (e.name.lower(), e.kind))
     reached = {id(e.op) for e in rows if e.op is not None}
