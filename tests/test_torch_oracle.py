@@ -293,6 +293,37 @@ PROGRAMS = [
     P(lambda m, a: m.linalg.matrix_power(a, -2), [r(3, 3) + 2 * np.eye(3)], r(3, 3), id="matrix_power-negative"),
 ]
 
+def _as_float32(m: Any, fn: Callable, arrays: list, gradient: Any) -> dict:
+    f32 = F32[m is APIS["torch"]]
+    xs = [m.tensor(a, requires_grad=True, dtype=f32) for a in arrays]
+    out = fn(m, *xs)
+    out.backward(None if gradient is None else m.tensor(gradient, dtype=f32))
+    return {"out": as_numpy(out), "grads": [as_numpy(x.grad) for x in xs]}
+
+
+# issue 12's functions in float32: the dtype is kept, the numbers agree to float32's precision.
+FLOAT32_IDS = {"atan2", "hypot", "fmod", "xlogy", "fmax", "lerp", "addcmul", "addcdiv", "dist", "logsumexp-tuple",
+               "amax", "median", "sort", "topk", "cumsum", "cumprod", "cumprod-zeros", "vector_norm", "matrix_norm-1",
+               "flip", "roll-flat", "repeat", "triu", "diagonal-offset", "diag_embed", "trace", "split-sizes",
+               "gather", "scatter", "scatter_add", "masked_fill", "take", "movedim", "einsum-batched", "bmm",
+               "tensordot-pairs", "kron", "cross", "slogdet", "logdet", "inv", "solve-matrix",
+               "matrix_power-negative"}
+
+
+@pytest.mark.parametrize("fn, arrays, gradient", [p for p in PROGRAMS if p.id in FLOAT32_IDS])
+def test_same_values_and_gradients_in_float32(fn: Callable, arrays: list, gradient: Any) -> None:
+    got, want = _as_float32(APIS["gradcli"], fn, arrays, gradient), _as_float32(APIS["torch"], fn, arrays, gradient)
+    assert got["out"].dtype == want["out"].dtype == np.float32
+    np.testing.assert_allclose(got["out"], want["out"], rtol=2e-5, atol=2e-5)
+    for g, w in zip(got["grads"], want["grads"], strict=True):
+        assert g.dtype == w.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4)
+
+
+def test_float32_covers_the_listed_programs() -> None:
+    assert FLOAT32_IDS <= {p.id for p in PROGRAMS}
+
+
 # einsum's node in PyTorch depends on how it decomposes the equation; gradcli shows ViewBackward0.
 EINSUMS = [
     P(lambda m, x: m.einsum("ii", x), [r(3, 3)], None, id="einsum-trace"),
