@@ -95,6 +95,24 @@ def _tensor_arg(x: Any, fn: str) -> Tensor:
                         hint="pass a tensor, a number or a (nested) list of numbers")
 
 
+def _int(v: Any, what: str) -> int:
+    """An integer argument (a Python or NumPy integer, or a 1-element integer tensor)."""
+    if isinstance(v, Tensor) and v.dtype.kind in "iu" and v.numel() == 1:
+        v = v.item()
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise ArgumentError(f"{what} must be an integer, got {v!r}", hint=f"write {what} as a whole number")
+    return int(v)
+
+
+def _number(v: Any, what: str) -> float:
+    """A real-number argument (a Python or NumPy number, or a 1-element tensor)."""
+    if isinstance(v, Tensor) and v.numel() == 1:
+        v = v.item()
+    if not isinstance(v, (int, float, np.number)) or isinstance(v, bool):
+        raise ArgumentError(f"{what} must be a number, got {v!r}", hint=f"write {what} as a number, e.g. 0.5")
+    return float(v)
+
+
 # -- elementwise -------------------------------------------------------------------------
 def add(a: Any, b: Any) -> Tensor:
     return ADD(a, b)
@@ -236,12 +254,13 @@ def polygamma(n: int, x: Any) -> Tensor:
 
 
 def logit(x: Any, eps: float | None = None) -> Tensor:
-    return apply(O.LOGIT, _tensor_arg(x, "logit"), eps=None if eps is None else float(eps))
+    return apply(O.LOGIT, _tensor_arg(x, "logit"), eps=None if eps is None else _number(eps, "logit's eps"))
 
 
 def round(x: Any, decimals: int = 0) -> Tensor:
     x = _tensor_arg(x, "round")
-    return apply(O.ROUND, x, decimals=int(decimals), name="RoundBackward1" if decimals else None)
+    decimals = _int(decimals, "round's decimals")
+    return apply(O.ROUND, x, decimals=decimals, name="RoundBackward1" if decimals else None)
 
 
 def _binary(op: O.Op, a: Any, b: Any, fn: str, name: str | None = None) -> Tensor:
@@ -294,25 +313,25 @@ def lerp(start: Any, end: Any, weight: Any) -> Tensor:
     _broadcast_all("lerp", start, end, weight)
     if isinstance(weight, Tensor):
         return apply(O.LERP, start, end, weight)
-    return apply(O.LERP, start, end, float(weight), name="LerpBackward0")
+    return apply(O.LERP, start, end, _number(weight, "lerp's weight"), name="LerpBackward0")
 
 
 def addcmul(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
     xs = [_tensor_arg(t, "addcmul") for t in (x, tensor1, tensor2)]
     _broadcast_all("addcmul", *xs)
-    return apply(O.ADDCMUL, *xs, value=value)
+    return apply(O.ADDCMUL, *xs, value=_number(value, "addcmul's value"))
 
 
 def addcdiv(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
     xs = [_tensor_arg(t, "addcdiv") for t in (x, tensor1, tensor2)]
     _broadcast_all("addcdiv", *xs)
-    return apply(O.ADDCDIV, *xs, value=value)
+    return apply(O.ADDCDIV, *xs, value=_number(value, "addcdiv's value"))
 
 
 def dist(a: Any, b: Any, p: float = 2) -> Tensor:
     """‖a - b‖_p, under PyTorch's node name for it."""
     diff = sub(_tensor_arg(a, "dist"), _tensor_arg(b, "dist"))
-    return apply(O.NORM, diff, p=float(p), dim=None, keepdim=False, name="DistBackward0")
+    return apply(O.NORM, diff, p=_number(p, "dist's p"), dim=None, keepdim=False, name="DistBackward0")
 
 
 # -- reductions --------------------------------------------------------------------------
@@ -1060,7 +1079,7 @@ def flipud(x: Any) -> Tensor:
 def roll(x: Any, shifts: Any, dims: Any = None) -> Tensor:
     x = _tensor_arg(x, "roll")
     many = isinstance(shifts, (list, tuple))
-    shift = tuple(int(s) for s in shifts) if many else (int(shifts),)
+    shift = tuple(_int(s, "roll's shifts") for s in shifts) if many else (_int(shifts, "roll's shifts"),)
     if dims is None:
         if len(shift) != 1:
             raise ArgumentError("roll: shifts and dims must align", hint="give one dim per shift")
@@ -1098,11 +1117,11 @@ def _matrix_arg(x: Any, fn: str) -> Tensor:
 
 
 def tril(x: Any, diagonal: int = 0) -> Tensor:
-    return apply(O.TRIL, _matrix_arg(x, "tril"), diagonal=int(diagonal))
+    return apply(O.TRIL, _matrix_arg(x, "tril"), diagonal=_int(diagonal, "tril's diagonal"))
 
 
 def triu(x: Any, diagonal: int = 0) -> Tensor:
-    return apply(O.TRIU, _matrix_arg(x, "triu"), diagonal=int(diagonal))
+    return apply(O.TRIU, _matrix_arg(x, "triu"), diagonal=_int(diagonal, "triu's diagonal"))
 
 
 def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -1110,7 +1129,7 @@ def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     d1, d2 = _dim(dim1, x.ndim), _dim(dim2, x.ndim)
     if d1 == d2:
         raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
-    return apply(O.INDEX, x, key=_diagonal_key(x.shape, int(offset), d1, d2), name="DiagonalBackward0")
+    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
 
 
 def _diagonal_key(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[np.ndarray, ...]:
@@ -1131,7 +1150,7 @@ def diag_embed(x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tenso
     d1, d2 = _dim(dim1, x.ndim + 1), _dim(dim2, x.ndim + 1)
     if d1 == d2:
         raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
-    return apply(O.DIAG_EMBED, x, offset=int(offset), dim1=d1, dim2=d2)
+    return apply(O.DIAG_EMBED, x, offset=_int(offset, "offset"), dim1=d1, dim2=d2)
 
 
 def diag(x: Any, diagonal: int = 0) -> Tensor:
@@ -1142,7 +1161,8 @@ def diag(x: Any, diagonal: int = 0) -> Tensor:
     if x.ndim != 2:
         raise ShapeError("diag(): Supports 1D or 2D tensors. Got {}D".format(x.ndim),
                          hint="use diagonal() or diag_embed() for batches")
-    return apply(O.INDEX, x, key=_diagonal_key(x.shape, int(diagonal), 0, 1), name="DiagonalBackward0_copy")
+    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(diagonal, "diagonal"), 0, 1),
+                 name="DiagonalBackward0_copy")
 
 
 def trace(x: Any) -> Tensor:
@@ -1158,11 +1178,12 @@ def narrow(x: Any, dim: int, start: int, length: int) -> Tensor:
     x = _tensor_arg(x, "narrow")
     d = _dim(dim, x.ndim)
     size = x.shape[d]
-    begin = int(start) + size if int(start) < 0 else int(start)
+    start, length = _int(start, "narrow's start"), _int(length, "narrow's length")
+    begin = start + size if start < 0 else start
     if not 0 <= begin <= size or length < 0 or begin + length > size:
         raise ShapeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).",
                          hint=f"dim {d} has {size} elements")
-    return apply(O.INDEX, x, key=(slice(None),) * d + (slice(begin, begin + int(length)),), name="SliceBackward0")
+    return apply(O.INDEX, x, key=(slice(None),) * d + (slice(begin, begin + length),), name="SliceBackward0")
 
 
 def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1171,13 +1192,13 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
     d = _dim(dim, x.ndim)
     size = x.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = [_int(s, "split_sizes") for s in split_size_or_sections]
         if builtins.sum(sizes) != size:
             raise ShapeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                              f"dimension {d}), but got split_sizes={sizes}", hint="the sizes must add up to the dim")
         name = "SplitWithSizesBackward0"
     else:
-        step = int(split_size_or_sections)
+        step = _int(split_size_or_sections, "split_size")
         if step <= 0:
             raise ArgumentError(f"split expects split_size be non-negative, but got split_size={step}",
                                 hint="split_size is how many elements each piece has")
@@ -1190,11 +1211,12 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
 
 def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     x = _tensor_arg(x, "chunk")
-    if int(chunks) <= 0:
+    chunks = _int(chunks, "chunks")
+    if chunks <= 0:
         raise ArgumentError("chunk expects `chunks` to be greater than 0, got: {}".format(chunks),
                             hint="chunks is how many pieces you want")
     size = x.shape[_dim(dim, x.ndim)]
-    return split(x, builtins.max(-(-size // int(chunks)), 1), dim)
+    return split(x, builtins.max(-(-size // chunks), 1), dim)
 
 
 def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1241,7 +1263,7 @@ def scatter(x: Any, dim: int, index: Any, src: Any = None, value: Any = None) ->
     source = value if src is None else src
     if isinstance(source, Tensor):
         return apply(O.SCATTER, x, source, key=key)
-    return apply(O.SCATTER, x, float(source), key=key, name="ScatterBackward1")
+    return apply(O.SCATTER, x, _number(source, "scatter's value"), key=key, name="ScatterBackward1")
 
 
 def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Tensor:
@@ -1277,7 +1299,10 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
     if broadcast_shape("masked_fill", m.shape, x.shape) != x.shape:
         raise ShapeError(f"masked_fill: the mask of shape {m.shape} must broadcast to the input's shape {x.shape}",
                          hint="the mask may not add dimensions to the input")
-    fill = value if isinstance(value, Tensor) else float(value)
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                         "dimension(s).", hint="fill with a number, or a 0-d tensor such as v[0]")
+    fill = value if isinstance(value, Tensor) else _number(value, "masked_fill's value")
     return apply(O.WHERE, _wrap(np.broadcast_to(m, x.shape)), fill, x,
                  name="MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0")
 
@@ -1371,7 +1396,11 @@ def tensordot(a: Any, b: Any, dims: Any = 2) -> Tensor:
         da = [_dim(d, a.ndim) for d in (dims[0] if isinstance(dims[0], (list, tuple)) else [dims[0]])]
         db = [_dim(d, b.ndim) for d in (dims[1] if isinstance(dims[1], (list, tuple)) else [dims[1]])]
     else:
-        da, db = list(range(a.ndim - int(dims), a.ndim)), list(range(int(dims)))
+        count = _int(dims, "tensordot's dims")
+        if not 0 <= count <= builtins.min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={count}",
+                             hint=f"the tensors have {a.ndim} and {b.ndim} dimensions")
+        da, db = list(range(a.ndim - count, a.ndim)), list(range(count))
     for i, j in zip(da, db):
         if a.shape[i] != b.shape[j]:
             raise ShapeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} and "
