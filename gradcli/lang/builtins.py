@@ -63,6 +63,17 @@ def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) ->
     return call
 
 
+def _round(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """Python's round of a number (`round(2.675, 2)`), torch.round of a tensor."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        digits = args[0] if args else kwargs.get("ndigits", kwargs.get("decimals"))
+        return py.round(x) if digits is None else py.round(x, digits)
+    return F.round(x, *args, **kwargs)
+
+
+_round.__wrapped__ = F.round  # type: ignore[attr-defined]
+
+
 def _len(x: Any) -> int:
     if isinstance(x, (Tensor, list, tuple, range)):
         return len(x)
@@ -106,7 +117,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "erf": F.erf, "erfc": F.erfc, "erfinv": F.erfinv, "rsqrt": F.rsqrt, "reciprocal": F.reciprocal,
     "square": F.square, "logit": F.logit, "lgamma": F.lgamma, "digamma": F.digamma, "polygamma": F.polygamma,
     "floor": F.floor, "ceil": F.ceil, "trunc": F.trunc, "fix": F.trunc, "frac": F.frac,
-    "round": _number_or_tensor(F.round, py.round, 1),
+    "round": _round,
     "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
     "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
     "dist": F.dist,
