@@ -1062,9 +1062,10 @@ moveaxis = movedim
 swapaxes = swapdims = transpose
 
 
-def flip(x: Any, *dims: Any) -> Tensor:
+def flip(x: Any, dims: Any) -> Tensor:
+    """`torch.flip(x, dims)`: dims a sequence (or one int); the method takes them unpacked too."""
     x = _tensor_arg(x, "flip")
-    axes = tuple(sorted({_dim(d, x.ndim) for d in _shape_args(dims)}))
+    axes = tuple(sorted({_dim(d, x.ndim) for d in _shape_args((dims,))}))
     return apply(O.FLIP, x, dims=axes)
 
 

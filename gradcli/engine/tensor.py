@@ -875,7 +875,7 @@ class Tensor:
     swapdims = swapaxes
 
     def flip(self, *dims: Any) -> "Tensor":
-        return F.flip(self, *dims)
+        return F.flip(self, dims[0] if len(dims) == 1 else dims)
 
     def fliplr(self) -> "Tensor":
         return F.fliplr(self)
