@@ -498,12 +498,9 @@ class Meaning:
         return np.moveaxis(out, (-2, -1), (dim1 % out.ndim, dim2 % out.ndim))
 
     def scatter(self, x: np.ndarray, src: np.ndarray, key: tuple, add: bool) -> np.ndarray:
-        """The input with src's leading block written (or added) at the index positions."""
+        """The input with `src` written (or added) at the index positions."""
         out = np.array(x, dtype=object, copy=True)
         self.spend(out.size)
-        if src.ndim:
-            shape = np.broadcast_shapes(*(np.shape(k) for k in key))
-            src = src[tuple(slice(0, n) for n in shape)]
         if add:
             np.add.at(out, key, src)
         else:

@@ -985,11 +985,11 @@ SCATTER = Op(name="scatter", node="ScatterBackward0", forward=_scatter_forward,
              vjps=(lambda ns, g, o, x, src, key: g * _untouched(g.shape, key, g.dtype),
                    lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
              rule="∂/∂input = 1 where not written, ∂/∂src = the gradient at the index", args="xs",
-             nests=False, sym=lambda S, x, src, key: S.scatter(x, src, key, add=False))
+             nests=False, sym=lambda S, x, src, key: S.scatter(x, _scattered(src, key), key, add=False))
 SCATTER_ADD = Op(name="scatter_add", node="ScatterAddBackward0", forward=_scatter_add_forward,
                  vjps=(lambda ns, g, o, x, src, key: g, lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
                  rule="∂/∂input = 1, ∂/∂src = the gradient at the index", args="xs",
-                 nests=False, sym=lambda S, x, src, key: S.scatter(x, src, key, add=True))
+                 nests=False, sym=lambda S, x, src, key: S.scatter(x, _scattered(src, key), key, add=True))
 CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
            vjps=(lambda ns, g, o, a, b, dim: ns.cross(b, g, dim), lambda ns, g, o, a, b, dim: ns.cross(g, a, dim)),
            rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
