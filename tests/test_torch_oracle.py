@@ -428,6 +428,27 @@ def test_second_derivatives(fn: Callable, gen: Callable, request: pytest.Fixture
         np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12)
 
 
+# Second derivatives (create_graph) of issue 12's functions beyond one elementwise input.
+SECOND = [
+    P(lambda m, x: m.atan2(x, x * x + 1) + m.hypot(x, x + 2) + m.lerp(x, x * x, x), unit, id="binary"),
+    P(lambda m, x: m.addcdiv(x, x, x * x + 1, value=2) + m.xlogy(x, x * x + 1), unit, id="ternary"),
+    P(lambda m, x: x.reshape(2, 2).logsumexp(1).sum() + x.cumprod(0)[-1] + x.cumsum(0) ** 2, r, id="scans"),
+    P(lambda m, x: x.sort()[0] ** 3 * m.arange(4.0) + x.amax() ** 2, distinct, id="sort-amax"),
+    P(lambda m, x: m.linalg.det(x.reshape(2, 2)) * x.sum(), r, id="det"),
+    P(lambda m, x: m.linalg.inv(x.reshape(2, 2) + 3 * m.eye(2)).sum() * x.sum(), r, id="inv"),
+    P(lambda m, x: m.linalg.cholesky(x.reshape(2, 2) @ x.reshape(2, 2).T + m.eye(2)).sum(), r, id="cholesky"),
+    P(lambda m, x: m.linalg.solve(x.reshape(2, 2) + 3 * m.eye(2), x[:2]).sum(), r, id="solve"),
+    P(lambda m, x: m.einsum("ij,jk->ik", x.reshape(2, 2), x.reshape(2, 2)) ** 2, r, id="einsum"),
+]
+
+
+@pytest.mark.parametrize("fn, gen", SECOND)
+def test_second_derivatives_of_compositions(fn: Callable, gen: Callable) -> None:
+    x0 = gen(4)
+    for got, want in zip(second_derivative(APIS["gradcli"], fn, x0), second_derivative(APIS["torch"], fn, x0)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
 KINKS = [
     P(lambda m, x: x.relu(), [0.0, 1.0, -1.0], id="relu-at-0"),
     P(lambda m, x: x.abs(), [0.0, 1.0, -1.0], id="abs-at-0"),
