@@ -57,8 +57,8 @@ CASES = {
     "var": [((normal(2, 4),), {"dim": None, "correction": 1, "keepdim": False}),
             ((normal(2, 4),), {"dim": (1,), "correction": 0, "keepdim": True})],
     "std": [((normal(2, 4),), {"dim": (0,), "correction": 1, "keepdim": False})],
-    "norm": [((normal(2, 3),), {"p": p, "dim": d, "keepdim": False}) for p in (2.0, 1.0, math.inf, 3.0)
-             for d in (None, (1,))],
+    "norm": [((normal(2, 3),), {"p": p, "dim": d, "keepdim": False})
+             for p in (2.0, 1.0, math.inf, 3.0, -math.inf, -1.5) for d in (None, (1,))],
     "softmax": [((normal(2, 4),), {"dim": 1}), ((normal(3, 2),), {"dim": 0})],
     "log_softmax": [((normal(2, 4),), {"dim": 1})],
     "reshape": [((normal(2, 3),), {"shape": (3, 2)}), ((normal(6),), {"shape": (1, 6)})],

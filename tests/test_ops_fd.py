@@ -262,6 +262,8 @@ CASES = [
     P(lambda a: a.cumprod(1), [r(4, 3)], id="cumprod"),
     P(lambda a: a.cumprod(0), [np.array([[0.5, 0.0], [0.0, 2.0], [1.5, -1.0], [0.7, 0.0]])], id="cumprod-zeros"),
     P(lambda a: F.vector_norm(a, 3, dim=(0, 1)), [r(2, 3, 2)], id="vector_norm"),
+    P(lambda a: a.norm(-float("inf"), dim=1), [distinct(4, 3) + 0.05], id="norm-neg-inf"),
+    P(lambda a: a.norm(-1.5), [away(4, 3)], id="norm-negative"),
     P(lambda a: F.matrix_norm(a), [r(4, 3)], id="matrix_norm-fro"),
     P(lambda a: F.matrix_norm(a, 1), [away(4, 3)], id="matrix_norm-1"),
     P(lambda a: F.matrix_norm(a, float("-inf")), [away(4, 3)], id="matrix_norm-neg-inf"),

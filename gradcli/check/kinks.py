@@ -97,6 +97,8 @@ class Kinks:
             mask |= x == 0
         if p == float("inf"):
             mask |= Kinks.extremum_kink(np.abs(x), dim, np.max)
+        if p == -float("inf"):
+            mask |= Kinks.extremum_kink(np.abs(x), dim, np.min)
         return mask
 
 

@@ -433,6 +433,8 @@ class Meaning:
             return self.total(self.Abs(u) for u in v)
         if p == float("inf"):
             return self._extremum(sp.Max, max, [self.Abs(u) for u in v])
+        if p == -float("inf"):
+            return self._extremum(sp.Min, min, [self.Abs(u) for u in v])
         q = self.number(p)
         return self.pow(self.total(self.pow(self.Abs(u), q) for u in v), 1 / q)
 

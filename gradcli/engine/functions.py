@@ -422,9 +422,10 @@ def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = _tensor_arg(x, "norm")
     if isinstance(p, str) and p == "fro":
         p = 2
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
-        raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}",
-                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf'))")
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or p == 0:
+        raise ArgumentError(f"norm(): p must be a nonzero number, 'fro', inf or -inf, got {p!r}",
+                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf')); "
+                                 "count nonzero elements with (x != 0).sum()")
     return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
 
 

@@ -255,7 +255,10 @@ def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = N
         return np.sum(np.abs(x), axis=dim, keepdims=keepdim)
     if p == float("inf"):
         return np.max(np.abs(x), axis=dim, keepdims=keepdim)
-    return np.sum(np.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+    if p == -float("inf"):
+        return np.min(np.abs(x), axis=dim, keepdims=keepdim)
+    with np.errstate(divide="ignore"):
+        return np.sum(np.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
 
 
 def _norm_vjp(ns: Any, g: Any, out: Any, x: Any, p: float = 2.0, dim: tuple[int, ...] | None = None,
@@ -265,12 +268,14 @@ def _norm_vjp(ns: Any, g: Any, out: Any, x: Any, p: float = 2.0, dim: tuple[int,
     o = _back_to(ns, out, x, dim, keepdim)
     if p == 1:
         return gb * ns.sign(x)
-    if p == float("inf"):
+    if p in (float("inf"), -float("inf")):
         mask = ns.where(ns.abs(x) == o, 1.0, 0.0)
         return gb * ns.sign(x) * mask / ns.sum(mask, dim=dim, keepdim=True)
     if p == 2:
         return gb * x / ns.where(o == 0, 1.0, o) * ns.where(o == 0, 0.0, 1.0)
     scale = ns.abs(x) ** (p - 1) / ns.where(o == 0, 1.0, o) ** (p - 1)
+    if p < 0:  # a zero element makes the norm 0, and PyTorch's gradient 0 throughout
+        scale = ns.where(o == 0, 0.0, scale)
     return gb * ns.sign(x) * scale
 
 
