@@ -328,6 +328,24 @@ def test_float32_covers_the_listed_programs() -> None:
     assert FLOAT32_IDS <= {p.id for p in PROGRAMS}
 
 
+INDICES = [
+    P(lambda m, x: x.sort(1).indices, id="sort"), P(lambda m, x: x.sort(0, descending=True)[1], id="sort-descending"),
+    P(lambda m, x: x.topk(2, 0).indices, id="topk"), P(lambda m, x: x.kthvalue(2, 1).indices, id="kthvalue"),
+    P(lambda m, x: x.median(0).indices, id="median"), P(lambda m, x: x.median(1, keepdim=True)[1], id="median-keepdim"),
+    P(lambda m, x: x.argmax(), id="argmax"), P(lambda m, x: m.argmin(x, 1), id="argmin"),
+    P(lambda m, x: x.argmax(0, keepdim=True), id="argmax-keepdim"),
+    P(lambda m, x: m.argmax(m.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), 1), id="argmax-ties"),
+]
+
+
+@pytest.mark.parametrize("fn", INDICES)
+def test_same_indices(fn: Callable) -> None:
+    x0 = distinct(4, 3)
+    got, want = fn(APIS["gradcli"], APIS["gradcli"].tensor(x0)), fn(APIS["torch"], torch.tensor(x0))
+    assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(as_numpy(got), as_numpy(want))
+
+
 # einsum's node in PyTorch depends on how it decomposes the equation; gradcli shows ViewBackward0.
 EINSUMS = [
     P(lambda m, x: m.einsum("ii", x), [r(3, 3)], None, id="einsum-trace"),
