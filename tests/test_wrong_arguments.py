@@ -64,7 +64,9 @@ def _calls(callee: str, params: list[inspect.Parameter], receiver: bool) -> list
 def _programs() -> list[tuple[str, list[str]]]:
     seen, cases = set(), []
     for entry in entries():
-        if entry.kind == "function":
+        if entry.kind == "function" and entry.name.startswith("linalg."):
+            fn, callee, bound = B.LINALG.members[entry.name.removeprefix("linalg.")], f"torch.{entry.name}", False
+        elif entry.kind == "function":
             fn, callee, bound = B.FUNCTIONS[entry.name], entry.name, False
         elif entry.kind == "method":
             fn, callee, bound = getattr(gradcli.Tensor, entry.name), f"x.{entry.name}", True

@@ -310,9 +310,9 @@ class Interpreter:
     def _arithmetic(self, op: ast.operator, left: Any, right: Any) -> Any:
         symbol, fn = _BINARY[type(op)]
         if isinstance(left, Tensor) or isinstance(right, Tensor):
-            if symbol in ("//", "%"):
+            if symbol == "//":
                 raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                    hint="gradcli differentiates + - * / ** and @")
+                                    hint="gradcli differentiates + - * / % ** and @")
             if not all(isinstance(v, (Tensor, *_NUMBER, list, tuple)) for v in (left, right)):
                 raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and "
                                     f"{_type_name(right)}")
