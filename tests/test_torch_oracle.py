@@ -543,3 +543,97 @@ def test_same_result_dtypes(fn: Callable) -> None:
     got, want = fn(APIS["gradcli"]), fn(APIS["torch"])
     assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(as_numpy(got), as_numpy(want))
+
+
+# -- torch.nn.functional, torch.nn and torch.optim ---------------------------------------------------
+import gradcli.engine.nn_functional as gradcli_functional  # noqa: E402
+from gradcli.engine import nn as gradcli_nn  # noqa: E402
+from gradcli.engine import optim as gradcli_optim  # noqa: E402
+
+FUNCTIONAL = {"torch": (torch.nn.functional, torch.tensor), "gradcli": (gradcli_functional, gradcli.tensor)}
+TARGETS = np.array([0, 2, 1, 2])
+IGNORED = np.array([0, -100, 1, 2])
+PROBS = RNG.dirichlet(np.ones(3), 4)
+UNIT = RNG.uniform(0.05, 0.95, (4, 3))
+AT_KINKS = np.array([[-3.0, -1.0, 0.0, 1.0], [3.0, 6.0, 2.5, -0.5]])
+
+
+def run_functional(side: str, fn: Callable, arrays: list) -> dict:
+    F, tensor = FUNCTIONAL[side]
+    xs = [tensor(a, requires_grad=True) for a in arrays]
+    out = fn(F, tensor, *xs)
+    out.backward(tensor(np.random.default_rng(3).standard_normal(tuple(out.shape))))
+    return {"out": as_numpy(out), "grads": [as_numpy(x.grad) for x in xs], "name": node_name(out),
+            "graph": graph_names(out)}
+
+
+FUNCTIONAL_PROGRAMS = [
+    P(lambda F, T, x: F.relu6(x * 4), [AT_KINKS], id="relu6"),
+    P(lambda F, T, x: F.hardtanh(x, -0.5, 2.5), [AT_KINKS], id="hardtanh"),
+    P(lambda F, T, x: F.leaky_relu(x, 0.2), [AT_KINKS], id="leaky_relu"),
+    P(lambda F, T, x: F.elu(x, 0.7), [AT_KINKS], id="elu"),
+    P(lambda F, T, x: F.selu(x), [AT_KINKS], id="selu"),
+    P(lambda F, T, x: F.celu(x, 1.5), [AT_KINKS], id="celu"),
+    P(lambda F, T, x: F.gelu(x), [r(4, 3)], id="gelu"),
+    P(lambda F, T, x: F.gelu(x, approximate="tanh"), [r(4, 3)], id="gelu-tanh"),
+    P(lambda F, T, x: F.silu(x), [r(4, 3)], id="silu"),
+    P(lambda F, T, x: F.mish(x), [r(4, 3)], id="mish"),
+    P(lambda F, T, x: F.softsign(x), [r(4, 3)], id="softsign"),
+    P(lambda F, T, x: F.hardsigmoid(x), [AT_KINKS], id="hardsigmoid"),
+    P(lambda F, T, x: F.hardswish(x), [AT_KINKS], id="hardswish"),
+    P(lambda F, T, x: F.logsigmoid(x), [r(4, 3) * 10], id="logsigmoid"),
+    P(lambda F, T, x: F.softmin(x, 1), [r(4, 3)], id="softmin"),
+    P(lambda F, T, x: F.softplus(x, beta=2, threshold=3), [r(4, 3) * 3], id="softplus-beta"),
+    P(lambda F, T, x: F.normalize(x), [r(4, 3)], id="normalize"),
+    P(lambda F, T, x: F.normalize(x, p=1, dim=0), [r(4, 3)], id="normalize-p1"),
+    P(lambda F, T, x, y: F.cosine_similarity(x, y), [r(4, 3), r(4, 3)], id="cosine_similarity"),
+    P(lambda F, T, x, y: F.pairwise_distance(x, y), [r(4, 3), r(4, 3)], id="pairwise_distance"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(4, 3), r(2, 3), r(2)], id="linear"),
+    P(lambda F, T, x, w: F.linear(x, w), [r(4, 3), r(2, 3)], id="linear-no-bias"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(3), r(2, 3), r(2)], id="linear-1d"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(2, 4, 3), r(2, 3), r(2)], id="linear-3d"),
+    P(lambda F, T, x: F.pad(x, (1, 2)), [r(4, 3)], id="pad"),
+    P(lambda F, T, x: F.pad(x, (-1, 1, 2, 0), value=0.5), [r(4, 3)], id="pad-crop"),
+    P(lambda F, T, x: F.layer_norm(x, (3,)), [r(4, 3)], id="layer_norm"),
+    P(lambda F, T, x, w, b: F.layer_norm(x, (2, 3), w, b), [r(4, 2, 3), r(2, 3), r(2, 3)], id="layer_norm-affine"),
+    P(lambda F, T, x, y: F.mse_loss(x, y), [r(4, 3), r(4, 3)], id="mse_loss"),
+    P(lambda F, T, x, y: F.mse_loss(x, y, reduction="none"), [r(4, 3), r(4, 3)], id="mse_loss-none"),
+    P(lambda F, T, x, y: F.l1_loss(x, y, reduction="sum"), [r(4, 3), r(4, 3)], id="l1_loss"),
+    P(lambda F, T, x, y: F.smooth_l1_loss(x, y, beta=0.5), [r(4, 3), r(4, 3)], id="smooth_l1_loss"),
+    P(lambda F, T, x, y: F.huber_loss(x, y, delta=0.7, reduction="sum"), [r(4, 3), r(4, 3)], id="huber_loss"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS)), [r(4, 3)], id="cross_entropy"),
+    P(lambda F, T, x: F.cross_entropy(x, T(IGNORED), weight=T([0.2, 1.0, 3.0])), [r(4, 3)],
+      id="cross_entropy-weight-ignore"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS), label_smoothing=0.1), [r(4, 3)], id="cross_entropy-smoothing"),
+    P(lambda F, T, x: F.cross_entropy(x, T(IGNORED), weight=T([0.2, 1.0, 3.0]), label_smoothing=0.2), [r(4, 3)],
+      id="cross_entropy-smoothing-weight"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS), reduction="none", label_smoothing=0.3), [r(4, 3)],
+      id="cross_entropy-smoothing-none"),
+    P(lambda F, T, x: F.cross_entropy(x, T(PROBS)), [r(4, 3)], id="cross_entropy-probabilities"),
+    P(lambda F, T, x: F.cross_entropy(x, T(PROBS), weight=T([0.2, 1.0, 3.0]), label_smoothing=0.1), [r(4, 3)],
+      id="cross_entropy-probabilities-weight"),
+    P(lambda F, T, x: F.cross_entropy(x, T(2)), [r(3)], id="cross_entropy-1d"),
+    P(lambda F, T, x: F.nll_loss(x, T(TARGETS), reduction="sum"), [r(4, 3)], id="nll_loss"),
+    P(lambda F, T, x: F.nll_loss(x, T(np.array([[0, 1], [2, 0]]))), [r(2, 3, 2)], id="nll_loss-kdim"),
+    P(lambda F, T, x, y: F.binary_cross_entropy(x, y), [UNIT, UNIT[::-1].copy()], id="binary_cross_entropy"),
+    P(lambda F, T, x, y: F.binary_cross_entropy(x, y, weight=T([1.0, 2.0, 0.5])), [UNIT, UNIT[::-1].copy()],
+      id="binary_cross_entropy-weight"),
+    P(lambda F, T, x, y: F.binary_cross_entropy_with_logits(x, y), [r(4, 3), UNIT], id="bce_with_logits"),
+    P(lambda F, T, x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=T([1.0, 2.0, 0.5]), reduction="sum"),
+      [r(4, 3), UNIT], id="bce_with_logits-pos_weight"),
+    P(lambda F, T, x, y: F.kl_div(x, y, reduction="batchmean"), [r(4, 3), UNIT], id="kl_div-batchmean"),
+    P(lambda F, T, x, y: F.kl_div(x, y, log_target=True, reduction="sum"), [r(4, 3), r(4, 3)], id="kl_div-log"),
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn, arrays", FUNCTIONAL_PROGRAMS)
+def test_same_functional_values_gradients_and_graphs(fn: Callable, arrays: list) -> None:
+    want = run_functional("torch", fn, arrays)
+    got = run_functional("gradcli", fn, arrays)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=1e-12, atol=1e-13)
+    for g, w in zip(got["grads"], want["grads"]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    assert got["name"] == want["name"]

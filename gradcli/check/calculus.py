@@ -221,6 +221,7 @@ _FLOAT: dict[type, Callable[..., float]] = {
     sp.cosh: guard(math.cosh),
     sp.sinh: guard(math.sinh),
     sp.Abs: abs,
+    sp.erf: math.erf,
     sp.sign: sign,
     sp.Heaviside: _heaviside,
     sp.DiracDelta: _dirac,

@@ -140,6 +140,11 @@ class Meaning:
     pow = _binary(float_pow, lambda u, v: u ** v)
     Max = _binary(_nan_or(max), sp.Max)
     Min = _binary(_nan_or(min), sp.Min)
+    # torch.nn.functional: gelu's constants exactly (their binary values would make SymPy's factoring crawl)
+    erf = _elementwise(math.erf, sp.erf)
+    sqrt_half = sp.sqrt(2) / 2
+    inv_sqrt_2pi = 1 / sp.sqrt(2 * sp.pi)
+    sqrt_2_over_pi = sp.sqrt(2 / sp.pi)
 
     def __init__(self, exact: bool = False, budget: int = 2_000_000, seconds: float = 10.0) -> None:
         self.exact = exact

@@ -64,6 +64,11 @@ def entries() -> list[Entry]:
                           B.OP_OF.get(name)))
     rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
+    rows += [Entry(f"F.{name}", "function", f"F.{name}{_signature(fn, bound=False)}", B.OP_OF.get(name))
+             for name, fn in B.NN_FUNCTIONAL.members.items() if callable(fn) and name not in B.FUNCTIONS]
+    for prefix, kind, space in (("nn", "module", B.NN), ("optim", "optimizer", B.OPTIM)):
+        rows += [Entry(f"{prefix}.{name}", kind, f"{prefix}.{name}{_signature(fn, bound=False)}", None)
+                 for name, fn in space.members.items() if callable(fn)]
     rows.sort(key=lambda e: (e.name.lower(), e.kind))
     reached = {id(e.op) for e in rows if e.op is not None}
     rows += [Entry(op.name, "primitive", "(recorded by gradcli itself, e.g. by a backward under create_graph)", op)
