@@ -637,3 +637,46 @@ def test_same_functional_values_gradients_and_graphs(fn: Callable, arrays: list)
         if w is not None:
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
     assert got["name"] == want["name"]
+
+
+OPTIMIZERS = [
+    P("SGD", {"lr": 0.1}, id="sgd"),
+    P("SGD", {"lr": 0.1, "momentum": 0.9}, id="sgd-momentum"),
+    P("SGD", {"lr": 0.05, "momentum": 0.8, "dampening": 0.3, "weight_decay": 0.01}, id="sgd-dampening-decay"),
+    P("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}, id="sgd-nesterov-maximize"),
+    P("Adam", {}, id="adam"),
+    P("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1, "amsgrad": True}, id="adam-amsgrad-decay"),
+    P("AdamW", {"lr": 0.01}, id="adamw"),
+]
+
+
+def _optimized(side: str, name: str, options: dict, dtype: str) -> list[np.ndarray]:
+    """Five steps of `name`, each parameter given the same gradient on both sides (a function of its
+    current values), so the update arithmetic alone is compared; one parameter never has a grad."""
+    def tensor(data: Any) -> Any:
+        if side == "torch":
+            return torch.tensor(data, requires_grad=True)
+        return gradcli.tensor(data, requires_grad=True, dtype=dtype)
+    optim = torch.optim if side == "torch" else gradcli_optim
+    params = [tensor(np.linspace(-1.5, 2.0, 6).reshape(3, 2).astype(dtype)), tensor(np.array([0.5, -0.25], dtype)),
+              tensor(np.ones(2, dtype=dtype))]
+    opt = getattr(optim, name)(params, **options)
+    for k in range(5):
+        opt.zero_grad()
+        for p in params[:2]:
+            p.grad = tensor(np.sin(as_numpy(p) * 3 + k).astype(dtype)).detach()
+        opt.step()
+    assert params[2].grad is None and params[0].is_leaf
+    return [as_numpy(p).copy() for p in params]
+
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, options", OPTIMIZERS)
+def test_optimizers_take_pytorchs_steps(name: str, options: dict, dtype: str) -> None:
+    want = _optimized("torch", name, options, dtype)
+    got = _optimized("gradcli", name, options, dtype)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        # PyTorch's kernels fuse a + alpha·b (one rounding): a few ulps apart, never more
+        np.testing.assert_allclose(g, w, rtol=1e-14 if dtype == "float64" else 1e-6, atol=0)
