@@ -81,7 +81,7 @@ def test_text_table(cli):
     out = result.stdout
     assert "softmax(x, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
     assert "∂softmax(x)ᵢ/∂xⱼ" in out and "yes" in out
-    assert "7 entries matching 'softmax'" in out
+    assert "8 entries matching 'softmax'" in out
 
 
 def test_the_filter_is_user_text_not_markup(cli):

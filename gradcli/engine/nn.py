@@ -7,6 +7,7 @@ A parameter is a plain Tensor: the engine's hot path tells tensors by exact type
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Iterator
 
@@ -28,6 +29,9 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
 
 class Module:
     """Parameters and sub-modules by name, in the order they were set, as PyTorch keeps them."""
+
+    functional: Callable[..., Any] | None = None
+    """The function of `torch.nn.functional` the module applies (for `gradcli ops`), if one."""
 
     def __init__(self) -> None:
         self._parameters: dict[str, Tensor | None] = {}
@@ -124,6 +128,8 @@ def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Tensor:
 class Linear(Module):
     """y = x·Wᵀ + b, W of shape (out_features, in_features), initialised as PyTorch does."""
 
+    functional = staticmethod(NF.linear)
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None) -> None:
         super().__init__()
         for what, n in (("in_features", in_features), ("out_features", out_features)):
@@ -202,6 +208,8 @@ class Identity(Module):
 
 
 class LayerNorm(Module):
+    functional = staticmethod(NF.layer_norm)
+
     def __init__(self, normalized_shape: Any, eps: float = 1e-05, elementwise_affine: bool = True,
                  bias: bool = True) -> None:
         super().__init__()
@@ -222,6 +230,8 @@ class LayerNorm(Module):
 
 class Dropout(Module):
     """Zeroes with probability p while training (`model.train()`); the identity after `model.eval()`."""
+
+    functional = staticmethod(NF.dropout)
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -265,15 +275,21 @@ def _module(name: str, fn: Callable[..., Tensor], options: dict[str, Any], posit
     def extra_repr(self: Module) -> str:
         return ", ".join(f"{k}={self.options[k]!r}" for k in shown)
 
+    kinds = [(k, inspect.Parameter.POSITIONAL_OR_KEYWORD if k in positional else inspect.Parameter.KEYWORD_ONLY)
+             for k in sorted(options, key=lambda k: k not in positional)]
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(k, kind, default=options[k]) for k, kind in kinds])
     return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                  "functional": staticmethod(fn),
                                   "__doc__": f"`nn.{name}`: `{fn.__name__}` as a module."})
 
 
 _INPLACE = {"inplace": False}
-ReLU = _module("ReLU", lambda x: F.relu(x), _INPLACE)
+ReLU = _module("ReLU", F.relu, _INPLACE)
 ReLU6 = _module("ReLU6", NF.relu6, {})
-Sigmoid = _module("Sigmoid", lambda x: F.sigmoid(x), {})
-Tanh = _module("Tanh", lambda x: F.tanh(x), {})
+Sigmoid = _module("Sigmoid", F.sigmoid, {})
+Tanh = _module("Tanh", F.tanh, {})
 Softmax = _module("Softmax", F.softmax, {"dim": None}, ("dim",), ("dim",))
 LogSoftmax = _module("LogSoftmax", F.log_softmax, {"dim": None}, ("dim",), ("dim",))
 Softmin = _module("Softmin", NF.softmin, {"dim": None}, ("dim",), ("dim",))
