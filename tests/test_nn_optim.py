@@ -105,12 +105,36 @@ def test_parameters_and_names():
     assert len(model) == 4 and model[-1] is model[3]
 
 
-def test_linear_default_initialisation_is_uniform_within_pytorchs_bound():
-    layer = nn.Linear(16, 8)
-    bound = 1 / 4
-    assert layer.weight.shape == (8, 16) and layer.bias.shape == (8,)
-    assert np.all(np.abs(layer.weight._data) <= bound) and np.all(np.abs(layer.bias._data) <= bound)
-    assert layer.weight.dtype == g.get_default_dtype()
+@pytest.fixture
+def default_dtype():
+    """Set the default dtype for one test (PyTorch's draws depend on it) and restore it after."""
+    previous = g.get_default_dtype()
+    yield g.set_default_dtype
+    g.set_default_dtype(previous)
+
+
+def test_linear_initialisation_is_pytorchs_bit_for_bit(default_dtype):
+    """torch.manual_seed(0); nn.Linear(3, 2) in float32, and seed 1, Linear(2, 2) in float64 (torch 2.13)."""
+    default_dtype("float32")
+    g.manual_seed(0)
+    layer = nn.Linear(3, 2)
+    assert layer.weight.dtype == np.float32 and layer.weight.is_leaf and layer.weight.requires_grad
+    assert layer.weight.tolist() == [[-0.004322517663240433, 0.3097158372402191, -0.4751853346824646],
+                                     [-0.4248946011066437, -0.2223689705133438, 0.15482072532176971]]
+    assert layer.bias.tolist() == [-0.011439144611358643, 0.45777493715286255]
+    default_dtype("float64")
+    g.manual_seed(1)
+    layer = nn.Linear(2, 2)
+    assert layer.weight.tolist() == [[-0.6207644120507653, -0.389538752506578],
+                                     [-0.375823698945763, -0.45665065184413406]]
+    assert layer.bias.tolist() == [0.07929220542180432, -0.5523297990289765]
+
+
+def test_dropout_mask_is_pytorchs(default_dtype):
+    default_dtype("float64")
+    g.manual_seed(2)
+    kept = [0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 1]
+    assert nn.Dropout(0.25)(g.ones(20)).tolist() == [k / 0.75 for k in kept]
 
 
 def test_repr_is_pytorchs():

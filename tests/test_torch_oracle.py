@@ -680,3 +680,24 @@ def test_optimizers_take_pytorchs_steps(name: str, options: dict, dtype: str) ->
         assert g.dtype == w.dtype
         # PyTorch's kernels fuse a + alpha·b (one rounding): a few ulps apart, never more
         np.testing.assert_allclose(g, w, rtol=1e-14 if dtype == "float64" else 1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed, shape", [(0, (3, 2)), (7, (1, 1)), (3, (17, 5)), (11, (40, 64))])
+def test_linear_and_dropout_draw_pytorchs_numbers(seed: int, shape: tuple, dtype: str) -> None:
+    torch.set_default_dtype(getattr(torch, dtype))
+    previous = gradcli.get_default_dtype()
+    gradcli.set_default_dtype(dtype)
+    try:
+        torch.manual_seed(seed)
+        want = torch.nn.Sequential(torch.nn.Linear(*shape), torch.nn.Dropout(0.4))
+        want_out = want(torch.ones(2, shape[0]))
+        gradcli.manual_seed(seed)
+        got = gradcli_nn.Sequential(gradcli_nn.Linear(*shape), gradcli_nn.Dropout(0.4))
+        got_out = got(gradcli.ones(2, shape[0]))
+        for (name, p), (_, q) in zip(got.named_parameters(), want.named_parameters()):
+            assert np.array_equal(p._data, as_numpy(q)), name
+        np.testing.assert_array_equal(as_numpy(got_out) == 0, as_numpy(want_out) == 0)
+        np.testing.assert_allclose(as_numpy(got_out), as_numpy(want_out), rtol=1e-6 if dtype == "float32" else 1e-12)
+    finally:
+        gradcli.set_default_dtype(previous)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import init as I
 from gradcli.engine import nn_functional as NF
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError
@@ -119,10 +120,8 @@ def _default_dtype() -> Any:
     return get_default_dtype()
 
 
-def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Tensor:
-    """U(-bound, bound) from the session's generator."""
-    from gradcli.engine.creation import Defaults
-    return _wrap(Defaults.rng.uniform(-bound, bound, shape).astype(dtype))
+def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    return Parameter(_wrap(np.empty(shape, dtype=dtype)))
 
 
 class Linear(Module):
@@ -139,9 +138,16 @@ class Linear(Module):
         self.in_features, self.out_features = int(in_features), int(out_features)
         from gradcli.engine.creation import resolve_dtype
         dt = resolve_dtype(dtype) or _default_dtype()
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0.0
-        self._parameters["weight"] = Parameter(_uniform((out_features, in_features), bound, dt))
-        self._parameters["bias"] = Parameter(_uniform((out_features,), bound, dt)) if bias else None
+        self._parameters["weight"] = _empty((self.out_features, self.in_features), dt)
+        self._parameters["bias"] = _empty((self.out_features,), dt) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's draws in PyTorch's order: kaiming_uniform_(a=√5) for the weight, then U(±1/√fan_in)."""
+        I.kaiming_uniform_(self._parameters["weight"], a=math.sqrt(5))
+        if self._parameters["bias"] is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            I.uniform_(self._parameters["bias"], -bound, bound)
 
     def forward(self, input: Any) -> Tensor:
         return NF.linear(input, self._parameters["weight"], self._parameters["bias"])

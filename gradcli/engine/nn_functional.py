@@ -220,7 +220,8 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """x·mask/(1-p) with a Bernoulli(1-p) mask from the session's generator; the input itself when not training."""
+    """x·mask/(1-p) with PyTorch's Bernoulli(1-p) mask (the same draws after manual_seed); the input itself
+    when not training."""
     _no_inplace(inplace, "dropout")
     x = _tensor(input, "dropout")
     if not 0.0 <= p <= 1.0:
@@ -230,9 +231,8 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         return x
     if p == 1:
         return x * _wrap(np.zeros((), dtype=x.dtype))
-    from gradcli.engine.creation import Defaults
-    keep = (Defaults.rng.random(x.shape) < 1.0 - p).astype(x.dtype)
-    return x * _wrap(keep / np.asarray(1.0 - p, dtype=x.dtype))
+    noise = _wrap(np.empty_like(x._data)).bernoulli_(1 - p)
+    return x * (noise / (1 - p))
 
 
 # -- losses --------------------------------------------------------------------------------------------

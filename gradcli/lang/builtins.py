@@ -14,6 +14,7 @@ import numpy as np
 
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
+import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import nn, optim
 from gradcli.engine import ops as O
@@ -113,6 +114,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
 }
 
+# PyTorch's random numbers (engine/random.py) and the session's default dtype.
+FUNCTIONS.update({
+    "randint": C.randint, "randperm": C.randperm, "rand_like": C.rand_like, "randn_like": C.randn_like,
+    "normal": C.normal, "bernoulli": C.bernoulli, "initial_seed": C.initial_seed,
+    "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
+    "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
+})
+
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
@@ -157,7 +166,10 @@ FUNCTIONS.update({name: _NN_FUNCTIONS[name] for name in (
 OP_OF.update(NF.OPS)
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "Parameter": nn.Parameter,
+NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
+    "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_")})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
                             **{name: _constructor(cls) for name, cls in nn.MODULES.items()}})
 OPTIM = Namespace("torch.optim", {name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()})
 MODULE_ATTRIBUTES = frozenset({"parameters", "named_parameters", "children", "zero_grad", "train", "eval",
@@ -173,7 +185,8 @@ NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
-                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.optim": OPTIM,
+                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
+                                 "torch.optim": OPTIM,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -188,6 +201,8 @@ TENSOR_METHODS = frozenset({
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
 })
+# In-place random fills (torch.nn.init and dropout build on them).
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})

@@ -38,7 +38,7 @@ _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gr
 _IMPORTS_ACCEPTED = ("gradcli accepts `import torch`, `import torch as t`, "
                      "`from torch.autograd import Variable`, `import torch.nn as nn`, "
                      "`import torch.nn.functional as F`, `import torch.optim as optim`, `import numpy as np`")
-_NN_MODULES = frozenset({"torch.nn", "torch.nn.functional", "torch.optim"})
+_NN_MODULES = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim"})
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"}) | _NN_MODULES
 _IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"}) | _NN_MODULES
 _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
