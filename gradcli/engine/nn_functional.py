@@ -52,40 +52,39 @@ def _constant(x: Any, fn: str, what: str) -> np.ndarray | None:
 
 
 # -- activations ---------------------------------------------------------------------------------
+def _activation(op: O.Op, input: Any, inplace: bool, fn: str, name: str | None = None, **params: Any) -> Tensor:
+    _no_inplace(inplace, fn)
+    return apply(op, _tensor(input, fn), name=name, **params)
+
+
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "hardtanh")
     if min_val > max_val:
         raise ValueDomainError("min_val cannot be greater than max_val", hint="e.g. hardtanh(x, -1.0, 1.0)")
-    return apply(O.HARDTANH, _tensor(input, "hardtanh"), min_val=float(min_val), max_val=float(max_val))
+    return _activation(O.HARDTANH, input, inplace, "hardtanh", min_val=float(min_val), max_val=float(max_val))
 
 
 def relu6(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "relu6")
-    return apply(O.HARDTANH, _tensor(input, "relu6"), min_val=0.0, max_val=6.0)
+    return _activation(O.HARDTANH, input, inplace, "relu6", min_val=0.0, max_val=6.0)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "leaky_relu")
-    return apply(O.LEAKY_RELU, _tensor(input, "leaky_relu"), negative_slope=float(negative_slope))
+    return _activation(O.LEAKY_RELU, input, inplace, "leaky_relu", negative_slope=float(negative_slope))
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "elu")
-    return apply(O.ELU, _tensor(input, "elu"), alpha=float(alpha), scale=1.0, input_scale=1.0)
+    return _activation(O.ELU, input, inplace, "elu", alpha=float(alpha), scale=1.0, input_scale=1.0)
 
 
 def selu(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "selu")
-    return apply(O.ELU, _tensor(input, "selu"), alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+    return _activation(O.ELU, input, inplace, "selu", alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
 
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "celu")
     if alpha == 0:
         raise ValueDomainError("ZeroDivisionError: celu's alpha cannot be 0", hint="celu(x) = max(0,x) + "
                                "min(0, alpha·(exp(x/alpha) - 1)); use any alpha other than 0")
-    return apply(O.ELU, _tensor(input, "celu"), alpha=float(alpha), scale=1.0, input_scale=1.0 / alpha,
-                 name="CeluBackward0")
+    return _activation(O.ELU, input, inplace, "celu", "CeluBackward0", alpha=float(alpha), scale=1.0,
+                       input_scale=1.0 / alpha)
 
 
 def gelu(input: Any, approximate: str = "none") -> Tensor:
@@ -96,23 +95,19 @@ def gelu(input: Any, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "silu")
-    return apply(O.SILU, _tensor(input, "silu"))
+    return _activation(O.SILU, input, inplace, "silu")
 
 
 def mish(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "mish")
-    return apply(O.MISH, _tensor(input, "mish"))
+    return _activation(O.MISH, input, inplace, "mish")
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "hardsigmoid")
-    return apply(O.HARDSIGMOID, _tensor(input, "hardsigmoid"))
+    return _activation(O.HARDSIGMOID, input, inplace, "hardsigmoid")
 
 
 def hardswish(input: Any, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "hardswish")
-    return apply(O.HARDSWISH, _tensor(input, "hardswish"))
+    return _activation(O.HARDSWISH, input, inplace, "hardswish")
 
 
 def logsigmoid(input: Any) -> Tensor:
