@@ -66,9 +66,9 @@ def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) ->
 
 
 def _len(x: Any) -> int:
-    if isinstance(x, (Tensor, list, tuple, range)):
+    if isinstance(x, (Tensor, list, tuple, range, nn.Sequential)):
         return len(x)
-    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors and lists")
+    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors, lists and nn.Sequential")
 
 
 def _float(x: Any) -> float:
