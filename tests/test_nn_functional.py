@@ -62,19 +62,6 @@ PROGRAMS: list[tuple[O.Op, Callable[[], tuple[Any, dict]]]] = [
 IDS = [op.name for op, _ in PROGRAMS]
 
 
-@pytest.fixture
-def patched():
-    """Swap an op's VJPs for the length of a test (Op is frozen, so around its __setattr__)."""
-    saved = []
-
-    def patch(op: O.Op, vjps: tuple) -> None:
-        saved.append((op, op.vjps))
-        object.__setattr__(op, "vjps", vjps)
-    yield patch
-    for op, vjps in reversed(saved):
-        object.__setattr__(op, "vjps", vjps)
-
-
 def test_every_functional_primitive_has_a_program():
     block = O.TABLE[O.TABLE.index(O.HARDTANH):O.TABLE.index(O.BCE_WITH_LOGITS) + 1]
     assert {op.name for op in block} - {"gelu_backward"} | {"softplus"} == set(IDS)
