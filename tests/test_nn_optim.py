@@ -146,6 +146,9 @@ def test_repr_is_pytorchs():
                            "  (3): Softmax(dim=1)\n"
                            ")")
     assert repr(nn.MSELoss()) == "MSELoss()"
+    weight = nn.Linear(2, 1).weight
+    assert repr(weight).startswith("Parameter containing:\ntensor([[") and repr(weight).endswith("requires_grad=True)")
+    assert repr(weight * 2).startswith("tensor(") and repr(weight.detach()).startswith("tensor(")
 
 
 def test_modules_run_their_functionals():

@@ -3,7 +3,8 @@
 A module is a callable holding parameters (leaf tensors that require grad) and sub-modules;
 `model(x)` runs its `forward` through the functional ops, so the graph is the one the ops build.
 A parameter is a plain Tensor: the engine's hot path tells tensors by exact type, and a
-`Parameter` subclass would need a check on every op for nothing but its repr.
+`Parameter` subclass would need a check on every op for nothing but its repr (which a registry
+of parameters gives instead).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from gradcli.engine import functions as F
 from gradcli.engine import init as I
 from gradcli.engine import nn_functional as NF
 from gradcli.engine.tensor import Tensor, _wrap
+from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
 
 
@@ -25,6 +27,7 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
     if data is None:
         data = F.as_tensor([])
     t = _wrap(F.as_tensor(data)._data)
+    PARAMETERS[id(t)] = t
     return t.requires_grad_(bool(requires_grad))
 
 
