@@ -124,19 +124,6 @@ def test_many_ops_in_one_program():
     assert report.status == "pass", report.to_json()
 
 
-@pytest.fixture
-def patched():
-    """Swap an op's VJPs for the length of a test (Op is frozen, so around its __setattr__)."""
-    saved = []
-
-    def patch(op, vjps):
-        saved.append((op, op.vjps))
-        object.__setattr__(op, "vjps", vjps)
-    yield patch
-    for op, vjps in reversed(saved):
-        object.__setattr__(op, "vjps", vjps)
-
-
 def test_a_wrong_vjp_is_caught_at_the_right_element(patched):
     def off_at_1_0(ns, gr, o, a, b):
         bump = np.zeros(np.shape(gr))

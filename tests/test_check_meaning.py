@@ -117,6 +117,31 @@ UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lam
                 "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,
                 "log2": positive, "log10": positive, "rsqrt": positive, "lgamma": positive, "digamma": positive,
                 **dict.fromkeys(("floor", "ceil", "trunc", "frac"), lambda *s: normal(*s) * 3)}
+# torch.nn.functional
+CASES.update({
+    "hardtanh": [((normal(2, 3),), {"min_val": -0.5, "max_val": 0.5})],
+    "leaky_relu": [((normal(2, 3),), {"negative_slope": 0.2})],
+    "elu": [((normal(2, 3),), {"alpha": 0.7, "scale": 1.1, "input_scale": 0.5})],
+    "gelu": [((normal(2, 3),), {"approximate": "none"}), ((normal(4),), {"approximate": "tanh"})],
+    "gelu_backward": [((normal(2, 3), normal(3)), {"approximate": "none"}),
+                      ((normal(4), normal(4)), {"approximate": "tanh"})],
+    "softplus": [((normal(2, 3),), {}), ((normal(4) * 3,), {"beta": 2.0, "threshold": 20.0})],
+    "addmm": [((normal(2), normal(3, 4), normal(4, 2)), {})],
+    "pad": [((normal(2, 3),), {"pad": (1, -1, 0, 2), "value": 0.5})],
+    "layer_norm": [((normal(2, 3), normal(3), normal(3)), {"count": 1, "eps": 1e-5}),
+                   ((normal(2, 2, 2), 1.0, 0.0), {"count": 2, "eps": 1e-5})],
+    "mse_loss": [((normal(2, 3), normal(3)), {"reduction": r}) for r in ("mean", "sum", "none")],
+    "smooth_l1_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "mean", "beta": 0.5})],
+    "huber_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "none", "delta": 0.5})],
+    "nll_loss": [((normal(3, 4),), {"target": np.array([0, 3, 1]), "weight": positive(4), "ignore_index": 1,
+                                    "reduction": r}) for r in ("mean", "sum", "none")]
+    + [((normal(4),), {"target": np.array(2), "weight": None, "ignore_index": -100, "reduction": "mean"})],
+    "binary_cross_entropy": [((R.uniform(0.1, 0.9, (2, 3)), R.uniform(0, 1, (2, 3))),
+                              {"weight": positive(3), "reduction": "mean"})],
+    "binary_cross_entropy_with_logits": [((normal(2, 3), R.uniform(0, 1, (2, 3))),
+                                          {"weight": None, "pos_weight": positive(3), "reduction": "sum"})],
+})
+UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
 
 
 def cases(op):

@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import gradcli
 from gradcli.engine import functions as F
+from gradcli.engine import nn_functional as NF
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import Node
 
@@ -336,6 +337,43 @@ CASES = [
     P(lambda x: (x * x).sum() * x + x[0], [r(3)], id="reuse"),
 ]
 
+# torch.nn.functional (targets and weights are constants; inputs stay off the kinks)
+CASES += [
+    P(lambda a: NF.relu6(a * 4), [away(4, 3)], id="relu6"),
+    P(lambda a: NF.hardtanh(a, -0.5, 0.7), [away(4, 3)], id="hardtanh"),
+    P(lambda a: NF.leaky_relu(a, 0.1), [away(4, 3)], id="leaky_relu"),
+    P(lambda a: NF.elu(a, 0.5), [away(4, 3)], id="elu"),
+    P(lambda a: NF.selu(a), [away(4, 3)], id="selu"),
+    P(lambda a: NF.celu(a, 2.0), [r(4, 3)], id="celu"),
+    P(lambda a: NF.gelu(a), [r(4, 3)], id="gelu"),
+    P(lambda a: NF.gelu(a, approximate="tanh"), [r(4, 3)], id="gelu-tanh"),
+    P(lambda g, a: F.gelu_backward(g, a, "none"), [r(4, 3), r(3)], id="gelu_backward"),
+    P(lambda g, a: F.gelu_backward(g, a, "tanh"), [r(4, 3), r(4, 3, seed=1)], id="gelu_backward-tanh"),
+    P(lambda a: NF.silu(a), [r(4, 3)], id="silu"),
+    P(lambda a: NF.mish(a), [r(4, 3)], id="mish"),
+    P(lambda a: NF.hardsigmoid(a * 3), [away(4, 3)], id="hardsigmoid"),
+    P(lambda a: NF.hardswish(a * 3), [away(4, 3)], id="hardswish"),
+    P(lambda a: NF.logsigmoid(a * 5), [r(4, 3)], id="logsigmoid"),
+    P(lambda a: NF.softplus(a, beta=2.0, threshold=3.0), [r(4, 3) * 2], id="softplus-beta"),
+    P(lambda a: NF.softsign(a) + NF.softmin(a, 1), [away(4, 3)], id="softsign-softmin"),
+    P(lambda a: NF.normalize(a), [r(4, 3)], id="normalize"),
+    P(lambda a, b: NF.cosine_similarity(a, b), [r(4, 3), r(4, 3, seed=1)], id="cosine_similarity"),
+    P(lambda a, b: NF.pairwise_distance(a, b), [r(4, 3), r(4, 3, seed=1)], id="pairwise_distance"),
+    P(lambda x, w, b: NF.linear(x, w, b), [r(4, 3), r(2, 3), r(2)], id="linear"),
+    P(lambda x, w, b: NF.linear(x, w, b), [r(2, 4, 3), r(2, 3), r(2)], id="linear-3d"),
+    P(lambda a: NF.pad(a, (1, -1, 0, 2), value=0.3), [r(4, 3)], id="pad"),
+    P(lambda a, w, b: NF.layer_norm(a, (3,), w, b), [r(4, 3), r(3), r(3, seed=1)], id="layer_norm"),
+    P(lambda a, b: NF.mse_loss(a, b), [r(4, 3), r(3)], id="mse_loss-broadcast"),
+    P(lambda a, b: NF.mse_loss(a, b, reduction="none"), [r(4, 3), r(4, 3, seed=1)], id="mse_loss-none"),
+    P(lambda a, b: NF.smooth_l1_loss(a, b, beta=0.8), [r(4, 3), r(4, 3, seed=1)], id="smooth_l1_loss"),
+    P(lambda a, b: NF.huber_loss(a, b, reduction="sum", delta=0.6), [r(4, 3), r(4, 3, seed=1)], id="huber_loss"),
+    P(lambda a: NF.cross_entropy(a, gradcli.tensor([0, 2, 1, -100])), [r(4, 3)], id="cross_entropy"),
+    P(lambda a: NF.nll_loss(a, gradcli.tensor([[0, 1], [2, 2]]), reduction="none"), [r(2, 3, 2)], id="nll_loss"),
+    P(lambda a, b: NF.binary_cross_entropy(a.sigmoid(), b.sigmoid()), [r(4, 3), r(4, 3, seed=1)], id="bce"),
+    P(lambda a, b: NF.binary_cross_entropy_with_logits(a, b, pos_weight=gradcli.tensor([1.0, 2.0, 0.5])),
+      [r(4, 3), r(4, 3, seed=1)], id="bce_with_logits"),
+    P(lambda a, b: NF.kl_div(a, b.softmax(1), reduction="batchmean"), [r(4, 3), r(4, 3, seed=1)], id="kl_div"),
+]
 
 # The forward rounds to float32, so finite differences need float32-sized steps and tolerances.
 LOOSE = {"cast": {"rtol": 1e-4, "atol": 1e-4, "eps": 1e-2}}
@@ -430,6 +468,12 @@ ELEMENTWISE = [
     ("logsumexp", lambda x: x.reshape(2, 3).logsumexp(1), r), ("cumsum", lambda x: x.cumsum(0) ** 2, r),
     ("cumprod", lambda x: x.cumprod(0), r), ("amax", lambda x: x.reshape(2, 3).amax(1) ** 2, distinct),
     ("sort", lambda x: x.sort()[0] ** 3 * gradcli.arange(6.0), distinct),
+    ("gelu", lambda x: NF.gelu(x), r), ("gelu-tanh", lambda x: NF.gelu(x, approximate="tanh"), r),
+    ("elu", lambda x: NF.elu(x, 0.5), away), ("silu", lambda x: NF.silu(x), r), ("mish", lambda x: NF.mish(x), r),
+    ("logsigmoid", lambda x: NF.logsigmoid(x), r), ("softplus-beta", lambda x: NF.softplus(x, beta=2.0), r),
+    ("layer_norm", lambda x: NF.layer_norm(x, (6,)) * x, r),
+    ("bce_with_logits", lambda x: NF.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="none"), r),
+    ("mse_loss", lambda x: NF.mse_loss(x * x, x + 1.0, reduction="none"), r),
 ]
 
 

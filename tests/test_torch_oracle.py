@@ -812,3 +812,161 @@ def test_same_result_dtypes(fn: Callable) -> None:
     got, want = fn(APIS["gradcli"]), fn(APIS["torch"])
     assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(as_numpy(got), as_numpy(want))
+
+
+# -- torch.nn.functional, torch.nn and torch.optim ---------------------------------------------------
+import gradcli.engine.nn_functional as gradcli_functional  # noqa: E402
+from gradcli.engine import nn as gradcli_nn  # noqa: E402
+from gradcli.engine import optim as gradcli_optim  # noqa: E402
+
+FUNCTIONAL = {"torch": (torch.nn.functional, torch.tensor), "gradcli": (gradcli_functional, gradcli.tensor)}
+TARGETS = np.array([0, 2, 1, 2])
+IGNORED = np.array([0, -100, 1, 2])
+PROBS = RNG.dirichlet(np.ones(3), 4)
+UNIT = RNG.uniform(0.05, 0.95, (4, 3))
+AT_KINKS = np.array([[-3.0, -1.0, 0.0, 1.0], [3.0, 6.0, 2.5, -0.5]])
+
+
+def run_functional(side: str, fn: Callable, arrays: list) -> dict:
+    F, tensor = FUNCTIONAL[side]
+    xs = [tensor(a, requires_grad=True) for a in arrays]
+    out = fn(F, tensor, *xs)
+    out.backward(tensor(np.random.default_rng(3).standard_normal(tuple(out.shape))))
+    return {"out": as_numpy(out), "grads": [as_numpy(x.grad) for x in xs], "name": node_name(out),
+            "graph": graph_names(out)}
+
+
+FUNCTIONAL_PROGRAMS = [
+    P(lambda F, T, x: F.relu6(x * 4), [AT_KINKS], id="relu6"),
+    P(lambda F, T, x: F.hardtanh(x, -0.5, 2.5), [AT_KINKS], id="hardtanh"),
+    P(lambda F, T, x: F.leaky_relu(x, 0.2), [AT_KINKS], id="leaky_relu"),
+    P(lambda F, T, x: F.elu(x, 0.7), [AT_KINKS], id="elu"),
+    P(lambda F, T, x: F.selu(x), [AT_KINKS], id="selu"),
+    P(lambda F, T, x: F.celu(x, 1.5), [AT_KINKS], id="celu"),
+    P(lambda F, T, x: F.gelu(x), [r(4, 3)], id="gelu"),
+    P(lambda F, T, x: F.gelu(x, approximate="tanh"), [r(4, 3)], id="gelu-tanh"),
+    P(lambda F, T, x: F.silu(x), [r(4, 3)], id="silu"),
+    P(lambda F, T, x: F.mish(x), [r(4, 3)], id="mish"),
+    P(lambda F, T, x: F.softsign(x), [r(4, 3)], id="softsign"),
+    P(lambda F, T, x: F.hardsigmoid(x), [AT_KINKS], id="hardsigmoid"),
+    P(lambda F, T, x: F.hardswish(x), [AT_KINKS], id="hardswish"),
+    P(lambda F, T, x: F.logsigmoid(x), [r(4, 3) * 10], id="logsigmoid"),
+    P(lambda F, T, x: F.softmin(x, 1), [r(4, 3)], id="softmin"),
+    P(lambda F, T, x: F.softplus(x, beta=2, threshold=3), [r(4, 3) * 3], id="softplus-beta"),
+    P(lambda F, T, x: F.normalize(x), [r(4, 3)], id="normalize"),
+    P(lambda F, T, x: F.normalize(x, p=1, dim=0), [r(4, 3)], id="normalize-p1"),
+    P(lambda F, T, x, y: F.cosine_similarity(x, y), [r(4, 3), r(4, 3)], id="cosine_similarity"),
+    P(lambda F, T, x, y: F.pairwise_distance(x, y), [r(4, 3), r(4, 3)], id="pairwise_distance"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(4, 3), r(2, 3), r(2)], id="linear"),
+    P(lambda F, T, x, w: F.linear(x, w), [r(4, 3), r(2, 3)], id="linear-no-bias"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(3), r(2, 3), r(2)], id="linear-1d"),
+    P(lambda F, T, x, w, b: F.linear(x, w, b), [r(2, 4, 3), r(2, 3), r(2)], id="linear-3d"),
+    P(lambda F, T, x: F.pad(x, (1, 2)), [r(4, 3)], id="pad"),
+    P(lambda F, T, x: F.pad(x, (-1, 1, 2, 0), value=0.5), [r(4, 3)], id="pad-crop"),
+    P(lambda F, T, x: F.layer_norm(x, (3,)), [r(4, 3)], id="layer_norm"),
+    P(lambda F, T, x, w, b: F.layer_norm(x, (2, 3), w, b), [r(4, 2, 3), r(2, 3), r(2, 3)], id="layer_norm-affine"),
+    P(lambda F, T, x, y: F.mse_loss(x, y), [r(4, 3), r(4, 3)], id="mse_loss"),
+    P(lambda F, T, x, y: F.mse_loss(x, y, reduction="none"), [r(4, 3), r(4, 3)], id="mse_loss-none"),
+    P(lambda F, T, x, y: F.l1_loss(x, y, reduction="sum"), [r(4, 3), r(4, 3)], id="l1_loss"),
+    P(lambda F, T, x, y: F.smooth_l1_loss(x, y, beta=0.5), [r(4, 3), r(4, 3)], id="smooth_l1_loss"),
+    P(lambda F, T, x, y: F.huber_loss(x, y, delta=0.7, reduction="sum"), [r(4, 3), r(4, 3)], id="huber_loss"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS)), [r(4, 3)], id="cross_entropy"),
+    P(lambda F, T, x: F.cross_entropy(x, T(IGNORED), weight=T([0.2, 1.0, 3.0])), [r(4, 3)],
+      id="cross_entropy-weight-ignore"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS), label_smoothing=0.1), [r(4, 3)], id="cross_entropy-smoothing"),
+    P(lambda F, T, x: F.cross_entropy(x, T(IGNORED), weight=T([0.2, 1.0, 3.0]), label_smoothing=0.2), [r(4, 3)],
+      id="cross_entropy-smoothing-weight"),
+    P(lambda F, T, x: F.cross_entropy(x, T(TARGETS), reduction="none", label_smoothing=0.3), [r(4, 3)],
+      id="cross_entropy-smoothing-none"),
+    P(lambda F, T, x: F.cross_entropy(x, T(PROBS)), [r(4, 3)], id="cross_entropy-probabilities"),
+    P(lambda F, T, x: F.cross_entropy(x, T(PROBS), weight=T([0.2, 1.0, 3.0]), label_smoothing=0.1), [r(4, 3)],
+      id="cross_entropy-probabilities-weight"),
+    P(lambda F, T, x: F.cross_entropy(x, T(2)), [r(3)], id="cross_entropy-1d"),
+    P(lambda F, T, x: F.nll_loss(x, T(TARGETS), reduction="sum"), [r(4, 3)], id="nll_loss"),
+    P(lambda F, T, x: F.nll_loss(x, T(np.array([[0, 1], [2, 0]]))), [r(2, 3, 2)], id="nll_loss-kdim"),
+    P(lambda F, T, x, y: F.binary_cross_entropy(x, y), [UNIT, UNIT[::-1].copy()], id="binary_cross_entropy"),
+    P(lambda F, T, x, y: F.binary_cross_entropy(x, y, weight=T([1.0, 2.0, 0.5])), [UNIT, UNIT[::-1].copy()],
+      id="binary_cross_entropy-weight"),
+    P(lambda F, T, x, y: F.binary_cross_entropy_with_logits(x, y), [r(4, 3), UNIT], id="bce_with_logits"),
+    P(lambda F, T, x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=T([1.0, 2.0, 0.5]), reduction="sum"),
+      [r(4, 3), UNIT], id="bce_with_logits-pos_weight"),
+    P(lambda F, T, x, y: F.kl_div(x, y, reduction="batchmean"), [r(4, 3), UNIT], id="kl_div-batchmean"),
+    P(lambda F, T, x, y: F.kl_div(x, y, log_target=True, reduction="sum"), [r(4, 3), r(4, 3)], id="kl_div-log"),
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("fn, arrays", FUNCTIONAL_PROGRAMS)
+def test_same_functional_values_gradients_and_graphs(fn: Callable, arrays: list) -> None:
+    want = run_functional("torch", fn, arrays)
+    got = run_functional("gradcli", fn, arrays)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=1e-12, atol=1e-13)
+    for g, w in zip(got["grads"], want["grads"]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    assert got["name"] == want["name"]
+
+
+OPTIMIZERS = [
+    P("SGD", {"lr": 0.1}, id="sgd"),
+    P("SGD", {"lr": 0.1, "momentum": 0.9}, id="sgd-momentum"),
+    P("SGD", {"lr": 0.05, "momentum": 0.8, "dampening": 0.3, "weight_decay": 0.01}, id="sgd-dampening-decay"),
+    P("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}, id="sgd-nesterov-maximize"),
+    P("Adam", {}, id="adam"),
+    P("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1, "amsgrad": True}, id="adam-amsgrad-decay"),
+    P("AdamW", {"lr": 0.01}, id="adamw"),
+]
+
+
+def _optimized(side: str, name: str, options: dict, dtype: str) -> list[np.ndarray]:
+    """Five steps of `name`, each parameter given the same gradient on both sides (a function of its
+    current values), so the update arithmetic alone is compared; one parameter never has a grad."""
+    def tensor(data: Any) -> Any:
+        if side == "torch":
+            return torch.tensor(data, requires_grad=True)
+        return gradcli.tensor(data, requires_grad=True, dtype=dtype)
+    optim = torch.optim if side == "torch" else gradcli_optim
+    params = [tensor(np.linspace(-1.5, 2.0, 6).reshape(3, 2).astype(dtype)), tensor(np.array([0.5, -0.25], dtype)),
+              tensor(np.ones(2, dtype=dtype))]
+    opt = getattr(optim, name)(params, **options)
+    for k in range(5):
+        opt.zero_grad()
+        for p in params[:2]:
+            p.grad = tensor(np.sin(as_numpy(p) * 3 + k).astype(dtype)).detach()
+        opt.step()
+    assert params[2].grad is None and params[0].is_leaf
+    return [as_numpy(p).copy() for p in params]
+
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, options", OPTIMIZERS)
+def test_optimizers_take_pytorchs_steps(name: str, options: dict, dtype: str) -> None:
+    want = _optimized("torch", name, options, dtype)
+    got = _optimized("gradcli", name, options, dtype)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        # PyTorch's kernels fuse a + alpha·b (one rounding): a few ulps apart, never more
+        np.testing.assert_allclose(g, w, rtol=1e-14 if dtype == "float64" else 1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed, shape", [(0, (3, 2)), (7, (1, 1)), (3, (17, 5)), (11, (40, 64))])
+def test_linear_and_dropout_draw_pytorchs_numbers(seed: int, shape: tuple, dtype: str) -> None:
+    torch.set_default_dtype(getattr(torch, dtype))
+    previous = gradcli.get_default_dtype()
+    gradcli.set_default_dtype(dtype)
+    try:
+        torch.manual_seed(seed)
+        want = torch.nn.Sequential(torch.nn.Linear(*shape), torch.nn.Dropout(0.4))
+        want_out = want(torch.ones(2, shape[0]))
+        gradcli.manual_seed(seed)
+        got = gradcli_nn.Sequential(gradcli_nn.Linear(*shape), gradcli_nn.Dropout(0.4))
+        got_out = got(gradcli.ones(2, shape[0]))
+        for (name, p), (_, q) in zip(got.named_parameters(), want.named_parameters()):
+            assert np.array_equal(p._data, as_numpy(q)), name
+        np.testing.assert_array_equal(as_numpy(got_out) == 0, as_numpy(want_out) == 0)
+        np.testing.assert_allclose(as_numpy(got_out), as_numpy(want_out), rtol=1e-6 if dtype == "float32" else 1e-12)
+    finally:
+        gradcli.set_default_dtype(previous)

@@ -259,6 +259,10 @@ class Meaning:
             self.spend(1)
             out.flat[k] = self.add(s, self.mul(v, fn(u, t)))
         return out
+    # torch.nn.functional: gelu's constants exactly (their binary values would make SymPy's factoring crawl)
+    sqrt_half = sp.sqrt(2) / 2
+    inv_sqrt_2pi = 1 / sp.sqrt(2 * sp.pi)
+    sqrt_2_over_pi = sp.sqrt(2 / sp.pi)
 
     def __init__(self, exact: bool = False, budget: int = 2_000_000, seconds: float = 10.0) -> None:
         self.exact = exact

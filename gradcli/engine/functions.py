@@ -236,8 +236,10 @@ def relu(x: Any) -> Tensor:
     return Tensor.relu(_tensor_arg(x, "relu"))
 
 
-def softplus(x: Any) -> Tensor:
-    return Tensor.softplus(_tensor_arg(x, "softplus"))
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    if beta == 1 and threshold == 20:
+        return Tensor.softplus(_tensor_arg(x, "softplus"))
+    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"), beta=float(beta), threshold=float(threshold))
 
 
 def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
@@ -1516,3 +1518,12 @@ def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Tensor:
 
 def _back(out: Tensor, x: Tensor, dim: tuple[int, ...] | None) -> Tensor:
     return reshape(out, O.reduced_shape(x.shape, dim))
+
+
+# -- for the VJPs of torch.nn.functional under create_graph -----------------------------------
+def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
+    return apply(O.GELU_BACKWARD, g, x, approximate=approximate)
+
+
+def constant_pad_nd(x: Tensor, pad: tuple[int, ...], value: float = 0.0) -> Tensor:
+    return apply(O.CONSTANT_PAD, x, pad=tuple(pad), value=float(value))

@@ -22,6 +22,7 @@ never imports SymPy.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -289,9 +290,11 @@ def _log_softmax_forward(x: np.ndarray, dim: int) -> np.ndarray:
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-def _softplus_forward(x: np.ndarray) -> np.ndarray:
-    """PyTorch's softplus (beta 1, threshold 20): linear above the threshold."""
-    return np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+def _softplus_forward(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    """PyTorch's softplus: log(1 + exp(beta·x))/beta, and x itself where beta·x passes the threshold."""
+    bx = x * beta if beta != 1 else x
+    soft = np.log1p(np.exp(np.minimum(bx, threshold)))
+    return np.where(bx > threshold, x, soft / beta if beta != 1 else soft)
 
 
 def _sigmoid_forward(x: np.ndarray) -> np.ndarray:
@@ -551,8 +554,11 @@ RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
               rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
               kink=lambda K, x: K.zero_kink(x))
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
-                  vjp=lambda ns, g, o, x: g * ns.where(x > 20, 1.0, ns.sigmoid(x)), rule="∂softplus(x)/∂x = σ(x)",
-                  sym=lambda S, x: S.map(lambda u: S.log(1 + S.exp(u)), x))
+                  vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
+                  g * ns.where(x * beta > threshold, 1.0, ns.sigmoid(x * beta)),
+                  rule="∂softplus(x)/∂x = σ(βx)",
+                  sym=lambda S, x, beta=1.0, threshold=20.0: S.map(
+                      lambda u: S.div(S.log(1 + S.exp(S.mul(u, S.number(beta)))), S.number(beta)), x))
 CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            vjps=(lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
            rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
@@ -1045,6 +1051,432 @@ CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(d
           nests=False, elementwise=True, sym=lambda S, x, dtype: x)
 
 
+# torch.nn.functional -------------------------------------------------------------------------
+# Activations and losses PyTorch records as one node. Losses take `reduction` ('mean', 'sum' or
+# 'none'); their targets, class weights and masks are constants of the graph (parameters).
+
+_SQRT_HALF = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_GELU_K = 0.7978845608028654  # sqrt(2/pi), the tanh approximation's scale
+_GELU_C = 0.044715
+_erf = np.frompyfunc(math.erf, 1, 1)
+_SIXTH_F32 = float(np.float32(1 / 6))  # PyTorch's hardsigmoid backward uses the float 1/6 in every dtype
+
+
+def _reduce_loss(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "none":
+        return loss
+    return np.sum(loss) if reduction == "sum" else np.mean(loss)
+
+
+def _loss_grad(ns: Any, g: Any, x: Any, reduction: str) -> Any:
+    """The upstream gradient of a reduced loss, per element of its (broadcast) input."""
+    if reduction == "none":
+        return g
+    return g * _per(_count(x, None)) if reduction == "mean" else g
+
+
+def _loss_sym(S: Any, per_element: Callable, a: Any, b: Any, reduction: str) -> Any:
+    loss = S.broadcast(per_element, a, b)
+    if reduction == "none":
+        return loss
+    return S.as_array(S.add_all(loss.reshape(-1)) if reduction == "sum" else S.mean_all(loss.reshape(-1)))
+
+
+def _hardtanh_mask(ns: Any, x: Any, lo: float, hi: float) -> Any:
+    """PyTorch passes the gradient strictly inside (min_val, max_val): 0 at either bound."""
+    return ns.where(x > lo, 1.0, 0.0) * ns.where(x < hi, 1.0, 0.0)
+
+
+def _elu_forward(x: np.ndarray, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> np.ndarray:
+    return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
+
+
+def _elu_vjp(ns: Any, g: Any, o: Any, x: Any, alpha: float = 1.0, scale: float = 1.0,
+             input_scale: float = 1.0) -> Any:
+    """PyTorch takes the left branch at 0: scale·alpha·input_scale·exp(0)."""
+    left = ns.exp(ns.where(x > 0, 0.0, x) * input_scale) * (alpha * scale * input_scale)
+    return g * ns.where(x > 0, scale, left)
+
+
+def _elu_sym(S: Any, x: Any, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Any:
+    a, s, i = S.number(alpha * scale), S.number(scale), S.number(input_scale)
+    return S.map(lambda u: S.add(S.mul(s, S.Max(u, 0)), S.mul(a, S.sub(S.exp(S.mul(i, S.Min(u, 0))), 1))), x)
+
+
+def _gelu_forward(x: np.ndarray, approximate: str = "none") -> np.ndarray:
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    return 0.5 * x * (1.0 + _erf(x * _SQRT_HALF).astype(x.dtype))
+
+
+def _gelu_slope(x: np.ndarray, approximate: str) -> np.ndarray:
+    """gelu'(x): Φ(x) + x·φ(x), or the derivative of the tanh approximation."""
+    if approximate == "tanh":
+        inner = _GELU_K * (x + _GELU_C * x * x * x)
+        t = np.tanh(inner)
+        return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_K * (1.0 + 3 * _GELU_C * x * x)
+    cdf = 0.5 * (1.0 + _erf(x * _SQRT_HALF).astype(x.dtype))
+    return cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+def _gelu_curvature(ns: Any, x: Any, approximate: str) -> Any:
+    """gelu''(x), for the backward of gelu's backward (exp and tanh only, so differentiable again)."""
+    if approximate == "tanh":
+        inner = (x + x * x * x * _GELU_C) * _GELU_K
+        t = ns.tanh(inner)
+        sech2 = 1.0 - t * t
+        d_inner = (x * x * (3 * _GELU_C) + 1.0) * _GELU_K
+        return sech2 * d_inner - x * sech2 * t * d_inner * d_inner + x * x * sech2 * (3 * _GELU_C * _GELU_K)
+    return ns.exp(x * x * -0.5) * _INV_SQRT_2PI * (2.0 - x * x)
+
+
+def _gelu_sym(S: Any, u: Any, approximate: str) -> Any:
+    half = S.number(0.5)
+    if approximate == "tanh":
+        inner = S.mul(S.sqrt_2_over_pi, S.add(u, S.mul(S.number(_GELU_C), S.pow(u, 3))))
+        return S.mul(S.mul(half, u), S.add(1, S.tanh(inner)))
+    return S.mul(S.mul(half, u), S.add(1, S.erf(S.mul(u, S.sqrt_half))))
+
+
+def _gelu_slope_sym(S: Any, u: Any, approximate: str) -> Any:
+    half = S.number(0.5)
+    if approximate == "tanh":
+        k, c = S.sqrt_2_over_pi, S.number(_GELU_C)
+        t = S.tanh(S.mul(k, S.add(u, S.mul(c, S.pow(u, 3)))))
+        slope = S.mul(k, S.add(1, S.mul(S.mul(S.number(3), c), S.mul(u, u))))
+        return S.add(S.mul(half, S.add(1, t)), S.mul(S.mul(S.mul(half, u), S.sub(1, S.mul(t, t))), slope))
+    cdf = S.mul(half, S.add(1, S.erf(S.mul(u, S.sqrt_half))))
+    density = S.mul(S.inv_sqrt_2pi, S.exp(S.mul(S.number(-0.5), S.mul(u, u))))
+    return S.add(cdf, S.mul(u, density))
+
+
+def _hardswish_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    """PyTorch: 0 up to -3, x/3 + 1/2 on (-3, 3), 1 from 3 on."""
+    return g * ns.where(x <= -3.0, 0.0, ns.where(x < 3.0, x / 3.0 + 0.5, 1.0))
+
+
+def _hard_step(S: Any, u: Any) -> Any:
+    """min(max(u + 3, 0), 6) / 6: hardsigmoid."""
+    return S.div(S.Min(S.Max(S.add(u, 3), 0), 6), 6)
+
+
+def _logsigmoid_forward(x: np.ndarray) -> np.ndarray:
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def _silu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    s = ns.sigmoid(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+def _mish_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    t = ns.tanh(ns.softplus(x))
+    return g * (t + x * ns.sigmoid(x) * (1.0 - t * t))
+
+
+def _addmm_forward(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return c + a @ b
+
+
+def _pad_widths(pad: tuple[int, ...], ndim: int) -> list[tuple[int, int]]:
+    """PyTorch's pad lists (left, right) pairs from the last dimension backwards."""
+    widths = [(0, 0)] * ndim
+    for k in range(len(pad) // 2):
+        widths[ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    return widths
+
+
+def _constant_pad(x: Any, pad: tuple[int, ...], value: Any, fill: Callable) -> Any:
+    """Crop by the negative widths, then pad by the positive ones (`fill` pads an array)."""
+    widths = _pad_widths(pad, x.ndim)
+    x = x[tuple(slice(-lo if lo < 0 else 0, n + hi if hi < 0 else n) for (lo, hi), n in zip(widths, x.shape))]
+    return fill(x, [(max(lo, 0), max(hi, 0)) for lo, hi in widths], value)
+
+
+def _pad_forward(x: np.ndarray, pad: tuple[int, ...], value: float = 0.0) -> np.ndarray:
+    return _constant_pad(x, pad, value, lambda a, w, v: np.pad(a, w, constant_values=v))
+
+
+def _norm_axes(x: Any, count: int) -> tuple[int, ...]:
+    return tuple(range(x.ndim - count, x.ndim))
+
+
+def _layer_norm_parts(ns: Any, x: Any, count: int, eps: float) -> tuple[Any, Any]:
+    """x̂ = (x - mean)·rstd over the last `count` dims, and rstd = 1/√(var + eps) (biased var)."""
+    axes = _norm_axes(x, count)
+    centred = x - ns.mean(x, dim=axes, keepdim=True)
+    rstd = (ns.mean(centred * centred, dim=axes, keepdim=True) + eps) ** -0.5
+    return centred * rstd, rstd
+
+
+def _layer_norm_forward(x: np.ndarray, w: Any, b: Any, count: int, eps: float) -> np.ndarray:
+    xhat, _ = _layer_norm_parts(NUMPY, x, count, eps)
+    return xhat * w + b
+
+
+def _layer_norm_vjp_x(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, count: int, eps: float) -> Any:
+    axes = _norm_axes(x, count)
+    xhat, rstd = _layer_norm_parts(ns, x, count, eps)
+    dxhat = g * w
+    return (dxhat - ns.mean(dxhat, dim=axes, keepdim=True)
+            - xhat * ns.mean(dxhat * xhat, dim=axes, keepdim=True)) * rstd
+
+
+def _layer_norm_sym(S: Any, x: Any, w: Any, b: Any, count: int, eps: float) -> Any:
+    lead = x.shape[:x.ndim - count]
+    rows = x.reshape(lead + (-1,))
+    out = np.empty(rows.shape, dtype=object)
+    for idx in np.ndindex(*lead):
+        row = rows[idx]
+        S.spend(3 * len(row))
+        mean = S.div(S.total(row), len(row))
+        centred = [S.sub(u, mean) for u in row]
+        var = S.div(S.total(S.mul(c, c) for c in centred), len(row))
+        rstd = S.pow(S.add(var, S.number(eps)), S.number(-0.5))
+        out[idx] = [S.mul(c, rstd) for c in centred]
+    xhat = out.reshape(x.shape)
+    return S.broadcast(S.add, S.broadcast(S.mul, xhat, w), b)
+
+
+def _smooth_forward(a: np.ndarray, b: np.ndarray, delta: float) -> np.ndarray:
+    """Huber with threshold delta: d²/2 inside, delta·(|d| - delta/2) outside."""
+    d = np.abs(a - b)
+    return np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+
+
+def _smooth_sym(S: Any, u: Any, v: Any, delta: float) -> Any:
+    """c·(d - c/2) with c = clamp(d, -delta, delta): the same function, written without branches."""
+    d = S.sub(u, v)
+    c = S.clamp(d, -delta, delta)
+    return S.mul(c, S.sub(d, S.div(c, 2)))
+
+
+def _huber_vjp(ns: Any, g: Any, o: Any, a: Any, b: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
+    d = a - b
+    return _loss_grad(ns, g, d, reduction) * ns.where(d < -delta, -delta, ns.where(d > delta, delta, d))
+
+
+def _smooth_l1_vjp(ns: Any, g: Any, o: Any, a: Any, b: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    return _huber_vjp(ns, g, o, a, b, reduction, beta) * (1.0 / beta)
+
+
+def _class_weights(shape: tuple[int, ...], target: np.ndarray, weight: np.ndarray | None,
+                   ignore_index: int) -> np.ndarray:
+    """NLL's picking matrix: at each target class its weight (0 where ignored), zeros elsewhere."""
+    c = shape[0] if len(shape) == 1 else shape[1]
+    t = np.asarray(target)
+    kept = t != ignore_index
+    w = np.ones(c) if weight is None else np.asarray(weight, dtype=np.float64)
+    onehot = (np.arange(c) == np.where(kept, t, 0)[..., None]) * (w * 1.0)
+    onehot = onehot * kept[..., None]
+    return np.moveaxis(onehot, -1, 1) if len(shape) > 1 else onehot
+
+
+def _nll_forward(x: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> np.ndarray:
+    """Picks by index (never 0·x, which is nan where a class not picked has log-probability -inf)."""
+    t = np.asarray(target)
+    kept = t != ignore_index
+    class_dim = 0 if x.ndim == 1 else 1
+    picked = np.squeeze(np.take_along_axis(x, np.expand_dims(np.where(kept, t, 0), class_dim), class_dim), class_dim)
+    w = (np.ones(x.shape[class_dim]) if weight is None else np.asarray(weight))[np.where(kept, t, 0)] * kept
+    loss = -(picked * w.astype(x.dtype))
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.sum(loss) / w.sum().astype(x.dtype))
+    return _reduce_loss(loss, reduction)
+
+
+def _nll_vjp(ns: Any, g: Any, o: Any, x: Any, target: np.ndarray, weight: np.ndarray | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Any:
+    picks = _class_weights(x.shape, target, weight, ignore_index)
+    if reduction == "none":
+        g = ns.reshape(g, g.shape[:1] + (1,) + g.shape[1:]) if x.ndim > 1 else g
+    elif reduction == "mean":
+        g = g * (1.0 / float(np.sum(picks)) if np.sum(picks) else math.nan)
+    return -(g * picks.astype(x.dtype))
+
+
+def _nll_sym(S: Any, x: Any, target: np.ndarray, weight: np.ndarray | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Any:
+    picks = _class_weights(x.shape, target, weight, ignore_index)
+    terms = np.moveaxis(S.broadcast(S.mul, x, S.constant(-picks)), 0 if x.ndim == 1 else 1, -1)
+    loss = S.reduce(S.add_all, terms, (terms.ndim - 1,), False)
+    if reduction == "none":
+        return loss
+    whole = S.add_all(loss.reshape(-1))
+    return S.as_array(whole if reduction == "sum" else S.div(whole, S.number(float(np.sum(picks)))))
+
+
+_LOG_FLOOR = -100.0  # PyTorch clamps BCE's logarithms here, so a probability of 0 or 1 costs 100, not inf
+
+
+def _bce_forward(x: np.ndarray, y: np.ndarray, weight: Any = None, reduction: str = "mean") -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), _LOG_FLOOR) + (1 - y) * np.maximum(np.log1p(-x), _LOG_FLOOR))
+    return _reduce_loss(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_vjp_x(ns: Any, g: Any, o: Any, x: Any, y: Any, weight: Any = None, reduction: str = "mean") -> Any:
+    """PyTorch: (x - y) / max(x(1 - x), 1e-12)."""
+    gr = _loss_grad(ns, g, x, reduction) * (x - y) / ns.where(x * (1.0 - x) > 1e-12, x * (1.0 - x), 1e-12)
+    return gr if weight is None else gr * weight
+
+
+def _bce_vjp_y(ns: Any, g: Any, o: Any, x: Any, y: Any, weight: Any = None, reduction: str = "mean") -> Any:
+    gr = _loss_grad(ns, g, x, reduction) * (ns.log(1.0 - x) - ns.log(x))
+    return gr if weight is None else gr * weight
+
+
+def _bce_sym(S: Any, x: Any, y: Any, weight: Any = None, reduction: str = "mean") -> Any:
+    def each(u: Any, v: Any) -> Any:
+        return S.mul(S.number(-1), S.add(S.mul(v, S.log(u)), S.mul(S.sub(1, v), S.log(S.sub(1, u)))))
+    return _weighted_loss_sym(S, each, x, y, weight, reduction)
+
+
+def _weighted_loss_sym(S: Any, each: Callable, x: Any, y: Any, weight: Any, reduction: str) -> Any:
+    loss = S.broadcast(each, x, y)
+    if weight is not None:
+        loss = S.broadcast(S.mul, loss, S.constant(weight))
+    if reduction == "none":
+        return loss
+    return S.as_array(S.add_all(loss.reshape(-1)) if reduction == "sum" else S.mean_all(loss.reshape(-1)))
+
+
+def _log_weight(y: Any, pos_weight: Any) -> Any:
+    """PyTorch's 1 + (pos_weight - 1)·y, the weight of the positive term."""
+    return 1.0 if pos_weight is None else (y * (pos_weight - 1.0) + 1.0)
+
+
+def _bce_logits_forward(x: np.ndarray, y: np.ndarray, weight: Any = None, pos_weight: Any = None,
+                        reduction: str = "mean") -> np.ndarray:
+    loss = (1 - y) * x + _log_weight(y, pos_weight) * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0))
+    return _reduce_loss(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_logits_vjp_x(ns: Any, g: Any, o: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any = None,
+                      reduction: str = "mean") -> Any:
+    """(1 - y) - lw·σ(-x): σ(x) - y without pos_weight."""
+    gr = _loss_grad(ns, g, x, reduction) * ((1.0 - y) - ns.sigmoid(-x) * _log_weight(y, pos_weight))
+    return gr if weight is None else gr * weight
+
+
+def _bce_logits_vjp_y(ns: Any, g: Any, o: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any = None,
+                      reduction: str = "mean") -> Any:
+    slope = -x if pos_weight is None else ns.softplus(-x) * (pos_weight - 1.0) - x
+    gr = _loss_grad(ns, g, x, reduction) * slope
+    return gr if weight is None else gr * weight
+
+
+def _bce_logits_sym(S: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any = None,
+                    reduction: str = "mean") -> Any:
+    x, y, lw = np.broadcast_arrays(x, y, S.constant(1.0 if pos_weight is None else pos_weight))
+    loss = np.empty(x.shape, dtype=object)
+    S.spend(loss.size)
+    for idx in np.ndindex(*x.shape):
+        u, v, w = x[idx], y[idx], lw[idx]
+        loss[idx] = S.add(S.mul(S.sub(1, v), u),
+                          S.mul(S.add(1, S.mul(S.sub(w, 1), v)), S.log(S.add(1, S.exp(S.mul(S.number(-1), u))))))
+    return _weighted_loss_sym(S, lambda u, _: u, loss, loss, weight, reduction)
+
+
+HARDTANH = Op(name="hardtanh", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
+              np.clip(x, min_val, max_val),
+              vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0: g * _hardtanh_mask(ns, x, min_val, max_val),),
+              rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
+              sym=lambda S, x, min_val=-1.0, max_val=1.0: S.map(lambda u: S.clamp(u, min_val, max_val), x),
+              kink=lambda K, x, min_val=-1.0, max_val=1.0: K.clamp_kink(x, min_val, max_val))
+LEAKY_RELU = Op(name="leaky_relu", node="LeakyReluBackward0",
+                forward=lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
+                vjps=(lambda ns, g, o, x, negative_slope=0.01: g * ns.where(x > 0, 1.0, negative_slope),),
+                rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
+                sym=lambda S, x, negative_slope=0.01: S.map(
+                    lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
+                kink=lambda K, x, negative_slope=0.01: K.zero_kink(x) & (negative_slope != 1))
+ELU = Op(name="elu", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
+         rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
+         kink=lambda K, x, alpha=1.0, scale=1.0, input_scale=1.0: K.zero_kink(x) & (alpha * input_scale != 1))
+GELU = Op(name="gelu", node="GeluBackward0", forward=_gelu_forward,
+          vjps=(lambda ns, g, o, x, approximate="none": ns.gelu_backward(g, x, approximate),),
+          rule="∂gelu(x)/∂x = Φ(x) + x·φ(x)", saves=("x",),
+          sym=lambda S, x, approximate="none": S.map(lambda u: _gelu_sym(S, u, approximate), x))
+GELU_BACKWARD = Op(name="gelu_backward", node="GeluBackwardBackward0",
+                   forward=lambda g, x, approximate="none": g * _gelu_slope(x, approximate),
+                   vjps=(lambda ns, gg, o, g, x, approximate="none": ns.gelu_backward(gg, x, approximate),
+                         lambda ns, gg, o, g, x, approximate="none": gg * g * _gelu_curvature(ns, x, approximate)),
+                   rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
+                   sym=lambda S, g, x, approximate="none": S.broadcast(
+                       lambda v, u: S.mul(v, _gelu_slope_sym(S, u, approximate)), g, x))
+SILU = _unary(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
+              rule="∂silu(x)/∂x = σ(x)(1 + x(1-σ(x)))",
+              sym=lambda S, x: S.map(lambda u: S.div(u, S.add(1, S.exp(S.mul(S.number(-1), u)))), x))
+MISH = _unary(name="mish", node="MishBackward0", forward=lambda x: x * np.tanh(_softplus_forward(x)), vjp=_mish_vjp,
+              rule="∂mish(x)/∂x = tanh(sp(x)) + x·σ(x)·(1 - tanh²(sp(x)))",
+              sym=lambda S, x: S.map(lambda u: S.mul(u, S.tanh(S.log(S.add(1, S.exp(u))))), x))
+HARDSIGMOID = _unary(name="hardsigmoid", node="HardsigmoidBackward0",
+                     forward=lambda x: np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+                     vjp=lambda ns, g, o, x: g * _hardtanh_mask(ns, x, -3.0, 3.0) * _SIXTH_F32,
+                     rule="∂hardsigmoid(x)/∂x = 1/6 on (-3, 3), else 0",
+                     sym=lambda S, x: S.map(lambda u: _hard_step(S, u), x), kink=lambda K, x: K.clamp_kink(x, -3, 3))
+HARDSWISH = _unary(name="hardswish", node="HardswishBackward0",
+                   forward=lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0, vjp=_hardswish_vjp,
+                   rule="∂hardswish(x)/∂x = x/3 + 1/2 on (-3, 3), 0 below, 1 above",
+                   sym=lambda S, x: S.map(lambda u: S.mul(u, _hard_step(S, u)), x),
+                   kink=lambda K, x: K.clamp_kink(x, -3, 3))
+LOGSIGMOID = _unary(name="logsigmoid", node="LogSigmoidBackward0", forward=_logsigmoid_forward,
+                    vjp=lambda ns, g, o, x: g * ns.sigmoid(-x), rule="∂logσ(x)/∂x = σ(-x)",
+                    sym=lambda S, x: S.map(lambda u: S.mul(S.number(-1), S.log(S.add(1, S.exp(S.mul(S.number(-1), u))))), x))
+ADDMM = Op(name="addmm", node="AddmmBackward0", forward=_addmm_forward,
+           vjps=(lambda ns, g, o, c, a, b: g,
+                 lambda ns, g, o, c, a, b: ns.matmul(g, ns.transpose(b, 0, 1)),
+                 lambda ns, g, o, c, a, b: ns.matmul(ns.transpose(a, 0, 1), g)),
+           rule="∂(c + A@B)/∂c = 1, ∂/∂A = G@Bᵀ, ∂/∂B = Aᵀ@G", saves=("", "b", "a"), args="cab", nests=False,
+           sym=lambda S, c, a, b: S.broadcast(S.add, c, S.matmul(a, b)))
+CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forward,
+                  vjps=(lambda ns, g, o, x, pad, value=0.0: ns.constant_pad_nd(g, tuple(-p for p in pad), 0.0),),
+                  rule="crop the padding off the gradient", nests=False,
+                  sym=lambda S, x, pad, value=0.0: _constant_pad(
+                      x, pad, S.number(value), lambda a, w, v: np.pad(a, w, constant_values=v)))
+LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_layer_norm_forward,
+                vjps=(_layer_norm_vjp_x,
+                      lambda ns, g, o, x, w, b, count, eps: g * _layer_norm_parts(ns, x, count, eps)[0],
+                      lambda ns, g, o, x, w, b, count, eps: g),
+                rule="∂LN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)), ĝ = g·w; ∂/∂w = g·x̂; ∂/∂b = g",
+                saves=("xw", "x", ""), args="xwb", sym=_layer_norm_sym)
+MSE_LOSS = Op(name="mse_loss", node="MseLossBackward0",
+              forward=lambda a, b, reduction="mean": _reduce_loss((a - b) * (a - b), reduction),
+              vjps=(lambda ns, g, o, a, b, reduction="mean": _loss_grad(ns, g, a - b, reduction) * (a - b) * 2.0,
+                    lambda ns, g, o, a, b, reduction="mean": _loss_grad(ns, g, a - b, reduction) * (b - a) * 2.0),
+              rule="∂mse/∂a = 2(a-b)/n", saves=("ab", "ab"),
+              sym=lambda S, a, b, reduction="mean": _loss_sym(
+                  S, lambda u, v: S.pow(S.sub(u, v), 2), a, b, reduction))
+SMOOTH_L1_LOSS = Op(name="smooth_l1_loss", node="SmoothL1LossBackward0",
+                    forward=lambda a, b, reduction="mean", beta=1.0: _reduce_loss(
+                        _smooth_forward(a, b, beta) / beta, reduction),
+                    vjps=(_smooth_l1_vjp, lambda ns, g, o, a, b, reduction="mean", beta=1.0:
+                          -_smooth_l1_vjp(ns, g, o, a, b, reduction, beta)),
+                    rule="∂/∂a = (a-b)/β inside |a-b| < β, else sign(a-b)", saves=("ab", "ab"),
+                    sym=lambda S, a, b, reduction="mean", beta=1.0: _loss_sym(
+                        S, lambda u, v: S.div(_smooth_sym(S, u, v, beta), S.number(beta)), a, b, reduction))
+HUBER_LOSS = Op(name="huber_loss", node="HuberLossBackward0",
+                forward=lambda a, b, reduction="mean", delta=1.0: _reduce_loss(_smooth_forward(a, b, delta), reduction),
+                vjps=(_huber_vjp, lambda ns, g, o, a, b, reduction="mean", delta=1.0:
+                      -_huber_vjp(ns, g, o, a, b, reduction, delta)),
+                rule="∂/∂a = a-b inside |a-b| ≤ δ, else δ·sign(a-b)", saves=("ab", "ab"),
+                sym=lambda S, a, b, reduction="mean", delta=1.0: _loss_sym(
+                    S, lambda u, v: _smooth_sym(S, u, v, delta), a, b, reduction))
+NLL_LOSS = Op(name="nll_loss", node="NllLossBackward0", forward=_nll_forward, vjps=(_nll_vjp,),
+              rule="∂nll/∂x[i,c] = -w[c]·[c = target[i]] (/Σw for mean)", saves=("",), nests=False, sym=_nll_sym)
+BINARY_CROSS_ENTROPY = Op(name="binary_cross_entropy", node="BinaryCrossEntropyBackward0", forward=_bce_forward,
+                          vjps=(_bce_vjp_x, _bce_vjp_y), rule="∂bce/∂x = (x-y)/(x(1-x)), ∂/∂y = log((1-x)/x)",
+                          saves=("ab", "a"), sym=_bce_sym)
+BCE_WITH_LOGITS = Op(name="binary_cross_entropy_with_logits", node="BinaryCrossEntropyWithLogitsBackward0",
+                     forward=_bce_logits_forward, vjps=(_bce_logits_vjp_x, _bce_logits_vjp_y),
+                     rule="∂/∂x = σ(x) - y (with pos_weight: (1-y) - lw·σ(-x)), ∂/∂y = -x", saves=("ab", "a"),
+                     sym=_bce_logits_sym)
+
+
 def variadic(op: Op, count: int) -> Op:
     """Cat, stack and einsum take any number of tensors: give this call one VJP per input."""
     if op is EINSUM:  # each operand's VJP reads all the others: a node keeps every input
@@ -1166,6 +1598,15 @@ class _NumpyNamespace:
     def prod_others(x: np.ndarray, dim: tuple[int, ...] | None, out: np.ndarray) -> np.ndarray:
         return _prod_others(x, dim, out)
 
+    # torch.nn.functional
+    tanh = staticmethod(np.tanh)
+    softplus = staticmethod(_softplus_forward)
+    constant_pad_nd = staticmethod(_pad_forward)
+
+    @staticmethod
+    def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
+        return g * _gelu_slope(x, approximate)
+
 
 NUMPY = _NumpyNamespace()
 
@@ -1180,4 +1621,6 @@ TABLE: tuple[Op, ...] = (
     LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
     FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
+    HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
+    CONSTANT_PAD, LAYER_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
 )

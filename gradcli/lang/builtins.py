@@ -15,6 +15,8 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.engine.init as I
+import gradcli.engine.nn_functional as NF
+from gradcli.engine import nn, optim
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError
 from gradcli.engine.autograd import grad as autograd_grad
@@ -75,9 +77,9 @@ _round.__wrapped__ = F.round  # type: ignore[attr-defined]
 
 
 def _len(x: Any) -> int:
-    if isinstance(x, (Tensor, list, tuple, range)):
+    if isinstance(x, (Tensor, list, tuple, range, nn.Sequential)):
         return len(x)
-    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors and lists")
+    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors, lists and nn.Sequential")
 
 
 def _float(x: Any) -> float:
@@ -197,21 +199,48 @@ LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm":
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
                                     "cholesky": F.cholesky})
-NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
-    "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
+
+
+# -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------
+def _constructor(cls: type) -> Callable[..., Any]:
+    """A class as a program calls it (`nn.Linear(2, 3)`): a function, since calling types is refused."""
+    def make(*args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)
+    make.__name__ = make.__qualname__ = cls.__name__
+    make.__doc__ = cls.__doc__
+    make.__wrapped__ = cls  # type: ignore[attr-defined]
+    return make
+
+
+_NN_FUNCTIONS = {name: getattr(NF, name) for name in NF.NAMES}
+FUNCTIONS.update({name: _NN_FUNCTIONS[name] for name in (
+    "selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
+    "binary_cross_entropy_with_logits", "kl_div")})
+OP_OF.update(NF.OPS)
+NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
+    "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
     "kaiming_uniform_", "kaiming_normal_")})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
+                            **{name: _constructor(cls) for name, cls in nn.MODULES.items()}})
+OPTIM = Namespace("torch.optim", {name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()})
+MODULE_ATTRIBUTES = frozenset({"parameters", "named_parameters", "children", "zero_grad", "train", "eval",
+                               "training", "requires_grad_", "forward"})
+MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+                  nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
+                  nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
+OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, **_DTYPE_NAMES,
-                            **_CONSTANTS})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
+                            **_DTYPE_NAMES, **_CONSTANTS})
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
+                                 "torch.optim": OPTIM,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -257,4 +286,8 @@ def attribute_names(value: Any) -> frozenset:
         return RESULT_ATTRIBUTES
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
+    if isinstance(value, nn.Module):
+        return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
+    if isinstance(value, optim.Optimizer):
+        return OPTIMIZER_ATTRIBUTES
     return frozenset()

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
@@ -364,7 +365,7 @@ class Interpreter:
         key = self.eval(node.slice)
         if isinstance(value, Tensor):
             return value[key]
-        if isinstance(value, (list, tuple, range, F.MaxMin)):
+        if isinstance(value, (list, tuple, range, F.MaxMin, Sequential)):
             if isinstance(key, Tensor):
                 key = int(key)
             if not isinstance(key, (int, slice)) or isinstance(key, bool):
