@@ -320,7 +320,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
                 y = b._data
                 if x.dtype is not y.dtype:
                     return _general_binary(op, a, b, name)
-                if x.shape != y.shape:
+                if x.shape != y.shape and x.shape and y.shape:  # a 0-d operand fits any shape
                     broadcast_shape(op.name, x.shape, y.shape)
             elif tb in _NUMBER:
                 y = b
