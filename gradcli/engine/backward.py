@@ -13,6 +13,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.errors import BackwardError
+from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -181,6 +182,8 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if saved is None:
             raise BackwardError(FREED, hint="pass retain_graph=True to the first backward call, or rebuild the "
                                             "graph (recompute the output) before calling backward again")
+        if MARKS:
+            check_saved(node)
         if node.retained is not None:
             kept = node.retained()
             if kept is not None:

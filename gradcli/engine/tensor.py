@@ -391,7 +391,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works)."""
-        return _wrap(self._data)
+        return I.untracked(_wrap(self._data))
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -472,16 +472,6 @@ class Tensor:
                                 "var_no_grad = var.detach().",
                                 hint="use .detach() to get a tensor outside the graph")
         self.requires_grad = bool(requires_grad)
-        return self
-
-    def zero_(self) -> "Tensor":
-        if self.requires_grad and self._node is None and GradMode.enabled:
-            raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
-                                hint="zero its gradient instead: x.grad.data.zero_() or x.grad.zero_()")
-        if self._data.flags.writeable:
-            self._data[...] = 0
-        else:
-            self._data = np.zeros_like(self._data)
         return self
 
     # -- conversion -------------------------------------------------------------------
@@ -709,6 +699,86 @@ class Tensor:
     def double(self) -> "Tensor":
         return self if self._data.dtype == np.float64 else F.to_dtype(self, np.float64)
 
+    # -- in-place updates: PyTorch's rules live in inplace.py ------------------------------
+    def add_(self, other: Any, alpha: Any = 1) -> "Tensor":
+        return I.add_(self, other, alpha)
+
+    def sub_(self, other: Any, alpha: Any = 1) -> "Tensor":
+        return I.sub_(self, other, alpha)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return I.update(self, lambda: self * other)
+
+    def div_(self, other: Any) -> "Tensor":
+        return I.update(self, lambda: self / other)
+
+    def pow_(self, exponent: Any) -> "Tensor":
+        return I.update(self, lambda: self ** exponent)
+
+    def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        return I.update(self, lambda: F.clamp(self, min, max))
+
+    def neg_(self) -> "Tensor":
+        return I.update(self, self.neg)
+
+    def exp_(self) -> "Tensor":
+        return I.update(self, self.exp)
+
+    def log_(self) -> "Tensor":
+        return I.update(self, self.log)
+
+    def sqrt_(self) -> "Tensor":
+        return I.update(self, self.sqrt)
+
+    def abs_(self) -> "Tensor":
+        return I.update(self, self.abs)
+
+    def sigmoid_(self) -> "Tensor":
+        return I.update(self, self.sigmoid)
+
+    def tanh_(self) -> "Tensor":
+        return I.update(self, self.tanh)
+
+    def relu_(self) -> "Tensor":
+        return I.update(self, self.relu)
+
+    def zero_(self) -> "Tensor":
+        return I.zero_(self)
+
+    def fill_(self, value: Any) -> "Tensor":
+        return I.fill_(self, value)
+
+    def copy_(self, src: Any) -> "Tensor":
+        return I.copy_(self, src)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        I.setitem(self, key, value)
+
+    clip_ = clamp_
+
+    # -- devices (engine/devices.py) and whole-tensor comparison --------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        from gradcli.engine.devices import to
+        return to(self, *args, **kwargs)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        from gradcli.engine.devices import check_device
+        check_device("cuda")
+        return self
+
+    def equal(self, other: "Tensor") -> bool:
+        """`torch.equal`: same shape and the same values (no broadcasting)."""
+        return isinstance(other, Tensor) and self.shape == other.shape and bool(np.array_equal(self._data, other._data))
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+    __ipow__ = pow_
+
 
 def _wrap(array: np.ndarray) -> Tensor:
     """A leaf Tensor around an existing array (no copy, no grad)."""
@@ -745,3 +815,4 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 
 from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
+from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)
