@@ -129,13 +129,14 @@ def test_three_d_gradient_is_one_table_per_slice(cli):
     (["z = x.sum()", "1x=[1.0]"], ["not a valid identifier"]),
     (["z = x + y", "x=ones(3)", "y=ones(2)"], ["the size of tensor a (3) must match the size of tensor b (2)"]),
     (["z = x.sum()", "x=ones(100000, 100000)"], ["over the limit of 50,000,000", "--max-elements"]),
-    (["while True:\n    pass\nz = x.sum()", "x=[1.]", "--max-steps", "1000"], ["more than 1,000 loop iterations"]),
+    (["while True:\n    pass\nz = x.sum()", "x=[1.]", "--max-steps", "1000"], ["more than 1,000 steps (loop iterations and calls)"]),
     (["z = x.sum()", "x=[1.]", "--of", "q"], ["no variable 'q'"]),
     (["z = 2", "x=[1.]"], ["not a tensor"]),
     (["z = x.sum()", "x=[1.]", "--wrt", "w"], ["no input named 'w'"]),
     (["z = ones(2, bad=3)", "x=[1.]"], ["unexpected keyword argument 'bad'", "usage: ones("]),
-    (["z = (lambda a: a)(x)", "x=[1.]"], ["lambda"]),
-    (["z = [a for a in x]", "x=[1.]"], ["comprehensions are not supported"]),
+    (["def f(n):\n    return f(n + 1)\nz = f(0)", "x=[1.]"], ["maximum recursion depth exceeded", "line 2"]),
+    (["z = [a for a in x]", "x=[1.]"], ["the program's output is a list, not a tensor"]),
+    (["z = '{0.__class__}'.format(x)", "x=[1.]"], ["format field '0.__class__' is not supported"]),
     (["z = x.sum()", "x=[1.]", "--dtype", "int8"], ["unknown dtype"]),
 ])
 def test_user_errors_exit_2_with_a_clear_message(cli, args, words):
@@ -157,7 +158,13 @@ def test_json_errors_go_to_stderr(cli):
     assert result.exit_code == 2 and result.stdout == ""
     error = json.loads(result.stderr)["error"]
     assert error == {"kind": "name", "message": "name 'maen' is not defined", "hint": "did you mean 'mean'?",
-                     "line": 1, "column": 5}
+                     "line": 1, "column": 5, "calls": []}
+
+
+def test_json_errors_carry_the_programs_call_stack(cli):
+    result = cli("eval", "def f(v):\n    return v.mean(dim=5)\nz = f(x)", "x=[1,2]", "--json")
+    error = json.loads(result.stderr)["error"]
+    assert (error["line"], error["column"], error["calls"]) == (2, 12, [{"line": 3, "column": 5}])
 
 
 @pytest.mark.parametrize("payload", [

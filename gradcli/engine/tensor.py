@@ -433,7 +433,8 @@ class Tensor:
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else self._data.shape[dim]
+        from gradcli.engine.tensor_str import Size
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
         return self._data.ndim

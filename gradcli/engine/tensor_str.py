@@ -12,6 +12,15 @@ if TYPE_CHECKING:
     from gradcli.engine.tensor import Tensor
 
 
+class Size(tuple):
+    """`torch.Size`: a tuple of ints that prints as PyTorch prints a shape."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    __str__ = __repr__
+
+
 def nonfinite_text(v: float) -> str | None:
     """`"nan"`, `"inf"` or `"-inf"` for a non-finite number, None for a finite one."""
     f = float(v)
