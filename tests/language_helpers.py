@@ -35,7 +35,8 @@ def run(source: str, max_steps: int = 1_000_000, dtype: str = "float32") -> Ran:
     return Ran(interpreter.env, printed)
 
 
-def fails(source: str, kind: type[GradcliError] = GradcliError, max_steps: int = 1_000_000) -> GradcliError:
+def fails(source: str, kind: type[GradcliError] = GradcliError, max_steps: int = 1_000_000,
+          dtype: str = "float32") -> GradcliError:
     with pytest.raises(kind) as caught:
-        run(source, max_steps=max_steps)
+        run(source, max_steps=max_steps, dtype=dtype)
     return caught.value

@@ -29,9 +29,9 @@ VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an
 _LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.grad), or through .data "
               "(w.data -= lr * w.grad); to reset a gradient write w.grad.zero_()")
 
-# id(array) -> (weak reference to the array, the marks of its tensor's modifications, shared by
-# every array the tensor has had)
-MARKS: dict[int, tuple[weakref.ref, list[int]]] = {}
+# id(array) -> (weak reference to the array, the tensor's version when it took this array, the
+# marks of the modifications since)
+MARKS: dict[int, tuple[weakref.ref, int, list[int]]] = {}
 _UNTRACKED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()  # by id: == is elementwise
 
 
@@ -63,7 +63,7 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
     if out._node is None:
         _write(t, data, mark)
         return t
-    _remember(t, t._data, mark)
+    _remember(t._data, mark)
     _share_marks(t._data, data)
     t._data, t._node, t.requires_grad = data, out._node, True
     return t
@@ -75,23 +75,25 @@ def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
     else:
         t._data = np.array(data)
     if _UNTRACKED.get(id(t)) is not t:
-        _remember(t, t._data, mark)
+        _remember(t._data, mark)
 
 
-def _remember(t: Tensor, array: np.ndarray, mark: int) -> None:
+def _entry(array: np.ndarray, base: int = 0) -> tuple[weakref.ref, int, list[int]]:
     entry = MARKS.get(id(array))
     if entry is None or entry[0]() is not array:
         key = id(array)
-        entry = MARKS[key] = (weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), [])
-    entry[1].append(mark)
+        entry = MARKS[key] = (weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [])
+    return entry
+
+
+def _remember(array: np.ndarray, mark: int) -> None:
+    _entry(array)[2].append(mark)
 
 
 def _share_marks(old: np.ndarray, new: np.ndarray) -> None:
-    """The tensor's new array continues its version count."""
-    entry = MARKS.get(id(old))
-    if entry is not None and entry[0]() is old:
-        key = id(new)
-        MARKS[key] = (weakref.ref(new, lambda _, key=key: MARKS.pop(key, None)), entry[1])
+    """The tensor's new array continues its version count (but not the old array's marks: it stays as it was)."""
+    entry = _entry(old)
+    _entry(new, entry[1] + len(entry[2]))
 
 
 def check_saved(node: Node) -> None:
@@ -109,15 +111,15 @@ def _check(node: Node, array: np.ndarray, owner: Any) -> None:
     entry = MARKS.get(id(array))
     if entry is None or entry[0]() is not array:
         return
-    marks = entry[1]
-    expected = sum(1 for m in marks if m < node.seq)
-    if expected == len(marks):
+    _, base, marks = entry
+    expected = base + sum(1 for m in marks if m < node.seq)
+    if expected == base + len(marks):
         return
     made_by = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', owner.name)}," if type(owner) is Node else ""
     shape = "[" + ", ".join(map(str, array.shape)) + "]"
     raise BackwardError(
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[torch.{_type_word(array.dtype)}Tensor {shape}]{made_by} is at version {len(marks)}; expected version "
+        f"[torch.{_type_word(array.dtype)}Tensor {shape}]{made_by} is at version {base + len(marks)}; expected version "
         f"{expected} instead.",
         hint="compute a new tensor instead (y = y + 1 rather than y += 1 or y.add_(1)), or update it only after "
              "the backward that needs it")
