@@ -130,3 +130,14 @@ def test_shapes_print_as_torch_size_and_equal_compares_whole_tensors():
 def test_set_default_dtype():
     ran = run("import torch\ntorch.set_default_dtype(torch.float64)\nx = torch.tensor([1.5])\nd = torch.get_default_dtype()")
     assert str(ran["x"].dtype) == "float64" and ran["d"] == "float64"
+
+
+def test_hooks_see_and_may_replace_gradients():
+    # y = 3x, loss = sum(y**2): dL/dy = 2y = (6, 12); the hook makes it 10x, so x.grad = 3 * (60, 120)
+    ran = run("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n"
+              "h = y.register_hook(lambda g: g * 10)\nseen = []\nx.register_hook(lambda g: seen.append(g))\n"
+              "(y ** 2).sum().backward(retain_graph=True)\nfirst = x.grad.tolist()\nh.remove()\nx.grad = None\n"
+              "(y ** 2).sum().backward()")
+    assert ran["first"] == [180.0, 360.0] and ran["x"].grad.tolist() == [18.0, 36.0]
+    assert [g.tolist() for g in ran["seen"]] == [[180.0, 360.0], [18.0, 36.0]]
+    assert "doesn't require gradient" in fails("import torch\ntorch.ones(2).register_hook(lambda g: g)").message

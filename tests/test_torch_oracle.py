@@ -627,6 +627,27 @@ print(hvp(s, x, u))
 print(vhp(s, x, u))
 print(jacobian(lambda a, b: a * b.exp(), (x, u)))
 """,
+    "hooks": """
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3
+h = y.register_hook(lambda g: g * 10)
+seen = []
+def watch(g):
+    seen.append(g)
+x.register_hook(watch)
+y.retain_grad()
+(y ** 2).sum().backward(retain_graph=True)
+print(x.grad, y.grad, seen)
+h.remove()
+x.grad = None
+(y ** 2).sum().backward()
+print(x.grad, len(seen))
+z = torch.tensor([1.0, 2.0], requires_grad=True)
+z.register_hook(lambda g: g * 0 + 1)
+(z * 5).sum().backward()
+print(z.grad)
+""",
     "formatting": """
 import torch
 v = torch.tensor([1.5, -2.25])
@@ -675,6 +696,8 @@ def test_same_program_output(source: str) -> None:
     "import torch\nx = torch.zeros(2)\nx.add_(torch.ones(2, 2))",
     "import torch\nv = torch.ones(2)\ns = f'{v:.2f}'",
     "import torch\ntorch.ones(2).cuda()",
+    "import torch\ntorch.ones(2).register_hook(lambda g: g)",
+    "import torch\nw = torch.ones(1, requires_grad=True)\nw.register_hook(lambda g: torch.ones(3))\n(w * 2).sum().backward()",
     "import torch\nfrom torch.autograd.functional import vjp\nvjp(lambda v: v * 2, torch.ones(2))",
     "import torch\nfrom torch.autograd.functional import hvp\nhvp(lambda v: v * 2, torch.ones(2), torch.ones(2))",
 ])

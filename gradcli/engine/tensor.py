@@ -770,6 +770,11 @@ class Tensor:
         check_device("cuda")
         return self
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call `hook(grad)` when backward computes this tensor's gradient (engine/hooks.py)."""
+        from gradcli.engine.hooks import register_hook
+        return register_hook(self, hook)
+
     def equal(self, other: "Tensor") -> bool:
         """`torch.equal`: same shape and the same values (no broadcasting)."""
         return isinstance(other, Tensor) and self.shape == other.shape and bool(np.array_equal(self._data, other._data))

@@ -16,6 +16,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 from gradcli.engine import devices as D
+from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, ValueDomainError
@@ -145,7 +146,7 @@ TENSOR_METHODS = frozenset({
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS = TENSOR_METHODS | frozenset({
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
-    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal",
+    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook",
 })
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
@@ -168,6 +169,8 @@ def attribute_names(value: Any) -> frozenset:
         return frozenset(SEQUENCE_METHODS[type(value)])
     if isinstance(value, D.Device):
         return DEVICE_ATTRIBUTES
+    if isinstance(value, RemovableHandle):
+        return HANDLE_ATTRIBUTES
     return frozenset()
 
 
@@ -226,6 +229,7 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
     list: {"append": _append, "extend": _extend},
 }
 DEVICE_ATTRIBUTES = frozenset({"type", "index"})
+HANDLE_ATTRIBUTES = frozenset({"remove"})
 
 
 def bound_method(owner: str | list, name: str) -> Callable[..., Any]:
