@@ -141,3 +141,15 @@ def test_hooks_see_and_may_replace_gradients():
     assert ran["first"] == [180.0, 360.0] and ran["x"].grad.tolist() == [18.0, 36.0]
     assert [g.tolist() for g in ran["seen"]] == [[180.0, 360.0], [18.0, 36.0]]
     assert "doesn't require gradient" in fails("import torch\ntorch.ones(2).register_hook(lambda g: g)").message
+
+
+def test_saved_tensors_by_pytorchs_names_only():
+    ran = run("import torch\nb = torch.ones(2, requires_grad=True)\ne = b.exp()\nr = e.grad_fn._saved_result\n"
+              "m = (b * 3).grad_fn\nother = m._saved_other\nnone = m._saved_self\n"
+              "nexts = [len((1 - b).grad_fn.next_functions), len((2 * b).grad_fn.next_functions)]")
+    np.testing.assert_allclose(ran["r"].detach().numpy(), [np.e, np.e], rtol=1e-6)
+    assert ran["r"].grad_fn.name == "ExpBackward0" and ran["other"].item() == 3 and ran["none"] is None
+    assert ran["nexts"] == [1, 2]
+    error = fails("import torch\nb = torch.ones(2, requires_grad=True)\nv = b.exp().grad_fn._saved_self", NameLookupError)
+    assert error.message == "'ExpBackward0' object has no attribute '_saved_self'"
+    assert error.hint == "ExpBackward0 keeps _saved_result"

@@ -223,6 +223,8 @@ REJECTED = {
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
     "dunder attribute": ("x.__class__", NotAllowedError, "attribute '__class__' is not available", 1, 3),
     "private attribute": ("y = x._data", NotAllowedError, "attribute '_data' is not available", 1, 7),
+    "saved name off the list": ("y = x.grad_fn._saved_foo", NotAllowedError, "attribute '_saved_foo'", 1, 15),
+    "saved name assigned": ("x.grad_fn._saved_self = 1", NotAllowedError, "assignment to attribute '_saved_self'", 1, 1),
     "subclasses payload": ("().__class__.__bases__[0].__subclasses__()", NotAllowedError,
                            "attribute '__class__' is not available", 1, 4),
     "import payload": ("__import__('os').system('touch /tmp/x')", NotAllowedError,

@@ -648,6 +648,20 @@ z.register_hook(lambda g: g * 0 + 1)
 (z * 5).sum().backward()
 print(z.grad)
 """,
+    "saved tensors and next_functions": """
+import torch
+b = torch.ones(2, requires_grad=True)
+c = torch.tensor([2.0, 3.0])
+z = b * c
+y = b * 2
+e = b.exp()
+p = b ** 3
+q = (b * 3) * b
+print(z.grad_fn._saved_self, z.grad_fn._saved_other, repr(y.grad_fn._saved_other), y.grad_fn._saved_self)
+print(e.grad_fn._saved_result, p.grad_fn._saved_exponent, p.grad_fn._saved_self, q.grad_fn._saved_self)
+for f in (2 * b, 1 - b, b ** 2, 2 ** b, 2 + b, b - 1, b / 2, b * c):
+    print(f.grad_fn.next_functions[0][0] is not None, len(f.grad_fn.next_functions))
+""",
     "formatting": """
 import torch
 v = torch.tensor([1.5, -2.25])
@@ -696,6 +710,7 @@ def test_same_program_output(source: str) -> None:
     "import torch\nx = torch.zeros(2)\nx.add_(torch.ones(2, 2))",
     "import torch\nv = torch.ones(2)\ns = f'{v:.2f}'",
     "import torch\ntorch.ones(2).cuda()",
+    "import torch\nb = torch.ones(2, requires_grad=True)\ne = b.exp()\ne.sum().backward()\nr = e.grad_fn._saved_result",
     "import torch\ntorch.ones(2).register_hook(lambda g: g)",
     "import torch\nw = torch.ones(1, requires_grad=True)\nw.register_hook(lambda g: torch.ones(3))\n(w * 2).sum().backward()",
     "import torch\nfrom torch.autograd.functional import vjp\nvjp(lambda v: v * 2, torch.ones(2))",

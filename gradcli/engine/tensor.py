@@ -82,12 +82,13 @@ class Node:
     def next_functions(self) -> tuple:
         """PyTorch's view of the parents: (node or AccumulateGrad or None, 0) per input."""
         out = []
+        numbers_listed = self.name not in _SCALAR_OVERLOADS
         for x in self.inputs:
             if type(x) is Node:
                 out.append((x, 0))
             elif type(x) is Tensor and x.requires_grad:
                 out.append((AccumulateGrad.of(x), 0))
-            else:
+            elif numbers_listed or type(x) is Tensor:
                 out.append((None, 0))
         return tuple(out)
 
@@ -106,6 +107,13 @@ class Node:
             tensors.append(a)
         out = self.saved_out
         return tuple(tensors), None if out is None else _on_graph(out, self)
+
+    def __getattr__(self, name: str) -> Any:
+        """PyTorch's `_saved_self`, `_saved_result`, ... (engine/saved.py); only reached for unknown names."""
+        if name.startswith("_saved_"):
+            from gradcli.engine.saved import saved_attribute
+            return saved_attribute(self, name)
+        raise AttributeError(name)
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -134,6 +142,9 @@ class AccumulateGrad:
 
 
 RELEASED = ()
+# PyTorch's overloads that take a Python number as a scalar argument, not as a (wrapped) tensor input:
+# their next_functions list the tensor only (1 - x, x ** 2, 2 ** x)
+_SCALAR_OVERLOADS = frozenset({"RsubBackward1", "PowBackward0", "PowBackward2"})
 _NO_PARAMS: dict = {}
 _NEEDS = ((), (0,), (1,), (0, 1))  # Node.needs of a one- or two-input op, by its requires-grad mask
 
@@ -541,13 +552,13 @@ class Tensor:
     __truediv__ = div = DIV
 
     def __radd__(self, other: Any) -> "Tensor":
-        return ADD(other, self)
+        return ADD(self, other)  # PyTorch computes 2 + x as x.add(2): the tensor comes first in the graph
 
     def __rsub__(self, other: Any) -> "Tensor":
         return RSUB(other, self)
 
     def __rmul__(self, other: Any) -> "Tensor":
-        return MUL(other, self)
+        return MUL(self, other)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
         return RDIV(other, self)

@@ -16,6 +16,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 from gradcli.engine import devices as D
+from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
@@ -160,7 +161,7 @@ def attribute_names(value: Any) -> frozenset:
     if isinstance(value, Namespace):
         return frozenset(value.members)
     if isinstance(value, Node):
-        return NODE_ATTRIBUTES
+        return NODE_ATTRIBUTES | SAVED.NAMES
     if isinstance(value, AccumulateGrad):
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):

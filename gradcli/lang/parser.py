@@ -44,6 +44,9 @@ _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 _ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
                     "as in x.requires_grad = True")
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
+# PyTorch's documented saved tensors on a node: the only names starting with '_' a program may read
+SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_saved_exponent", "_saved_mat2",
+                              "_saved_tensor"})
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult})
@@ -335,7 +338,7 @@ class _Checker:
             raise self.refuse(node, f"name '{name}' is not available", _LISTED_BY_OPS)
 
     def attribute_name(self, node: ast.Attribute) -> None:
-        if not node.attr.startswith("_"):
+        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES:
             return
         span = None
         start = node.end_col_offset - len(node.attr)

@@ -15,7 +15,7 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
-from gradcli.lang.formatting import to_str
+from gradcli.lang.formatting import to_repr, to_str
 from gradcli.lang.limits import check_list, check_string
 
 _SEQUENCES = (list, tuple, range, str)
@@ -58,6 +58,12 @@ def tuple_(iterable: Any = ()) -> tuple:
 
 def str_(value: Any = "") -> str:
     text = to_str(value)
+    check_string(len(text))
+    return text
+
+
+def repr_(value: Any) -> str:
+    text = to_repr(value)
     check_string(len(text))
     return text
 
@@ -181,7 +187,7 @@ def _type_name(value: Any) -> str:
 
 # name -> callable: Python's builtins as a program sees them (looked up before torch's functions)
 PYTHON: dict[str, Callable[..., Any]] = {
-    "zip": zip_, "enumerate": enumerate_, "list": list_, "tuple": tuple_, "str": str_, "bool": bool_,
+    "zip": zip_, "enumerate": enumerate_, "list": list_, "tuple": tuple_, "str": str_, "repr": repr_, "bool": bool_,
     "reversed": reversed_, "sorted": sorted_, "any": any_, "all": all_, "round": round_, "len": len_,
     "sum": sum_, "max": max_, "min": min_, "range": range_, "float": float_, "int": int_,
 }
