@@ -127,10 +127,36 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
+
+# Python's math module: numbers in, numbers out
+def _math(name: str) -> Callable[..., Any]:
+    """`math.NAME` on numbers (and one-element tensors, as Python's math takes them), errors as gradcli's."""
+    fn = getattr(math, name)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        values = [float(a) if isinstance(a, Tensor) else a for a in args]
+        if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in [*values, *kwargs.values()]):
+            raise ArgumentError(f"math.{name}() takes numbers", hint=f"for a tensor use torch's: x.{name}()")
+        try:
+            return fn(*values, **kwargs)
+        except ValueError:
+            raise ValueDomainError(f"math domain error: math.{name} of {', '.join(map(repr, values))}",
+                                   hint="check the values that reach this line") from None
+    call.__name__ = name
+    call.__doc__ = fn.__doc__
+    return call
+
+
+_MATH_FUNCTIONS = ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
+                   "atan", "atan2", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "fabs", "pow", "hypot",
+                   "copysign", "fmod", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose")
+MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
+                          "pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan})
+
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
@@ -175,31 +201,7 @@ def attribute_names(value: Any) -> frozenset:
     return frozenset()
 
 
-# -- Python's math module, string and list methods, devices ------------------------------------
-def _math(name: str) -> Callable[..., Any]:
-    """`math.NAME` on numbers (and one-element tensors, as Python's math takes them), errors as gradcli's."""
-    fn = getattr(math, name)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        values = [float(a) if isinstance(a, Tensor) else a for a in args]
-        if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in [*values, *kwargs.values()]):
-            raise ArgumentError(f"math.{name}() takes numbers", hint=f"for a tensor use torch's: x.{name}()")
-        try:
-            return fn(*values, **kwargs)
-        except ValueError:
-            raise ValueDomainError(f"math domain error: math.{name} of {', '.join(map(repr, values))}",
-                                   hint="check the values that reach this line") from None
-    call.__name__ = name
-    call.__doc__ = fn.__doc__
-    return call
-
-
-_MATH_FUNCTIONS = ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
-                   "atan", "atan2", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "fabs", "pow", "hypot",
-                   "copysign", "fmod", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose")
-MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
-                          "pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan})
-MODULES["math"] = MATH
+# -- string and list methods, devices, hook handles --------------------------------------------
 
 
 def _join(separator: str, values: Any) -> str:

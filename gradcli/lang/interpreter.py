@@ -4,6 +4,10 @@ Dispatch is by `ast` node type through dicts (simpleeval's design, without its b
 parser has already refused every node type missing here. Names, attributes and methods resolve
 only through `gradcli.lang.builtins`. Side effects a caller cares about (print, bare expression
 values, backward calls) go out through `Hooks`, so the interpreter itself never prints.
+
+Names live in `Scope`s: the module's (`env`), one per call of a program function, one per
+comprehension. Calls of the program's functions come back here (`_call_function`), which is where
+the call-depth limit, the step budget and the program's own call stack for errors are kept.
 """
 from __future__ import annotations
 
