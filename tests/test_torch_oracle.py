@@ -662,6 +662,13 @@ print(e.grad_fn._saved_result, p.grad_fn._saved_exponent, p.grad_fn._saved_self,
 for f in (2 * b, 1 - b, b ** 2, 2 ** b, 2 + b, b - 1, b / 2, b * c):
     print(f.grad_fn.next_functions[0][0] is not None, len(f.grad_fn.next_functions))
 """,
+    "numpy views": """
+import torch
+x = torch.tensor([1.0, 2.5], requires_grad=True)
+(x * x).sum().backward()
+print(x.grad.numpy(), x.detach().numpy())
+print(f"{x.grad.numpy()}")
+""",
     "formatting": """
 import torch
 v = torch.tensor([1.5, -2.25])
@@ -710,6 +717,7 @@ def test_same_program_output(source: str) -> None:
     "import torch\nx = torch.zeros(2)\nx.add_(torch.ones(2, 2))",
     "import torch\nv = torch.ones(2)\ns = f'{v:.2f}'",
     "import torch\ntorch.ones(2).cuda()",
+    "import torch\ntorch.ones(2, requires_grad=True).numpy()",
     "import torch\nb = torch.ones(2, requires_grad=True)\ne = b.exp()\ne.sum().backward()\nr = e.grad_fn._saved_result",
     "import torch\ntorch.ones(2).register_hook(lambda g: g)",
     "import torch\nw = torch.ones(1, requires_grad=True)\nw.register_hook(lambda g: torch.ones(3))\n(w * 2).sum().backward()",

@@ -173,7 +173,7 @@ TENSOR_METHODS = frozenset({
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS = TENSOR_METHODS | frozenset({
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
-    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook",
+    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
 })
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})

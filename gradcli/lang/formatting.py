@@ -32,8 +32,8 @@ def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
     if isinstance(value, str):
         return value
-    if isinstance(value, Device):
-        return str(value)
+    if isinstance(value, (Device, np.ndarray)):
+        return str(value)  # NumPy's own text for x.numpy(): [1. 2.]
     return to_repr(value)
 
 
