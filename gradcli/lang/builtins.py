@@ -15,6 +15,7 @@ import numpy as np
 
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
+import gradcli.engine.init as I
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
@@ -89,6 +90,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "allclose": allclose,
 }
 
+# PyTorch's random numbers (engine/random.py) and the session's default dtype.
+FUNCTIONS.update({
+    "randint": C.randint, "randperm": C.randperm, "rand_like": C.rand_like, "randn_like": C.randn_like,
+    "normal": C.normal, "bernoulli": C.bernoulli, "initial_seed": C.initial_seed,
+    "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
+    "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
+})
+
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
@@ -116,7 +125,10 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Varia
                                         "functional": AUTOGRAD_FUNCTIONAL})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
+NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
+    "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_")})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
@@ -155,7 +167,7 @@ MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
-                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL,
+                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -170,11 +182,13 @@ TENSOR_METHODS = frozenset({
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
 })
+# In-place random fills (torch.nn.init and dropout build on them).
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
-TENSOR_METHODS = TENSOR_METHODS | frozenset({
+TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
-})
+}
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})

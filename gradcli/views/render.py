@@ -209,8 +209,8 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                 for text in caret_lines(error.source, line, column, length):
                     lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
-        for label, value in error.values:
-            lines.append(Text(f"   {label} = {_short(value)}"))
+        for label, text in error.values:
+            lines.append(Text(f"   {label} = {_short(text)}"))
         if error.message is not None:
             lines.append(Text(f"   message: {error.message}"))
     elif error.hint:
@@ -218,8 +218,7 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
     return Group(*lines)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
+def _short(text: str) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
