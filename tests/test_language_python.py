@@ -124,3 +124,10 @@ def test_list_methods_are_an_allowlist():
 def test_iterating_something_that_is_not_iterable_says_so():
     error = fails("for v in 3:\n    pass", ArgumentError)
     assert error.message == "'int' object is not iterable" and (error.line, error.column) == (1, 10)
+
+
+@pytest.mark.parametrize("source, words", [("s = sum('ab')", "can't sum strings"),
+                                           ("s = sum([[1], [2]])", "not a list"),
+                                           ("s = sum([1, 2], 'x')", "can't sum strings")])
+def test_sum_of_what_does_not_add_is_a_user_error(source, words):
+    assert words in fails(source, ArgumentError).message

@@ -153,8 +153,13 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
     start = kwargs.pop("start", args[0] if args else 0)
     if kwargs or len(args) > 1:
         raise ArgumentError("sum() of a list takes the list and an optional start", hint="sum(losses) or sum(xs, 0.0)")
+    if isinstance(iterable, str) or isinstance(start, str):
+        raise ArgumentError("sum() can't sum strings", hint="join them: ''.join(parts)")
     total = start
     for value in iterate(iterable):
+        if not isinstance(value, (Tensor, int, float, np.integer, np.floating)):
+            raise ArgumentError(f"sum() adds numbers and tensors, not a {_type_name(value)}",
+                                hint="make a tensor of the list first: torch.tensor(values).sum()")
         total = total + value
     return total
 
