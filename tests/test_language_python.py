@@ -131,3 +131,15 @@ def test_iterating_something_that_is_not_iterable_says_so():
                                            ("s = sum([1, 2], 'x')", "can't sum strings")])
 def test_sum_of_what_does_not_add_is_a_user_error(source, words):
     assert words in fails(source, ArgumentError).message
+
+
+@pytest.mark.parametrize("use", ["print(xs)", "s = str(xs)", "s = f'{xs}'", "ok = xs == ys", "xs", "assert xs != ys"])
+def test_lists_built_by_doubling_are_bounded_when_shown_or_compared(use):
+    error = fails(f"xs = [1]\nys = [1]\nfor i in range(60):\n    xs = [xs, xs]\n    ys = [ys, ys]\n{use}", LimitError)
+    assert "would have" in error.message
+
+
+def test_ordering_builtins_compare_flat_values_only():
+    assert "compares numbers" in fails("m = max([[1], [2]])", ArgumentError).message
+    assert "compares numbers" in fails("s = sorted([[2], [1]])", ArgumentError).message
+    assert "Unknown conversion specifier" in fails("s = '{!x}'.format(1)", ArgumentError).message

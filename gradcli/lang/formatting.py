@@ -19,7 +19,7 @@ from gradcli.engine.devices import Device
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
-from gradcli.lang.limits import check_string, check_width
+from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
 _SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
                    r"(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?", re.DOTALL)
@@ -37,8 +37,26 @@ def to_str(value: Any) -> str:
     return to_repr(value)
 
 
-def to_repr(value: Any) -> str:
-    """`repr(value)`: PyTorch's tensor repr, Python's for numbers, strings and containers of them."""
+def to_repr(value: Any, budget: list[int] | None = None) -> str:
+    """`repr(value)`: PyTorch's tensor repr, Python's for numbers, strings and containers of them.
+
+    Containers spend a budget of characters, so a list that holds itself, or one built by doubling
+    (`xs = [xs, xs]` sixty times), fails at the string limit instead of running for ever.
+    """
+    if isinstance(value, (list, tuple)) and not isinstance(value, Size):
+        budget = budget if budget is not None else [MAX_STRING]
+        parts = []
+        for item in value:
+            text = to_repr(item, budget)
+            budget[0] -= len(text) + 2
+            if budget[0] < 0:
+                check_string(MAX_STRING + 1)
+            parts.append(text)
+        inner = ", ".join(parts)
+        if isinstance(value, list):
+            return "[" + inner + "]"
+        prefix = type(value).__name__ if hasattr(value, "_fields") else ""
+        return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
     if isinstance(value, Tensor):
         return tensor_repr(value)
     if isinstance(value, (bool, np.bool_)):
@@ -47,19 +65,20 @@ def to_repr(value: Any) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    if isinstance(value, (str, type(None), range, Size)):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(to_repr(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(to_repr(v) for v in value)
-        prefix = type(value).__name__ if hasattr(value, "_fields") else ""
-        return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
     return repr(value)
+
+
+class Shown(str):
+    """Text standing in for a container's value in a report: its repr is the text itself."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def format_value(value: Any, spec: str = "", conversion: str | None = None) -> str:
     """`format(value, spec)` after a `!s`/`!r`/`!a` conversion, for one f-string or str.format field."""
+    if conversion not in (None, "s", "r", "a"):
+        raise ArgumentError(f"Unknown conversion specifier {conversion}", hint="write !r, !s or !a")
     if conversion == "s":
         value = to_str(value)
     elif conversion == "r":

@@ -30,7 +30,7 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
-from gradcli.lang.limits import MAX_CALL_DEPTH, check_list, check_string
+from gradcli.lang.limits import MAX_CALL_DEPTH, MAX_LIST, check_list, check_string
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, signature
 from gradcli.source import node_span
@@ -270,7 +270,7 @@ class Interpreter:
             return
         self._remember(value, source_text(node.value))
         if self.hooks.on_display is not None:
-            self.hooks.on_display(source_text(node.value), value, node.lineno)
+            self.hooks.on_display(source_text(node.value), _shown(value), node.lineno)
 
     def _if(self, node: ast.If) -> None:
         if self._truth(self.eval(node.test), node.test):
@@ -317,11 +317,11 @@ class Interpreter:
             func = self.eval(test.func)
             args = [self.eval(a) for a in test.args]
             kwargs = {k.arg: self.eval(k.value) for k in test.keywords}
-            values = [(source_text(a), v) for a, v in zip(test.args, args)]
+            values = [(source_text(a), _shown(v)) for a, v in zip(test.args, args)]
             result = self._invoke(func, args, kwargs, test)
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
             left, right = self.eval(test.left), self.eval(test.comparators[0])
-            values = [(source_text(test.left), left), (source_text(test.comparators[0]), right)]
+            values = [(source_text(test.left), _shown(left)), (source_text(test.comparators[0]), _shown(right))]
             result = compare(test.ops[0], left, right)
         else:
             result = self.eval(test)
@@ -630,7 +630,7 @@ class Interpreter:
         for word in ("sep", "end"):
             if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
                 raise ArgumentError(f"{word} must be None or a string, not {_type_name(kwargs[word])}")
-        items = [(source_text(a), v) for a, v in zip(node.args, args)]
+        items = [(source_text(a), _shown(v)) for a, v in zip(node.args, args)]
         sep = kwargs.get("sep")
         if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
             items = [(source_text(node), sep.join(T.to_str(v) for v in args))]
@@ -685,6 +685,27 @@ class Interpreter:
 
 
 _PRINT = object()
+
+
+def _shown(value: Any) -> Any:
+    """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
+    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple)) else value
+
+
+def _equal(left: Any, right: Any, budget: list[int]) -> bool:
+    """Python's == on lists and tuples, element by element against a budget: nested lists built by
+    doubling would make Python's own comparison run for ever."""
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
+            return False
+        for a, b in zip(left, right):
+            budget[0] -= 1
+            if budget[0] < 0:
+                check_list(MAX_LIST + 1)
+            if a is not b and not _equal(a, b, budget):
+                return False
+        return True
+    return bool(left == right)
 _PYTHON_FRAMES_PER_CALL = 30
 _IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast.Div: "__itruediv__",
              ast.Pow: "__ipow__"}
@@ -753,7 +774,7 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     plain = (*_NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
-        return fn(left, right)
+        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
     symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
     raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")

@@ -76,9 +76,16 @@ def reversed_(sequence: Any) -> list:
     return items(sequence)[::-1]
 
 
+def _comparable(values: list, word: str) -> list:
+    """Numbers, strings or one-element tensors: what ordering builtins compare (never nested lists)."""
+    if not py.all(isinstance(v, (int, float, str, Tensor, np.integer, np.floating)) for v in values):
+        raise ArgumentError(f"{word}() compares numbers, strings and tensors", hint="e.g. sorted(x.tolist())")
+    return values
+
+
 def sorted_(iterable: Any, reverse: bool = False) -> list:
     try:
-        return py.sorted(items(iterable), reverse=reverse)
+        return py.sorted(_comparable(items(iterable), "sorted"), reverse=reverse)
     except TypeError:
         raise ArgumentError("sorted() needs values that can be compared: numbers or strings",
                             hint="sort numbers, e.g. sorted(x.tolist())") from None
@@ -170,7 +177,7 @@ def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str)
         if len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple, range)):
             if not args[0]:
                 raise ArgumentError(f"{word}() arg is an empty sequence")
-            return pick(args[0])
+            return pick(_comparable(list(args[0]), word))
         if len(args) >= 2 and not kwargs and py.all(isinstance(a, (int, float)) for a in args):
             return pick(args)
         return tensor_fn(*args, **kwargs)
