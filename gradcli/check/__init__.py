@@ -16,6 +16,8 @@ SymPy is imported only when a symbolic witness is asked for. The parts, NumPy-on
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -35,7 +37,7 @@ BUDGET = 256
 SECONDS = 10.0
 """How long SymPy may take before a check falls back to finite differences."""
 
-__all__ = ["CheckReport", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
+__all__ = ["CheckReport", "checker", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
            "hessian_check", "jacobian_check"]
 
 
@@ -153,3 +155,8 @@ def _sympy_limits() -> Iterator[None]:
     except (TooLarge, RecursionError) as exc:
         raise LimitError(f"cannot check this program symbolically: {_reason(exc)}",
                          hint="check smaller inputs, or the gradient with --check numeric") from None
+
+
+def checker(mode: str) -> Callable[..., CheckReport]:
+    """`check_gradients` in one mode: what the script runner is given to prove each backward call."""
+    return functools.partial(check_gradients, mode=mode)

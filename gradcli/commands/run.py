@@ -40,6 +40,8 @@ def run_command(
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files
+        if check is not None:
+            from gradcli.check import checker
         check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
@@ -47,7 +49,7 @@ def run_command(
         results: list[FileResult] = []
         for path in files:
             view.start(str(path))
-            result = run_file(path, check, settings, rtol=rtol, atol=atol, explain=explain, on_event=view.on_event,
+            result = run_file(path, checker(check) if check is not None else None, settings, rtol=rtol, atol=atol, explain=explain, on_event=view.on_event,
                               progress=view.progress)
             results.append(result)
             view.finish(result)

@@ -5,7 +5,7 @@ here prints: what a script shows comes back as events (also streamed to `on_even
 happen, so a terminal can show them before a slow check finishes), and each file ends as one
 `FileResult` whose status decides the exit code.
 
-With `check`, each backward call is proved on its own: the leaves' `.grad` is read before and
+With a `checker`, each backward call is proved on its own: the leaves' `.grad` is read before and
 after the real backward, and the difference (that call's own contribution) is what SymPy must
 reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
 special case.
@@ -31,8 +31,12 @@ from gradcli.lang.parser import parse_program
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
-    from gradcli.check.report import CheckReport
     from gradcli.program.recorder import Recorder
+
+Checker = Callable[..., Any]
+"""Proves one backward call: `checker(output, leaves, gradient, computed, rtol=, atol=, seed=, progress=, of=)`
+returns a `CheckReport`. Built by the caller from `gradcli.check` (`gradcli.check.checker(mode)`), so
+running scripts does not depend on the layer that checks them."""
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -59,7 +63,7 @@ class BackwardCheck:
     line: int
     output_name: str | None
     """The source of the tensor backward was called on, e.g. `out` or `(g * v).sum()`."""
-    report: CheckReport
+    report: Any  # the checker's CheckReport (gradcli.check.report); program/ does not import check/
 
     @property
     def passed(self) -> bool:
@@ -167,20 +171,20 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
-def run_file(path: str | Path, check: str | None = None, settings: Settings | None = None, *,
+def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
              rtol: float | None = None, atol: float | None = None, explain: bool = False,
              on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
-    """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
+    """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls with `checker`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
-    `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all"). `progress`
+    `checker` proves each backward call (see `Checker`; None checks nothing). `progress`
     opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
     `explain` records each backward call's steps as an `Explanation` event.
     """
     settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
     result = FileResult(path)
-    session = _Session(result, check, settings.seed, rtol, atol, on_event, progress, explain)
+    session = _Session(result, checker, settings.seed, rtol, atol, on_event, progress, explain)
     start = time.perf_counter()
     with engine_settings(settings):
         try:
@@ -214,12 +218,12 @@ def _read(path: Path) -> str:
 class _Session:
     """The hooks of one file's interpreter, and the state they share with it."""
 
-    def __init__(self, result: FileResult, check: str | None, seed: int, rtol: float | None, atol: float | None,
+    def __init__(self, result: FileResult, checker: Checker | None, seed: int, rtol: float | None, atol: float | None,
                  on_event: Callable[[Event], None] | None, progress: ProgressFactory | None,
                  explain: bool = False) -> None:
         self.result = result
         self.explain = explain
-        self.check = check
+        self.checker = checker
         self.seed = seed
         self.rtol, self.atol = rtol, atol
         self.on_event = on_event
@@ -249,7 +253,7 @@ class _Session:
         if self.explain:
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
-        if self.check is None:
+        if self.checker is None:
             run(trace=recorder)
             self._explained(recorder, tensor, line)
             return
@@ -259,13 +263,12 @@ class _Session:
         self._explained(recorder, tensor, line)
         computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
         from gradcli.engine.backward import initial_gradient
-        from gradcli.check import check_gradients
         gradient = call.get("gradient")
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
         name = self.receivers.get(line)
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol,
-                                     atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
+            report = self.checker(tensor, leaves, start, computed, rtol=self.rtol,
+                                  atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
         self._emit(BackwardCheck(line, name, report))
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
