@@ -153,3 +153,10 @@ def test_saved_tensors_by_pytorchs_names_only():
     error = fails("import torch\nb = torch.ones(2, requires_grad=True)\nv = b.exp().grad_fn._saved_self", NameLookupError)
     assert error.message == "'ExpBackward0' object has no attribute '_saved_self'"
     assert error.hint == "ExpBackward0 keeps _saved_result"
+
+
+def test_shapes_by_the_size_keyword():
+    ran = run("import torch\na = torch.ones(size=(2, 3))\nb = torch.zeros(size=[4])\nc = torch.randn(size=())\n"
+              "d = torch.rand(size=(1, 2))")
+    assert [tuple(ran[k].shape) for k in "abcd"] == [(2, 3), (4,), (), (1, 2)]
+    assert "given twice" in fails("import torch\nx = torch.ones(2, size=(2,))", ArgumentError).message
