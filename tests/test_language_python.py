@@ -53,6 +53,7 @@ def test_format_fields_never_reach_into_an_object(template):
     ("xs = [0] * 10 ** 8", "a list would have"),
     ("xs = [0] * 600000\nys = xs + xs", "a list would have"),
     ("xs = list(range(10 ** 9))", "a list would have"),
+    ("xs = ['a'] * 900000\nprint(*xs, sep='-' * 1000)", "a string would have"),
 ])
 def test_string_list_and_format_bombs_are_limit_errors(source, words):
     error = fails(f"w = {MAX_FORMAT_WIDTH + 1}\n{source}", LimitError)

@@ -633,7 +633,9 @@ class Interpreter:
         items = [(source_text(a), _shown(v)) for a, v in zip(node.args, args)]
         sep = kwargs.get("sep")
         if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
-            items = [(source_text(node), sep.join(T.to_str(v) for v in args))]
+            parts = [T.to_str(v) for v in args]
+            check_string(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
+            items = [(source_text(node), sep.join(parts))]
         if self.hooks.on_print is not None:
             self.hooks.on_print(items, node.lineno)
 
