@@ -661,6 +661,11 @@ print(z.grad_fn._saved_self, z.grad_fn._saved_other, repr(y.grad_fn._saved_other
 print(e.grad_fn._saved_result, p.grad_fn._saved_exponent, p.grad_fn._saved_self, q.grad_fn._saved_self)
 for f in (2 * b, 1 - b, b ** 2, 2 ** b, 2 + b, b - 1, b / 2, b * c):
     print(f.grad_fn.next_functions[0][0] is not None, len(f.grad_fn.next_functions))
+d = b * 1
+d[0] = 3.0
+k = torch.zeros(2)
+k.copy_(b)
+print(y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), d.grad_fn.name(), k.grad_fn.name())
 """,
     "numpy views": """
 import torch

@@ -190,7 +190,7 @@ TENSOR_METHODS |= {
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
 }
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
-ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
+ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 
 
@@ -247,6 +247,15 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
 }
 DEVICE_ATTRIBUTES = frozenset({"type", "index"})
 HANDLE_ATTRIBUTES = frozenset({"remove"})
+
+
+class NodeName(str):
+    """`y.grad_fn.name`: gradcli's attribute and PyTorch's method at once (`name()` gives PyTorch's text,
+    which spells the nodes that are not derivative formulas with their C++ namespace)."""
+
+    def __call__(self) -> str:
+        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2")) else \
+            f"torch::autograd::{self}"
 
 
 def bound_method(owner: str | list, name: str) -> Callable[..., Any]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.modes import GradModeContext
-from gradcli.engine.tensor import Tensor
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
@@ -591,7 +591,9 @@ class Interpreter:
             if isinstance(owner, (str, list)):
                 return B.bound_method(owner, attr)
             value = getattr(owner, attr)
-            return Size(value) if attr == "shape" else value
+            if attr == "shape":
+                return Size(value)
+            return B.NodeName(value) if attr == "name" and isinstance(owner, (Node, AccumulateGrad)) else value
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {_type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
