@@ -669,6 +669,10 @@ print(y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), d.grad_fn.name(),
 """,
     "numpy views": """
 import torch
+import numpy as np
+a = np.array([[1.0, 2.0], [3.0, 4.5]])
+t = torch.tensor(a, requires_grad=True)
+print(a, t, np.array(t.detach()))
 x = torch.tensor([1.0, 2.5], requires_grad=True)
 (x * x).sum().backward()
 print(x.grad.numpy(), x.detach().numpy())

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradcli.engine.creation import DTYPE_NAMES, Defaults, get_default_dtype, resolve_dtype
+from gradcli.engine.creation import DTYPE_NAMES, resolve_dtype
 from gradcli.engine.tensor import Tensor
-from gradcli.errors import ArgumentError, DtypeError
+from gradcli.errors import ArgumentError
 
 NO_CUDA = "Torch not compiled with CUDA enabled"
 _KNOWN = ("cpu", "cuda", "mps", "xpu", "meta")
@@ -69,20 +69,6 @@ def device_count() -> int:
 
 def set_default_device(spec: Any) -> None:
     check_device(spec)
-
-
-def set_default_dtype(dtype: Any) -> None:
-    """`torch.set_default_dtype`: only floating dtypes, as PyTorch says; for the rest of this run."""
-    name = dtype if isinstance(dtype, str) else str(dtype)
-    if name.removeprefix("torch.") not in ("float32", "float64"):
-        raise DtypeError("only floating-point types are supported as the default type",
-                         hint="torch.set_default_dtype(torch.float64) or torch.float32")
-    Defaults.dtype = resolve_dtype(name)
-
-
-def default_dtype() -> str:
-    """`torch.get_default_dtype()`, named as gradcli's dtypes are (the string `torch.float64` evaluates to)."""
-    return str(get_default_dtype())
 
 
 def to(x: Tensor, *args: Any, dtype: Any = None, copy: bool = False, non_blocking: bool = False) -> Tensor:

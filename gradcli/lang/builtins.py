@@ -134,10 +134,25 @@ CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": 
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled, "device": D.device,
-               "cuda": CUDA, "set_default_device": D.set_default_device, "set_default_dtype": D.set_default_dtype,
-               "get_default_dtype": D.default_dtype, "equal": Tensor.equal}
+               "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
+def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
+    values = data._data if isinstance(data, Tensor) else data
+    if isinstance(data, Tensor) and data.requires_grad:
+        raise ArgumentError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+                            hint="write np.array(x.detach())")
+    try:
+        array = np.array(values, dtype=C.resolve_dtype(dtype))
+    except (ValueError, TypeError) as exc:
+        raise ArgumentError(f"could not make an array from {type(data).__name__}: {exc}",
+                            hint="np.array takes numbers and (nested) lists of numbers") from None
+    if array.dtype.kind not in "biuf":
+        raise ArgumentError(f"np.array of {array.dtype} values is not supported", hint="give numbers")
+    return array
+
+
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
 
 
 # Python's math module: numbers in, numbers out

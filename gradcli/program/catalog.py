@@ -94,8 +94,10 @@ def namespaces() -> dict[str, str]:
     for module, space in B.MODULES.items():
         names = {n for n, v in space.members.items() if callable(v)}
         missing = sorted(set(B.FUNCTIONS) - names)
+        extra = sorted(names - set(B.FUNCTIONS))
         if len(missing) < len(names):
-            out[module] = "every function" + (f" except {', '.join(missing)}" if missing else "")
+            out[module] = "every function" + (f" except {', '.join(missing)}" if missing else "") + \
+                (f", and {', '.join(extra)}" if extra else "")
         elif names:
             out[module] = ", ".join(sorted(names))
     return out
