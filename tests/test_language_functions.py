@@ -6,7 +6,7 @@ import numpy as np
 
 from gradcli.engine.tensor import GradMode
 from gradcli.errors import ArgumentError, LimitError, NameLookupError, ValueDomainError
-from gradcli.lang.limits import MAX_CALL_DEPTH
+from gradcli.lang.limits import MAX_CALL_DEPTH, MAX_CALLS
 from tests.language_helpers import fails, run
 
 
@@ -87,9 +87,16 @@ def test_mutual_recursion_inside_a_with_block_meets_the_same_limit():
     assert GradMode.enabled  # every no_grad the recursion entered was left again
 
 
-def test_exponentially_many_calls_meet_the_step_limit():
-    error = fails("def f(n):\n    return 1 if n == 0 else f(n - 1) + f(n - 1)\nf(60)", LimitError, max_steps=20_000)
-    assert "more than 20,000 steps" in error.message
+def test_exponentially_many_calls_meet_the_call_limit():
+    error = fails("def f(n):\n    return 1 if n == 0 else f(n - 1) + f(n - 1)\nf(60)", LimitError)
+    assert error.message == f"the program made more than {MAX_CALLS:,} calls of its own functions"
+    assert len(error.calls) <= 61
+
+
+def test_calls_do_not_use_up_the_loop_iterations():
+    ran = run("def f(v):\n    return g(v) + 1\ndef g(v):\n    return v * 2\ntotal = 0\nfor i in range(100):\n"
+              "    total = total + f(i)", max_steps=100)
+    assert ran["total"] == 2 * 4950 + 100
 
 
 def test_deep_nesting_inside_deep_recursion_is_a_limit_error_not_a_crash():

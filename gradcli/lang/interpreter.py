@@ -30,7 +30,7 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
-from gradcli.lang.limits import MAX_CALL_DEPTH, MAX_LIST, check_list, check_string
+from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, MAX_LIST, Budget, check_list, check_string
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, signature
 from gradcli.source import node_span
@@ -88,15 +88,14 @@ class Interpreter:
     """One program run: its variables, its step budget and its hooks."""
 
     def __init__(self, source: str, env: dict[str, Any] | None = None, hooks: Hooks | None = None,
-                 max_steps: int = 1_000_000, filename: str | None = None) -> None:
+                 max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None) -> None:
         self.source = source
         self.filename = filename
         self.env: dict[str, Any] = dict(env or {})
         self.globals = Scope(self.env)
         self.scope = self.globals
         self.hooks = hooks or Hooks()
-        self.max_steps = max_steps
-        self.steps = 0
+        self.budget = Budget(source, max_steps, timeout)
         self.depth = 0
         self.call_sites: list[ast.AST] = []
         self.outcome = Outcome()
@@ -123,6 +122,7 @@ class Interpreter:
         # not Python's, is what a deep recursion must meet.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
+        self.budget.start()
         try:
             self._block(tree.body)
         finally:
@@ -161,13 +161,8 @@ class Interpreter:
             exc.filename = self.filename
         return exc
 
-    def _step(self) -> None:
-        self.steps += 1
-        if self.steps > self.max_steps:
-            raise LimitError(f"the program ran more than {self.max_steps:,} steps (loop iterations and calls)",
-                             hint="check the loop's condition, or raise the limit with --max-steps")
-
     def eval(self, node: ast.expr) -> Any:
+        self.budget.tick()
         try:
             return self._expressions[type(node)](node)
         except GradcliError as exc:
@@ -270,7 +265,8 @@ class Interpreter:
             return
         self._remember(value, source_text(node.value))
         if self.hooks.on_display is not None:
-            self.hooks.on_display(source_text(node.value), _shown(value), node.lineno)
+            with self.budget.paused():
+                self.hooks.on_display(source_text(node.value), _shown(value), node.lineno)
 
     def _if(self, node: ast.If) -> None:
         if self._truth(self.eval(node.test), node.test):
@@ -279,8 +275,8 @@ class Interpreter:
             self._block(node.orelse)
 
     def _iteration(self, body: list[ast.stmt]) -> bool:
-        """One pass through a loop body, counted against the step limit; False when it breaks out."""
-        self._step()
+        """One pass through a loop body, counted against the budget; False when it breaks out."""
+        self.budget.step()
         try:
             self._block(body)
         except _Break:
@@ -290,19 +286,21 @@ class Interpreter:
         return True
 
     def _while(self, node: ast.While) -> None:
-        while self._truth(self.eval(node.test), node.test):
-            if not self._iteration(node.body):
-                break
+        with self.budget.inside(node):
+            while self._truth(self.eval(node.test), node.test):
+                if not self._iteration(node.body):
+                    break
 
     def _for(self, node: ast.For) -> None:
         try:
             values = iterate(self.eval(node.iter))
         except GradcliError as exc:
             raise self._locate(exc, node.iter) from None
-        for value in values:
-            self._bind(node.target, value)
-            if not self._iteration(node.body):
-                break
+        with self.budget.inside(node):
+            for value in values:
+                self._bind(node.target, value)
+                if not self._iteration(node.body):
+                    break
 
     def _break(self, node: ast.Break) -> None:
         raise _Break
@@ -376,7 +374,7 @@ class Interpreter:
             raise LimitError(f"maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls of the program's "
                              f"functions)", hint=f"check that '{fn.__name__}' reaches a case that does not call "
                                                  "itself again")
-        self._step()
+        self.budget.call()
         scope = Scope(fn.bind(args, kwargs), fn.local_names, fn.scope)
         site = self.call_sites[-1] if self.call_sites else None
         outer, self.scope = self.scope, scope
@@ -452,7 +450,7 @@ class Interpreter:
     def _generate(self, node: ast.ListComp | ast.GeneratorExp, level: int, values: Any, result: list) -> None:
         generator = node.generators[level]
         for value in values:
-            self._step()
+            self.budget.tick()
             self._bind(generator.target, value)
             if not all(self._truth(self.eval(test), test) for test in generator.ifs):
                 continue
@@ -639,7 +637,8 @@ class Interpreter:
             check_string(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
             items = [(source_text(node), sep.join(parts))]
         if self.hooks.on_print is not None:
-            self.hooks.on_print(items, node.lineno)
+            with self.budget.paused():
+                self.hooks.on_print(items, node.lineno)
 
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
@@ -668,9 +667,11 @@ class Interpreter:
                                 hint=_signature_hint("backward", inspect.signature(method))) from None
 
         def run(trace: Any = None) -> None:
-            run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
-                         bound.get("create_graph", False), trace=trace)
-        self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
+            with self.budget.counted():
+                run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
+                             bound.get("create_graph", False), trace=trace)
+        with self.budget.paused():
+            self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
     def _truth(self, value: Any, node: ast.AST) -> bool:
         if isinstance(value, Tensor):

@@ -76,19 +76,18 @@ def reversed_(sequence: Any) -> list:
     return items(sequence)[::-1]
 
 
-def _comparable(values: list, word: str) -> list:
-    """Numbers, strings or one-element tensors: what ordering builtins compare (never nested lists)."""
-    if not py.all(isinstance(v, (int, float, str, Tensor, np.integer, np.floating)) for v in values):
-        raise ArgumentError(f"{word}() compares numbers, strings and tensors", hint="e.g. sorted(x.tolist())")
-    return values
+def _ordered(pick: Callable[..., Any], values: list, word: str, **options: Any) -> Any:
+    """`pick(values)` over numbers, strings or one-element tensors, never nested lists (whose
+    comparison can run for ever) nor numbers against strings."""
+    numbers = (int, float, Tensor, np.integer, np.floating)
+    if not (py.all(isinstance(v, numbers) for v in values) or py.all(isinstance(v, str) for v in values)):
+        raise ArgumentError(f"{word}() compares numbers and tensors, or strings, not a mix or lists",
+                            hint="e.g. sorted(x.tolist())")
+    return pick(values, **options)
 
 
 def sorted_(iterable: Any, reverse: bool = False) -> list:
-    try:
-        return py.sorted(_comparable(items(iterable), "sorted"), reverse=reverse)
-    except TypeError:
-        raise ArgumentError("sorted() needs values that can be compared: numbers or strings",
-                            hint="sort numbers, e.g. sorted(x.tolist())") from None
+    return _ordered(py.sorted, items(iterable), "sorted", reverse=reverse)
 
 
 def any_(iterable: Any) -> bool:
@@ -177,7 +176,7 @@ def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str)
         if len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple, range)):
             if not args[0]:
                 raise ArgumentError(f"{word}() arg is an empty sequence")
-            return pick(_comparable(list(args[0]), word))
+            return _ordered(pick, list(args[0]), word)
         if len(args) >= 2 and not kwargs and py.all(isinstance(a, (int, float)) for a in args):
             return pick(args)
         return tensor_fn(*args, **kwargs)
