@@ -201,6 +201,7 @@ REJECTED = {
     "set literal": ("s = {1, 2}", NotAllowedError, "set literals are not supported", 1, 5),
     "import os": ("import os; z = x.sum()", NotAllowedError, "import of 'os' is not supported", 1, 8),
     "import os.path": ("import os.path", NotAllowedError, "import of 'os.path'", 1, 8),
+    "import torch.utils": ("import torch, torch.utils", NotAllowedError, "import of 'torch.utils'", 1, 15),
     "from os import": ("from os import system", NotAllowedError, "import of 'os' is not supported", 1, 6),
     "relative import": ("from . import x", NotAllowedError, "import of '.' is not supported", 1, 6),
     "star import": ("from torch import *", NotAllowedError, "'from torch import *' is not supported", 1, 19),
@@ -268,7 +269,7 @@ def test_exact_messages_and_hints():
         parse_program("import os")
     assert caught.value.message == ("import of 'os' is not supported; gradcli accepts imports of math, numpy, torch, "
                                     "torch.autograd, torch.autograd.functional, torch.nn, torch.nn.functional, "
-                                    "torch.optim (under any alias)")
+                                    "torch.nn.init, torch.optim (under any alias)")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("y = x & 1")

@@ -26,6 +26,7 @@ from gradcli.engine import functions as F
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
+from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
@@ -498,9 +499,9 @@ class Interpreter:
                 (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
             return _sequence_arithmetic(symbol, left, right)
         if isinstance(left, Tensor) or isinstance(right, Tensor):
-            if symbol in ("//", "%"):
+            if symbol == "//":
                 raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                    hint="gradcli differentiates + - * / ** and @")
+                                    hint="gradcli differentiates + - * / % ** and @")
             if not all(isinstance(v, (Tensor, *_NUMBER, list, tuple)) for v in (left, right)):
                 raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and "
                                     f"{_type_name(right)}")
@@ -553,7 +554,7 @@ class Interpreter:
     def _index(self, value: Any, key: Any) -> Any:
         if isinstance(value, Tensor):
             return value[key]
-        if isinstance(value, (list, tuple, range, str)):
+        if isinstance(value, (list, tuple, range, str, Sequential)):
             if isinstance(key, Tensor):
                 key = int(key)
             if not isinstance(key, (int, slice)) or isinstance(key, bool):

@@ -36,7 +36,7 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.optim", "numpy", "math"})
+                         "torch.nn.init", "torch.optim", "numpy", "math"})
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
@@ -73,7 +73,8 @@ _SET_OR_DICT_COMPREHENSION = ("set and dict comprehensions are not supported",
 _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.AsyncFunctionDef: ("async functions are not supported", None),
     ast.ClassDef: ("class definitions are not supported",
-                   "write functions (def) that take the tensors they need; gradcli has no classes"),
+                   "build a model from layers instead: model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), "
+                   "nn.Linear(8, 1)), or write functions (def) that take the tensors they need"),
     ast.Delete: ("'del' statements are not supported", "assign None to the name, or let it be"),
     ast.AnnAssign: ("type annotations are not supported", "write 'x = value' without ': type'"),
     ast.AsyncFor: ("'async for' loops are not supported", None),

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang.formatting import to_repr, to_str
@@ -135,18 +136,8 @@ def int_(x: Any = 0) -> int:
                                                              "strings of digits")
 
 
-def round_(number: Any, ndigits: int | None = None) -> Any:
-    if isinstance(number, Tensor):
-        raise ArgumentError("round() of a tensor is not supported", hint="round a number: round(x.item(), 4)")
-    if not isinstance(number, (int, float, np.integer, np.floating)):
-        raise ArgumentError(f"round() of a {_type_name(number)}", hint="round numbers: round(2.71828, 2)")
-    if isinstance(number, float) and not math.isfinite(number) and ndigits is None:
-        raise ValueDomainError(f"cannot convert float {number} to integer", hint="round(x, 2) keeps a float")
-    return py.round(number, ndigits)
-
-
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor)):
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential)):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "
                                                                                  "and strings")
@@ -199,6 +190,6 @@ def _type_name(value: Any) -> str:
 # name -> callable: Python's builtins as a program sees them (looked up before torch's functions)
 PYTHON: dict[str, Callable[..., Any]] = {
     "zip": zip_, "enumerate": enumerate_, "list": list_, "tuple": tuple_, "str": str_, "repr": repr_, "bool": bool_,
-    "reversed": reversed_, "sorted": sorted_, "any": any_, "all": all_, "round": round_, "len": len_,
+    "reversed": reversed_, "sorted": sorted_, "any": any_, "all": all_, "len": len_,
     "sum": sum_, "max": max_, "min": min_, "range": range_, "float": float_, "int": int_,
 }
