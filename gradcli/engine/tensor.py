@@ -249,7 +249,8 @@ def _watch(t: "Tensor", op: O.Op, arrays: tuple, name: str | None, params: dict)
 
     Called only when `_finite` could not vouch for the output.
     """
-    if np.isfinite(t._data).all():
+    out = t._data
+    if np.isfinite(out).all():
         return
     if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
         Anomaly.first = t._node or Node(op, name or op.node, (), 0, params, None, (), out)
