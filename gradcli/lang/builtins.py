@@ -87,7 +87,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where,
+    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone,
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
@@ -289,6 +289,7 @@ TENSOR_METHODS = frozenset({
     "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
     "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
     "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
+    "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
