@@ -26,6 +26,7 @@ from gradcli.check.graph import Progress, Trace, as_float64, select, trace
 from gradcli.check.numeric import numeric_check
 from gradcli.check.report import (FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck, overall, tolerance,
                                   with_numeric)
+from gradcli.check.rounding import growth
 from gradcli.errors import LimitError
 from gradcli.engine.tensor import Tensor
 
@@ -70,14 +71,19 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
                     computed: dict[str, Any] | None = None, mode: str = "symbolic", *, rtol: float | None = None,
                     atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
                     seed: int = 0, progress: Progress | None = None, of: str = "out",
-                    seconds: float = SECONDS) -> CheckReport:
+                    seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
     """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
 
     `gradient` is the tensor backward started from (None: ones, for a one-element output).
     Inputs above `budget` elements are checked on `sample` elements drawn with `seed`.
-    `rtol`/`atol` override the default tolerances of every witness run. A program too large,
-    too deeply nested or too slow (past `seconds`) for SymPy is checked by finite differences
-    instead, and each input's `note` says so.
+    A program too large, too deeply nested or too slow (past `seconds`) for SymPy is checked by
+    finite differences instead, and each input's `note` says so.
+
+    Each element may differ from the witness by `atol + rtol·|expected|` plus its rounding
+    allowance γ·M (`rounding`); `rtol`/`atol` replace that whole model with the plain rule.
+    M, the magnitude of the terms, comes from SymPy; `magnitudes` (by input, per selected
+    element) receives it from a SymPy witness and lends it to finite differences, so a caller
+    that proved a graph structure once can pass the same dict to later checks of it.
     """
     if mode not in MODES:
         raise ValueError(f"unknown check mode {mode!r}: use one of {', '.join(MODES)}")
@@ -88,6 +94,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     of = _of(of, weights)
     sel = _selection(tr, names, budget, sample, seed)
     first, second = _halves(progress, sum(len(v) for v in sel.values())) if mode == "all" else (progress, progress)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
     results: dict[str, InputCheck] = {}
     note = ""
     if mode != "numeric":
@@ -95,11 +103,13 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
         from gradcli.check.symbolic import symbolic_check
         try:
             results = symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
-                                     first, seconds)
+                                     first, seconds, gamma, magnitudes)
         except (TooLarge, RecursionError) as exc:
             note = f"{_reason(exc)}: checked by finite differences instead"
     if mode != "symbolic" or note:
-        numeric = numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), second)
+        rounding = {name: gamma * m for name, m in magnitudes.items() if len(m) == len(sel[name])}
+        numeric = numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), second,
+                                rounding)
         if results:
             results = {name: with_numeric(results[name], numeric[name]) for name in names}
         else:

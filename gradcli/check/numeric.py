@@ -107,8 +107,13 @@ def _close(a: float, b: float, atol: float) -> bool:
 
 def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray | None],
                   selection: dict[str, np.ndarray], tolerances: dict[str, tuple[float, float]],
-                  progress: Progress | None = None) -> dict[str, InputCheck]:
+                  progress: Progress | None = None, rounding: dict[str, np.ndarray] | None = None
+                  ) -> dict[str, InputCheck]:
     """Central differences of L = Σ weights·output at each selected leaf element.
+
+    `rounding[name]` is each selected element's allowance for gradcli's own rounding (see
+    `rounding`): finite differences cannot measure the terms' magnitudes, so a SymPy proof of
+    the same graph structure supplies them.
 
     Where a nudge moves an op's input off a kink, the difference quotients are also taken one-sided
     and at twice the step: if they disagree (a corner) or grow as the step shrinks (a jump), the
@@ -133,6 +138,7 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
         rtol, atol = tolerances[name]
+        allowance = (rounding or {}).get(name, np.zeros(len(flat)))
         for pos, k in enumerate(flat):
             (lp, site), (lm, site_m) = (_nudged(tr, base, key, k, step, weights, sites) for step in (EPS, -EPS))
             expected[pos] = (lp - lm) / (2 * EPS)
@@ -144,20 +150,20 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
                     reasons[pos] = (f"{site.node.name} is at a kink (one-sided slopes {left:.6g} and {right:.6g}): "
                                     f"{site.node.op.rule}")
-                elif not np.isclose(got[pos], expected[pos], rtol, atol):
+                elif not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
                     reasons[pos] = (f"{site.node.name} is at a kink, where autograd follows PyTorch's convention "
                                     f"({site.node.op.rule}) although the whole function is smooth here")
-            elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, atol):
+            elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
                 reasons[pos] = (f"not smooth within the finite-difference step (one-sided slopes {left:.6g} and "
                                 f"{right:.6g}): finite differences cannot judge this element")
-            if pos not in reasons and not np.isclose(got[pos], expected[pos], rtol, atol):
-                rounding = 8 * np.finfo(np.float64).eps * max(abs(lp), abs(lm), abs(l0)) / EPS
-                if abs(got[pos] - expected[pos]) <= rounding:
+            if pos not in reasons and not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
+                resolution = 8 * np.finfo(np.float64).eps * max(abs(lp), abs(lm), abs(l0)) / EPS
+                if abs(got[pos] - expected[pos]) <= resolution:
                     reasons[pos] = (f"finite differences cannot resolve this element: rounding of the output "
-                                    f"(about {abs(l0):.3g}) over a step of {EPS:g} is {rounding:.3g}")
+                                    f"(about {abs(l0):.3g}) over a step of {EPS:g} is {resolution:.3g}")
             done += 1
             if progress is not None:
                 progress(done, total)
         results[name] = compare(name, "numeric", elements(name, leaf.shape, flat), expected, got, reasons,
-                                leaf._data.size, tolerances[name])
+                                leaf._data.size, tolerances[name], allowance)
     return results

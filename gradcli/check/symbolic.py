@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from gradcli.check.calculus import Calculus, ExactEvaluator, FloatEvaluator
+from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
 from gradcli.check.graph import Progress, Trace, as_float64, elements
 from gradcli.check.meaning import Meaning
@@ -32,6 +32,7 @@ class Witness:
     meaning: Meaning
     evaluate: Any
     exact: bool
+    size: AbsoluteEvaluator
 
     def total(self, parts: list[Any]) -> Any:
         return sp.Add(*parts) if self.exact else sum(parts)
@@ -46,6 +47,10 @@ class Witness:
             return self.total([self.evaluate(p) for p in self.calc.pieces(e, s, memo)])
         return self.calc.slope(e, s, self.evaluate, memo)
 
+    def magnitude(self, e: Any, s: sp.Symbol, memo: dict) -> float:
+        """∂e/∂s summed over the magnitudes of its terms: what its rounding is relative to (see `rounding`)."""
+        return self.calc.slope(e, s, self.size, memo, absolute=True)
+
     def to_float(self, v: Any) -> float:
         return ExactEvaluator.to_float(v) if self.exact else float(v)
 
@@ -59,8 +64,9 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
-    evaluate = ExactEvaluator(point) if exact else FloatEvaluator(point)
-    return Witness(rp, Calculus(), meaning, evaluate, exact)
+    floats = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()})
+    evaluate = ExactEvaluator(point) if exact else floats
+    return Witness(rp, Calculus(), meaning, evaluate, exact, AbsoluteEvaluator(floats))
 
 
 def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable[[], None]:
@@ -91,10 +97,19 @@ def _first_singular(tr: Trace) -> Any:
     return None
 
 
+FORMED = 64
+"""A displayed derivative is formed from at most this many output terms; past that it is too large to print."""
+
+
 def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
-    """Compare autograd's gradient of each selected leaf element with SymPy's."""
+                   progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                   magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+    """Compare autograd's gradient of each selected leaf element with SymPy's.
+
+    Each element's rounding allowance is `gamma`·M (see `rounding`), M from the same derivative's
+    terms; `magnitudes`, when given, receives each input's M (per selected element) for later calls.
+    """
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
@@ -114,18 +129,23 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         leaf = tr.leaves[name]
         order = display_positions(flat, leaf.shape)
         expected = np.empty(len(flat))
+        size = np.empty(len(flat))
         kept: dict[int, Kept] = {}
         reasons: dict[int, str] = {}
         for pos, k in enumerate(flat):
             s = rp.symbols[name].flat[k]
-            parts, forms, memo, shown_memo = [], [], {}, {}
+            parts, sizes, forms, memo, size_memo, shown_memo = [], [], [], {}, {}, {}
+            formed = pos in order and sum(len(calc.args_with(e, s)) if e.is_Add else 1
+                                          for e, _, _ in uses.get(s, ())) <= FORMED
             for e, g, shown_g in uses.get(s, ()):
                 parts.append(g * w.value(e, s, memo))
-                if pos in order:
+                sizes.append(abs(g) * w.magnitude(e, s, size_memo))
+                if formed:
                     forms.append(shown_g * w.derivative(e, s, shown_memo))
             value = w.total(parts) if parts else sp.S.Zero
             expected[pos] = w.to_float(value)
-            if pos in order:
+            size[pos] = sum(sizes)
+            if formed:
                 index = tuple(int(i) for i in np.unravel_index(k, leaf.shape))
                 kept[pos] = Kept(index, sp.Add(*forms), value)
             if s in rp.kinks and s in uses:
@@ -138,9 +158,14 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                                              f"so autograd's value is not finite, as PyTorch's is; SymPy's "
                                              f"simplified form may have a limit there")
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
-        formulas = describe(name, of, [kept[p] for p in order], uniform, rp)
+        shown = [kept[p] for p in order if p in kept]
+        formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
+            (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
+        size = np.where(np.isfinite(size), size, 0.0)
+        if magnitudes is not None:
+            magnitudes[name] = size
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
-                                leaf._data.size, tolerances[name],
+                                leaf._data.size, tolerances[name], gamma * size,
                                 derivative=formulas[0] if formulas else "", formulas=formulas)
     return results
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
-from gradcli.views.script_view import backward_text, failure_view, print_line, summary_table
+from gradcli.views.script_view import backward_text, failure_view, print_line, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -140,6 +140,8 @@ class _Terminal:
         failure = result.error or result.assertion
         if self.debug and failure is not None:
             traceback.print_exception(failure)
+        if result.policy and not self.quiet:
+            self.out.print(sites_view(result))
         if result.status != "ok":
             self.err.print(failure_view(result))
 

@@ -5,10 +5,13 @@ here prints: what a script shows comes back as events (also streamed to `on_even
 happen, so a terminal can show them before a slow check finishes), and each file ends as one
 `FileResult` whose status decides the exit code.
 
-With `check`, each backward call is proved on its own: the leaves' `.grad` is read before and
-after the real backward, and the difference (that call's own contribution) is what SymPy must
-reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
-special case.
+With `check`, each backward call is checked on its own: the leaves' `.grad` is read before and
+after the real backward, and the difference (that call's own contribution) is what the witness
+must reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
+special case. Which witness judges which call is the loop policy's (`gradcli.check.policy`): a
+training loop's 2,000 calls are one SymPy proof and 1,999 finite-difference checks. Each call
+adds to its site's summary; only a site's first call, each new graph structure and the first
+failure come back as `BackwardCheck` events.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from gradcli.lang.parser import parse_program
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
+    from gradcli.check.policy import SiteSummary
     from gradcli.check.report import CheckReport
     from gradcli.program.recorder import Recorder
 
@@ -60,6 +64,8 @@ class BackwardCheck:
     output_name: str | None
     """The source of the tensor backward was called on, e.g. `out` or `(g * v).sum()`."""
     report: CheckReport
+    call: int = 1
+    """Which call of this site it was (a loop calls one site many times)."""
 
     @property
     def passed(self) -> bool:
@@ -91,6 +97,9 @@ class FileResult:
     seconds: float = 0.0
     error: GradcliError | None = None
     assertion: ProgramAssertionError | None = None
+    sites: list[SiteSummary] = field(default_factory=list)
+    """With a check: every gradient site's calls, witnesses and worst error."""
+    policy: str = ""
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -98,11 +107,21 @@ class FileResult:
 
     @property
     def checks_passed(self) -> int:
-        return sum(c.passed for c in self.checks)
+        return sum(s.calls - s.failed for s in self.sites)
 
     @property
     def checks_failed(self) -> int:
-        return sum(not c.passed for c in self.checks)
+        return sum(s.failed for s in self.sites)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a check could not vouch for: nothing to check at all, or gradients no witness judged."""
+        if not self.policy or self.status == "error":
+            return []
+        if not self.sites:
+            return ["--check found no gradient to check: the script never called backward"]
+        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} reached no input to check"
+                for s in self.sites if s.unchecked]
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
@@ -110,7 +129,7 @@ class FileResult:
         events: list[dict] = []
         for event in self.events:
             if isinstance(event, BackwardCheck):
-                events.append({"kind": "check", "line": event.line, "output": event.output_name,
+                events.append({"kind": "check", "line": event.line, "output": event.output_name, "call": event.call,
                                "check": event.report.to_json()})
             elif isinstance(event, Explanation):
                 events.append({"kind": "explain", "line": event.line, "output": event.output_name,
@@ -118,9 +137,12 @@ class FileResult:
             else:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items]})
-        return {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
-                "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
-                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
+        out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
+               "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
+               "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
+        if self.policy:
+            out.update(policy=self.policy, sites=[site.to_json() for site in self.sites], warnings=self.warnings)
+        return out
 
     def _error_json(self) -> dict | None:
         if self.error is not None:
@@ -195,6 +217,9 @@ def run_file(path: str | Path, check: str | None = None, settings: Settings | No
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
+    if session.policy is not None:
+        from gradcli.check.policy import POLICY
+        result.sites, result.policy = session.policy.summaries(), POLICY
     if result.status == "ok" and result.checks_failed:
         result.status = "failed"
     result.seconds = time.perf_counter() - start
@@ -219,13 +244,14 @@ class _Session:
                  explain: bool = False) -> None:
         self.result = result
         self.explain = explain
-        self.check = check
-        self.seed = seed
-        self.rtol, self.atol = rtol, atol
         self.on_event = on_event
         self.progress = progress
         self.env: dict[str, Any] = {}
         self.receivers: dict[int, str] = {}
+        self.policy = None
+        if check is not None:
+            from gradcli.check.policy import LoopPolicy
+            self.policy = LoopPolicy(check, rtol=rtol, atol=atol, seed=seed)
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward)
@@ -249,7 +275,7 @@ class _Session:
         if self.explain:
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
-        if self.check is None:
+        if self.policy is None:
             run(trace=recorder)
             self._explained(recorder, tensor, line)
             return
@@ -259,14 +285,14 @@ class _Session:
         self._explained(recorder, tensor, line)
         computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
         from gradcli.engine.backward import initial_gradient
-        from gradcli.check import check_gradients
         gradient = call.get("gradient")
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
         name = self.receivers.get(line)
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            report = check_gradients(tensor, leaves, start, computed, mode=self.check, rtol=self.rtol,
-                                     atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
-        self._emit(BackwardCheck(line, name, report))
+            verdict = self.policy.gradients(tensor, leaves, start, computed, line=line, progress=progress,
+                                            what=f"{name or ''}.backward()", of=name or "output")
+        if verdict.shown:
+            self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
