@@ -16,18 +16,16 @@ SymPy is imported only when a symbolic witness is asked for. The parts, NumPy-on
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from gradcli.check.graph import Progress, Trace, as_float64, select, trace
-from gradcli.check.numeric import numeric_check
+from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_jacobian_check
 from gradcli.check.report import (FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck, overall, tolerance,
                                   with_numeric)
 from gradcli.check.rounding import growth
-from gradcli.errors import LimitError
 from gradcli.engine.tensor import Tensor
 
 MODES = ("symbolic", "numeric", "all")
@@ -67,6 +65,38 @@ def _reason(exc: Exception) -> str:
     return "nested too deeply for SymPy" if isinstance(exc, RecursionError) else str(exc)
 
 
+def _witnessed(mode: str, symbolic: Callable[[Progress | None], dict[str, InputCheck]],
+               numeric: Callable[[Progress | None], dict[str, InputCheck]], progress: Progress | None,
+               size: int) -> dict[str, InputCheck]:
+    """Run the witnesses `mode` asks for, over `size` steps; past SymPy's limits, finite differences instead.
+
+    `symbolic` runs first, so the magnitudes it measures are there for `numeric`'s allowance.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown check mode {mode!r}: use one of {', '.join(MODES)}")
+    first, second = _halves(progress, size) if mode == "all" else (progress, progress)
+    results: dict[str, InputCheck] = {}
+    note = ""
+    if mode != "numeric":
+        from gradcli.check.meaning import TooLarge
+        try:
+            results = symbolic(first)
+        except (TooLarge, RecursionError) as exc:
+            note = f"{_reason(exc)}: checked by finite differences instead"
+    if mode != "symbolic" or note:
+        found = numeric(second)
+        if results:
+            results = {name: with_numeric(results[name], found[name]) for name in results}
+        else:
+            results = {name: dataclasses.replace(check, note=note) for name, check in found.items()}
+    return results
+
+
+def _rounding(gamma: float, magnitudes: dict[str, np.ndarray], sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    """γ·M by input, for the inputs whose magnitudes were measured over the same selection."""
+    return {name: gamma * m for name, m in magnitudes.items() if len(m) == sizes.get(name)}
+
+
 def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = None,
                     computed: dict[str, Any] | None = None, mode: str = "symbolic", *, rtol: float | None = None,
                     atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
@@ -85,81 +115,82 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     element) receives it from a SymPy witness and lends it to finite differences, so a caller
     that proved a graph structure once can pass the same dict to later checks of it.
     """
-    if mode not in MODES:
-        raise ValueError(f"unknown check mode {mode!r}: use one of {', '.join(MODES)}")
     computed = computed or {}
     tr = trace(output, leaves)
     names = list(leaves)
     weights = as_float64(gradient, output.shape, 1.0)
     of = _of(of, weights)
     sel = _selection(tr, names, budget, sample, seed)
-    first, second = _halves(progress, sum(len(v) for v in sel.values())) if mode == "all" else (progress, progress)
     gamma = growth(tr) if rtol is None and atol is None else 0.0
     magnitudes = {} if magnitudes is None else magnitudes
-    results: dict[str, InputCheck] = {}
-    note = ""
-    if mode != "numeric":
-        from gradcli.check.meaning import TooLarge
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
         from gradcli.check.symbolic import symbolic_check
-        try:
-            results = symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
-                                     first, seconds, gamma, magnitudes)
-        except (TooLarge, RecursionError) as exc:
-            note = f"{_reason(exc)}: checked by finite differences instead"
-    if mode != "symbolic" or note:
-        rounding = {name: gamma * m for name, m in magnitudes.items() if len(m) == len(sel[name])}
-        numeric = numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), second,
-                                rounding)
-        if results:
-            results = {name: with_numeric(results[name], numeric[name]) for name in names}
-        else:
-            results = {name: dataclasses.replace(check, note=note) for name, check in numeric.items()}
+        return symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
+                              bar, seconds, gamma, magnitudes)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
+                             _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}))
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
     return CheckReport(overall(results), mode, of, results)
 
 
-def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians: dict[str, Any], *,
-                   rtol: float | None = None, atol: float | None = None, exact: bool = False, sample: int = 64,
-                   budget: int = BUDGET, seed: int = 0, progress: Progress | None = None,
-                   of: str = "y", seconds: float = SECONDS) -> CheckReport:
-    """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) against SymPy's.
+def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians: dict[str, Any],
+                   mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+                   exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
+                   progress: Progress | None = None, of: str = "y", seconds: float = SECONDS,
+                   magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+    """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) by the witnesses of `mode`.
 
     Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
+    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry.
     """
-    from gradcli.check.symbolic import jacobian_check as check
     tr = trace(output, leaves)
     names = list(leaves)
     rows = select(output._data.size, budget, sample, seed + len(names))
-    with _sympy_limits():
-        results = check(tr, computed_jacobians, rows, _selection(tr, names, budget, sample, seed),
-                        _tolerances(tr, names, False, rtol, atol), of, exact, progress, seconds)
+    sel = _selection(tr, names, budget, sample, seed)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
+        from gradcli.check.symbolic import jacobian_check as check
+        return check(tr, computed_jacobians, rows, sel, _tolerances(tr, names, False, rtol, atol), of, exact, bar,
+                     seconds, gamma, magnitudes)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        return numeric_jacobian_check(tr, computed_jacobians, rows, sel, _tolerances(tr, names, True, rtol, atol),
+                                      of, bar, _rounding(gamma, magnitudes,
+                                                         {name: len(v) * len(rows) for name, v in sel.items()}))
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
     return CheckReport(overall(results), "jacobian", of, results)
 
 
-def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_blocks: dict[str, dict[str, Any]], *,
-                  rtol: float | None = None, atol: float | None = None, exact: bool = False, sample: int = 64,
-                  budget: int = BUDGET, seed: int = 0, progress: Progress | None = None,
-                  of: str = "out", seconds: float = SECONDS) -> CheckReport:
+def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_blocks: dict[str, dict[str, Any]],
+                  mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+                  exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
+                  progress: Progress | None = None, of: str = "out", seconds: float = SECONDS,
+                  magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
     """Check Hessian blocks `computed[a][b]` (shape a.shape + b.shape) of a one-element output.
 
     The report has one entry per block, keyed `a` on the diagonal and `a,b` off it.
     """
     if output._data.size != 1:
         raise ValueError(f"the Hessian needs a one-element output, got shape {tuple(output.shape)}")
-    from gradcli.check.symbolic import hessian_check as check
     tr = trace(output, leaves)
     names = list(leaves)
-    with _sympy_limits():
-        results = check(tr, computed_hessian_blocks, _selection(tr, names, budget, sample, seed),
-                        _tolerances(tr, names, False, rtol, atol), of, exact, progress, seconds)
+    sel = _selection(tr, names, budget, sample, seed)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
+        from gradcli.check.symbolic import hessian_check as check
+        return check(tr, computed_hessian_blocks, sel, _tolerances(tr, names, False, rtol, atol), of, exact, bar,
+                     seconds, gamma, magnitudes)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        sizes = {(a if a == b else f"{a},{b}"): len(sel[a]) * len(sel[b]) for a in names for b in names}
+        return numeric_hessian_check(tr, computed_hessian_blocks, sel, _tolerances(tr, names, True, rtol, atol), of,
+                                     bar, _rounding(gamma, magnitudes, sizes))
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(sel[a]) for a in names) * len(names))
     return CheckReport(overall(results), "hessian", of, results)
-
-
-@contextmanager
-def _sympy_limits() -> Iterator[None]:
-    """Jacobian and Hessian checks have no finite-difference fallback: past SymPy's limits, say so."""
-    from gradcli.check.meaning import TooLarge
-    try:
-        yield
-    except (TooLarge, RecursionError) as exc:
-        raise LimitError(f"cannot check this program symbolically: {_reason(exc)}",
-                         hint="check smaller inputs, or the gradient with --check numeric") from None

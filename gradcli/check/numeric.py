@@ -92,13 +92,22 @@ def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     return None
 
 
+def _nudged_output(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]],
+                   sites: list[Site]) -> tuple[np.ndarray, Site | None]:
+    """The output with leaf elements moved (`(leaf id, flat index, step)` each), and the first kink site reached."""
+    moved_leaves = dict(base)
+    for key, k, step in steps:
+        moved_leaves[key] = moved_leaves[key].copy()
+        moved_leaves[key].flat[k] += step
+    moved = forward(tr, moved_leaves)
+    return np.asarray(tr.resolve(tr.root, moved), dtype=np.float64), _moved(tr, moved, sites)
+
+
 def _nudged(tr: Trace, base: dict[int, np.ndarray], key: int, k: int, step: float, weights: np.ndarray,
             sites: list[Site]) -> tuple[float, Site | None]:
     """L with one leaf element moved by `step`, and the first kink site the move reaches."""
-    nudged = base[key].copy()
-    nudged.flat[k] += step
-    moved = forward(tr, {**base, key: nudged})
-    return _loss(tr, moved, weights), _moved(tr, moved, sites)
+    out, site = _nudged_output(tr, base, [(key, k, step)], sites)
+    return float(np.sum(weights * out)), site
 
 
 def _close(a: float, b: float, atol: float) -> bool:
@@ -166,4 +175,84 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 progress(done, total)
         results[name] = compare(name, "numeric", elements(name, leaf.shape, flat), expected, got, reasons,
                                 leaf._data.size, tolerances[name], allowance)
+    return results
+
+
+def _kink_reason(site: Site) -> str:
+    return f"{site.node.name} is at a kink, where finite differences cannot judge: {site.node.op.rule}"
+
+
+def numeric_jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
+                           selection: dict[str, np.ndarray], tolerances: dict[str, tuple[float, float]], of: str,
+                           progress: Progress | None = None, rounding: dict[str, np.ndarray] | None = None
+                           ) -> dict[str, InputCheck]:
+    """Each selected entry ∂outₖ/∂xⱼ by central differences: one pair of forward replays per input element.
+
+    An entry whose nudge moves an op off a kink is reported as undefined rather than judged.
+    """
+    base = leaf_values(tr)
+    sites = kink_sites(tr, forward(tr, base))
+    shape = tuple(tr.output.shape)
+    total, done = sum(len(flat) for flat in selection.values()), 0
+    results = {}
+    for name, flat in selection.items():
+        leaf = tr.leaves[name]
+        block = np.asarray(computed[name], dtype=np.float64).reshape(-1, leaf._data.size)
+        entries, expected, got, reasons = [], [], [], {}
+        for (wrt, j_index), j in zip(elements(name, leaf.shape, flat), flat):
+            (plus, site), (minus, site_m) = (_nudged_output(tr, base, [(id(leaf), j, step)], sites)
+                                             for step in (EPS, -EPS))
+            column = ((plus - minus) / (2 * EPS)).reshape(-1)
+            for (of_k, k_index), k in zip(elements(of, shape, rows), rows):
+                if site or site_m:
+                    reasons[len(entries)] = _kink_reason(site or site_m)
+                entries.append((f"∂{of_k}/∂{wrt}", k_index + j_index))
+                expected.append(column[k])
+                got.append(block[k, j])
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        results[name] = compare(name, "numeric", entries, np.array(expected), np.array(got), reasons,
+                                block.size, tolerances[name], (rounding or {}).get(name, 0.0))
+    return results
+
+
+HESSIAN_EPS = 1e-4
+"""Second differences divide by the step squared: a larger step keeps float64 rounding below the tolerance."""
+
+
+def numeric_hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selection: dict[str, np.ndarray],
+                          tolerances: dict[str, tuple[float, float]], of: str, progress: Progress | None = None,
+                          rounding: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+    """Each selected ∂²out/∂s∂t of a one-element output by second central differences of the forward."""
+    base = leaf_values(tr)
+    sites = kink_sites(tr, forward(tr, base))
+    h = HESSIAN_EPS
+    names = list(selection)
+    total, done = sum(len(selection[a]) for a in names) * len(names), 0
+
+    def value(steps: list[tuple[int, int, float]]) -> tuple[float, Site | None]:
+        out, site = _nudged_output(tr, base, steps, sites)
+        return float(out.reshape(-1)[0]), site
+    results = {}
+    for a in names:
+        for b in names:
+            la, lb = tr.leaves[a], tr.leaves[b]
+            block = np.asarray(computed[a][b], dtype=np.float64).reshape(la._data.size, lb._data.size)
+            entries, expected, got, reasons = [], [], [], {}
+            for (by_i, i_index), i in zip(elements(a, la.shape, selection[a]), selection[a]):
+                for (by_j, j_index), j in zip(elements(b, lb.shape, selection[b]), selection[b]):
+                    corners = [value([(id(la), i, si * h), (id(lb), j, sj * h)]) for si in (1, -1) for sj in (1, -1)]
+                    (pp, s1), (pm, s2), (mp, s3), (mm, s4) = corners
+                    if s1 or s2 or s3 or s4:
+                        reasons[len(entries)] = _kink_reason(s1 or s2 or s3 or s4)
+                    entries.append((f"∂²{of}/∂{by_i}∂{by_j}", i_index + j_index))
+                    expected.append((pp - pm - mp + mm) / (4 * h * h))
+                    got.append(block[i, j])
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            key = a if a == b else f"{a},{b}"
+            results[key] = compare(key, "numeric", entries, np.array(expected), np.array(got), reasons, block.size,
+                                   tolerances[a], (rounding or {}).get(key, 0.0))
     return results

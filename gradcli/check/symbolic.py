@@ -97,6 +97,15 @@ def _first_singular(tr: Trace) -> Any:
     return None
 
 
+def _finite(sizes: Any, magnitudes: dict[str, np.ndarray] | None, key: str) -> np.ndarray:
+    """Magnitudes as an array (a non-finite one allows nothing), kept in `magnitudes[key]` when asked."""
+    size = np.asarray(sizes, dtype=np.float64)
+    size = np.where(np.isfinite(size), size, 0.0)
+    if magnitudes is not None:
+        magnitudes[key] = size
+    return size
+
+
 FORMED = 64
 """A displayed derivative is formed from at most this many output terms; past that it is too large to print."""
 
@@ -161,9 +170,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         shown = [kept[p] for p in order if p in kept]
         formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
             (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
-        size = np.where(np.isfinite(size), size, 0.0)
-        if magnitudes is not None:
-            magnitudes[name] = size
+        size = _finite(size, magnitudes, name)
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
                                 leaf._data.size, tolerances[name], gamma * size,
                                 derivative=formulas[0] if formulas else "", formulas=formulas)
@@ -172,8 +179,11 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
 
 def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray, selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
-    """Compare each selected entry ∂outₖ/∂xⱼ of autograd's Jacobian blocks with SymPy's."""
+                   progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                   magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+    """Compare each selected entry ∂outₖ/∂xⱼ of autograd's Jacobian blocks with SymPy's.
+
+    Rounding allowances and `magnitudes` as in `symbolic_check`, per entry."""
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
     zero = sp.S.Zero if exact else 0.0
@@ -182,15 +192,17 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
     for name, flat in selection.items():
         leaf = tr.leaves[name]
         block = np.asarray(computed[name], dtype=np.float64).reshape(rp.out.size, leaf._data.size)
-        entries, expected, got, lines = [], [], [], []
+        entries, expected, got, lines, sizes = [], [], [], [], []
         reasons: dict[int, str] = {}
         for (wrt, j_index), j in zip(elements(name, leaf.shape, flat), flat):
             s = rp.symbols[name].flat[j]
             memo: dict = {}
+            size_memo: dict = {}
             for (of_k, k_index), k in zip(elements(of, rp.out.shape, rows), rows):
                 e = rp.out.flat[k]
                 uses = s in calc.free(e)
                 value = w.value(e, s, memo) if uses else zero
+                sizes.append(w.magnitude(e, s, size_memo) if uses else 0.0)
                 lhs = f"∂{of_k}/∂{wrt}"
                 if uses and s in rp.kinks:
                     reasons[len(entries)] = rp.kinks[s]
@@ -200,15 +212,17 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 expected.append(w.to_float(value))
                 got.append(block[k, j])
             tick()
+        size = _finite(sizes, magnitudes, name)
         results[name] = compare(name, "symbolic", entries, np.array(expected), np.array(got), reasons,
-                                rp.out.size * leaf._data.size, tolerances[name],
+                                rp.out.size * leaf._data.size, tolerances[name], gamma * size,
                                 derivative=lines[0] if lines else "0", formulas=tuple(lines))
     return results
 
 
 def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selection: dict[str, np.ndarray],
                   tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                  progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
+                  progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                  magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
     """Compare each selected second derivative ∂²out/∂s∂t of a one-element output with SymPy's."""
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
@@ -223,7 +237,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
         for b in names:
             la, lb = tr.leaves[a], tr.leaves[b]
             block = np.asarray(computed[a][b], dtype=np.float64).reshape(la._data.size, lb._data.size)
-            entries, expected, got, lines = [], [], [], []
+            entries, expected, got, lines, sizes = [], [], [], [], []
             reasons: dict[int, str] = {}
             for (by_i, i_index), i in zip(elements(a, la.shape, selection[a]), selection[a]):
                 s = rp.symbols[a].flat[i]
@@ -233,6 +247,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     t = rp.symbols[b].flat[j]
                     uses = t in calc.free(first[s])
                     value = w.value(first[s], t, memos.setdefault(("value", t), {})) if uses else zero
+                    sizes.append(w.magnitude(first[s], t, memos.setdefault(("size", t), {})) if uses else 0.0)
                     lhs = f"∂²{of}/∂{by_i}∂{by_j}"
                     kink = rp.kinks.get(s) or rp.kinks.get(t)
                     if kink and s in calc.free(out) and t in calc.free(out):
@@ -244,7 +259,8 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     got.append(block[i, j])
                 tick()
             key = a if a == b else f"{a},{b}"
+            size = _finite(sizes, magnitudes, key)
             results[key] = compare(key, "symbolic", entries, np.array(expected), np.array(got), reasons,
-                                   la._data.size * lb._data.size, tolerances[a],
+                                   la._data.size * lb._data.size, tolerances[a], gamma * size,
                                    derivative=lines[0] if lines else "0", formulas=tuple(lines))
     return results

@@ -128,14 +128,24 @@ def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[l
 
 def jacobian(f: Callable[..., Any], inputs: Any) -> Any:
     """`torch.autograd.functional.jacobian`: a Tensor for one input, else a tuple of Tensors."""
-    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
-    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
-    return blocks[0] if single else tuple(blocks)
+    return traced_jacobian(f, inputs)[0]
 
 
 def hessian(f: Callable[..., Any], inputs: Any) -> Any:
     """`torch.autograd.functional.hessian`: a Tensor for one input, else a tuple of tuples."""
+    return traced_hessian(f, inputs)[0]
+
+
+def traced_jacobian(f: Callable[..., Any], inputs: Any) -> tuple[Any, list[Tensor], Tensor]:
+    """`jacobian`, with the fresh leaves and the output it differentiated: what a check replays."""
+    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
+    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
+    return (blocks[0] if single else tuple(blocks)), xs, out
+
+
+def traced_hessian(f: Callable[..., Any], inputs: Any) -> tuple[Any, list[Tensor], Tensor]:
+    """`hessian`, with the fresh leaves and the output it differentiated: what a check replays."""
     xs, single, out = _traced(f, inputs, "hessian",
                               "return one tensor with a single element computed from the inputs")
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
-    return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
+    return (blocks[0][0] if single else tuple(tuple(row) for row in blocks)), xs, out

@@ -33,6 +33,11 @@ class Hooks:
     on_print: Callable[[list[tuple[str, Any]], int], None] | None = None
     on_display: Callable[[str, Any, int], None] | None = None
     on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
+    on_gradient: Callable[[str, Callable[..., Any], list, dict, int], Any] | None = None
+    """A call of a gradient function (`B.GRADIENT_FUNCTIONS`): (kind, run, args, kwargs, line) -> its value.
+
+    `run(target)` calls `target` (by default the function itself) with the call's arguments, so
+    the hook may call a traced variant that also returns what it differentiated."""
 
 
 @dataclass
@@ -421,10 +426,16 @@ class Interpreter:
             raise ArgumentError(f"'{source_text(node.func)}' is not a function", hint="call functions and methods only")
         if self.hooks.on_backward is not None and _is_backward(func):
             return self._backward(func, args, kwargs, node)
-        try:
-            return func(*args, **kwargs)
-        except TypeError as exc:
-            raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
+        kind = B.gradient_kind(func) if self.hooks.on_gradient is not None else None
+
+        def run(target: Any = func) -> Any:
+            try:
+                return target(*args, **kwargs)
+            except TypeError as exc:
+                raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
+        if kind is not None:
+            return self.hooks.on_gradient(kind, run, args, kwargs, node.lineno)
+        return run()
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""

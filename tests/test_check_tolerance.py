@@ -1,0 +1,96 @@
+"""The tolerance model: a correct float32 gradient never fails for its rounding, a wrong VJP of any op fails
+in float32 as in float64."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_ops_fd import CASES, _ops_reached, distinct
+
+import gradcli as g
+from gradcli.check import check_gradients
+from gradcli.check.graph import trace
+from gradcli.check.rounding import growth
+from gradcli.engine import ops as O
+
+
+def cancelling_sum(w0: float = 3.0001):
+    """A float32 loss whose gradient is a small difference of large terms, as a fit near its optimum has."""
+    x = g.linspace(10, 20, 32, dtype="float32")
+    w = g.tensor(w0, dtype="float32", requires_grad=True)
+    loss = ((w * x - x * 3) ** 2).sum()
+    loss.backward()
+    return loss, w
+
+
+def test_a_correct_float32_gradient_of_a_long_sum_passes():
+    loss, w = cancelling_sum()
+    report = check_gradients(loss, {"w": w}, None, {"w": w.grad._data})
+    c = report.inputs["w"]
+    assert report.status == "pass" and c.method == "symbolic" and c.margin < 0.1
+    assert c.max_rel_err > 1e-4  # the rounding is real: the old flat rtol of 1e-4 called it a failure
+    assert check_gradients(loss, {"w": w}, None, {"w": w.grad._data}, rtol=1e-4, atol=1e-5).status == "fail"
+
+
+def test_the_allowance_grows_with_the_graph_and_the_dtype():
+    loss, w = cancelling_sum()
+    tr = trace(loss, {"w": w})
+    u = np.finfo(np.float32).eps / 2
+    assert len(tr.nodes) == 4 and growth(tr) == (2 * 4 + 6) * u  # the largest array has 32 elements
+    x = g.linspace(10, 20, 32, dtype="float64")
+    w64 = g.tensor(3.0, dtype="float64", requires_grad=True)
+    assert growth(trace(((w64 * x - x * 3) ** 2).sum(), {"w": w64})) == growth(tr) * 2.0 ** -29
+
+
+def test_the_same_wrong_vjp_fails_the_float32_sum(patched_vjps):
+    patched_vjps(O.MUL, lambda right: lambda *a, **k: 2 * right(*a, **k))
+    loss, w = cancelling_sum()
+    report = check_gradients(loss, {"w": w}, None, {"w": w.grad._data})
+    assert report.status == "fail"
+
+
+@pytest.fixture
+def patched_vjps():
+    """Replace every VJP of an op with `wrong(right)` for the length of a test (Op is frozen)."""
+    saved = []
+
+    def patch(op, wrong):
+        saved.append((op, op.vjps))
+        object.__setattr__(op, "vjps", tuple(None if v is None else wrong(v) for v in op.vjps))
+    yield patch
+    for op, vjps in reversed(saved):
+        object.__setattr__(op, "vjps", vjps)
+
+
+# A Max over 12 elements costs SymPy seconds: these ops are planted in smaller programs.
+SMALLER = [(lambda a: a.max(), [distinct(4)]), (lambda a: a.min(), [distinct(4)])]
+
+
+def _first_case(op: O.Op, dtype: str):
+    for fn, arrays in SMALLER + [case.values for case in CASES]:
+        xs = [g.tensor(np.asarray(a, dtype=dtype), requires_grad=True) for a in arrays]
+        if op.name in _ops_reached(fn(*xs)):
+            return fn, arrays
+    return None
+
+
+def _off(right):
+    """A VJP that is wrong everywhere: twice the right gradient, plus a half."""
+    return lambda *a, **k: 2 * right(*a, **k) + 0.5
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("op", [op for op in O.TABLE if any(v is not None for v in op.vjps)], ids=lambda op: op.name)
+def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, patched_vjps):
+    case = _first_case(op, dtype)
+    if case is None:
+        assert (op.name, dtype) == ("cast", "float32"), "every op is reached in both dtypes except a no-op cast"
+        return
+    fn, arrays = case
+    xs = {f"x{k}": g.tensor(np.asarray(a, dtype=dtype), requires_grad=True) for k, a in enumerate(arrays)}
+    out = fn(*xs.values())
+    weights = g.tensor(np.random.default_rng(out.numel()).standard_normal(out.shape), dtype=dtype)
+    patched_vjps(op, _off)
+    out.backward(weights)
+    computed = {k: None if x.grad is None else x.grad._data for k, x in xs.items()}
+    report = check_gradients(out, xs, weights, computed)
+    assert report.status == "fail", (op.name, dtype, report.to_json())
