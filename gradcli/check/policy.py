@@ -13,13 +13,13 @@ gradient): calls, witnesses, the worst error and where it was.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from gradcli.check import check_gradients
+from gradcli.check import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
 from gradcli.check.report import FAIL, CheckReport, Element
 from gradcli.engine.tensor import Node, Tensor
@@ -98,11 +98,14 @@ class SiteSummary:
     structures: int = 0
     witnesses: dict[str, int] = field(default_factory=dict)
     worst: Worst | None = None
+    first_failure: int | None = None
 
     def add(self, report: CheckReport, new_structure: bool) -> None:
         self.calls += 1
         self.structures += new_structure
-        self.failed += report.status == FAIL
+        if report.status == FAIL:
+            self.failed += 1
+            self.first_failure = self.first_failure or self.calls
         used = witnesses(report)
         self.unchecked += not used
         for method in sorted(used):
@@ -115,7 +118,7 @@ class SiteSummary:
     def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "call": self.what, "calls": self.calls, "failed": self.failed,
                 "unchecked": self.unchecked, "structures": self.structures, "witnesses": dict(self.witnesses),
-                "worst": None if self.worst is None else self.worst.to_json()}
+                "first_failure": self.first_failure, "worst": None if self.worst is None else self.worst.to_json()}
 
 
 @dataclass(frozen=True)
@@ -146,12 +149,32 @@ class LoopPolicy:
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
                   line: int, what: str, of: str, progress: Any = None) -> Verdict:
         """Check one call's gradients of Σ gradient·output (see `check_gradients`) by the policy."""
-        key = structure(trace(output, leaves))
+        return self._checked("gradients", output, leaves, line, what, progress, lambda mode, **options: check_gradients(
+            output, leaves, gradient, computed, mode=mode, of=of, **options))
+
+    def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
+                 of: str, progress: Any = None) -> Verdict:
+        """Check one call's Jacobian blocks (see `jacobian_check`) by the policy."""
+        return self._checked("jacobian", output, leaves, line, what, progress, lambda mode, **options: jacobian_check(
+            output, leaves, blocks, mode, of=of, **options))
+
+    def hessian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, dict[str, Any]], *, line: int,
+                what: str, of: str, progress: Any = None) -> Verdict:
+        """Check one call's Hessian blocks (see `hessian_check`) by the policy."""
+        return self._checked("hessian", output, leaves, line, what, progress, lambda mode, **options: hessian_check(
+            output, leaves, blocks, mode, of=of, **options))
+
+    def unchecked(self, line: int, what: str, of: str) -> Verdict:
+        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""
+        return self._record(CheckReport("pass", self.mode, of, {}), line, what, False)
+
+    def _checked(self, kind: str, output: Tensor, leaves: dict[str, Tensor], line: int, what: str, progress: Any,
+                 check: Callable[..., CheckReport]) -> Verdict:
+        key = kind, structure(trace(output, leaves))
         known = self._proofs.get(key)
         magnitudes: dict[str, np.ndarray] = {} if known is None else known
-        report = check_gradients(output, leaves, gradient, computed, mode=self.mode if known is None else "numeric",
-                                 rtol=self.rtol, atol=self.atol, seed=self.seed, of=of, magnitudes=magnitudes,
-                                 progress=progress if known is None else None, seconds=PROOF_SECONDS)
+        report = check(self.mode if known is None else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
+                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS)
         if known is None:
             self._proofs[key] = magnitudes
         return self._record(report, line, what, known is None)
@@ -159,8 +182,7 @@ class LoopPolicy:
     def _record(self, report: CheckReport, line: int, what: str, proof: bool) -> Verdict:
         site = self.sites.setdefault((line, what), SiteSummary(line, what))
         site.add(report, proof)
-        first_failure = report.status == FAIL and site.failed == 1
-        return Verdict(report, site.calls, proof, proof or site.calls == 1 or first_failure)
+        return Verdict(report, site.calls, proof, proof or site.calls == 1 or site.first_failure == site.calls)
 
     def summaries(self) -> list[SiteSummary]:
         return sorted(self.sites.values(), key=lambda s: (s.line, s.what))

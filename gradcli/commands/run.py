@@ -140,7 +140,7 @@ class _Terminal:
         failure = result.error or result.assertion
         if self.debug and failure is not None:
             traceback.print_exception(failure)
-        if result.policy and not self.quiet:
+        if (result.sites or result.warnings) and not self.quiet:
             self.out.print(sites_view(result))
         if result.status != "ok":
             self.err.print(failure_view(result))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -29,6 +30,7 @@ import numpy as np
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
 from gradcli.program.evaluation import Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
+from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
@@ -66,6 +68,8 @@ class BackwardCheck:
     report: CheckReport
     call: int = 1
     """Which call of this site it was (a loop calls one site many times)."""
+    what: str = ""
+    """A gradient function's call (`grad(y, …)`); empty for `.backward()`."""
 
     @property
     def passed(self) -> bool:
@@ -210,7 +214,7 @@ def run_file(path: str | Path, check: str | None = None, settings: Settings | No
             tree = parse_program(source, str(path))
             interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path))
             session.env = interpreter.env
-            session.receivers = _backward_receivers(tree)
+            session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
             interpreter.run(tree)
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
@@ -248,13 +252,15 @@ class _Session:
         self.progress = progress
         self.env: dict[str, Any] = {}
         self.receivers: dict[int, str] = {}
+        self.subjects: dict[int, str] = {}
         self.policy = None
         if check is not None:
             from gradcli.check.policy import LoopPolicy
             self.policy = LoopPolicy(check, rtol=rtol, atol=atol, seed=seed)
 
     def hooks(self) -> Hooks:
-        return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward)
+        return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
+                     on_gradient=self._gradient if self.policy is not None else None)
 
     def _emit(self, event: Event) -> None:
         self.result.events.append(event)
@@ -294,6 +300,51 @@ class _Session:
         if verdict.shown:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 
+    def _gradient(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
+        """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward."""
+        from gradcli.engine import autograd
+        traced = {"jacobian": autograd.traced_jacobian, "hessian": autograd.traced_hessian}.get(kind)
+        value, xs, out = run(traced) if traced is not None else (run(), None, None)
+        bound = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
+        subject = self.subjects.get(line, "")
+        what = f"{kind}({subject}, …)"
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            if kind == "grad":
+                verdict = self._grad_verdict(bound, value, line, what, subject, progress)
+            else:
+                names = self._names(_as_list(bound["inputs"]))
+                leaves = dict(zip(names, xs))
+                blocks = [value] if len(names) == 1 else list(value)
+                if kind == "jacobian":
+                    verdict = self.policy.jacobian(out, leaves, {n: b._data for n, b in zip(names, blocks)}, line=line,
+                                                   what=what, of=subject, progress=progress)
+                else:
+                    rows = [[value]] if len(names) == 1 else value
+                    verdict = self.policy.hessian(out, leaves, {a: {b: h._data for b, h in zip(names, row)}
+                                                                for a, row in zip(names, rows)},
+                                                  line=line, what=what, of=subject, progress=progress)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        return value
+
+    def _grad_verdict(self, bound: dict, value: tuple, line: int, what: str, subject: str, progress: Any) -> Any:
+        """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
+        from gradcli.engine.backward import initial_gradient
+        outs, ins = _as_list(bound["outputs"]), _as_list(bound["inputs"])
+        if len(outs) != 1 or any(x.grad_fn is not None for x in ins):
+            return self.policy.unchecked(line, what, subject)
+        names = self._names(ins)
+        computed = {name: None if g is None else g._data for name, g in zip(names, value)}
+        start = (_as_list(bound.get("grad_outputs")) or [None])[0]
+        gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
+        return self.policy.gradients(outs[0], dict(zip(names, ins)), gradient, computed, line=line, what=what,
+                                     of=subject, progress=progress)
+
+    def _names(self, tensors: list[Any]) -> list[str]:
+        """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
+        by_id = {id(t): name for name, t in leaf_names(tensors, self.env).items()}
+        return [by_id[id(t)] for t in tensors]
+
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
             self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env)))
@@ -303,6 +354,17 @@ class _Session:
         return leaf_names(graph_nodes(tensor)[1], self.env)
 
 
+def _gradient_subjects(tree: ast.Module) -> dict[int, str]:
+    """Line → source of the first argument of a gradient function (`y` in `grad(y, x)`), to name a check by."""
+    subjects: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in GRADIENT_FUNCTIONS:
+                subjects.setdefault(node.lineno, ast.unparse(node.args[0]))
+    return subjects
+
+
 def _backward_receivers(tree: ast.Module) -> dict[int, str]:
     """Line → source of the tensor `.backward(...)` is called on (`out`, `(g * v).sum()`), to name a check by."""
     receivers: dict[int, str] = {}
@@ -310,6 +372,12 @@ def _backward_receivers(tree: ast.Module) -> dict[int, str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             receivers.setdefault(node.lineno, ast.unparse(node.func.value))
     return receivers
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _grad_copy(leaf: Tensor) -> np.ndarray | None:

@@ -35,7 +35,9 @@ def print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
 
 
 def backward_text(event: BackwardCheck | Explanation) -> str:
-    """How a backward call is named in output: `out.backward()`."""
+    """How a backward call is named in output: `out.backward()`, or the gradient function's call."""
+    if getattr(event, "what", ""):
+        return event.what
     return f"{event.output_name}.backward()" if event.output_name else "backward()"
 
 
@@ -95,7 +97,8 @@ def sites_view(result: FileResult) -> RenderableType:
         table.add_column(column, justify="right" if column in ("line", "calls", "failed") else "left")
     for site in result.sites:
         table.add_row(str(site.line), escape(site.what), f"{site.calls:,}",
-                      Text(str(site.failed), style="bold red" if site.failed else ""),
+                      Text(f"{site.failed:,} (first: call {site.first_failure:,})" if site.failed else "0",
+                           style="bold red" if site.failed else ""),
                       _witnesses(site), _worst(site))
     parts: list[RenderableType] = [table]
     parts.extend(Text(f"warning: {warning}", style="yellow") for warning in result.warnings)
@@ -111,5 +114,4 @@ def _worst(site: SiteSummary) -> str:
     worst = site.worst
     if worst is None or worst.element is None:
         return "-"
-    e = worst.element
-    return f"{worst.margin:.1%} · call {worst.call:,}, {e.label}: got {number(e.got)}, expected {number(e.expected)}"
+    return f"{worst.margin:.1%} at call {worst.call:,}, {worst.element.label}"
