@@ -101,7 +101,7 @@ def test_a_vjp_wrong_only_at_later_values_is_caught_at_its_call(tmp_path, patche
     out = cli("run", "--check", "late.grad")
     assert out.exit_code == 1 and "check failed: loss.backward() at late.grad:4" in out.stderr
     row = [line for line in out.stdout.splitlines() if line.startswith("│    4 │")][0]
-    assert [c.strip() for c in row.strip("│").split("│")][:4] == ["4", "loss.backward()", "8", "5 (first: call"]
+    assert [c.strip() for c in row.strip("│").split("│")][:4] == ["4", "loss.backward()", "8", "5 (first: call 4)"]
 
 
 ONLY_GRAD = """\
