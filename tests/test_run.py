@@ -45,7 +45,8 @@ def test_every_sample_passes_check(cli):
     assert result.exit_code == 0
     assert [Path(f["file"]).name for f in files] == [p.name for p in SAMPLES]
     assert summary["ok"] == len(SAMPLES) and summary["checks_failed"] == 0
-    assert all(f["checks"]["passed"] == f["backward_calls"] for f in files)
+    assert all(f["checks"]["passed"] == sum(s["calls"] for s in f["sites"]) >= f["backward_calls"] for f in files)
+    assert all(f["warnings"] == [] and all(s["unchecked"] == 0 for s in f["sites"]) for f in files)
 
 
 # -- what a user sees -------------------------------------------------------------------------------------
