@@ -69,9 +69,9 @@ def test_seed_matrix_example_passes_fast():
     leaves, out = matrix()
     out.backward()
     computed = {k: t.grad._data for k, t in leaves.items()}
-    start = time.perf_counter()
+    start = time.process_time()  # this process's own work: other jobs may share the machine
     report = check_gradients(out, leaves, None, computed)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert report.status == "pass"
     assert {k: (c.checked, c.total) for k, c in report.inputs.items()} == {"x": (200, 200), "y": (50, 50),
                                                                             "w": (100, 100)}
