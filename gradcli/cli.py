@@ -14,6 +14,7 @@ from gradcli.commands.common import CHECK_MODES
 from gradcli.commands.eval import eval_command
 from gradcli.commands.matrix import hessian_command, jacobian_command
 from gradcli.commands.ops import ops_command
+from gradcli.commands.plot import plot_command
 from gradcli.commands.run import run_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -40,6 +41,7 @@ app.command("jacobian")(jacobian_command)
 app.command("hessian")(hessian_command)
 app.command("ops")(ops_command)
 app.command("run")(run_command)
+app.command("plot")(plot_command)
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

@@ -28,6 +28,19 @@ class Site:
     mask: np.ndarray
     inputs: tuple[np.ndarray, ...]
 
+    @property
+    def reason(self) -> str:
+        """Why a derivative through this site is reported undefined."""
+        return f"{self.node.name} is at a kink: {self.node.op.rule}"
+
+    def moved(self, tr: Trace, values: dict[Any, Any]) -> np.ndarray:
+        """Which kinked elements (in mask order) other `values` of the leaves move off the kink."""
+        args = [tr.resolve(x, values) for x in self.node.inputs]
+        moved = np.zeros(int(np.count_nonzero(self.mask)), dtype=bool)
+        for now, then in zip(_kinked_inputs(self.node, self.mask, args), self.inputs):
+            moved |= now != then
+        return moved
+
 
 def _float64(x: Any) -> Any:
     if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
@@ -86,8 +99,7 @@ def _loss(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> float:
 def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     """The first kink site whose kinked inputs these values move: the nudged leaf reaches it."""
     for site in sites:
-        args = [tr.resolve(x, values) for x in site.node.inputs]
-        if any(not np.array_equal(a, b) for a, b in zip(_kinked_inputs(site.node, site.mask, args), site.inputs)):
+        if site.moved(tr, values).any():
             return site
     return None
 

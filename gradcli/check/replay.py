@@ -98,7 +98,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         values[node] = out
         site = at_kink.get(id(node))
         if site is not None:
-            reason = f"{node.name} is at a kink: {node.op.rule}"
+            reason = site.reason
             for a in args:
                 if broadcasts(a.shape, site.mask.shape):
                     for e in np.broadcast_to(a, site.mask.shape)[site.mask]:

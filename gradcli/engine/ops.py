@@ -33,6 +33,9 @@ class Op:
     expressions (SymPy flattens those into one Add or Mul) and True when it wraps them in a
     function (exp, Max, a power): `--check` bounds how deep such functions nest, because SymPy's
     derivatives and printing recurse through every level.
+
+    `elementwise` is True when each output element depends only on the input elements at its own
+    (broadcast) position: `gradcli plot` sweeps a program built only of such ops in one batch.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Op:
     kink: Callable[..., Any] | None = None
     args: str = ""
     nests: bool = True
+    elementwise: bool = False
     plans: tuple = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -327,7 +331,7 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
            sym: Callable | None = None, kink: Callable | None = None, nests: bool = True) -> Op:
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
-              sym=sym, kink=kink, nests=nests)
+              sym=sym, kink=kink, nests=nests, elementwise=True)
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -342,39 +346,39 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 ADD = Op(name="add", node="AddBackward0", forward=np.add,
          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
          rule="∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
-         nests=False, sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
+         nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
 SUB = Op(name="sub", node="SubBackward0", forward=np.subtract,
          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
          rule="∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
-         nests=False, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
+         nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
 MUL = Op(name="mul", node="MulBackward0", forward=np.multiply,
          vjps=(lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
          rule="∂(a*b)/∂a = b, ∂(a*b)/∂b = a", saves=("b", "a"),
-         nests=False, sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
+         nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
 DIV = Op(name="div", node="DivBackward0", forward=np.true_divide,
          vjps=(lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
          rule="∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", saves=("b", "ab"),
-         nests=False, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
+         nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
 POW = Op(name="pow", node="PowBackward0", forward=np.power, vjps=(_pow_vjp_base, _pow_vjp_exponent),
          rule="∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", saves=("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
-         kink=lambda K, a, b: K.pow_kink(a, b))
+         kink=lambda K, a, b: K.pow_kink(a, b), elementwise=True)
 MAXIMUM = Op(name="maximum", node="MaximumBackward0", forward=np.maximum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b))
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
 MINIMUM = Op(name="minimum", node="MinimumBackward0", forward=np.minimum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b))
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
 WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
            vjps=(None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
            rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
-           nests=False, sym=lambda S, c, a, b: S.where(c, a, b))
+           nests=False, elementwise=True, sym=lambda S, c, a, b: S.where(c, a, b))
 MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_matmul_vjp_a, _matmul_vjp_b),
             rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
             nests=False, sym=lambda S, a, b: S.matmul(a, b))
@@ -425,7 +429,7 @@ CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            vjps=(lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
            rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
-           kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max))
+           kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max), elementwise=True)
 
 SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
@@ -502,7 +506,7 @@ CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda
                nests=False, sym=lambda S, x: x)
 CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
           vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), rule="cast the gradient back to the input's dtype",
-          nests=False, sym=lambda S, x, dtype: x)
+          nests=False, elementwise=True, sym=lambda S, x, dtype: x)
 
 
 def variadic(op: Op, count: int) -> Op:
