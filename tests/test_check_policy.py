@@ -180,3 +180,14 @@ def test_float32_loop_checks_use_the_proofs_magnitudes(tmp_path):
                       check="symbolic")
     assert result.status == "ok" and result.sites[0].witnesses == {"symbolic": 1, "numeric": 5}
     assert np.isfinite(result.sites[0].worst.margin) and result.sites[0].worst.margin < 1
+
+
+def test_a_second_backward_through_a_create_graph_gradient_is_checked(tmp_path):
+    text = ("x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\ny = (x ** 3).sum()\n"
+            "y.backward(create_graph=True)\ng = x.grad\nx.grad = None\ng.sum().backward()\n"
+            "assert allclose(x.grad, 6 * x)\n")
+    result = run_file(script(tmp_path, text), check="symbolic")
+    assert result.status == "ok" and [(s.line, s.what, s.witnesses) for s in result.sites] == [
+        (3, "y.backward()", {"symbolic": 1}), (6, "g.sum().backward()", {"symbolic": 1})]
+    second = result.checks[1].report.inputs["x"]
+    assert second.checked == 3 and second.derivative == "∂g.sum()/∂x[i] = 6*x[i]  (12 at x[2])"

@@ -22,6 +22,8 @@ import numpy as np
 from gradcli.check import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
 from gradcli.check.report import FAIL, CheckReport, Element
+from gradcli.engine.autograd import as_list
+from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
 
 PROOF_SECONDS = 30.0
@@ -163,6 +165,38 @@ class LoopPolicy:
         """Check one call's Hessian blocks (see `hessian_check`) by the policy."""
         return self._checked("hessian", output, leaves, line, what, progress, lambda mode, **options: hessian_check(
             output, leaves, blocks, mode, of=of, **options))
+
+    def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
+                   traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
+                   progress: Any = None) -> Verdict:
+        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian` (the engine's names).
+
+        `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
+        in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
+        own. A kind with no rule here is counted as unchecked, never passed silently.
+        """
+        options = {"line": line, "what": what, "of": of, "progress": progress}
+        xs, out = traced
+        if kind == "grad":
+            return self._grad(arguments, value, names, **options)
+        if kind == "jacobian":
+            blocks = [value] if len(names) == 1 else list(value)
+            return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
+        if kind == "hessian":
+            rows = [[value]] if len(names) == 1 else value
+            return self.hessian(out, dict(zip(names, xs)), {a: {b: h._data for b, h in zip(names, row)}
+                                                            for a, row in zip(names, rows)}, **options)
+        return self.unchecked(line, what, of)
+
+    def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
+        """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
+        outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
+        if len(outs) != 1 or any(x.grad_fn is not None for x in ins):
+            return self.unchecked(options["line"], options["what"], options["of"])
+        computed = {name: None if g is None else g._data for name, g in zip(names, value)}
+        start = (as_list(arguments.get("grad_outputs")) or [None])[0]
+        gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
+        return self.gradients(outs[0], dict(zip(names, ins)), gradient, computed, **options)
 
     def unchecked(self, line: int, what: str, of: str) -> Verdict:
         """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""

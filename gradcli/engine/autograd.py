@@ -15,7 +15,8 @@ from gradcli.errors import ArgumentError, BackwardError
 from gradcli.engine.tensor import Tensor, _wrap, check_elements
 
 
-def _as_list(x: Any) -> list:
+def as_list(x: Any) -> list:
+    """One tensor or a sequence of them, as a list (None: none)."""
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
@@ -24,11 +25,11 @@ def _as_list(x: Any) -> list:
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
     """d(outputs)/d(inputs) without touching `.grad`, as `torch.autograd.grad`."""
-    outs, ins = _as_list(outputs), _as_list(inputs)
+    outs, ins = as_list(outputs), as_list(inputs)
     if not outs or not ins:
         raise ArgumentError("grad() needs at least one output and one input",
                             hint="e.g. grad(y, x) or grad(y, [x, w])")
-    gos = _as_list(grad_outputs) or [None] * len(outs)
+    gos = as_list(grad_outputs) or [None] * len(outs)
     if len(gos) != len(outs):
         raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs",
                             hint="give one gradient per output, in the same order")
@@ -119,7 +120,7 @@ def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[l
     """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does."""
     from gradcli.engine.functions import as_tensor
     single = not isinstance(inputs, (list, tuple))
-    xs = [as_tensor(x).detach().requires_grad_(True) for x in _as_list(inputs)]
+    xs = [as_tensor(x).detach().requires_grad_(True) for x in as_list(inputs)]
     out = f(*xs)
     if not isinstance(out, Tensor):
         raise ArgumentError(f"{what}(): the function must return a tensor", hint=hint)
@@ -149,3 +150,8 @@ def traced_hessian(f: Callable[..., Any], inputs: Any) -> tuple[Any, list[Tensor
                               "return one tensor with a single element computed from the inputs")
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
     return (blocks[0][0] if single else tuple(tuple(row) for row in blocks)), xs, out
+
+
+TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {
+    jacobian: traced_jacobian, hessian: traced_hessian}
+"""The functionals that trace a function of their own, by the variant that also returns what it traced."""

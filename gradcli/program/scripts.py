@@ -33,6 +33,7 @@ from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
+from gradcli.engine.autograd import as_list as _as_list
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
@@ -301,44 +302,24 @@ class _Session:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 
     def _gradient(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
-        """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward."""
-        from gradcli.engine import autograd
-        traced = {"jacobian": autograd.traced_jacobian, "hessian": autograd.traced_hessian}.get(kind)
+        """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward.
+
+        A functional that traces a function of its own runs as its traced variant, so the check
+        sees the graph it differentiated.
+        """
+        from gradcli.engine.autograd import TRACED
+        traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
-        bound = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
+        arguments = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
         subject = self.subjects.get(line, "")
         what = f"{kind}({subject}, …)"
+        names = self._names(_as_list(arguments.get("inputs")))
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            if kind == "grad":
-                verdict = self._grad_verdict(bound, value, line, what, subject, progress)
-            else:
-                names = self._names(_as_list(bound["inputs"]))
-                leaves = dict(zip(names, xs))
-                blocks = [value] if len(names) == 1 else list(value)
-                if kind == "jacobian":
-                    verdict = self.policy.jacobian(out, leaves, {n: b._data for n, b in zip(names, blocks)}, line=line,
-                                                   what=what, of=subject, progress=progress)
-                else:
-                    rows = [[value]] if len(names) == 1 else value
-                    verdict = self.policy.hessian(out, leaves, {a: {b: h._data for b, h in zip(names, row)}
-                                                                for a, row in zip(names, rows)},
-                                                  line=line, what=what, of=subject, progress=progress)
+            verdict = self.policy.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
+                                             of=subject, progress=progress)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
         return value
-
-    def _grad_verdict(self, bound: dict, value: tuple, line: int, what: str, subject: str, progress: Any) -> Any:
-        """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
-        from gradcli.engine.backward import initial_gradient
-        outs, ins = _as_list(bound["outputs"]), _as_list(bound["inputs"])
-        if len(outs) != 1 or any(x.grad_fn is not None for x in ins):
-            return self.policy.unchecked(line, what, subject)
-        names = self._names(ins)
-        computed = {name: None if g is None else g._data for name, g in zip(names, value)}
-        start = (_as_list(bound.get("grad_outputs")) or [None])[0]
-        gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
-        return self.policy.gradients(outs[0], dict(zip(names, ins)), gradient, computed, line=line, what=what,
-                                     of=subject, progress=progress)
 
     def _names(self, tensors: list[Any]) -> list[str]:
         """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
@@ -372,12 +353,6 @@ def _backward_receivers(tree: ast.Module) -> dict[int, str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
             receivers.setdefault(node.lineno, ast.unparse(node.func.value))
     return receivers
-
-
-def _as_list(x: Any) -> list:
-    if x is None:
-        return []
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _grad_copy(leaf: Tensor) -> np.ndarray | None:
