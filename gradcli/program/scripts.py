@@ -33,11 +33,11 @@ from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
-from gradcli.engine.autograd import as_list as _as_list
+from gradcli.engine.autograd import as_list
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
-    from gradcli.check.policy import SiteSummary
+    from gradcli.check.policy import LoopPolicy, SiteSummary
     from gradcli.check.report import CheckReport
     from gradcli.program.recorder import Recorder
 
@@ -124,7 +124,7 @@ class FileResult:
         if not self.policy or self.status == "error":
             return []
         if not self.sites:
-            return ["--check found no gradient to check: the script never called backward"]
+            return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
         return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} reached no input to check"
                 for s in self.sites if s.unchecked]
 
@@ -254,7 +254,7 @@ class _Session:
         self.env: dict[str, Any] = {}
         self.receivers: dict[int, str] = {}
         self.subjects: dict[int, str] = {}
-        self.policy = None
+        self.policy: LoopPolicy | None = None
         if check is not None:
             from gradcli.check.policy import LoopPolicy
             self.policy = LoopPolicy(check, rtol=rtol, atol=atol, seed=seed)
@@ -297,7 +297,7 @@ class _Session:
         name = self.receivers.get(line)
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = self.policy.gradients(tensor, leaves, start, computed, line=line, progress=progress,
-                                            what=f"{name or ''}.backward()", of=name or "output")
+                                            what=f"{name}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 
@@ -313,7 +313,7 @@ class _Session:
         arguments = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
         subject = self.subjects.get(line, "")
         what = f"{kind}({subject}, …)"
-        names = self._names(_as_list(arguments.get("inputs")))
+        names = self._names(as_list(arguments.get("inputs")))
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = self.policy.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
                                              of=subject, progress=progress)
