@@ -32,7 +32,7 @@ MODES = ("symbolic", "numeric", "all")
 BUDGET = 256
 """Inputs with more elements than this are checked on a seeded sample."""
 SECONDS = 10.0
-"""How long SymPy may take before a check falls back to finite differences."""
+"""How much CPU time SymPy may take before a check falls back to finite differences."""
 
 __all__ = ["CheckReport", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
            "hessian_check", "jacobian_check"]
