@@ -85,8 +85,9 @@ class _JsonLines:
 class _Terminal:
     """Prints one file's events as they come: prints, displays and checks on stdout, failures on stderr.
 
-    A backward call inside a loop is checked on every pass, but its check table is shown for the
-    first pass only (and for any pass that fails): the summary still counts every one.
+    A gradient site inside a loop is checked on every call, but a check table comes only for the
+    calls the policy shows (a site's first, a new graph structure, the first failure); the site
+    table after the file sums up every call.
     """
 
     def __init__(self, checking: bool, quiet: bool, debug: bool) -> None:
@@ -94,14 +95,12 @@ class _Terminal:
         self.err = console(stderr=True)
         self.quiet = quiet
         self.debug = debug
-        self.checked_lines: set[int] = set()
         self.on_event: Callable[[Event], None] | None = None if quiet else self._event
         self.progress: ProgressFactory | None = self._progress if checking else None
 
     def start(self, path: str) -> None:
         from rich.markup import escape
         from rich.rule import Rule
-        self.checked_lines.clear()
         if not self.quiet:
             self.out.print(Rule(escape(path), align="left", style="dim"))
 
@@ -128,11 +127,7 @@ class _Terminal:
         from rich.text import Text
 
         from gradcli.views.check_view import check_view
-        first = event.line not in self.checked_lines
-        if not first and event.passed:
-            return
-        self.checked_lines.add(event.line)
-        later = "" if first else " (a later pass)"
+        later = "" if event.call == 1 else f" (call {event.call:,})"
         self.out.print(Text(f"{backward_text(event)} at line {event.line}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
