@@ -96,7 +96,8 @@ class ProgramAssertionError(Exception):
                  source: str | None, filename: str | None) -> None:
         super().__init__(f"assertion failed: {test}")
         self.test = test
-        self.values = values
+        # (label, text): written now, while the program's default dtype still decides how a tensor prints.
+        self.values = [(label, repr(value)) for label, value in values]
         self.message = message
         self.line = line
         self.column = column

@@ -73,7 +73,7 @@ def test_prints_as_the_tutorial_shows_them(cli, tmp_path):
     result = cli("run", str(path))
     assert result.exit_code == 0, result.stderr
     body = result.stdout.split("gradcli run")[0]
-    table = ("x.grad  shape (2, 2) · float64\n"
+    table = ("x.grad  shape (2, 2) · float32\n"
              "┏━━━┳━━━━━┳━━━━━┓\n"
              "┃   ┃   0 ┃   1 ┃\n"
              "┡━━━╇━━━━━╇━━━━━┩\n"
@@ -92,7 +92,7 @@ def test_summary_table(cli, tmp_path, monkeypatch):
     result = cli("run", "--quiet", ".")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].strip() == "gradcli run"
+    assert lines[0].strip() == "gradcli run · dtype float32"
     headers = [[c.strip() for c in line.strip("┃").split("┃")] for line in lines[2:4]]
     assert [" ".join(h).strip() for h in zip(*headers)] == ["file", "status", "backward calls", "checks passed", "time"]
     rows = [[c.strip() for c in line.strip("│").split("│")] for line in lines if line.startswith("│")]
@@ -122,12 +122,12 @@ def test_json_lines(cli, tmp_path):
     assert check["kind"] == "check" and check["line"] == 3 and check["output"] == "y"
     assert check["check"]["status"] == "pass" and set(check["check"]["inputs"]) == {"x"}
     assert printed == {"kind": "print", "line": 4, "items": [
-        {"source": "x.grad", "shape": [2], "dtype": "float64", "value": [2.0, 2.0]},
+        {"source": "x.grad", "shape": [2], "dtype": "float32", "value": [2.0, 2.0]},
         {"source": "y.grad_fn", "value": "<MulBackward0>"}, {"source": "'text'", "value": "text"},
         {"source": "None", "value": None}]}
     assert shown["kind"] == "display" and shown["items"][0]["value"] == [2.0, 2.0]
     assert summary == {"summary": {**summary["summary"], "files": 1, "ok": 1, "failed": 0, "error": 0,
-                                   "backward_calls": 1, "checks_passed": 1, "checks_failed": 0, "exit_code": 0}}
+                                   "dtype": "float32", "backward_calls": 1, "checks_passed": 1, "checks_failed": 0, "exit_code": 0}}
 
 
 # -- failures and exit codes --------------------------------------------------------------------------------

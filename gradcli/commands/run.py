@@ -25,7 +25,8 @@ def run_command(
                                                               "default), numeric (finite differences) or all."),
     as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per file, then a summary object."),
     seed: int = typer.Option(0, "--seed", help="Seed for rand/randn (each file starts from it)."),
-    dtype: str = typer.Option("float64", "--dtype", help="Default float dtype: float64 or float32."),
+    dtype: str = typer.Option("float32", "--dtype", help="Default float dtype: float32 (PyTorch's, so scripts print "
+                                                         "what PyTorch prints) or float64."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the summary (and why a file failed)."),
     fail_fast: bool = typer.Option(False, "--fail-fast", "-x", help="Stop after the first file that fails."),
     explain: bool = typer.Option(False, "--explain", help="Show each backward call step by step."),
@@ -52,7 +53,7 @@ def run_command(
             view.finish(result)
             if fail_fast and result.status != "ok":
                 break
-        view.summary(results, len(files))
+        view.summary(results, len(files), dtype)
         code = exit_code(results)
         if code != EXIT_OK:
             raise typer.Exit(code)
@@ -78,8 +79,8 @@ class _JsonLines:
     def finish(self, result: FileResult) -> None:
         emit_json(result.to_json())
 
-    def summary(self, results: list[FileResult], planned: int) -> None:
-        emit_json({"summary": _summary(results, planned)})
+    def summary(self, results: list[FileResult], planned: int, dtype: str) -> None:
+        emit_json({"summary": _summary(results, planned, dtype)})
 
 
 class _Terminal:
@@ -140,13 +141,13 @@ class _Terminal:
         if result.status != "ok":
             self.err.print(failure_view(result))
 
-    def summary(self, results: list[FileResult], planned: int) -> None:
-        self.out.print(summary_table(results, _summary(results, planned), self.progress is not None))
+    def summary(self, results: list[FileResult], planned: int, dtype: str) -> None:
+        self.out.print(summary_table(results, _summary(results, planned, dtype), self.progress is not None))
 
 
-def _summary(results: list[FileResult], planned: int) -> dict:
+def _summary(results: list[FileResult], planned: int, dtype: str) -> dict:
     counts = {status: sum(r.status == status for r in results) for status in ("ok", "failed", "error")}
-    return {"files": len(results), "planned": planned, **counts,
+    return {"files": len(results), "planned": planned, **counts, "dtype": dtype,
             "backward_calls": sum(r.backward_calls for r in results),
             "checks_passed": sum(r.checks_passed for r in results),
             "checks_failed": sum(r.checks_failed for r in results),

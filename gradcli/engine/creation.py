@@ -5,12 +5,13 @@ error at once rather than an out-of-memory kill.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.errors import ArgumentError, DtypeError
-from gradcli.engine.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.random import Generator
+from gradcli.engine.tensor import Tensor, _wrap, broadcast_shape, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
            "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
@@ -21,11 +22,15 @@ class Defaults:
     """The session's default float dtype (float64 unless --dtype says otherwise) and its generator."""
 
     dtype: type = np.float64
-    rng: np.random.Generator = np.random.default_rng(0)
+    generator: Generator = Generator(0)
 
 
 def set_default_dtype(dtype: Any) -> None:
-    Defaults.dtype = resolve_dtype(dtype)
+    resolved = resolve_dtype(dtype)
+    if resolved is None or np.dtype(resolved).kind != "f":
+        raise DtypeError("only floating-point types are supported as the default type",
+                         hint="torch.set_default_dtype(torch.float32) or torch.set_default_dtype(torch.float64)")
+    Defaults.dtype = resolved
 
 
 def get_default_dtype() -> np.dtype:
@@ -33,8 +38,18 @@ def get_default_dtype() -> np.dtype:
 
 
 def manual_seed(seed: int) -> None:
-    """Make rand/randn reproducible, as torch.manual_seed does (the numbers differ from PyTorch's)."""
-    Defaults.rng = np.random.default_rng(int(seed))
+    """Restart PyTorch's generator from `seed`: the draws that follow are PyTorch's own numbers."""
+    if isinstance(seed, Tensor):
+        seed = seed.item()
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ArgumentError(f"manual_seed expects an integer seed, got {seed!r}", hint="e.g. torch.manual_seed(0)")
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ArgumentError("Overflow when unpacking long long", hint="seeds are 64-bit integers")
+    Defaults.generator = Generator(int(seed) % 2 ** 64)
+
+
+def initial_seed() -> int:
+    return Defaults.generator.initial_seed()
 
 
 def resolve_dtype(dtype: Any) -> Any:
@@ -152,11 +167,88 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False, 
                  requires_grad)
 
 
+def _random(size: tuple, dtype: Any, requires_grad: bool, fill: Callable[[Tensor], Tensor]) -> Tensor:
+    """A new tensor filled in place, as PyTorch makes `empty(size).uniform_()` (one code path for both)."""
+    t = fill(_wrap(np.empty(_shape(size), dtype=resolve_dtype(dtype) or Defaults.dtype)))
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def rand(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    shape = _shape(size)
-    return _leaf(Defaults.rng.random(shape).astype(resolve_dtype(dtype) or Defaults.dtype), requires_grad)
+    return _random(size, dtype, requires_grad, lambda t: t.uniform_())
 
 
 def randn(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    shape = _shape(size)
-    return _leaf(Defaults.rng.standard_normal(shape).astype(resolve_dtype(dtype) or Defaults.dtype), requires_grad)
+    return _random(size, dtype, requires_grad, lambda t: t.normal_())
+
+
+def rand_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return rand(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
+
+
+def randn_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return randn(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
+
+
+def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None,
+            requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """`randint(high, size)` or `randint(low, high, size)` (positional or by keyword): int64 unless dtype says."""
+    positional = list(args)
+    if size is None and positional and isinstance(positional[-1], (tuple, list)):
+        size = positional.pop()
+    if high is None and positional:
+        high = positional.pop()
+    if low is None and positional:
+        low = positional.pop()
+    low = 0 if low is None else low
+    if positional or size is None or not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                                             for b in (low, high)):
+        raise ArgumentError("randint() takes (high, size) or (low, high, size) with integer bounds",
+                            hint="e.g. torch.randint(0, 10, (3,)) for three integers from 0 to 9")
+    low, high = int(low), int(high)
+    if low >= high:
+        raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
+                            hint="the upper bound is exclusive: randint(low, high) draws from low to high-1")
+    shape = _shape((size,) if isinstance(size, (int, np.integer)) else tuple(size))
+    values = Defaults.generator.integers(_count(shape), low, high)
+    return _leaf(values.astype(resolve_dtype(dtype) or np.int64).reshape(shape), requires_grad)
+
+
+def randperm(n: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    shape = _shape((n,))
+    return _leaf(Defaults.generator.permutation(shape[0]).astype(resolve_dtype(dtype) or np.int64), requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, requires_grad: bool = False,
+           dtype: Any = None) -> Tensor:
+    """`torch.normal`: numbers and a size, or tensors of means and/or standard deviations (broadcast).
+
+    With tensors PyTorch draws standard normals first, then scales by std and shifts by mean, in
+    that order, so the roundings are its own.
+    """
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise ArgumentError("normal() with a number mean and std needs a size",
+                                hint="e.g. torch.normal(0., 1., size=(2, 3)), or pass a tensor of means")
+        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        return _random(size, dtype, requires_grad, lambda t: t.normal_(mean, std))
+    if isinstance(std, Tensor) and np.any(std._data < 0):
+        raise ArgumentError("normal expects all elements of std >= 0.0", hint="a standard deviation is never negative")
+    like = mean if isinstance(mean, Tensor) else std
+    shape = like.shape
+    if isinstance(mean, Tensor) and isinstance(std, Tensor):
+        shape = broadcast_shape("normal", mean.shape, std.shape)
+    out = _random(shape, like.dtype, False, lambda t: t.normal_(0.0, 1.0 if isinstance(std, Tensor) else std))
+    if isinstance(std, Tensor):
+        out._data = (out._data * std._data).astype(out.dtype)
+    out._data = (out._data + (mean._data if isinstance(mean, Tensor) else mean)).astype(out.dtype)
+    return out
+
+
+def bernoulli(input: Tensor, p: float | None = None) -> Tensor:
+    """`torch.bernoulli`: 1 with probability `input` per element (or `p` for every element), in input's dtype."""
+    out = _wrap(np.empty_like(input._data))
+    return out.bernoulli_(input if p is None else p)
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape, dtype=np.int64))

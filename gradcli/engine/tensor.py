@@ -484,6 +484,63 @@ class Tensor:
             self._data = np.zeros_like(self._data)
         return self
 
+    # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
+    def uniform_(self, from_: float = 0.0, to: float = 1.0) -> "Tensor":
+        if not float(from_) <= float(to):
+            raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
+                                hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
+        return self._fill_random("check_uniform_bounds",
+                                 lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        if not float(std) >= 0.0:
+            raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
+                                hint="a standard deviation is never negative")
+        return self._fill_random("normal_kernel_cpu",
+                                 lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous))
+
+    def bernoulli_(self, p: Any = 0.5) -> "Tensor":
+        """1 with probability p (a number, or a tensor broadcast to this shape), else 0, in this tensor's dtype."""
+        if isinstance(p, Tensor):
+            if p._data.dtype.kind != "f":
+                raise DtypeError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                 f"'{F._TORCH_NAMES.get(p.dtype.name, p.dtype.name)}'",
+                                 hint="probabilities must be a float tensor")
+            probs = np.broadcast_to(p._data, broadcast_shape("bernoulli_", self.shape, p.shape))
+            if probs.shape != self.shape:
+                raise ShapeError(f"bernoulli_: p of shape {p.shape} does not broadcast to {self.shape}",
+                                 hint="p must broadcast to the shape of the tensor being filled")
+            if not np.all((probs >= 0) & (probs <= 1)):
+                raise ValueDomainError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+                                       hint="every probability must lie in [0, 1]")
+            probs = probs.transpose(_memory_order(self._data)).ravel()
+        elif not 0.0 <= float(p) <= 1.0:
+            raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}",
+                                   hint="p is the probability of a 1")
+        else:
+            probs = float(p)
+        return self._fill_random(None, lambda gen, count, contiguous: gen.bernoulli(probs, count))
+
+    def _fill_random(self, kernel: str | None, draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
+        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does."""
+        from gradcli.engine.creation import Defaults
+        if kernel is not None and self._data.dtype.kind != "f":
+            name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
+            raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
+                             hint="random floats need a float tensor; make it float first, e.g. x.float()")
+        if self.requires_grad and GradMode.enabled:
+            if self._node is None:
+                raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
+                                    hint="fill it inside `with torch.no_grad():`, as torch.nn.init does")
+            raise BackwardError("gradcli does not record a random in-place fill in the graph",
+                                hint="fill a tensor outside the graph: inside `with torch.no_grad():` or after "
+                                     ".detach()")
+        if not self._data.flags.writeable:
+            self._data = self._data.copy()
+        view = self._data.transpose(_memory_order(self._data))
+        view[...] = draw(Defaults.generator, view.size, self._data.flags.c_contiguous).reshape(view.shape)
+        return self
+
     # -- conversion -------------------------------------------------------------------
     def all(self) -> "Tensor":
         """Whether every element is nonzero: a bool tensor outside the graph, as in PyTorch."""
@@ -718,6 +775,11 @@ def _wrap(array: np.ndarray) -> Tensor:
     t._node = None
     t.requires_grad = False
     return t
+
+
+def _memory_order(array: np.ndarray) -> tuple[int, ...]:
+    """The axes from the largest stride to the smallest: a transposed view then reads in memory order."""
+    return tuple(sorted(range(array.ndim), key=lambda axis: -abs(array.strides[axis])))
 
 
 def _general_binary(op: O.Op, a: Any, b: Any, name: str | None) -> Tensor:

@@ -14,6 +14,7 @@ import numpy as np
 
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
+import gradcli.engine.init as I
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError
 from gradcli.engine.autograd import grad as autograd_grad
@@ -111,6 +112,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
 }
 
+# PyTorch's random numbers (engine/random.py) and the session's default dtype.
+FUNCTIONS.update({
+    "randint": C.randint, "randperm": C.randperm, "rand_like": C.rand_like, "randn_like": C.randn_like,
+    "normal": C.normal, "bernoulli": C.bernoulli, "initial_seed": C.initial_seed,
+    "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
+    "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
+})
+
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian}
 
@@ -145,14 +154,17 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Varia
                                         "functional": AUTOGRAD_FUNCTIONAL})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL})
+NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
+    "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_")})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS})
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
-                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL,
+                                 "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -167,6 +179,8 @@ TENSOR_METHODS = frozenset({
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
 })
+# In-place random fills (torch.nn.init and dropout build on them).
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})

@@ -24,6 +24,9 @@ from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignmen
 from gradcli.engine.tensor import Anomaly, Limits, Node, Tensor
 
 DTYPES = ("float64", "float32")
+# Scripts run in PyTorch's default dtype, so what they print is what PyTorch prints; `gradcli eval`,
+# a calculator, keeps float64.
+SCRIPT_DTYPE = "float32"
 
 
 @dataclass
@@ -43,7 +46,7 @@ class Settings:
 @contextlib.contextmanager
 def engine_settings(settings: Settings) -> Iterator[None]:
     """Apply `settings` to the engine's globals for one run, and put the previous ones back."""
-    saved = (Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first)
+    saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
     Limits.max_elements = settings.max_elements
@@ -55,7 +58,7 @@ def engine_settings(settings: Settings) -> Iterator[None]:
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     finally:
-        Defaults.dtype, Defaults.rng, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
+        Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
-from gradcli.program.evaluation import Settings, engine_settings
+from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -154,7 +154,7 @@ class FileResult:
             return {**self.error.to_dict(), "file": str(self.path)}
         if self.assertion is not None:
             a = self.assertion
-            return {**a.to_dict(), "file": str(self.path), "values": {label: repr(value) for label, value in a.values},
+            return {**a.to_dict(), "file": str(self.path), "values": dict(a.values),
                     "assert_message": None if a.message is None else str(a.message)}
         return None
 
@@ -204,7 +204,7 @@ def run_file(path: str | Path, check: str | None = None, settings: Settings | No
     opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
     `explain` records each backward call's steps as an `Explanation` event.
     """
-    settings = settings or Settings()
+    settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
     result = FileResult(path)
     session = _Session(result, check, settings.seed, rtol, atol, on_event, progress, explain)

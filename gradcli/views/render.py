@@ -197,8 +197,8 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
             for text in caret_lines(error.source, error.line, error.column or 1, error.length):
                 lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
-        for label, value in error.values:
-            lines.append(Text(f"   {label} = {_short(value)}"))
+        for label, text in error.values:
+            lines.append(Text(f"   {label} = {_short(text)}"))
         if error.message is not None:
             lines.append(Text(f"   message: {error.message}"))
     elif error.hint:
@@ -206,8 +206,7 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
     return Group(*lines)
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
+def _short(text: str) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 

@@ -68,7 +68,8 @@ def failure_view(result: FileResult) -> RenderableType:
 def summary_table(results: list[FileResult], summary: dict, checking: bool) -> RenderableType:
     """The end-of-run table: one row per file, and the totals (from `summary`) as its caption."""
     styles = {"ok": "green", "failed": "bold red", "error": "bold red"}
-    table = Table(title="gradcli run", title_justify="left", header_style="bold", caption_justify="left")
+    table = Table(title=f"gradcli run · dtype {summary['dtype']}", title_justify="left", header_style="bold",
+                  caption_justify="left")
     table.add_column("file", overflow="fold")
     table.add_column("status", no_wrap=True)
     table.add_column("backward\ncalls", justify="right")

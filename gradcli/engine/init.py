@@ -1,0 +1,120 @@
+"""`torch.nn.init`: PyTorch's weight initialisers, with its formulas, so `nn.Linear` starts from PyTorch's numbers.
+
+Each bound or standard deviation is computed in Python floats exactly as torch/nn/init.py does
+(same operations, same order), then handed to the in-place fills, which draw PyTorch's own
+numbers. The fills run with gradient recording off, as PyTorch's do, so a leaf parameter that
+requires grad can be initialised.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, Iterator
+
+from gradcli.engine.tensor import GradMode, Tensor
+from gradcli.errors import ArgumentError, ShapeError
+
+_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param: Any = None) -> float:
+    """The gain that keeps activations' variance steady through `nonlinearity`."""
+    if nonlinearity in _LINEAR:
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ArgumentError(f"negative_slope {param} not a valid number", hint="pass a number, e.g. a=0.01")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ArgumentError(f"Unsupported nonlinearity {nonlinearity}",
+                        hint="one of: linear, sigmoid, tanh, relu, leaky_relu, selu")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """Inputs and outputs one weight connects: dims 1 and 0, times the receptive field (dims 2 on)."""
+    if tensor.dim() < 2:
+        raise ShapeError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+                         hint="initialise a weight matrix (out_features, in_features); fill a bias with uniform_")
+    receptive_field = 1
+    for size in tensor.shape[2:]:
+        receptive_field *= size
+    return tensor.size(1) * receptive_field, tensor.size(0) * receptive_field
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ArgumentError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']",
+                            hint="mode='fan_in' keeps the forward pass's variance, 'fan_out' the backward's")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+@contextlib.contextmanager
+def _no_grad() -> Iterator[None]:
+    previous, GradMode.enabled = GradMode.enabled, False
+    try:
+        yield
+    finally:
+        GradMode.enabled = previous
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    with _no_grad():
+        return tensor.uniform_(a, b)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    with _no_grad():
+        return tensor.normal_(mean, std)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    if not tensor._data.flags.writeable:
+        tensor._data = tensor._data.copy()
+    tensor._data[...] = val
+    return tensor
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    """He initialisation; `nn.Linear` uses a=sqrt(5), which makes the bound 1/sqrt(fan_in)."""
+    if 0 in tensor.shape:
+        return tensor
+    bound = math.sqrt(3.0) * (calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode)))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    if 0 in tensor.shape:
+        return tensor
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode)))
