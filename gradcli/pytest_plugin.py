@@ -62,11 +62,12 @@ class ScriptFailed(Exception):
 
 
 class GradItem(pytest.Item):
-    """Runs the script with every backward call checked by SymPy, as `gradcli run --check` does."""
+    """Runs the script with every gradient checked by the loop policy, as `gradcli run --check` does."""
 
     def runtest(self) -> None:
+        from gradcli.check import checker
         from gradcli.program.scripts import run_file
-        result = run_file(_shown_path(self.path, self.config), check="symbolic")
+        result = run_file(_shown_path(self.path, self.config), checker("symbolic"))
         if result.status != "ok":
             raise ScriptFailed(result)
 

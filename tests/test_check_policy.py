@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gradcli as g
+from gradcli.check import checker
 from gradcli.check.graph import trace
 from gradcli.check.policy import POLICY, LoopPolicy, structure
 from gradcli.engine import ops as O
@@ -55,7 +56,7 @@ def patched():
 
 
 def test_a_training_loop_is_one_proof_and_a_witness_per_call(tmp_path):
-    result = run_file(script(tmp_path, FIT.format(steps=25)), check="symbolic")
+    result = run_file(script(tmp_path, FIT.format(steps=25)), checker("symbolic"))
     assert result.status == "ok" and result.backward_calls == 25
     (site,) = result.sites
     assert (site.line, site.what, site.calls, site.failed, site.structures) == (10, "loss.backward()", 25, 0, 1)
@@ -92,7 +93,7 @@ def test_a_vjp_wrong_only_at_later_values_is_caught_at_its_call(tmp_path, patche
     patched(O.TANH, (lambda ns, gr, o, x: right(ns, gr, o, x) + ns.where(o > 0.83, 0.5, 0.0),))
     text = ("w = torch.tensor([0.5, -0.25], requires_grad=True)\nfor step in range(8):\n"
             "    loss = (w * 1.0).tanh().sum()\n    loss.backward()\n    w.data = w.data + 0.3\n    w.grad = None\n")
-    result = run_file(script(tmp_path, text, "late.grad"), check="symbolic")
+    result = run_file(script(tmp_path, text, "late.grad"), checker("symbolic"))
     (site,) = result.sites
     assert result.status == "failed" and (site.calls, site.failed) == (8, 5)
     assert (site.first_failure, site.worst.call, site.worst.input, site.worst.element.label) == (4, 8, "w", "w[0]")
@@ -118,7 +119,7 @@ H = torch.autograd.functional.hessian(torch.norm, x)
 
 
 def test_a_script_with_only_autograd_grad_reports_its_checks(tmp_path):
-    result = run_file(script(tmp_path, ONLY_GRAD), check="symbolic")
+    result = run_file(script(tmp_path, ONLY_GRAD), checker("symbolic"))
     assert result.status == "ok" and result.backward_calls == 0
     assert [(s.line, s.what, s.calls, s.witnesses) for s in result.sites] == [
         (5, "grad(y, …)", 1, {"symbolic": 1}), (6, "grad(gx.sum(), …)", 1, {"symbolic": 1}),
@@ -132,7 +133,7 @@ def test_a_script_with_only_autograd_grad_reports_its_checks(tmp_path):
 def test_a_wrong_vjp_inside_autograd_grad_is_caught(tmp_path, patched):
     patched(O.MUL, (lambda ns, gr, o, a, b: 2 * gr * b, O.MUL.vjps[1]))
     result = run_file(script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
-                                       "(gx,) = torch.autograd.grad((x * x).sum(), x)\n"), check="symbolic")
+                                       "(gx,) = torch.autograd.grad((x * x).sum(), x)\n"), checker("symbolic"))
     assert result.status == "failed" and result.checks_failed == 1
     worst = result.checks[0].report.inputs["x"].worst
     assert (result.checks[0].what, worst.label, worst.expected, worst.got) == ("grad((x * x).sum(), …)", "x[1]", 4.0,
@@ -142,14 +143,14 @@ def test_a_wrong_vjp_inside_autograd_grad_is_caught(tmp_path, patched):
 def test_a_wrong_vjp_inside_a_jacobian_is_caught(tmp_path, patched):
     patched(O.SIN, (lambda ns, gr, o, x: gr * ns.sin(x),))
     result = run_file(script(tmp_path, "x = torch.tensor([1.0, 2.0])\nJ = torch.autograd.functional.jacobian("
-                                       "torch.sin, x)\n"), check="symbolic")
+                                       "torch.sin, x)\n"), checker("symbolic"))
     assert result.status == "failed" and result.checks[0].report.mode == "jacobian"
 
 
 def test_gradients_nothing_could_check_are_said(tmp_path, cli):
     path = script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n"
                             "(g,) = torch.autograd.grad((y * y).sum(), y)\n")
-    result = run_file(path, check="symbolic")
+    result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.sites[0].unchecked == 1
     assert result.warnings == ["line 3: 1 of 1 calls of grad((y * y).sum(), …) reached no input to check"]
     out = cli("run", "--check", str(path))
@@ -177,7 +178,7 @@ def test_float32_loop_checks_use_the_proofs_magnitudes(tmp_path):
     result = run_file(script(tmp_path, FIT.format(steps=6).replace("torch.linspace(-3, 3, 40)",
                                                                   "torch.linspace(-3, 3, 40, dtype=torch.float32)")
                              .replace("requires_grad=True", "requires_grad=True, dtype=torch.float32")),
-                      check="symbolic")
+                      checker("symbolic"))
     assert result.status == "ok" and result.sites[0].witnesses == {"symbolic": 1, "numeric": 5}
     assert np.isfinite(result.sites[0].worst.margin) and result.sites[0].worst.margin < 1
 
@@ -186,7 +187,7 @@ def test_a_second_backward_through_a_create_graph_gradient_is_checked(tmp_path):
     text = ("x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\ny = (x ** 3).sum()\n"
             "y.backward(create_graph=True)\ng = x.grad\nx.grad = None\ng.sum().backward()\n"
             "assert allclose(x.grad, 6 * x)\n")
-    result = run_file(script(tmp_path, text), check="symbolic")
+    result = run_file(script(tmp_path, text), checker("symbolic"))
     assert result.status == "ok" and [(s.line, s.what, s.witnesses) for s in result.sites] == [
         (3, "y.backward()", {"symbolic": 1}), (6, "g.sum().backward()", {"symbolic": 1})]
     second = result.checks[1].report.inputs["x"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gradcli.check import checker
 from gradcli.engine import ops as O
 from gradcli.program.evaluation import Settings
 from gradcli.program.scripts import BackwardCheck, Output, run_file, script_files
@@ -254,7 +255,7 @@ def test_each_backward_call_is_checked_on_its_own_contribution(tmp_path, monkeyp
         seen.append((sorted(leaves), gradient, {k: v.tolist() for k, v in computed.items()}))
         return gradcli.check.CheckReport("pass", options["mode"], "y", {})
     monkeypatch.setattr(gradcli.check.policy, "check_gradients", record)
-    result = run_file(script(tmp_path, ACCUMULATE), check="numeric")
+    result = run_file(script(tmp_path, ACCUMULATE), checker("numeric"))
     assert result.status == "ok" and result.backward_calls == 3 and result.checks_passed == 3
     assert [(names, g.tolist(), c) for names, g, c in seen] == [
         (["x"], [1, 1, 1], {"x": [2, 4, 6]}),
@@ -263,7 +264,7 @@ def test_each_backward_call_is_checked_on_its_own_contribution(tmp_path, monkeyp
 
 
 def test_accumulation_passes_the_real_check(tmp_path):
-    result = run_file(script(tmp_path, ACCUMULATE), check="symbolic")
+    result = run_file(script(tmp_path, ACCUMULATE), checker("symbolic"))
     assert result.status == "ok", result.error or result.assertion
     assert [c.line for c in result.checks] == [3, 4, 7] and result.checks_failed == 0
 
@@ -271,7 +272,7 @@ def test_accumulation_passes_the_real_check(tmp_path):
 def test_leaves_are_named_by_the_script(tmp_path):
     path = script(tmp_path, "w = ones(2, requires_grad=True)\nalias = w\n"
                             "out = (w * ones(2, requires_grad=True) + zeros(2)).sum()\nout.backward()\n")
-    result = run_file(path, check="symbolic")
+    result = run_file(path, checker("symbolic"))
     assert list(result.checks[0].report.inputs) == ["w", "leaf0"]
     assert result.checks[0].output_name == "out"
 
@@ -293,7 +294,7 @@ def test_a_wrong_vjp_fails_the_check_with_exit_1(cli, tmp_path, monkeypatch, wro
 
 def test_check_events_come_in_order(tmp_path):
     result = run_file(script(tmp_path, "x = ones(2, requires_grad=True)\nprint(1)\nx.sum().backward()\nprint(2)\n"),
-                      check="symbolic")
+                      checker("symbolic"))
     assert [type(e) for e in result.events] == [Output, BackwardCheck, Output]
     assert result.checks[0].output_name == "x.sum()"
 
@@ -324,7 +325,7 @@ def test_explain_shows_each_backward_call_step_by_step(cli, tmp_path):
 def test_explain_and_check_together_leave_gradients_as_plain_backward(tmp_path):
     path = script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\n(x * x).sum().backward()\n"
                             "assert allclose(x.grad, [2.0, 4.0])\n")
-    result = run_file(path, check="symbolic", explain=True)
+    result = run_file(path, checker("symbolic"), explain=True)
     assert result.status == "ok" and result.checks_passed == 1
     assert [type(e).__name__ for e in result.events] == ["Explanation", "BackwardCheck"]
 

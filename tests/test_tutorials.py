@@ -11,6 +11,7 @@ import pytest
 
 from gradcli import randn
 from gradcli.program.evaluation import Settings, engine_settings
+from gradcli.check import checker
 from gradcli.program.scripts import run_file
 
 TUTORIALS = Path(__file__).parent / "fixtures" / "tutorials"
@@ -35,7 +36,7 @@ def test_every_tutorial_fixture_is_here():
 
 @pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: p.stem)
 def test_tutorial_runs_and_every_backward_is_proved(path):
-    result = run_file(path, check="symbolic")
+    result = run_file(path, checker("symbolic"))
     assert result.status == "ok", result.error
     assert result.checks_passed == result.backward_calls and result.checks_failed == 0
 
@@ -96,7 +97,7 @@ def test_seed002_affine_with_the_hinted_fix_runs(tmp_path):
     fixed = tmp_path / "affine_fixed.grad"
     fixed.write_text(AFFINE.read_text(encoding="utf-8").replace("y.backward()#", "y.backward(torch.ones(2))#", 1),
                      encoding="utf-8")
-    result = run_file(fixed, check="symbolic")
+    result = run_file(fixed, checker("symbolic"))
     assert result.status == "ok" and result.checks_passed == 1
     grads = {title: value for event in result.events if hasattr(event, "items") for title, value in event.items}
     assert grads["x.grad"] is None  # x was made without requires_grad

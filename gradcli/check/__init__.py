@@ -35,7 +35,7 @@ SECONDS = 10.0
 """How much CPU time SymPy may take before a check falls back to finite differences."""
 
 __all__ = ["CheckReport", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
-           "hessian_check", "jacobian_check"]
+           "checker", "hessian_check", "jacobian_check"]
 
 
 def _of(of: str, weights: np.ndarray) -> str:
@@ -194,3 +194,10 @@ def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_bl
                                      bar, _rounding(gamma, magnitudes, sizes))
     results = _witnessed(mode, symbolic, numeric, progress, sum(len(sel[a]) for a in names) * len(names))
     return CheckReport(overall(results), "hessian", of, results)
+
+
+def checker(mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+            seed: int = 0) -> Any:
+    """What a script runner is given to check one file's gradients: a fresh `policy.LoopPolicy` in `mode`."""
+    from gradcli.check.policy import LoopPolicy
+    return LoopPolicy(mode, rtol=rtol, atol=atol, seed=seed)

@@ -143,6 +143,7 @@ class LoopPolicy:
     def __init__(self, mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
                  seed: int = 0) -> None:
         self.mode = mode
+        self.policy = POLICY
         self.rtol, self.atol = rtol, atol
         self.seed = seed
         self._proofs: dict[Hashable, dict[str, np.ndarray]] = {}

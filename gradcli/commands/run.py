@@ -41,13 +41,16 @@ def run_command(
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files
         check_mode(check)
+        if check is not None:
+            from gradcli.check import checker
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps)
         view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:
             view.start(str(path))
-            result = run_file(path, check, settings, rtol=rtol, atol=atol, explain=explain, on_event=view.on_event,
+            files_checker = checker(check, rtol=rtol, atol=atol, seed=seed) if check is not None else None
+            result = run_file(path, files_checker, settings, explain=explain, on_event=view.on_event,
                               progress=view.progress)
             results.append(result)
             view.finish(result)

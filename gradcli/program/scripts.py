@@ -5,13 +5,14 @@ here prints: what a script shows comes back as events (also streamed to `on_even
 happen, so a terminal can show them before a slow check finishes), and each file ends as one
 `FileResult` whose status decides the exit code.
 
-With `check`, each backward call is checked on its own: the leaves' `.grad` is read before and
-after the real backward, and the difference (that call's own contribution) is what the witness
-must reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
-special case. Which witness judges which call is the loop policy's (`gradcli.check.policy`): a
-training loop's 2,000 calls are one SymPy proof and 1,999 finite-difference checks. Each call
-adds to its site's summary; only a site's first call, each new graph structure and the first
-failure come back as `BackwardCheck` events.
+With a `checker`, each backward call is checked on its own: the leaves' `.grad` is read before
+and after the real backward, and the difference (that call's own contribution) is what the
+witness must reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore
+need no special case. Gradient functions (`torch.autograd.grad`, `jacobian`, `hessian`) are handed
+to the same checker. Which witness judges which call is the checker's policy (built by the caller
+from `gradcli.check`, so running scripts does not depend on the layer that checks them): a
+training loop's 2,000 calls are one SymPy proof and 1,999 finite-difference checks. Each call adds
+to its site's summary; only the calls the checker shows come back as `BackwardCheck` events.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -37,9 +38,34 @@ from gradcli.engine.autograd import as_list
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
-    from gradcli.check.policy import LoopPolicy, SiteSummary
-    from gradcli.check.report import CheckReport
     from gradcli.program.recorder import Recorder
+
+class Verdict(Protocol):
+    """One call's check, as a `Checker` returns it."""
+
+    report: Any  # a CheckReport (gradcli.check.report): program/ does not import check/
+    call: int  # the call's number at its site, from 1
+    shown: bool  # whether its report is worth an event of its own
+
+
+class Checker(Protocol):
+    """Checks one script's gradients, call by call (`gradcli.check.checker(mode)` builds one per file)."""
+
+    policy: str
+    """The policy that chooses each call's witness, in words, for the report."""
+
+    def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
+                  line: int, what: str, of: str, progress: Any = None) -> Verdict:
+        """A backward call: `computed[name]` is what it added to `leaves[name].grad`."""
+
+    def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
+                   traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
+                   progress: Any = None) -> Verdict:
+        """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
+
+    def summaries(self) -> list[Any]:
+        """Every site's summary (line, what, calls, failed, unchecked, `to_json()`), in line order."""
+
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -66,7 +92,8 @@ class BackwardCheck:
     line: int
     output_name: str | None
     """The source of the tensor backward was called on, e.g. `out` or `(g * v).sum()`."""
-    report: CheckReport
+    report: Any
+    """The checker's CheckReport (gradcli.check.report)."""
     call: int = 1
     """Which call of this site it was (a loop calls one site many times)."""
     what: str = ""
@@ -102,8 +129,8 @@ class FileResult:
     seconds: float = 0.0
     error: GradcliError | None = None
     assertion: ProgramAssertionError | None = None
-    sites: list[SiteSummary] = field(default_factory=list)
-    """With a check: every gradient site's calls, witnesses and worst error."""
+    sites: list[Any] = field(default_factory=list)
+    """With a checker: every gradient site's summary (calls, witnesses, worst error; see `Checker`)."""
     policy: str = ""
 
     @property
@@ -194,20 +221,21 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
-def run_file(path: str | Path, check: str | None = None, settings: Settings | None = None, *,
-             rtol: float | None = None, atol: float | None = None, explain: bool = False,
+def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
+             explain: bool = False,
              on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
-    `check` is a mode of `gradcli.check.check_gradients` ("symbolic", "numeric", "all"). `progress`
-    opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
+    `checker` checks every gradient the script computes (see `Checker`; None checks nothing): give
+    each file a fresh one. `progress` opens a fresh `progress(done, total)` callback for each
+    check, so a bar's clock starts with it.
     `explain` records each backward call's steps as an `Explanation` event.
     """
     settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
     result = FileResult(path)
-    session = _Session(result, check, settings.seed, rtol, atol, on_event, progress, explain)
+    session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
     with engine_settings(settings):
         try:
@@ -222,9 +250,8 @@ def run_file(path: str | Path, check: str | None = None, settings: Settings | No
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
-    if session.policy is not None:
-        from gradcli.check.policy import POLICY
-        result.sites, result.policy = session.policy.summaries(), POLICY
+    if checker is not None:
+        result.sites, result.policy = checker.summaries(), checker.policy
     if result.status == "ok" and result.checks_failed:
         result.status = "failed"
     result.seconds = time.perf_counter() - start
@@ -244,9 +271,8 @@ def _read(path: Path) -> str:
 class _Session:
     """The hooks of one file's interpreter, and the state they share with it."""
 
-    def __init__(self, result: FileResult, check: str | None, seed: int, rtol: float | None, atol: float | None,
-                 on_event: Callable[[Event], None] | None, progress: ProgressFactory | None,
-                 explain: bool = False) -> None:
+    def __init__(self, result: FileResult, checker: Checker | None, on_event: Callable[[Event], None] | None,
+                 progress: ProgressFactory | None, explain: bool = False) -> None:
         self.result = result
         self.explain = explain
         self.on_event = on_event
@@ -254,14 +280,11 @@ class _Session:
         self.env: dict[str, Any] = {}
         self.receivers: dict[int, str] = {}
         self.subjects: dict[int, str] = {}
-        self.policy: LoopPolicy | None = None
-        if check is not None:
-            from gradcli.check.policy import LoopPolicy
-            self.policy = LoopPolicy(check, rtol=rtol, atol=atol, seed=seed)
+        self.checker = checker
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
-                     on_gradient=self._gradient if self.policy is not None else None)
+                     on_gradient=self._gradient if self.checker is not None else None)
 
     def _emit(self, event: Event) -> None:
         self.result.events.append(event)
@@ -282,7 +305,7 @@ class _Session:
         if self.explain:
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
-        if self.policy is None:
+        if self.checker is None:
             run(trace=recorder)
             self._explained(recorder, tensor, line)
             return
@@ -296,7 +319,7 @@ class _Session:
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
         name = self.receivers.get(line)
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = self.policy.gradients(tensor, leaves, start, computed, line=line, progress=progress,
+            verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
                                             what=f"{name}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
@@ -315,7 +338,7 @@ class _Session:
         what = f"{kind}({subject}, …)"
         names = self._names(as_list(arguments.get("inputs")))
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = self.policy.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
+            verdict = self.checker.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
                                              of=subject, progress=progress)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))

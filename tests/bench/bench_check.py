@@ -96,12 +96,13 @@ def polynomial(points: int, iterations: int, dtype: str, check: str | None) -> t
     """Wall and CPU seconds to run the polynomial fit (with `check`), and the witnesses its one site used."""
     import tempfile
 
+    from gradcli.check import checker
     from gradcli.program.scripts import run_file
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "polynomial.grad"
         path.write_text(POLYNOMIAL.format(points=points, iterations=iterations, dtype=f"torch.{dtype}"))
         t0, c0 = time.perf_counter(), time.process_time()
-        result = run_file(path, check)
+        result = run_file(path, checker(check) if check else None)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert result.status == "ok", result.to_json()
     witnesses = ", ".join(f"{k} {v}" for k, v in result.sites[0].witnesses.items()) if result.sites else "-"
