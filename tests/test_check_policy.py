@@ -64,7 +64,7 @@ def test_a_training_loop_is_one_proof_and_a_witness_per_call(tmp_path):
     assert [e.call for e in result.events if isinstance(e, BackwardCheck)] == [1]
     assert (result.checks_passed, result.checks_failed) == (25, 0)
     data = result.to_json()
-    assert data["policy"] == POLICY and data["warnings"] == []
+    assert data["policy"] == POLICY and data["warnings"] == [] and data["sites"][0]["site"] == "loss.backward()"
     assert data["sites"][0]["witnesses"] == {"symbolic": 1, "numeric": 24} and 0 <= data["sites"][0]["worst"][
         "margin"] < 1
 

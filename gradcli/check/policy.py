@@ -118,7 +118,7 @@ class SiteSummary:
                     self.worst = Worst(entry.margin, self.calls, name, entry.method, entry.worst)
 
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "call": self.what, "calls": self.calls, "failed": self.failed,
+        return {"line": self.line, "site": self.what, "calls": self.calls, "failed": self.failed,
                 "unchecked": self.unchecked, "structures": self.structures, "witnesses": dict(self.witnesses),
                 "first_failure": self.first_failure, "worst": None if self.worst is None else self.worst.to_json()}
 
