@@ -1,8 +1,16 @@
 """THE op table: one entry per primitive, holding everything gradcli knows about it.
 
 An entry is the NumPy forward, one VJP per differentiable input, the SymPy meaning used by
-`--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Adding an
-op touches this file only (see "Adding an op" below for what else must name it).
+`--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Everything
+about an op's calculus lives here; the other places only give it a name a caller can reach.
+
+Adding an op: its entry here (forward, `vjps`, `saves`, `sym`, `kink`, `rule`), listed in `TABLE`;
+any array function its VJPs call on `ns` added to `_NumpyNamespace` and to `engine/functions.py`;
+the user-facing function in `engine/functions.py` (`torch.X`), the method on `Tensor`
+(`engine/tensor.py`) where PyTorch has one, and the name in `lang/builtins.py` (`FUNCTIONS`,
+`TENSOR_METHODS`, and `OP_OF` for an alias); a new SymPy function its `sym` needs goes on `S` in
+`check/meaning.py`, a new kink test its `kink` needs on `K` in `check/kinks.py`.
+`tests/test_op_table.py` fails when the two `ns` namespaces or the parser and interpreter disagree.
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
@@ -57,17 +65,28 @@ class Op:
             plans = []
             for mask in range(1 << len(self.vjps)):
                 read = "".join(s for i, s in enumerate(self.saves) if mask >> i & 1)
-                plans.append((tuple(n in read for n in names), "o" in read) if read else None)
+                plans.append((_kept(tuple(n in read for n in names)), "o" in read) if read else None)
             object.__setattr__(self, "plans", tuple(plans))
 
-    def plan(self, mask: int) -> tuple[tuple[bool, ...], bool] | None:
+    def plan(self, mask: int) -> tuple[Any, bool] | None:
         """Which inputs (and whether the output) a node keeps when the inputs in bit `mask` require grad.
 
         None when nothing is read: such a node can run backward again after its graph is freed, as
         in PyTorch (`(x + x).sum()` twice works, `(x * 2).sum()` twice does not). `plans` holds the
-        answers by mask, precomputed for up to three inputs (cat and stack read nothing).
+        answers by mask, precomputed for up to three inputs (cat and stack read nothing). The
+        inputs part is in `_kept`'s shorthand, which `Node` reads without looping.
         """
         return self.plans[mask] if self.plans else None
+
+
+def _kept(keep: tuple[bool, ...]) -> Any:
+    """Which inputs a node keeps, in the shorthand that costs `Node` the fewest steps per op: None
+    for none of them, True for all, the position of the one kept input of two, else one flag per input."""
+    if not any(keep):
+        return None
+    if all(keep):
+        return True
+    return keep.index(True) if len(keep) == 2 else keep
 
 
 def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:

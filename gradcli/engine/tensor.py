@@ -5,7 +5,8 @@ per-op overhead target is below PyTorch's. Every op goes through `apply`, which 
 table's forward and, when any input requires grad, records a `Node` (PyTorch's `grad_fn`). The
 elementwise ops, which a `while` loop repeats thousands of times, go through copies of `apply`
 specialised to one op (`_elementwise`, `_elementwise1`): those are the operators and methods
-themselves, so an op costs one Python call.
+themselves, so an op costs one Python call. All three record through `Node`'s constructor, the
+one place that decides what a node keeps.
 """
 from __future__ import annotations
 
@@ -60,17 +61,39 @@ class Node:
     __slots__ = ("op", "name", "inputs", "needs", "params", "saved", "saved_out", "shape", "dtype", "seq",
                  "retained", "__weakref__")
 
-    def __init__(self, op: O.Op, name: str, inputs: tuple, needs: tuple[int, ...], params: dict,
-                 saved: tuple | None, saved_out: np.ndarray | None, shape: tuple, dtype: np.dtype) -> None:
+    def __init__(self, op: O.Op, name: str, inputs: tuple, mask: int, params: dict, plan: tuple | None,
+                 arrays: tuple, out: np.ndarray) -> None:
+        """Record one application: `mask` has bit i set when input i requires grad, `plan` is
+        `op.plan(mask)`, `arrays` the inputs as the forward saw them (a Tensor's array, else the input).
+
+        The one place a node is made, so every path keeps exactly what the plan asks for. Where a
+        Tensor input is not kept, `inputs` already holds its node or leaf, and for any other input
+        `arrays` and `inputs` hold the same object; so `saved` picks per position between the two
+        tuples, and reuses one of them whole whenever it can (the common cases, with no allocation).
+        """
         self.op = op
         self.name = name
         self.inputs = inputs
-        self.needs = needs
+        self.needs = _NEEDS[mask] if mask < 4 else tuple(i for i in range(len(inputs)) if mask >> i & 1)
         self.params = params
-        self.saved = saved
-        self.saved_out = saved_out
-        self.shape = shape
-        self.dtype = dtype
+        if plan is None:
+            self.saved = RELEASED
+            self.saved_out = None
+        else:
+            keep, keep_out = plan
+            if keep is None:
+                self.saved = inputs
+            elif keep is True:
+                self.saved = arrays
+            elif keep == 0:  # of two inputs, the first only; a number is in `inputs` already
+                self.saved = inputs if arrays[0] is inputs[0] else (arrays[0], inputs[1])
+            elif keep == 1:
+                self.saved = inputs if arrays[1] is inputs[1] else (inputs[0], arrays[1])
+            else:
+                self.saved = tuple(a if k else x for a, x, k in zip(arrays, inputs, keep))
+            self.saved_out = out if keep_out else None
+        self.shape = out.shape
+        self.dtype = out.dtype
         self.seq = next(_sequence)
         self.retained = None
 
@@ -135,17 +158,7 @@ class AccumulateGrad:
 
 RELEASED = ()
 _NO_PARAMS: dict = {}
-_NEEDS = ((), (0,), (1,), (0, 1))  # Node.needs of a one- or two-input op, by its requires-grad mask
-
-
-def _saved(plan: tuple | None, arrays: tuple, inputs: tuple, out: np.ndarray) -> tuple:
-    """`saved` and `saved_out` of a new node, from its op's plan (see `Op.plan`); the elementwise
-    kernels inline this."""
-    if plan is None:
-        return RELEASED, None
-    keep, keep_out = plan
-    args = tuple(a if k and (type(x) is Node or type(x) is Tensor) else x for a, x, k in zip(arrays, inputs, keep))
-    return args, out if keep_out else None
+_NEEDS = ((), (0,), (1,), (0, 1))  # Node.needs by requires-grad mask, for masks of the first two inputs
 
 
 def _on_graph(array: np.ndarray, node: Node) -> "Tensor":
@@ -176,9 +189,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
                 mask |= 1 << i
         if mask:
             structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
-            needs = tuple(i for i in range(len(inputs)) if mask >> i & 1)
-            t._node = Node(op, name or op.node, structure, needs, params or _NO_PARAMS,
-                           *_saved(op.plan(mask), arrays, structure, out), out.shape, out.dtype)
+            t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
     if Anomaly.watching:
         _watch(t, op, arrays, name, params)
@@ -203,12 +214,7 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         t._data = out
         t.grad = None
         if x.requires_grad and GradMode.enabled:
-            structure = (x._node or x,)
-            if plan is None:
-                t._node = Node(op, label, structure, _NEEDS[1], _NO_PARAMS, RELEASED, None, out.shape, out.dtype)
-            else:
-                t._node = Node(op, label, structure, _NEEDS[1], _NO_PARAMS, (data,) if plan[0][0] else structure,
-                               out if plan[1] else None, out.shape, out.dtype)
+            t._node = Node(op, label, (x._node or x,), 1, _NO_PARAMS, plan, (data,), out)
             t.requires_grad = True
         else:
             t._node = None
@@ -234,7 +240,7 @@ def _watch(t: "Tensor", op: O.Op, arrays: tuple, name: str | None, params: dict)
     if math.isfinite(flat.dot(flat)) or np.isfinite(out).all():
         return
     if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
-        Anomaly.first = t._node or Node(op, name or op.node, (), (), params, RELEASED, None, out.shape, out.dtype)
+        Anomaly.first = t._node or Node(op, name or op.node, (), 0, params, None, (), out)
 
 
 _BOOL_MESSAGES = {
@@ -334,24 +340,14 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         t = Tensor.__new__(Tensor)
         t._data = out
         t.grad = None
-        t._node = None
-        t.requires_grad = False
-        if GradMode.enabled:
-            mask = (ta is Tensor and a.requires_grad) | (tb is Tensor and b.requires_grad) << 1
-            if mask:
-                structure = (a._node or a if ta is Tensor else a, b._node or b if tb is Tensor else b)
-                plan = plans[mask]
-                if plan is None:
-                    saved, saved_out = RELEASED, None
-                else:
-                    (keep_a, keep_b), keep_out = plan
-                    keep_a = keep_a and ta is Tensor
-                    keep_b = keep_b and tb is Tensor
-                    saved = (x if keep_a else structure[0], y if keep_b else structure[1]) if keep_a or keep_b \
-                        else structure
-                    saved_out = out if keep_out else None
-                t._node = Node(op, label, structure, _NEEDS[mask], _NO_PARAMS, saved, saved_out, out.shape, out.dtype)
-                t.requires_grad = True
+        mask = (ta is Tensor and a.requires_grad) | (tb is Tensor and b.requires_grad) << 1 if GradMode.enabled else 0
+        if mask:
+            structure = (a._node or a if ta is Tensor else a, b._node or b if tb is Tensor else b)
+            t._node = Node(op, label, structure, mask, _NO_PARAMS, plans[mask], (x, y), out)
+            t.requires_grad = True
+        else:
+            t._node = None
+            t.requires_grad = False
         if Anomaly.watching:
             _watch(t, op, (x, y), name, _NO_PARAMS)
         return t

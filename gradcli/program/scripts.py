@@ -224,7 +224,7 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
 def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
              explain: bool = False,
              on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
-    """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls when `check`.
+    """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls with `checker`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
     `checker` checks every gradient the script computes (see `Checker`; None checks nothing): give
