@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.program.sweep import parse_range, sweep
+from gradcli.check.sweep import parse_range, sweep
 from gradcli.views.plot import heat_map, line_plot
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -17,7 +17,7 @@ from gradcli.commands.common import (check_mode, collect_inputs, console, emit_j
                                      print_check)
 
 if TYPE_CHECKING:
-    from gradcli.program.sweep import Sweep
+    from gradcli.check.sweep import Sweep
 
 FILE_TYPES = (".png", ".svg", ".pdf")
 PLOT_HEIGHT = (12, 24)
@@ -45,7 +45,7 @@ def plot_command(
     """Sweep one input of PROGRAM over a range and draw the output with its derivative."""
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
-        from gradcli.program.sweep import parse_range, sweep
+        from gradcli.check.sweep import parse_range, sweep
         names = collect_inputs(inputs, input_option)
         _symbolic_only(check)
         if out is not None:

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
-from gradcli.program.sweep import Sweep
+from gradcli.check.sweep import Sweep
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

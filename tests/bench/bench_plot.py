@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, installed or not
-from gradcli.program.sweep import parse_range, sweep  # noqa: E402
+from gradcli.check.sweep import parse_range, sweep  # noqa: E402
 
 BATCHED = ("out = sin(x) * x", {})
 POINTWISE = ("out = (sin(x) * x).sum()", {"x": "[0.]"})

@@ -8,6 +8,8 @@ catches what the graph cannot show (`x.numel()`, a value computed under `no_grad
 
 Undefined points are the ones `--check` reports: an op evaluated on a kink (`check.numeric`'s
 `kink_sites`) that moving the swept input moves, and values or derivatives that are not finite.
+That is why the sweep lives with the checker rather than with `program/`: it reads the checker's
+kink rules and, with `--check`, its SymPy formulas.
 """
 from __future__ import annotations
 
