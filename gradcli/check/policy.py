@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.check import check_gradients, hessian_check, jacobian_check
+from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
 from gradcli.check.report import FAIL, CheckReport, Element
 from gradcli.engine.autograd import as_list
