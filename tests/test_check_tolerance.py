@@ -94,3 +94,25 @@ def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, patched_vjps):
     computed = {k: None if x.grad is None else x.grad._data for k, x in xs.items()}
     report = check_gradients(out, xs, weights, computed)
     assert report.status == "fail", (op.name, dtype, report.to_json())
+
+
+def test_the_polynomial_fit_in_float32_passes_where_a_flat_rtol_failed():
+    """PyTorch's polynomial example, scaled down to 500 points: at step 8, ∂loss/∂b is a small sum of large terms."""
+    r = np.random.default_rng(1)
+    x = g.linspace(-np.pi, np.pi, 500, dtype="float32")
+    y = g.sin(x)
+    params = {k: g.tensor(v, dtype="float32", requires_grad=True) for k, v in zip("abcd", r.standard_normal(4))}
+    for step in range(8):
+        for p in params.values():
+            p.grad = None
+        a, b, c, d = params.values()
+        loss = (a + b * x + c * x ** 2 + d * x ** 3 - y).pow(2).sum()
+        loss.backward()
+        if step < 7:
+            for p in params.values():
+                p.data = p.data - 4e-6 * p.grad
+    computed = {k: p.grad._data for k, p in params.items()}
+    report = check_gradients(loss, params, None, computed)
+    assert report.status == "pass" and {c.method for c in report.inputs.values()} == {"symbolic"}
+    assert report.inputs["b"].max_rel_err > 1e-4
+    assert check_gradients(loss, params, None, computed, rtol=1e-4, atol=1e-5).status == "fail"
