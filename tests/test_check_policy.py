@@ -100,7 +100,8 @@ def test_a_vjp_wrong_only_at_later_values_is_caught_at_its_call(tmp_path, patche
     assert [(e.call, e.passed) for e in result.checks] == [(1, True), (4, False)]
     monkeypatch.chdir(tmp_path)
     out = cli("run", "--check", "late.grad")
-    assert out.exit_code == 1 and "check failed: loss.backward() at late.grad:4" in out.stderr
+    assert out.exit_code == 1 and "check failed: loss.backward() at late.grad:4 (call 4)" in out.stderr
+    assert "5 of 8 calls of loss.backward() at line 4 failed" in out.stderr
     row = [line for line in out.stdout.splitlines() if line.startswith("│    4 │")][0]
     assert [c.strip() for c in row.strip("│").split("│")][:4] == ["4", "loss.backward()", "8", "5 (first: call 4)"]
 

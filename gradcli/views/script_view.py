@@ -53,8 +53,9 @@ def failure_view(result: FileResult) -> RenderableType:
     for check in result.checks:
         if check.passed:
             continue
+        later = "" if check.call == 1 else f" (call {check.call:,})"
         parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {backward_text(check)} at {result.path}:{check.line}"))
+                                   f": {backward_text(check)} at {result.path}:{check.line}{later}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -62,6 +63,8 @@ def failure_view(result: FileResult) -> RenderableType:
             where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
             parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
             parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
+    parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at line {site.line} failed")
+                 for site in result.sites if site.failed and site.calls > 1)
     return Group(*parts)
 
 
