@@ -78,9 +78,10 @@ def _off(right):
     return lambda *a, **k: 2 * right(*a, **k) + 0.5
 
 
+@pytest.mark.parametrize("mode", ["symbolic", "numeric"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("op", [op for op in O.TABLE if any(v is not None for v in op.vjps)], ids=lambda op: op.name)
-def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, patched_vjps):
+def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, mode, patched_vjps):
     case = _first_case(op, dtype)
     if case is None:
         assert (op.name, dtype) == ("cast", "float32"), "every op is reached in both dtypes except a no-op cast"
@@ -92,8 +93,8 @@ def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, patched_vjps):
     patched_vjps(op, _off)
     out.backward(weights)
     computed = {k: None if x.grad is None else x.grad._data for k, x in xs.items()}
-    report = check_gradients(out, xs, weights, computed)
-    assert report.status == "fail", (op.name, dtype, report.to_json())
+    report = check_gradients(out, xs, weights, computed, mode)
+    assert report.status == "fail", (op.name, dtype, mode, report.to_json())
 
 
 def test_the_polynomial_fit_in_float32_passes_where_a_flat_rtol_failed():
@@ -116,3 +117,17 @@ def test_the_polynomial_fit_in_float32_passes_where_a_flat_rtol_failed():
     assert report.status == "pass" and {c.method for c in report.inputs.values()} == {"symbolic"}
     assert report.inputs["b"].max_rel_err > 1e-4
     assert check_gradients(loss, params, None, computed, rtol=1e-4, atol=1e-5).status == "fail"
+
+
+@pytest.mark.parametrize("mode", ["symbolic", "numeric"])
+def test_a_float32_sum_that_sympy_collects_is_judged_by_its_terms(mode):
+    """Σ xᵢ·w is (Σ xᵢ)·w to SymPy, but float32 rounds each of the 500 products of ±1000: the allowance sees them.
+
+    The gradient (-0.01) is far below what float32 can resolve here (about 0.3); an error past that still fails."""
+    values = np.tile(np.array([1000.1, -1000.0], dtype=np.float32), 250) * np.float32(1.0001) ** np.arange(500.0)
+    w = g.tensor(0.7, dtype="float32", requires_grad=True)
+    loss = (g.tensor(values, dtype="float32") * w).sum()
+    loss.backward()
+    report = check_gradients(loss, {"w": w}, None, {"w": w.grad._data}, mode)
+    assert report.status == "pass" and report.inputs["w"].max_rel_err > 0.1
+    assert check_gradients(loss, {"w": w}, None, {"w": w.grad._data + 1.0}, mode).status == "fail"

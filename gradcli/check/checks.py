@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.check.graph import Progress, Trace, as_float64, select, trace
-from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_jacobian_check
+from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_jacobian_check, term_magnitudes
 from gradcli.check.report import CheckReport, InputCheck, overall, tolerance, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
@@ -114,12 +114,13 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
 
     def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
         from gradcli.check.symbolic import symbolic_check
+        terms = term_magnitudes(tr, weights, sel) if gamma else None
         return symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
-                              bar, seconds, gamma, magnitudes)
+                              bar, seconds, gamma, magnitudes, terms)
 
     def numeric(bar: Progress | None) -> dict[str, InputCheck]:
         return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
-                             _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}))
+                             _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}), gamma)
     results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
     return CheckReport(overall(results), mode, of, results)
 

@@ -104,22 +104,69 @@ def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     return None
 
 
-def _nudged_output(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]],
-                   sites: list[Site]) -> tuple[np.ndarray, Site | None]:
-    """The output with leaf elements moved (`(leaf id, flat index, step)` each), and the first kink site reached."""
+def _moved_forward(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]]) -> dict[Any, Any]:
+    """Every node's value with leaf elements moved (`(leaf id, flat index, step)` each)."""
     moved_leaves = dict(base)
     for key, k, step in steps:
         moved_leaves[key] = moved_leaves[key].copy()
         moved_leaves[key].flat[k] += step
-    moved = forward(tr, moved_leaves)
+    return forward(tr, moved_leaves)
+
+
+def _nudged_output(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]],
+                   sites: list[Site]) -> tuple[np.ndarray, Site | None]:
+    """The output with leaf elements moved, and the first kink site the move reaches."""
+    moved = _moved_forward(tr, base, steps)
     return np.asarray(tr.resolve(tr.root, moved), dtype=np.float64), _moved(tr, moved, sites)
 
 
+def _terms(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> np.ndarray:
+    """What L = Σ weights·output adds up as floating point sums it: a full sum's (or mean's) terms, else its own.
+
+    The rounding of a sum is relative to its terms, so their derivatives' magnitudes (the sum
+    over terms of |∂term/∂s|) measure what the gradient's rounding is relative to.
+    """
+    root = tr.root
+    if type(root) is Node and root.op.name in ("sum", "mean") and np.size(values[root]) == 1:
+        terms = np.asarray(tr.resolve(root.inputs[0], values), dtype=np.float64).reshape(-1)
+        scale = 1.0 if root.op.name == "sum" else 1.0 / max(terms.size, 1)
+        return terms * scale * float(weights.reshape(-1)[0])
+    return (weights * np.asarray(tr.resolve(root, values), dtype=np.float64)).reshape(-1)
+
+
+def _spread(up: np.ndarray, down: np.ndarray) -> float:
+    """Σ |∂term/∂s| from the terms at s ± EPS; a term that is not finite (0/0 in the forward) has no size."""
+    with np.errstate(invalid="ignore"):
+        change = np.abs(up - down)
+    return float(np.sum(change[np.isfinite(change)])) / (2 * EPS)
+
+
+def term_magnitudes(tr: Trace, weights: np.ndarray, selection: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Σ over L's terms of |∂term/∂s| for each selected leaf element, by central differences of the terms.
+
+    SymPy collects like terms (c₁·w + c₂·w becomes (c₁ + c₂)·w), so the magnitudes it measures can
+    miss a cancellation floating point does not get to make; the terms of the top sum are measured
+    here without it.
+    """
+    base = leaf_values(tr)
+    weights = np.asarray(weights, dtype=np.float64)
+    out = {}
+    for name, flat in selection.items():
+        key = id(tr.leaves[name])
+        sizes = []
+        for k in flat:
+            up, down = (_terms(tr, _moved_forward(tr, base, [(key, k, step)]), weights) for step in (EPS, -EPS))
+            sizes.append(_spread(up, down))
+        out[name] = np.array(sizes)
+    return out
+
+
 def _nudged(tr: Trace, base: dict[int, np.ndarray], key: int, k: int, step: float, weights: np.ndarray,
-            sites: list[Site]) -> tuple[float, Site | None]:
-    """L with one leaf element moved by `step`, and the first kink site the move reaches."""
-    out, site = _nudged_output(tr, base, [(key, k, step)], sites)
-    return float(np.sum(weights * out)), site
+            sites: list[Site]) -> tuple[float, Site | None, np.ndarray]:
+    """L with one leaf element moved by `step`, the first kink site the move reaches, and L's terms."""
+    moved = _moved_forward(tr, base, [(key, k, step)])
+    out = np.asarray(tr.resolve(tr.root, moved), dtype=np.float64)
+    return float(np.sum(weights * out)), _moved(tr, moved, sites), _terms(tr, moved, weights)
 
 
 def _close(a: float, b: float, atol: float) -> bool:
@@ -128,13 +175,14 @@ def _close(a: float, b: float, atol: float) -> bool:
 
 def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray | None],
                   selection: dict[str, np.ndarray], tolerances: dict[str, tuple[float, float]],
-                  progress: Progress | None = None, rounding: dict[str, np.ndarray] | None = None
-                  ) -> dict[str, InputCheck]:
+                  progress: Progress | None = None, rounding: dict[str, np.ndarray] | None = None,
+                  gamma: float = 0.0) -> dict[str, InputCheck]:
     """Central differences of L = Σ weights·output at each selected leaf element.
 
-    `rounding[name]` is each selected element's allowance for gradcli's own rounding (see
-    `rounding`): finite differences cannot measure the terms' magnitudes, so a SymPy proof of
-    the same graph structure supplies them.
+    Each element's allowance for gradcli's own rounding (see `rounding`) is `gamma` times the
+    magnitude of its terms: finite differences measure it at the top sum (Σ|∂term/∂s| from the
+    same nudged replays), and `rounding[name]`, from a SymPy proof of the same graph structure,
+    sees every sum inside; the larger is used.
 
     Where a nudge moves an op's input off a kink, the difference quotients are also taken one-sided
     and at twice the step: if they disagree (a corner) or grow as the step shrinks (a jump), the
@@ -159,9 +207,11 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
         rtol, atol = tolerances[name]
-        allowance = (rounding or {}).get(name, np.zeros(len(flat)))
+        allowance = np.array((rounding or {}).get(name, np.zeros(len(flat))), dtype=np.float64)
         for pos, k in enumerate(flat):
-            (lp, site), (lm, site_m) = (_nudged(tr, base, key, k, step, weights, sites) for step in (EPS, -EPS))
+            (lp, site, up), (lm, site_m, down) = (_nudged(tr, base, key, k, step, weights, sites)
+                                                  for step in (EPS, -EPS))
+            allowance[pos] = max(allowance[pos], gamma * _spread(up, down))
             expected[pos] = (lp - lm) / (2 * EPS)
             site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS

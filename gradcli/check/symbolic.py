@@ -97,10 +97,11 @@ def _first_singular(tr: Trace) -> Any:
     return None
 
 
-def _finite(sizes: Any, magnitudes: dict[str, np.ndarray] | None, key: str) -> np.ndarray:
-    """Magnitudes as an array (a non-finite one allows nothing), kept in `magnitudes[key]` when asked."""
+def _finite(sizes: Any, magnitudes: dict[str, np.ndarray] | None, key: str,
+            floor: np.ndarray | float = 0.0) -> np.ndarray:
+    """Magnitudes as an array (a non-finite one allows nothing, `floor` at least), kept in `magnitudes[key]`."""
     size = np.asarray(sizes, dtype=np.float64)
-    size = np.where(np.isfinite(size), size, 0.0)
+    size = np.maximum(np.where(np.isfinite(size), size, 0.0), floor)
     if magnitudes is not None:
         magnitudes[key] = size
     return size
@@ -113,11 +114,13 @@ FORMED = 64
 def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
                    progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
-                   magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+                   magnitudes: dict[str, np.ndarray] | None = None,
+                   terms: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
     """Compare autograd's gradient of each selected leaf element with SymPy's.
 
     Each element's rounding allowance is `gamma`·M (see `rounding`), M from the same derivative's
-    terms; `magnitudes`, when given, receives each input's M (per selected element) for later calls.
+    terms, and at least `terms[name]` (the top sum's, `numeric.term_magnitudes`: SymPy collects
+    like terms); `magnitudes`, when given, receives each input's M (per selected element).
     """
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
@@ -170,7 +173,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         shown = [kept[p] for p in order if p in kept]
         formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
             (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
-        size = _finite(size, magnitudes, name)
+        size = _finite(size, magnitudes, name, (terms or {}).get(name, 0.0))
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
                                 leaf._data.size, tolerances[name], gamma * size,
                                 derivative=formulas[0] if formulas else "", formulas=formulas)
