@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from gradcli.commands.common import CHECK_MODES
+from gradcli.commands.common import CHECK_MODES, silence_stdout
 from gradcli.commands.eval import eval_command
 from gradcli.commands.matrix import hessian_command, jacobian_command
 from gradcli.commands.ops import ops_command
@@ -63,4 +63,12 @@ def normalise_argv(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
-    app(args=normalise_argv(sys.argv[1:]), prog_name="gradcli")
+    """The `gradcli` script. Output still buffered at the end is flushed here, where a closed pipe
+    can still end the run quietly rather than in Python's shutdown warning."""
+    try:
+        app(args=normalise_argv(sys.argv[1:]), prog_name="gradcli")
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise SystemExit(silence_stdout()) from None

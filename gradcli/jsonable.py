@@ -51,10 +51,14 @@ def block_json(block: Any) -> dict:
 
 
 def result_json(result: Any, wrt: list[str] | None = None) -> dict:
-    """`gradcli eval --json` without the check: the output, each wanted input's gradient, the seed."""
-    return {
+    """`gradcli eval --json` without the check: the output, each wanted input's gradient, the seed, and
+    for an output of several elements the gradient backward started from (`summed`: eval chose ones)."""
+    payload = {
         "output": output_json(result.output_name, result.output),
         "grads": {name: (None if g is None else block_json(g))
                   for name, g in result.grads.items() if not wrt or name in wrt},
         "seed": result.seed,
     }
+    if result.output._data.size != 1:
+        payload["gradient"] = {**block_json(result.gradient), "summed": result.summed}
+    return payload

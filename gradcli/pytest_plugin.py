@@ -26,6 +26,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gradcli", action="store_true", default=False,
                     help="collect every *.grad file under the given paths as a test (by default only scripts "
                          "directly inside a directory passed to pytest)")
+    group.addoption("--gradcli-timeout", type=float, default=None, metavar="SECONDS",
+                    help="wall-clock limit of each .grad script, as gradcli run --timeout (default: the "
+                         "gradcli_timeout ini value, else gradcli's default)")
+    parser.addini("gradcli_timeout", "wall-clock limit in seconds of each .grad script (gradcli run --timeout)",
+                  default=None)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -66,8 +71,10 @@ class GradItem(pytest.Item):
 
     def runtest(self) -> None:
         from gradcli.check import checker
+        from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file
-        result = run_file(_shown_path(self.path, self.config), checker("symbolic"))
+        settings = Settings(timeout=_timeout(self.config))
+        result = run_file(_shown_path(self.path, self.config), checker("symbolic"), settings)
         if result.status != "ok":
             raise ScriptFailed(result)
 
@@ -78,6 +85,23 @@ class GradItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.path.name
+
+
+def _timeout(config: pytest.Config) -> float:
+    """`--gradcli-timeout`, else the `gradcli_timeout` ini value, else `gradcli run`'s default."""
+    from gradcli.lang.limits import DEFAULT_TIMEOUT
+    given = config.getoption("gradcli_timeout")
+    if given is None:
+        given = config.getini("gradcli_timeout")
+    if given in (None, ""):
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise pytest.UsageError(f"gradcli timeout {given!r}: give a positive number of seconds")
+    return seconds
 
 
 def _shown_path(path: Path, config: pytest.Config) -> Path:
@@ -97,4 +121,7 @@ def _plain_text(result: Any, config: pytest.Config) -> str:
     buffer = io.StringIO()
     Console(file=buffer, width=max(width, 60), color_system=None, highlight=False, soft_wrap=False).print(
         failure_view(result))
-    return buffer.getvalue().rstrip("\n")
+    text = buffer.getvalue().rstrip("\n")
+    if result.error is not None and "--timeout" in (result.error.hint or ""):
+        text += "\nunder pytest: --gradcli-timeout SECONDS, or gradcli_timeout = SECONDS in the ini file"
+    return text

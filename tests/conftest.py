@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import settings
@@ -12,11 +11,13 @@ from gradcli.cli import app, normalise_argv
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb"}
 
-# CI replays the same examples every run (a red CI must mean a change broke something); a
-# developer's run explores new ones.
-settings.register_profile("ci", derandomize=True, deadline=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# Every run, inside CI or not, replays the same examples with no example database: a red run must
+# mean a change broke something, on any machine. `pytest --hypothesis-profile=explore` searches new
+# examples, many more of them; whatever it finds is a bug to fix in gradcli. (Tests that name their
+# own max_examples, because each example runs SymPy, keep that count in both.)
+settings.register_profile("repeatable", derandomize=True, database=None, deadline=None, max_examples=300)
+settings.register_profile("explore", derandomize=False, deadline=None, max_examples=5_000)
+settings.load_profile("repeatable")
 
 
 class Cli:

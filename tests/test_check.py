@@ -4,7 +4,6 @@ import itertools
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -64,21 +63,18 @@ def test_seed002_scalar():
     assert report.inputs["x"].derivative in ("∂out/∂x[0] = 2*x[0] + 4 = 8", "∂out/∂x[0] = 2*(x[0] + 2) = 8")
 
 
-def test_seed_matrix_example_passes_fast():
-    import sympy  # noqa: F401  (imported first: its cost is the CLI's, not the check's)
+def test_seed_matrix_example_passes():
+    """How fast: tests/bench/bench_check.py."""
     leaves, out = matrix()
     out.backward()
     computed = {k: t.grad._data for k, t in leaves.items()}
-    start = time.process_time()  # this process's own work: other jobs may share the machine
     report = check_gradients(out, leaves, None, computed)
-    elapsed = time.process_time() - start
     assert report.status == "pass"
     assert {k: (c.checked, c.total) for k, c in report.inputs.items()} == {"x": (200, 200), "y": (50, 50),
                                                                             "w": (100, 100)}
     assert report.inputs["y"].derivative == "∂out/∂y[i,j] = 1/50 = 0.02"
     assert report.inputs["x"].derivative.startswith(
         "∂out/∂x[i,j] = -(w[j,0] + w[j,1] + w[j,2] + w[j,3] + w[j,4])/50")
-    assert elapsed < 2.0
 
 
 def test_while_loop_with_a_gradient_vector():
@@ -216,13 +212,11 @@ def test_a_kink_off_the_output_path_is_not_reported():
 
 def test_large_inputs_are_sampled():
     x = g.tensor(np.linspace(-1.0, 1.0, 20_000), requires_grad=True)
-    start = time.perf_counter()
     report = run((x * x * 3 + x.sin()).sum(), {"x": x})
     c = report.inputs["x"]
     assert report.status == "pass" and (c.checked, c.total) == (64, 20_000)
     assert c.coverage == "checked 64 of 20,000 elements"
     assert c.derivative.startswith("∂out/∂x[i] = 6*x[i] + cos(x[i])")
-    assert time.perf_counter() - start < 5.0
 
 
 def test_numeric_mode_alone():

@@ -41,6 +41,8 @@ CASES = {
     "matmul": binary(normal(2, 3), normal(3, 4)) + binary(normal(3), normal(3, 2)) + binary(normal(2, 3), normal(3))
     + binary(normal(3), normal(3)) + binary(normal(2, 2, 3), normal(3, 2)),
     "clamp": [((normal(2, 3),), {"min": -0.5, "max": 0.5}), ((normal(4),), {"min": 0.1}), ((normal(4),), {"max": 0.0})],
+    "clamp_tensor": [((normal(2, 3), normal(3) - 1, normal(2, 1) + 1), {}), ((normal(4), -np.inf, normal(4)), {}),
+                     ((normal(4), normal(4), normal(4)), {})],
     "sum": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 3, 2),), {"dim": (0, 2), "keepdim": True})],
     "mean": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": False})],
     "max": [((normal(2, 3),), {"dim": None, "keepdim": False}), ((normal(2, 6),), {"dim": (1,), "keepdim": True})],

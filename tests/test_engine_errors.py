@@ -102,10 +102,11 @@ def test_error_kind_message_and_hint(fn: Callable, kind: type, message: str, hin
     assert error.hint and all(word in error.hint for word in hint_words), error.hint
 
 
-def test_non_scalar_hint_names_the_shape_for_the_cli() -> None:
+def test_non_scalar_hint_shows_pytorchs_fixes_with_the_shape() -> None:
     with pytest.raises(BackwardError) as info:
         (gradcli.ones(3, requires_grad=True) * 2).backward()
-    assert '--grad "ones(3)"' in info.value.hint
+    assert info.value.hint == ("the output has shape (3,): pass a gradient of that shape, e.g. "
+                               "y.backward(torch.ones(3)), or reduce it to one number first, e.g. y.sum().backward()")
 
 
 def test_shape_errors_leave_no_partial_graph() -> None:

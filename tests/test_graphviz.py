@@ -145,6 +145,7 @@ def test_eval_dot_on_the_command_line(cli, tmp_path):
     assert len(nodes) == 7
     bad = cli("eval", SEED_000, "x=ones(2,2)", "--dot", os.path.join(str(tmp_path), "no", "g.dot"))
     assert bad.exit_code == 2 and "cannot write" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 2, "the message and its hint, each on one line at any path length"
 
 
 def test_an_input_that_stopped_requiring_grad_is_drawn_without_gradients():

@@ -120,6 +120,8 @@ CASES = [
     P(lambda a: gradcli.softplus(a), [np.array([25.0, -30.0, 19.0])], id="softplus-threshold"),
     P(lambda a: a.clamp(-0.5, 0.5), [away(4, 3) * 1.3], id="clamp"),
     P(lambda a: a.clamp(min=0.1), [away(4, 3)], id="clamp-min"),
+    P(lambda a, lo, hi: a.clamp(lo, hi), [r(4, 3), r(3) - 0.5, r(4, 1) + 0.5], id="clamp-tensor-bounds"),
+    P(lambda a, hi: gradcli.clamp(a, max=hi), [r(4, 3), r(3)], id="clamp-tensor-max"),
     P(lambda a: a.sum(), [r(4, 3)], id="sum"),
     P(lambda a: a.sum(1), [r(4, 3)], id="sum-dim"),
     P(lambda a: a.sum(-1, keepdim=True), [r(4, 3)], id="sum-keepdim"),

@@ -1,7 +1,6 @@
 """The parser accepts what tutorials write, refuses everything else by name, and never runs text."""
 import ast
 import os
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -354,11 +353,10 @@ PATHOLOGICAL = {
 
 
 @pytest.mark.parametrize("source", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
-def test_pathological_nesting_is_a_limit_error_quickly(source):
-    started = time.perf_counter()
+def test_pathological_nesting_is_a_limit_error(source):
+    """How fast: tests/bench/bench_parser.py."""
     with pytest.raises(LimitError, match="nested too deeply"):
         parse_program(source)
-    assert time.perf_counter() - started < 2
 
 
 def test_exact_nesting_message():
@@ -368,10 +366,8 @@ def test_exact_nesting_message():
 
 
 def test_too_long_a_program_is_refused_before_parsing():
-    started = time.perf_counter()
     with pytest.raises(LimitError, match="program too long"):
         parse_program("x = 1\n" * 200_000)
-    assert time.perf_counter() - started < 0.5
 
 
 def test_too_long_an_integer_is_a_limit_error():
@@ -379,11 +375,9 @@ def test_too_long_an_integer_is_a_limit_error():
         parse_program("x = " + "1" * 5000)
 
 
-def test_long_flat_program_is_accepted_quickly():
-    started = time.perf_counter()
+def test_long_flat_program_is_accepted():
     tree = parse_program("y = x * 2 + 1\n" * 20_000)
     assert len(tree.body) == 20_000
-    assert time.perf_counter() - started < 5
 
 
 def test_caret_under_the_span():
@@ -435,19 +429,18 @@ def check_outcome(source):
         assert isinstance(tree, ast.Module)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=200))
 def test_random_text_is_a_module_or_a_gradcli_error(source):
     check_outcome(source)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TOKENS), max_size=40).map(" ".join))
 def test_token_soup_is_a_module_or_a_gradcli_error(source):
     check_outcome(source)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["x", "y", "1", "+", "*", "-", "(", ")", "[", "]", ",", ":", "=", "\n", "  ",
                                  "a.b", "求", "f(x)"]), max_size=30).map("".join))
 def test_accepted_programs_have_positions_inside_the_users_lines(source):

@@ -30,6 +30,8 @@ def _of(of: str, weights: np.ndarray) -> str:
     """What is differentiated: the output itself, or the weighted sum backward started from."""
     if weights.size == 1 and weights.reshape(-1)[0] == 1:
         return of
+    if not of.isidentifier():
+        of = f"({of})"
     return f"Σ{of}" if np.all(weights == 1) else f"(v·{of})"
 
 

@@ -1,6 +1,8 @@
 """What every command shares: consoles, the error-to-exit-code mapping, JSON on stdout.
 
-Exit codes: 0 success, 1 a check or an assert failed, 2 a user error, 3 a bug in gradcli.
+Exit codes: 0 success, 1 a check or an assert failed, 2 a user error, 3 a bug in gradcli, and
+141 when the reader of stdout went away (`gradcli run --json samples/ | head -c 1`): quietly, the
+status a shell reports for any Unix tool that SIGPIPE stopped.
 """
 from __future__ import annotations
 
@@ -18,13 +20,37 @@ from rich.markup import escape
 from gradcli.errors import ArgumentError, GradcliError, ProgramAssertionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USER, EXIT_BUG = 0, 1, 2, 3
+EXIT_CLOSED_PIPE = 128 + 13  # 128 + SIGPIPE
 CHECK_MODES = ("symbolic", "numeric", "all")
+
+
+class _Console(Console):
+    """rich's console, except that a closed pipe ends the command like any other write to it does."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def console(stderr: bool = False) -> Console:
     """Plain text when not a terminal or NO_COLOR is set (rich honours both); width from COLUMNS."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=False,
-                   no_color="NO_COLOR" in os.environ or None)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=False,
+                    no_color="NO_COLOR" in os.environ or None)
+
+
+def print_error(view: Any) -> None:
+    """Errors go to stderr unwrapped (the terminal wraps them): a message pasted into a search, or
+    matched by a script, never breaks mid-sentence at whatever width the console had."""
+    console(stderr=True).print(view, soft_wrap=True)
+
+
+def silence_stdout() -> int:
+    """Point stdout at /dev/null, so nothing more is written to the closed pipe; the exit status to use."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a file descriptor (an in-process runner)
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 def emit_json(payload: dict) -> None:
@@ -43,14 +69,16 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         if as_json:
             sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
         else:
-            console(stderr=True).print(error_view(exc))
+            print_error(error_view(exc))
         raise typer.Exit(EXIT_USER) from None
     except ProgramAssertionError as exc:
         if as_json:
             sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
         else:
-            console(stderr=True).print(error_view(exc))
+            print_error(error_view(exc))
         raise typer.Exit(EXIT_FAILED) from None
+    except BrokenPipeError:
+        raise typer.Exit(silence_stdout()) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as exc:  # a bug in gradcli, not the user's mistake: say so plainly

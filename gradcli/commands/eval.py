@@ -1,12 +1,15 @@
 """`gradcli eval PROGRAM [NAME=SPEC ...]`: one program, one backward, gradient tables."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Full, InputOption, Inputs,
+                                      Json, MaxElements, MaxSteps, Of, Program, Rtol, Seed, Timeout, Wrt)
+from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
@@ -14,28 +17,18 @@ if TYPE_CHECKING:
 
 
 def eval_command(
-    program: str = typer.Argument(..., help="The program, e.g. 'y = x + 2; out = (y*y*3).mean()'."),
-    inputs: Optional[list[str]] = typer.Argument(None, help="Inputs as NAME=SPEC, e.g. x=ones(2,2), w=@w.npy."),
-    input_option: Optional[list[str]] = typer.Option(None, "--input", "-i", help="An input NAME=SPEC (repeatable)."),
-    of: Optional[str] = typer.Option(None, "--of", help="Differentiate this variable instead of the last value."),
-    grad: Optional[str] = typer.Option(None, "--grad", "-g", help="Gradient for a non-scalar output: ones, "
-                                                                  "[0.1, 1.0, 0.0001], ..."),
-    wrt: Optional[str] = typer.Option(None, "--wrt", help="Report only these inputs, e.g. --wrt x,w."),
-    seed: int = typer.Option(0, "--seed", help="Seed for rand/randn."),
-    dtype: str = typer.Option("float64", "--dtype", help="float64 or float32."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    graph: bool = typer.Option(False, "--graph", help="Show the autograd graph as a tree."),
-    dot: Optional[str] = typer.Option(None, "--dot", help="Write the graph as Graphviz DOT (.dot, .svg, .png)."),
-    explain: bool = typer.Option(False, "--explain", help="Show the backward pass step by step."),
-    full: bool = typer.Option(False, "--full", help="Do not summarise large tensors."),
-    check: Optional[str] = typer.Option(None, "--check", help="Verify the gradients: symbolic (SymPy, the "
-                                                              "default), numeric (finite differences) or all."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance of --check."),
-    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance of --check."),
-    exact: bool = typer.Option(False, "--exact", help="Evaluate SymPy's derivatives exactly, not in float64."),
-    max_elements: int = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements)."),
-    max_steps: int = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed in total."),
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+    program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
+    grad: Annotated[Optional[str], typer.Option(
+        "--grad", "-g", help="Gradient backward starts from (default: ones, i.e. the output's sum), e.g. "
+                             "[0.1, 1.0, 0.0001].")] = None,
+    wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
+    graph: Annotated[bool, typer.Option("--graph", help="Show the autograd graph as a tree.")] = False,
+    dot: Annotated[Optional[str], typer.Option(
+        "--dot", help="Write the graph as Graphviz DOT (.dot, .svg, .png).")] = None,
+    explain: Explain = False, full: Full = False, check: Check = None, rtol: Rtol = None, atol: Atol = None,
+    exact: Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly, not in float64.")] = False,
+    max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
+    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
 ) -> None:
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
     with guarded(as_json, debug):
@@ -51,7 +44,7 @@ def eval_command(
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
         result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
-                          max_steps=max_steps, trace=recorder)
+                          max_steps=max_steps, timeout=timeout, trace=recorder)
         report = _run_check(result, check, rtol, atol, exact, seed, wanted) if check is not None else None
         if as_json:
             payload = result_json(result, wanted)
@@ -82,4 +75,4 @@ def _run_check(result: Result, mode: str, rtol: float | None, atol: float | None
     computed = {n: result.grads[n] for n in leaves}
     return checked(lambda progress: check_gradients(result.output, leaves, result.gradient, computed, mode=mode,
                                                     rtol=rtol, atol=atol, exact=exact, seed=seed,
-                                                    progress=progress))
+                                                    progress=progress, of=result.output_name))

@@ -8,43 +8,32 @@ rows and columns are labelled by element (`y[0]`, `x[1,2]`), so a 3-D block stil
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional
-
-import typer
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.options import (Check, Debug, Dtype, Full, InputOption, Inputs, Json, MaxElements,
+                                      MaxSteps, Of, Program, Seed, Timeout, Wrt)
+from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
-PROGRAM = typer.Argument(..., help="The program, e.g. 'y = softmax(x, dim=-1)'.")
-INPUTS = typer.Argument(None, help="Inputs as NAME=SPEC, e.g. x=[0.2, -1.0, 0.7], w=@w.npy.")
-INPUT_OPTION = typer.Option(None, "--input", "-i", help="An input NAME=SPEC (repeatable).")
-OF = typer.Option(None, "--of", help="Differentiate this variable instead of the last value.")
-WRT = typer.Option(None, "--wrt", help="Differentiate with respect to these inputs only, e.g. --wrt x,w.")
-SEED = typer.Option(0, "--seed", help="Seed for rand/randn.")
-DTYPE = typer.Option("float64", "--dtype", help="float64 or float32.")
-JSON = typer.Option(False, "--json", help="Print one JSON object.")
-CHECK = typer.Option(None, "--check", help="Verify every entry: symbolic (SymPy, the default), numeric (finite "
-                                            "differences) or all.")
-FULL = typer.Option(False, "--full", help="Do not summarise large matrices.")
-DEBUG = typer.Option(False, "--debug", help="Show Python tracebacks.")
-MAX_ELEMENTS = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements), "
-                                                              "Jacobian and Hessian blocks included.")
-MAX_STEPS = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed in total.")
+if TYPE_CHECKING:
+    from gradcli.program.evaluation import Settings
 
 
-def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
-                     input_option: Optional[list[str]] = INPUT_OPTION, of: Optional[str] = OF,
-                     wrt: Optional[str] = WRT, seed: int = SEED, dtype: str = DTYPE, as_json: bool = JSON,
-                     check: Optional[str] = CHECK, full: bool = FULL, debug: bool = DEBUG,
-                     max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
+def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
+                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
+                     check: Check = None, full: Full = False, debug: Debug = False,
+                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
+                     timeout: Timeout = DEFAULT_TIMEOUT) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.check import jacobian_check
+        from gradcli.program.evaluation import Settings
         from gradcli.engine.autograd import jacobian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
-                      max_steps) as (prog, leaves):
+        with _forward(program, inputs, input_option, of, wrt, check,
+                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
         report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
@@ -54,19 +43,20 @@ def jacobian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUT
                                   leaves[name].shape, block, full) for name, block in blocks.items()])
 
 
-def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS,
-                    input_option: Optional[list[str]] = INPUT_OPTION, of: Optional[str] = OF,
-                    wrt: Optional[str] = WRT, seed: int = SEED, dtype: str = DTYPE, as_json: bool = JSON,
-                    check: Optional[str] = CHECK, full: bool = FULL, debug: bool = DEBUG,
-                    max_elements: int = MAX_ELEMENTS, max_steps: int = MAX_STEPS) -> None:
+def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
+                    wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
+                    check: Check = None, full: Full = False, debug: Debug = False,
+                    max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
+                    timeout: Timeout = DEFAULT_TIMEOUT) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
         from gradcli.check import hessian_check
+        from gradcli.program.evaluation import Settings
         from gradcli.engine.autograd import hessian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, seed, dtype, check, max_elements,
-                      max_steps) as (prog, leaves):
+        with _forward(program, inputs, input_option, of, wrt, check,
+                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
         report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, seed=seed,
@@ -79,20 +69,18 @@ def hessian_command(program: str = PROGRAM, inputs: Optional[list[str]] = INPUTS
 
 @contextlib.contextmanager
 def _forward(program: str, inputs: list[str] | None, input_option: list[str] | None, of: str | None,
-             wrt: str | None, seed: int, dtype: str, check: str | None, max_elements: int,
-             max_steps: int) -> Iterator[tuple[Any, dict]]:
+             wrt: str | None, check: str | None, settings: Settings) -> Iterator[tuple[Any, dict]]:
     """Run the program forward and pick the inputs to differentiate by, under the run's settings.
 
     A context because the derivatives must be taken under the same settings (dtype, element cap,
     floating-point error state) as the forward pass.
     """
     from gradcli.errors import ArgumentError
-    from gradcli.program.evaluation import Settings, engine_settings, run_program
+    from gradcli.program.evaluation import engine_settings, run_program
     names = collect_inputs(inputs, input_option)
     wanted = split_names(wrt)
     check_mode(check)
     require_known_inputs(wanted, names)
-    settings = Settings(seed, dtype, max_elements, max_steps)
     with engine_settings(settings):
         prog = run_program(program, names, of, settings=settings)
         if not prog.leaves:

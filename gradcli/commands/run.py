@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gradcli.commands.common import EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded
+from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded,
+                                     print_error)
+from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Json, MaxElements, MaxSteps,
+                                      Rtol, Seed, Timeout)
+from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.script_view import backward_text, failure_view, print_line, sites_view, summary_table
 
 if TYPE_CHECKING:
@@ -20,21 +24,13 @@ if TYPE_CHECKING:
 
 
 def run_command(
-    paths: list[str] = typer.Argument(..., metavar="PATH", help="Script files (*.grad) or directories of them."),
-    check: Optional[str] = typer.Option(None, "--check", help="Verify every backward call: symbolic (SymPy, the "
-                                                              "default), numeric (finite differences) or all."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per file, then a summary object."),
-    seed: int = typer.Option(0, "--seed", help="Seed for rand/randn (each file starts from it)."),
-    dtype: str = typer.Option("float32", "--dtype", help="Default float dtype: float32 (PyTorch's, so scripts print "
-                                                         "what PyTorch prints) or float64."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Show only the summary (and why a file failed)."),
-    fail_fast: bool = typer.Option(False, "--fail-fast", "-x", help="Stop after the first file that fails."),
-    explain: bool = typer.Option(False, "--explain", help="Show each backward call step by step."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance of --check."),
-    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance of --check."),
-    max_elements: int = typer.Option(50_000_000, "--max-elements", help="Largest tensor allowed (elements)."),
-    max_steps: int = typer.Option(1_000_000, "--max-steps", help="Most loop iterations allowed per file."),
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Script files (*.grad) or directories of them.")],
+    check: Check = None, as_json: Json = False, seed: Seed = 0, dtype: Dtype = "float32",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show only the summary (and why a file failed).")] = False,
+    fail_fast: Annotated[bool, typer.Option("--fail-fast", "-x", help="Stop after the first file that fails.")] = False,
+    explain: Explain = False, rtol: Rtol = None, atol: Atol = None,
+    max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
+    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
@@ -44,7 +40,7 @@ def run_command(
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
-        settings = Settings(seed, dtype, max_elements, max_steps)
+        settings = Settings(seed, dtype, max_elements, max_steps, timeout)
         view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:
@@ -142,7 +138,7 @@ class _Terminal:
         if (result.sites or result.warnings) and not self.quiet:
             self.out.print(sites_view(result))
         if result.status != "ok":
-            self.err.print(failure_view(result))
+            print_error(failure_view(result))
 
     def summary(self, results: list[FileResult], planned: int, dtype: str) -> None:
         self.out.print(summary_table(results, _summary(results, planned, dtype), self.progress is not None))

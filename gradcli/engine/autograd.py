@@ -119,6 +119,9 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | 
 def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[list[Tensor], bool, Tensor]:
     """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does."""
     from gradcli.engine.functions import as_tensor
+    if not callable(f) or isinstance(f, Tensor):
+        raise ArgumentError(f"{what}(): the first argument must be a function, not {type(f).__name__}",
+                            hint=f"pass the function, then the inputs: {what}(f, x)")
     single = not isinstance(inputs, (list, tuple))
     xs = [as_tensor(x).detach().requires_grad_(True) for x in as_list(inputs)]
     out = f(*xs)

@@ -34,8 +34,7 @@ def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
             raise BackwardError(
                 "grad can be implicitly created only for scalar outputs",
                 hint=f"the output has shape {shape}: pass a gradient of that shape, e.g. "
-                     f"y.backward(torch.{ones}) (gradcli eval: --grad \"{ones}\"), or reduce it to one "
-                     f"number first, e.g. y.sum().backward()")
+                     f"y.backward(torch.{ones}), or reduce it to one number first, e.g. y.sum().backward()")
         return np.ones(output.shape, dtype=output.dtype)
     if type(gradient) is np.ndarray and gradient.shape == output.shape and gradient.dtype == output.dtype:
         return gradient

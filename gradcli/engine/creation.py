@@ -38,14 +38,15 @@ def get_default_dtype() -> np.dtype:
 
 
 def manual_seed(seed: int) -> None:
-    """Restart PyTorch's generator from `seed`: the draws that follow are PyTorch's own numbers."""
-    if isinstance(seed, Tensor):
-        seed = seed.item()
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise ArgumentError(f"manual_seed expects an integer seed, got {seed!r}", hint="e.g. torch.manual_seed(0)")
+    """Restart PyTorch's generator from `seed`: the draws that follow are PyTorch's own numbers.
+
+    PyTorch takes any 64-bit seed, signed or not, and keeps its value modulo 2**64.
+    """
+    from gradcli.engine.functions import number_arg
+    seed = int(number_arg(seed, "manual_seed", "seed", integer=True))
     if not -2 ** 63 <= seed < 2 ** 64:
-        raise ArgumentError("Overflow when unpacking long long", hint="seeds are 64-bit integers")
-    Defaults.generator = Generator(int(seed) % 2 ** 64)
+        raise ArgumentError("Overflow when unpacking long long", hint="a seed fits in 64 bits, e.g. manual_seed(0)")
+    Defaults.generator = Generator(seed % 2 ** 64)
 
 
 def initial_seed() -> int:
@@ -60,7 +61,10 @@ def resolve_dtype(dtype: Any) -> Any:
         if name not in _DTYPES:
             raise DtypeError(f"unknown dtype {dtype!r}", hint="use float64 or float32")
         return _DTYPES[name]
-    return np.dtype(dtype).type
+    if isinstance(dtype, (type, np.dtype)):
+        return np.dtype(dtype).type
+    raise DtypeError(f"dtype must be a dtype such as torch.float32, not {type(dtype).__name__}",
+                     hint="e.g. dtype=torch.float64")
 
 
 def as_array(data: Any, dtype: Any = None) -> np.ndarray:
@@ -128,15 +132,20 @@ def zeros(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 def full(size: Any, fill_value: float, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    return _filled(size, float(fill_value), dtype, requires_grad)
+    from gradcli.engine.functions import number_arg
+    size = tuple(size) if isinstance(size, (list, tuple)) else (size,)
+    return _filled(size, float(number_arg(fill_value, "full", "fill_value")), dtype, requires_grad)
 
 
 def ones_like(x: Tensor, requires_grad: bool = False) -> Tensor:
+    from gradcli.engine.functions import _tensor_arg
+    x = _tensor_arg(x, "ones_like")
     return _filled(x.shape, 1.0, x.dtype, requires_grad)
 
 
 def zeros_like(x: Tensor, requires_grad: bool = False) -> Tensor:
+    from gradcli.engine.functions import _tensor_arg
+    x = _tensor_arg(x, "zeros_like")
     return _filled(x.shape, 0.0, x.dtype, requires_grad)
 
 
@@ -148,15 +157,21 @@ def eye(n: int, m: int | None = None, requires_grad: bool = False, dtype: Any = 
 def arange(start: float, end: float | None = None, step: float = 1, requires_grad: bool = False,
            dtype: Any = None) -> Tensor:
     """Integers give int64, as in PyTorch; any float argument gives the default float dtype."""
+    from gradcli.engine.functions import number_arg
     if end is None:
         start, end = 0, start
+    start, end, step = (number_arg(v, "arange", name) for v, name in ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
         raise ArgumentError("arange: step must be nonzero", hint="e.g. arange(0, 1, 0.25)")
-    count = max(0, int(np.ceil((float(end) - float(start)) / float(step))))
+    span = (float(end) - float(start)) / float(step)
+    if not np.isfinite(span):
+        raise ArgumentError(f"arange: cannot count the steps from {start} to {end} by {step}",
+                            hint="start, end and step must be finite numbers")
+    count = max(0, int(np.ceil(span)))
     check_elements((count,), "arange")
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = resolve_dtype(dtype) or (np.int64 if integral else Defaults.dtype)
-    return _leaf(np.arange(start, end, step, dtype=dt), requires_grad)
+    return _leaf(np.arange(start, end, step, dtype=dt) if count else np.empty(0, dtype=dt), requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
@@ -182,10 +197,14 @@ def randn(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 def rand_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    from gradcli.engine.functions import _tensor_arg
+    x = _tensor_arg(x, "rand_like")
     return rand(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
 
 
 def randn_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    from gradcli.engine.functions import _tensor_arg
+    x = _tensor_arg(x, "randn_like")
     return randn(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
 
 
@@ -229,8 +248,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, requires_grad: boo
         if size is None:
             raise ArgumentError("normal() with a number mean and std needs a size",
                                 hint="e.g. torch.normal(0., 1., size=(2, 3)), or pass a tensor of means")
-        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-        return _random(size, dtype, requires_grad, lambda t: t.normal_(mean, std))
+        return _random((size,), dtype, requires_grad, lambda t: t.normal_(mean, std))
     if isinstance(std, Tensor) and np.any(std._data < 0):
         raise ArgumentError("normal expects all elements of std >= 0.0", hint="a standard deviation is never negative")
     like = mean if isinstance(mean, Tensor) else std
@@ -246,6 +264,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, requires_grad: boo
 
 def bernoulli(input: Tensor, p: float | None = None) -> Tensor:
     """`torch.bernoulli`: 1 with probability `input` per element (or `p` for every element), in input's dtype."""
+    from gradcli.engine.functions import _tensor_arg
+    input = _tensor_arg(input, "bernoulli")
     out = _wrap(np.empty_like(input._data))
     return out.bernoulli_(input if p is None else p)
 

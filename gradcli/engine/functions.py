@@ -85,6 +85,33 @@ def _shape_args(shape: Sequence[Any]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def number_arg(value: Any, fn: str, name: str, integer: bool = False) -> Any:
+    """A number argument (`min=`, `fill_value`, `step`, a seed) as PyTorch takes it: a Python number or a
+    one-element tensor. Anything else is the user's mistake, named, rather than a failed conversion."""
+    if isinstance(value, Tensor) and value._data.size == 1:
+        value = value.item()
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, kinds):
+        return value
+    what = "an integer" if integer else "a number"
+    raise ArgumentError(f"{fn}(): argument '{name}' must be {what}, not {_type_name(value)}",
+                        hint=f"pass {what} (or a one-element tensor) as '{name}'")
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+def size(x: Tensor, dim: Any) -> int:
+    """`x.size(dim)`: PyTorch's message for a 0-d tensor, which has no dimension to ask about."""
+    if x.ndim == 0:
+        raise ShapeError(f"Dimension specified as {dim!r} but tensor has no dimensions",
+                         hint="a 0-d tensor has size(); ask x.size() or x.numel()")
+    return x._data.shape[_dim(dim, x.ndim)]
+
+
 def _tensor_arg(x: Any, fn: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
@@ -127,9 +154,10 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
     """Select from `a` where `condition`, else `b`; the condition is never differentiated."""
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    cond = as_tensor(condition)._data
     if cond.dtype != bool:
         cond = cond.astype(bool)
+    a, b = as_operand(a, O.WHERE), as_operand(b, O.WHERE)
     shape = cond.shape
     for x in (a, b):
         if isinstance(x, Tensor):
@@ -193,13 +221,27 @@ def softplus(x: Any) -> Tensor:
     return Tensor.softplus(_tensor_arg(x, "softplus"))
 
 
-def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:
+def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
+    """Bounds are numbers (ClampBackward1) or tensors that broadcast against x (ClampBackward0, which
+    passes gradient to the bounds too), as in PyTorch; a missing bound beside a tensor one is ∓inf."""
     if min is None and max is None:
         raise ArgumentError("clamp: at least one of 'min' or 'max' must not be None",
                             hint="e.g. clamp(x, min=0) or clamp(x, -1, 1)")
-    lo = None if min is None else float(min)
-    hi = None if max is None else float(max)
-    return apply(O.CLAMP, _tensor_arg(x, "clamp"), min=lo, max=hi)
+    x = _tensor_arg(x, "clamp")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo, hi = (_clamp_bound(b, name, default) for b, name, default in ((min, "min", -np.inf), (max, "max", np.inf)))
+        return apply(O.CLAMP_TENSOR, x, lo, hi)
+    lo, hi = (None if b is None else float(_clamp_bound(b, name, None)) for b, name in ((min, "min"), (max, "max")))
+    return apply(O.CLAMP, x, min=lo, max=hi)
+
+
+def _clamp_bound(bound: Any, name: str, default: float | None) -> Any:
+    if bound is None:
+        return default
+    if isinstance(bound, Tensor) or isinstance(bound, (int, float, np.integer, np.floating)):
+        return bound
+    raise ArgumentError(f"clamp(): argument '{name}' must be a number or a tensor, not {_type_name(bound)}",
+                        hint=f"e.g. clamp(x, min=0.0) or clamp(x, {name}=torch.tensor([...]))")
 
 
 # -- reductions --------------------------------------------------------------------------
@@ -266,23 +308,23 @@ def min(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
     return _extremum(O.MIN, x, dim, keepdim, "min")
 
 
-def _correction(unbiased: bool | None, correction: int | None) -> int:
+def _correction(unbiased: bool | None, correction: int | None, fn: str) -> int:
     if correction is not None:
-        return int(correction)
+        return number_arg(correction, fn, "correction", integer=True)
     return 0 if unbiased is False else 1
 
 
 def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
         correction: int | None = None) -> Tensor:
     x = _tensor_arg(x, "var")
-    return apply(O.VAR, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction),
+    return apply(O.VAR, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "var"),
                  keepdim=bool(keepdim))
 
 
 def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
         correction: int | None = None) -> Tensor:
     x = _tensor_arg(x, "std")
-    return apply(O.STD, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction),
+    return apply(O.STD, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "std"),
                  keepdim=bool(keepdim))
 
 

@@ -298,6 +298,11 @@ def _clamp_forward(x: np.ndarray, min: float | None = None, max: float | None = 
     return np.clip(x, min, max)
 
 
+def _clamp_tensor_forward(x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    """Tensor bounds broadcast against x; where lo > hi the result is hi, as in PyTorch."""
+    return np.minimum(np.maximum(x, lo), hi)
+
+
 def _clamp_mask(ns: Any, x: Any, min: float | None, max: float | None) -> Any:
     """PyTorch passes the gradient where min <= x <= max, boundaries included."""
     lo = ns.where(x >= min, 1.0, 0.0) if min is not None else 1.0
@@ -449,6 +454,15 @@ CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max), elementwise=True)
+
+CLAMP_TENSOR = Op(name="clamp_tensor", node="ClampBackward0", forward=_clamp_tensor_forward,
+                  vjps=(lambda ns, g, o, x, lo, hi: g * ns.where(x >= lo, 1.0, 0.0) * ns.where(x <= hi, 1.0, 0.0),
+                        lambda ns, g, o, x, lo, hi: g * ns.where(x < lo, 1.0, 0.0) * ns.where(lo < hi, 1.0, 0.0),
+                        lambda ns, g, o, x, lo, hi: g * ns.where(x > hi, 1.0, ns.where(hi < lo, 1.0, 0.0))),
+                  rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi], ∂/∂lo = [x < lo], ∂/∂hi = [x > hi]",
+                  saves=("xab", "xab", "xab"), args="xab",
+                  sym=lambda S, x, lo, hi: _binary_sym(S, S.Min, _binary_sym(S, S.Max, x, lo), hi),
+                  kink=lambda K, x, lo, hi: K.tie_kink(x, lo) | K.tie_kink(x, hi))
 
 SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
@@ -617,7 +631,7 @@ NUMPY = _NumpyNamespace()
 
 TABLE: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
-    NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP,
+    NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP, CLAMP_TENSOR,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
 )

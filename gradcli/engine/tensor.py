@@ -429,7 +429,7 @@ class Tensor:
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else self._data.shape[dim]
+        return self._data.shape if dim is None else F.size(self, dim)
 
     def dim(self) -> int:
         return self._data.ndim
@@ -482,6 +482,7 @@ class Tensor:
 
     # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
     def uniform_(self, from_: float = 0.0, to: float = 1.0) -> "Tensor":
+        from_, to = F.number_arg(from_, "uniform_", "from"), F.number_arg(to, "uniform_", "to")
         if not float(from_) <= float(to):
             raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
                                 hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
@@ -489,6 +490,7 @@ class Tensor:
                                  lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        mean, std = F.number_arg(mean, "normal_", "mean"), F.number_arg(std, "normal_", "std")
         if not float(std) >= 0.0:
             raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
                                 hint="a standard deviation is never negative")
@@ -510,11 +512,11 @@ class Tensor:
                 raise ValueDomainError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
                                        hint="every probability must lie in [0, 1]")
             probs = probs.transpose(_memory_order(self._data)).ravel()
-        elif not 0.0 <= float(p) <= 1.0:
-            raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}",
-                                   hint="p is the probability of a 1")
         else:
-            probs = float(p)
+            probs = float(F.number_arg(p, "bernoulli_", "p"))
+            if not 0.0 <= probs <= 1.0:
+                raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
+                                       hint="p is the probability of a 1")
         return self._fill_random(None, lambda gen, count, contiguous: gen.bernoulli(probs, count))
 
     def _fill_random(self, kernel: str | None, draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
@@ -754,7 +756,7 @@ class Tensor:
         return F.expand(self, *sizes)
 
     def expand_as(self, other: "Tensor") -> "Tensor":
-        return F.expand(self, other.shape)
+        return F.expand(self, F._tensor_arg(other, "expand_as").shape)
 
     def float(self) -> "Tensor":
         return self if self._data.dtype == np.float32 else F.to_dtype(self, np.float32)

@@ -33,8 +33,8 @@ def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> 
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """`torch.allclose`, accepting lists and numbers on either side so asserts read naturally."""
-    x = np.asarray(a._data if isinstance(a, Tensor) else a, dtype=float)
-    y = np.asarray(b._data if isinstance(b, Tensor) else b, dtype=float)
+    x, y = (F.as_tensor(v)._data.astype(float) for v in (a, b))
+    rtol, atol = (F.number_arg(v, "allclose", name) for v, name in ((rtol, "rtol"), (atol, "atol")))
     try:
         np.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -133,6 +133,10 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
               "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
+
+# Functions and methods that record another primitive when given tensors where numbers are usual:
+# name -> (primitive, the arguments as `gradcli ops` writes them after x).
+TENSOR_FORMS: dict[str, tuple[O.Op, str]] = {name: (O.CLAMP_TENSOR, "min=Tensor, max=Tensor") for name in ("clamp", "clip")}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from gradcli.engine import functions as F
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
+from gradcli.lang.limits import DEFAULT_MAX_STEPS, Budget
 from gradcli.source import node_span
 from gradcli.engine.tensor import Tensor
 
@@ -76,13 +77,12 @@ class Interpreter:
     """One program run: its variables, its step budget and its hooks."""
 
     def __init__(self, source: str, env: dict[str, Any] | None = None, hooks: Hooks | None = None,
-                 max_steps: int = 1_000_000, filename: str | None = None) -> None:
+                 max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None) -> None:
         self.source = source
         self.filename = filename
         self.env: dict[str, Any] = dict(env or {})
         self.hooks = hooks or Hooks()
-        self.max_steps = max_steps
-        self.steps = 0
+        self.budget = Budget(source, max_steps, timeout)
         self.outcome = Outcome()
         self._statements: dict[type, Callable[[Any], None]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
@@ -100,6 +100,7 @@ class Interpreter:
 
     # -- running ------------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> Outcome:
+        self.budget.start()
         self._block(tree.body)
         return self.outcome
 
@@ -130,13 +131,8 @@ class Interpreter:
             exc.filename = self.filename
         return exc
 
-    def _step(self) -> None:
-        self.steps += 1
-        if self.steps > self.max_steps:
-            raise LimitError(f"the program ran more than {self.max_steps:,} loop iterations",
-                             hint="check the loop's condition, or raise the limit with --max-steps")
-
     def eval(self, node: ast.expr) -> Any:
+        self.budget.tick()
         try:
             return self._expressions[type(node)](node)
         except GradcliError as exc:
@@ -201,7 +197,8 @@ class Interpreter:
             return
         self._remember(value, source_text(node.value))
         if self.hooks.on_display is not None:
-            self.hooks.on_display(source_text(node.value), value, node.lineno)
+            with self.budget.paused():
+                self.hooks.on_display(source_text(node.value), value, node.lineno)
 
     def _if(self, node: ast.If) -> None:
         if self._truth(self.eval(node.test), node.test):
@@ -210,8 +207,8 @@ class Interpreter:
             self._block(node.orelse)
 
     def _iteration(self, body: list[ast.stmt]) -> bool:
-        """One pass through a loop body, counted against the step limit; False when it breaks out."""
-        self._step()
+        """One pass through a loop body, counted against the budget; False when it breaks out."""
+        self.budget.step()
         try:
             self._block(body)
         except _Break:
@@ -221,19 +218,21 @@ class Interpreter:
         return True
 
     def _while(self, node: ast.While) -> None:
-        while self._truth(self.eval(node.test), node.test):
-            if not self._iteration(node.body):
-                break
+        with self.budget.inside(node):
+            while self._truth(self.eval(node.test), node.test):
+                if not self._iteration(node.body):
+                    break
 
     def _for(self, node: ast.For) -> None:
         iterable = self.eval(node.iter)
         if not isinstance(iterable, range):
             raise NotAllowedError("for loops run over range(...) only", hint="for i in range(10): ...").at(
                 *node_span(node.iter, self.source))
-        for i in iterable:
-            self.env[node.target.id] = i
-            if not self._iteration(node.body):
-                break
+        with self.budget.inside(node):
+            for i in iterable:
+                self.env[node.target.id] = i
+                if not self._iteration(node.body):
+                    break
 
     def _break(self, node: ast.Break) -> None:
         raise _Break
@@ -417,7 +416,8 @@ class Interpreter:
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if func is _PRINT:
             if self.hooks.on_print is not None:
-                self.hooks.on_print([(source_text(a), v) for a, v in zip(node.args, args)], node.lineno)
+                with self.budget.paused():
+                    self.hooks.on_print([(source_text(a), v) for a, v in zip(node.args, args)], node.lineno)
             return None
         return self._invoke(func, args, kwargs, node)
 
@@ -434,7 +434,11 @@ class Interpreter:
             except TypeError as exc:
                 raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
         if kind is not None:
-            return self.hooks.on_gradient(kind, run, args, kwargs, node.lineno)
+            def counted(target: Any = func) -> Any:
+                with self.budget.counted():
+                    return run(target)
+            with self.budget.paused():
+                return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
         return run()
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
@@ -450,9 +454,11 @@ class Interpreter:
                                 hint=_signature_hint("backward", inspect.signature(method))) from None
 
         def run(trace: Any = None) -> None:
-            run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
-                         bound.get("create_graph", False), trace=trace)
-        self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
+            with self.budget.counted():
+                run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
+                             bound.get("create_graph", False), trace=trace)
+        with self.budget.paused():
+            self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
     def _truth(self, value: Any, node: ast.AST) -> bool:
         if isinstance(value, Tensor):

@@ -63,6 +63,8 @@ def entries() -> list[Entry]:
         rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
                           B.OP_OF.get(name)))
     rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
+    for name, (op, args) in B.TENSOR_FORMS.items():
+        rows += [Entry(name, "function", f"{name}(x, {args})", op), Entry(name, "method", f"x.{name}({args})", op)]
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
     rows.sort(key=lambda e: (e.name.lower(), e.kind))
     reached = {id(e.op) for e in rows if e.op is not None}

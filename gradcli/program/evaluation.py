@@ -19,6 +19,7 @@ from gradcli.engine.backward import Trace, run_backward
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.interpreter import Hooks, Interpreter
+from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.lang.parser import parse_program
 from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
 from gradcli.engine.tensor import Anomaly, Limits, Node, Tensor
@@ -31,16 +32,20 @@ SCRIPT_DTYPE = "float32"
 
 @dataclass
 class Settings:
-    """What a run may use: its seed, dtype and bounds."""
+    """What a run may use: its seed, dtype and bounds (`timeout` None: no time limit)."""
 
     seed: int = 0
     dtype: str = "float64"
-    max_elements: int = 50_000_000
-    max_steps: int = 1_000_000
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    max_steps: int = DEFAULT_MAX_STEPS
+    timeout: float | None = DEFAULT_TIMEOUT
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
             raise ArgumentError(f"unknown dtype {self.dtype!r}", hint="use --dtype float64 or --dtype float32")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ArgumentError(f"--timeout {self.timeout}: the time limit must be a positive number of seconds",
+                                hint="e.g. --timeout 60")
 
 
 @contextlib.contextmanager
@@ -93,6 +98,8 @@ class Result:
     source: str
     first_nonfinite: Node | None = None
     env: dict[str, Any] = field(default_factory=dict)
+    summed: bool = False
+    """The output is not one number and no gradient was given: `grads` are those of its sum."""
 
 
 def parse_inputs(inputs: Mapping[str, Any] | None) -> dict[str, Tensor]:
@@ -121,7 +128,8 @@ def run_program(program: str, inputs: Mapping[str, Any] | None = None, of: str |
     settings = settings or Settings()
     tree = parse_program(program)
     leaves = parse_inputs(inputs)
-    interpreter = Interpreter(program, env=dict(leaves), hooks=hooks, max_steps=settings.max_steps)
+    interpreter = Interpreter(program, env=dict(leaves), hooks=hooks, max_steps=settings.max_steps,
+                              timeout=settings.timeout)
     outcome = interpreter.run(tree)
     if of is not None:
         if of not in interpreter.env:
@@ -139,24 +147,29 @@ def run_program(program: str, inputs: Mapping[str, Any] | None = None, of: str |
 
 
 def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = None, of: str | None = None,
-             seed: int = 0, dtype: str = "float64", *, max_elements: int = 50_000_000,
-             max_steps: int = 1_000_000, hooks: Hooks | None = None, trace: Trace | None = None) -> Result:
+             seed: int = 0, dtype: str = "float64", *, max_elements: int = DEFAULT_MAX_ELEMENTS,
+             max_steps: int = DEFAULT_MAX_STEPS, timeout: float | None = DEFAULT_TIMEOUT, hooks: Hooks | None = None,
+             trace: Trace | None = None) -> Result:
     """Run `program` on `inputs`, backpropagate from its output, return values and gradients.
 
     `inputs` maps names to spec strings (`"ones(2,2)"`, `"@x.npy"`) or array-likes; `grad` is the
-    gradient for a non-scalar output (a spec string, `"ones"`, or an array-like). Every user error
-    is a `GradcliError`.
+    gradient backward starts from (a spec string, `"ones"`, or an array-like). Without it, an
+    output of more than one element is differentiated through the sum of its elements (the
+    convention of TensorFlow's `GradientTape.gradient`; PyTorch would need
+    `out.backward(torch.ones_like(out))`) and `Result.summed` says so. Every user error is a
+    `GradcliError`.
     """
-    settings = Settings(seed, dtype, max_elements, max_steps)
+    settings = Settings(seed, dtype, max_elements, max_steps, timeout)
     with engine_settings(settings):
         prog = run_program(program, inputs, of, hooks, settings)
         out = prog.output
         prog.require_grad()
-        gradient = None
-        if grad is not None:
+        summed = grad is None and out._data.size != 1
+        if grad is None:
+            gradient = np.ones(out.shape, dtype=out.dtype)
+        else:
             gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))
         run_backward((out,), (gradient,), trace=trace)
         grads = {name: (leaf.grad._data if leaf.grad is not None else None) for name, leaf in prog.leaves.items()}
-        start = gradient if gradient is not None else np.ones(out.shape, dtype=out.dtype)
-        return Result(out, prog.output_name, prog.leaves, grads, start, seed, dtype, program,
-                      prog.first_nonfinite, prog.env)
+        return Result(out, prog.output_name, prog.leaves, grads, gradient, seed, dtype, program,
+                      prog.first_nonfinite, prog.env, summed)

@@ -241,7 +241,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         try:
             source = _read(path)
             tree = parse_program(source, str(path))
-            interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path))
+            interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
+                                      timeout=settings.timeout)
             session.env = interpreter.env
             session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
             interpreter.run(tree)

@@ -127,6 +127,8 @@ def _slice_indices(lead: tuple[int, ...], full: bool) -> Iterable[tuple[int, ...
 def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -> RenderableType:
     """The output's value and each input's gradient, as `gradcli eval` shows them."""
     parts: list[RenderableType] = [array_view(result.output_name, result.output, full)]
+    if result.summed:
+        parts.append(summed_note(result.output_name))
     for name, g in result.grads.items():
         if wrt and name not in wrt:
             continue
@@ -139,6 +141,13 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
     if warning is not None:
         parts.append(warning)
     return Group(*parts)
+
+
+def summed_note(name: str) -> Text:
+    """eval's answer for an output that is not one number: say which convention gave it, and PyTorch's way."""
+    z = name if name.isidentifier() else f"({name})"
+    return Text(f"note: gradients of {z}.sum() ({name} is not a scalar); in PyTorch: "
+                f"{z}.backward(torch.ones_like({z}))", style="dim")
 
 
 def nonfinite_warning(result: Any) -> Text | None:

@@ -1,0 +1,109 @@
+"""Runaway programs stop with a clear error (exit 2) that names the loop and the option raising the limit.
+
+No assertion here depends on how fast the machine is: limits are reached by steps, by a time limit
+far below what the program needs, or not at all; `tests/bench/bench_limits.py` measures how long
+the defaults take.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import gradcli
+from gradcli.errors import LimitError
+from gradcli.program.evaluation import Settings
+from gradcli.program.scripts import run_file
+
+pytest_plugins = ["pytester"]
+
+# Seed 000's loop: with x = 0 the norm never reaches 1000.
+RUNAWAY = "y = x * 2\nwhile y.data.norm() < 1000:\n    y = y * 2"
+
+
+def test_seed000_runaway_loop_stops_with_defaults_on_the_command_line(cli):
+    result = cli("eval", RUNAWAY, "x=zeros(3)")
+    assert result.exit_code == 2
+    text = " ".join(result.stderr.split())
+    assert "in the while loop at line 2" in text
+    assert "--max-steps" in text or "--timeout" in text
+    assert "   | while y.data.norm() < 1000:" in result.stderr
+
+
+def test_seed000_runaway_loop_stops_with_defaults_through_evaluate():
+    with pytest.raises(LimitError) as caught:
+        gradcli.evaluate(RUNAWAY, {"x": "zeros(3)"})
+    assert caught.value.line == 2 and "in the while loop at line 2" in caught.value.message
+
+
+def test_the_time_limit_names_the_loop_and_the_option(cli):
+    result = cli("eval", RUNAWAY, "x=zeros(3)", "--max-steps", "100000000", "--timeout", "0.05", "--json")
+    assert result.exit_code == 2
+    error = __import__("json").loads(result.stderr)["error"]
+    assert error["message"] == "the program ran for more than 0.05 seconds, in the while loop at line 2"
+    assert error["hint"] == "check the loop's condition, or raise the limit with --timeout SECONDS"
+    assert (error["line"], error["column"]) == (2, 1)
+
+
+def test_the_time_limit_bounds_a_long_run_of_ops_without_loops():
+    program = "y = x\n" + "y = y * 1.0001\n" * 3000
+    with pytest.raises(LimitError) as caught:
+        gradcli.evaluate(program, {"x": "[1.0]"}, timeout=1e-6)
+    assert caught.value.message == "the program ran for more than 1e-06 seconds"
+    assert caught.value.hint == "raise the limit with --timeout SECONDS"
+
+
+def test_a_limit_names_the_innermost_loop_running():
+    program = "y = x\nfor i in range(3):\n    while True:\n        y = y + 1\n    y = y * 2"
+    with pytest.raises(LimitError) as caught:
+        gradcli.evaluate(program, {"x": "[1.0]"})
+    assert "in the while loop at line 3" in caught.value.message and caught.value.line == 3
+
+
+def test_steps_count_across_loops_so_splitting_a_loop_does_not_outrun_the_limit():
+    program = "y = x\nfor i in range(6000):\n    y = y + 1\nfor j in range(6000):\n    y = y + 1"
+    with pytest.raises(LimitError) as caught:
+        gradcli.evaluate(program, {"x": "[1.0]"})
+    assert caught.value.message == "the program ran more than 10,000 loop iterations, in the for loop at line 4"
+    assert gradcli.evaluate(program, {"x": "[1.0]"}, max_steps=12_000).grads["x"].tolist() == [1.0]
+
+
+def test_the_default_step_limit_admits_a_2000_iteration_training_loop_with_room_to_spare():
+    """The loop's cost against the time limit is measured by tests/bench/bench_limits.py."""
+    program = "w = x\nfor step in range(2000):\n    for inner in range(4):\n        k = inner\nout = w.sum()"
+    assert gradcli.evaluate(program, {"x": "[1.0]"}, timeout=None).grads["x"].tolist() == [1.0]
+
+
+def test_time_spent_showing_output_is_not_the_programs(tmp_path):
+    path = tmp_path / "prints.grad"
+    path.write_text("x = tensor([1.0])\nprint(x)\nprint(x)\nprint(x)\n", encoding="utf-8")
+    result = run_file(path, settings=Settings(timeout=1.0), on_event=lambda event: time.sleep(0.5))
+    assert result.status == "ok", result.error
+
+
+def test_a_script_error_names_the_file_and_the_loop(cli, tmp_path):
+    path = tmp_path / "runaway.grad"
+    path.write_text("x = torch.zeros(3, requires_grad=True)\n" + RUNAWAY + "\n", encoding="utf-8")
+    result = cli("run", str(path), "--timeout", "0.05", "--max-steps", "100000000")
+    assert result.exit_code == 2
+    assert f"--> {path}:3:1" in result.stderr
+    assert "the program ran for more than 0.05 seconds, in the while loop at line 3" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_the_timeout_must_be_a_positive_number(cli, value):
+    result = cli("eval", "out = x.sum()", "x=[1.0]", "--timeout", value)
+    assert result.exit_code == 2
+
+
+def test_the_pytest_plugin_takes_a_timeout_option_and_ini_value(pytester: pytest.Pytester):
+    pytester.makefile(".grad", slow="x = tensor([1.0])\nfor i in range(5000):\n    x = x + 1\n")
+    quiet = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+    pytester.runpytest(*quiet).assert_outcomes(passed=1)
+    failed = pytester.runpytest(*quiet, "--gradcli-timeout", "1e-6")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*the program ran for more than 1e-06 seconds, in the for loop at*",
+                                 "under pytest: --gradcli-timeout SECONDS, or gradcli_timeout = SECONDS in the ini file"])
+    pytester.makeini("[pytest]\ngradcli_timeout = 1e-6\n")
+    pytester.runpytest(*quiet).assert_outcomes(failed=1)
+    pytester.runpytest(*quiet, "--gradcli-timeout", "60").assert_outcomes(passed=1)
