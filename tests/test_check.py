@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradcli as g
+from gradcli.engine import functions as F
 from gradcli.engine import ops as O
 from gradcli.check import check_gradients
 
@@ -121,19 +122,6 @@ def test_many_ops_in_one_program():
     out = (g.maximum(h, h * 0.5).clamp(-2, 2).prod(dim=1) + x.norm(dim=1) + x.var(dim=0).sum() + h.max()).sum()
     report = run(out, {"x": x, "w": w}, mode="all")
     assert report.status == "pass", report.to_json()
-
-
-@pytest.fixture
-def patched():
-    """Swap an op's VJPs for the length of a test (Op is frozen, so around its __setattr__)."""
-    saved = []
-
-    def patch(op, vjps):
-        saved.append((op, op.vjps))
-        object.__setattr__(op, "vjps", vjps)
-    yield patch
-    for op, vjps in reversed(saved):
-        object.__setattr__(op, "vjps", vjps)
 
 
 def test_a_wrong_vjp_is_caught_at_the_right_element(patched):
@@ -343,3 +331,80 @@ def test_comparisons_that_round_to_a_tie_in_floats_are_decided_exactly(build, va
     x = g.tensor(np.reshape(values, (2, 2)), requires_grad=True)
     report = run((build(x) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
     assert report.status == "pass"
+
+
+def _u(*shape, lo=-0.9, hi=0.9):
+    return np.random.default_rng(sum(shape) + 11).uniform(lo, hi, shape)
+
+
+# op name -> (program, inputs): each of these ops is on the program's output path, away from kinks.
+OP_PROGRAMS = {
+    "asin": (lambda x: x.asin(), [_u(2, 3)]), "acos": (lambda x: x.acos(), [_u(2, 3)]),
+    "atan": (lambda x: x.atan(), [_u(2, 3)]), "sinh": (lambda x: x.sinh(), [_u(2, 3)]),
+    "cosh": (lambda x: x.cosh(), [_u(2, 3)]), "asinh": (lambda x: x.asinh(), [_u(2, 3)]),
+    "acosh": (lambda x: x.acosh(), [_u(2, 3, lo=1.2, hi=3)]), "atanh": (lambda x: x.atanh(), [_u(2, 3)]),
+    "log2": (lambda x: x.log2(), [_u(2, 3, lo=0.2, hi=3)]), "log10": (lambda x: x.log10(), [_u(2, 3, lo=0.2, hi=3)]),
+    "exp2": (lambda x: x.exp2(), [_u(2, 3)]), "expm1": (lambda x: x.expm1(), [_u(2, 3)]),
+    "erf": (lambda x: x.erf(), [_u(2, 3)]), "erfc": (lambda x: x.erfc(), [_u(2, 3)]),
+    "erfinv": (lambda x: x.erfinv(), [_u(2, 3)]), "rsqrt": (lambda x: x.rsqrt(), [_u(2, 3, lo=0.2, hi=3)]),
+    "reciprocal": (lambda x: x.reciprocal(), [_u(2, 3, lo=0.2, hi=3)]),
+    "lgamma": (lambda x: x.lgamma(), [_u(2, 3, lo=0.2, hi=3)]),
+    "digamma": (lambda x: x.digamma(), [_u(2, 3, lo=0.2, hi=3)]),
+    "polygamma": (lambda x: x.polygamma(1), [_u(2, 3, lo=0.2, hi=3)]),
+    "logit": (lambda x: x.logit(), [_u(2, 3, lo=0.1, hi=0.9)]),
+    "floor": (lambda x: x.floor() * x, [_u(2, 3, lo=-2.9, hi=2.9)]),
+    "ceil": (lambda x: x.ceil() * x, [_u(2, 3, lo=-2.9, hi=2.9)]),
+    "trunc": (lambda x: x.trunc() * x, [_u(2, 3, lo=-2.9, hi=2.9)]),
+    "round": (lambda x: x.round() * x, [_u(2, 3, lo=-2.9, hi=2.9)]),
+    "frac": (lambda x: x.frac() * x, [_u(2, 3, lo=-2.9, hi=2.9)]),
+    "atan2": (lambda a, b: F.atan2(a, b), [_u(2, 3), _u(3, lo=0.2, hi=2)]),
+    "hypot": (lambda a, b: F.hypot(a, b), [_u(2, 3), _u(3, lo=0.2, hi=2)]),
+    "fmod": (lambda a, b: F.fmod(a, b), [_u(2, 3, lo=-3, hi=3), _u(3, lo=0.4, hi=2)]),
+    "remainder": (lambda a, b: a % b, [_u(2, 3, lo=-3, hi=3), _u(3, lo=0.4, hi=2)]),
+    "xlogy": (lambda a, b: F.xlogy(a, b), [_u(2, 3), _u(3, lo=0.2, hi=2)]),
+    "fmax": (lambda a, b: F.fmax(a, b), [_u(2, 3), _u(3) + 0.01]),
+    "fmin": (lambda a, b: F.fmin(a, b), [_u(2, 3), _u(3) + 0.01]),
+    "lerp": (lambda a, b, w: F.lerp(a, b, w), [_u(2, 3), _u(3), _u(2, 3, lo=0, hi=1)]),
+    "addcmul": (lambda x, a, b: F.addcmul(x, a, b, value=0.5), [_u(2, 3), _u(3), _u(2, 1)]),
+    "addcdiv": (lambda x, a, b: F.addcdiv(x, a, b, value=2), [_u(2, 3), _u(3), _u(2, 1, lo=0.3, hi=2)]),
+    "logsumexp": (lambda x: x.logsumexp(1), [_u(2, 3)]), "amax": (lambda x: x.amax(0), [_u(2, 3)]),
+    "amin": (lambda x: x.amin(), [_u(2, 3)]), "median": (lambda x: x.median(), [_u(2, 3)]),
+    "cumsum": (lambda x: x.cumsum(1), [_u(2, 3)]), "cumprod": (lambda x: x.cumprod(1), [_u(2, 3)]),
+    "flip": (lambda x: x.flip(1), [_u(2, 3)]), "roll": (lambda x: x.roll(1, 1), [_u(2, 3)]),
+    "repeat": (lambda x: x.repeat(2, 1), [_u(2, 3)]), "tril": (lambda x: x.tril(), [_u(3, 3)]),
+    "triu": (lambda x: x.triu(), [_u(3, 3)]), "diag_embed": (lambda x: F.diag_embed(x), [_u(2, 3)]),
+    "scatter": (lambda x, s: x.scatter(0, F.as_tensor([[1, 0, 1]]), s), [_u(2, 3), _u(1, 3)]),
+    "scatter_add": (lambda x, s: x.scatter_add(0, F.as_tensor([[1, 1, 0]]), s), [_u(2, 3), _u(1, 3)]),
+    "cross": (lambda a, b: F.cross(a, b), [_u(2, 3), _u(2, 3)]),
+    "einsum": (lambda a, b: F.einsum("ij,kj->ik", a, b), [_u(2, 3), _u(4, 3)]),
+    "det": (lambda a: F.det(a), [_u(3, 3)]),
+    "logabsdet": (lambda a: F.slogdet(a).logabsdet, [_u(3, 3)]),
+    "inverse": (lambda a: F.inverse(a), [_u(2, 2) + 2 * np.eye(2)]),
+    "solve": (lambda a, b: F.solve(a, b), [_u(2, 2) + 2 * np.eye(2), _u(2)]),
+    "cholesky": (lambda a: F.cholesky(a), [_u(3, 3) @ _u(3, 3).T + np.eye(3)]),
+}
+
+
+def _op_program(name):
+    fn, arrays = OP_PROGRAMS[name]
+    xs = {f"x{i}": g.tensor(a, requires_grad=True) for i, a in enumerate(arrays)}
+    out = fn(*xs.values())
+    weights = np.random.default_rng(3).uniform(0.5, 1.5, out.shape)
+    return xs, (out * g.tensor(weights)).sum()
+
+
+@pytest.mark.parametrize("name", OP_PROGRAMS)
+def test_each_new_op_passes_and_a_wrong_vjp_of_it_is_caught(name, patched, monkeypatch):
+    leaves, out = _op_program(name)
+    report = run(out, leaves)
+    assert report.status == "pass", report.to_json()
+    assert all(c.status == "pass" for c in report.inputs.values())
+    if name == "einsum":  # its VJPs are made per call, one per operand
+        right = O._einsum_vjp
+        monkeypatch.setattr(O, "_einsum_vjp", lambda *a: right(*a) * 2 + 0.5)
+    op = getattr(O, name.upper())
+    patched(op, tuple(None if v is None else (lambda *a, _v=v, **k: _v(*a, **k) * 2 + 0.5) for v in op.vjps))
+    leaves, out = _op_program(name)
+    report = run(out, leaves)
+    assert report.status == "fail"
+    assert all(c.status == "fail" for c in report.inputs.values())

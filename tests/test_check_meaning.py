@@ -24,6 +24,14 @@ def positive(*shape):
     return R.uniform(0.5, 2.0, shape)
 
 
+def unit(*shape):
+    return R.uniform(-0.9, 0.9, shape)
+
+
+_M = R.standard_normal((3, 3))
+SPD = _M @ _M.T + np.eye(3)
+
+
 def binary(a, b):
     return [((a, b), {})]
 
@@ -51,8 +59,8 @@ CASES = {
     "var": [((normal(2, 4),), {"dim": None, "correction": 1, "keepdim": False}),
             ((normal(2, 4),), {"dim": (1,), "correction": 0, "keepdim": True})],
     "std": [((normal(2, 4),), {"dim": (0,), "correction": 1, "keepdim": False})],
-    "norm": [((normal(2, 3),), {"p": p, "dim": d, "keepdim": False}) for p in (2.0, 1.0, math.inf, 3.0)
-             for d in (None, (1,))],
+    "norm": [((normal(2, 3),), {"p": p, "dim": d, "keepdim": False})
+             for p in (2.0, 1.0, math.inf, 3.0, -math.inf, -1.5) for d in (None, (1,))],
     "softmax": [((normal(2, 4),), {"dim": 1}), ((normal(3, 2),), {"dim": 0})],
     "log_softmax": [((normal(2, 4),), {"dim": 1})],
     "reshape": [((normal(2, 3),), {"shape": (3, 2)}), ((normal(6),), {"shape": (1, 6)})],
@@ -66,7 +74,73 @@ CASES = {
     "cat": [((normal(2, 3), normal(1, 3)), {"dim": 0}), ((normal(2, 1), normal(2, 2), normal(2, 3)), {"dim": 1})],
     "stack": [((normal(2), normal(2)), {"dim": 1})],
     "to": [((normal(2, 3),), {"dtype": np.dtype(np.float64)})],
+    "polygamma": [((positive(2, 3),), {"n": 1}), ((normal(4),), {"n": 3})],
+    "logit": [((unit(2, 3) * 0.5 + 0.5,), {}), ((unit(2, 3) * 0.5 + 0.5,), {"eps": 0.3})],
+    "round": [((normal(2, 3) * 3,), {}), ((normal(2, 3),), {"decimals": 2})],
+    "atan2": binary(normal(2, 3), normal(3)),
+    "hypot": binary(normal(2, 3), normal(2, 1)),
+    "fmod": binary(normal(2, 3) * 3, positive(3)) + [((normal(4) * 3, -0.7), {})],
+    "remainder": binary(normal(2, 3) * 3, -positive(3)) + [((normal(4) * 3, 0.7), {})],
+    "xlogy": binary(normal(2, 3), positive(3)) + [((np.array([0.0, 1.5]), positive(2)), {})],
+    "fmax": binary(normal(2, 3), normal(3)),
+    "fmin": binary(normal(2, 3), normal(2, 1)),
+    "lerp": [((normal(2, 3), normal(3), normal(2, 3)), {}), ((normal(3), normal(3), 0.25), {})],
+    "addcmul": [((normal(2, 3), normal(3), normal(2, 1)), {"value": 0.5})],
+    "addcdiv": [((normal(3), normal(2, 3), positive(2, 3)), {"value": 2})],
+    "logsumexp": [((normal(2, 3),), {"dim": (1,), "keepdim": False}),
+                  ((normal(2, 3, 2),), {"dim": None, "keepdim": True})],
+    "amax": [((normal(2, 3),), {"dim": (0, 1), "keepdim": False}), ((normal(2, 3),), {"dim": (1,), "keepdim": True})],
+    "amin": [((normal(2, 3),), {"dim": None, "keepdim": False})],
+    "median": [((normal(2, 3),), {"at": 4})],
+    "cumsum": [((normal(2, 3),), {"dim": 1}), ((normal(3, 2),), {"dim": 0})],
+    "cumprod": [((normal(2, 3),), {"dim": 1})],
+    "flip": [((normal(2, 3),), {"dims": (0, 1)})],
+    "roll": [((normal(2, 3),), {"shifts": (1, -1), "dims": (0, 1)}), ((normal(2, 3),), {"shifts": (4,), "dims": None})],
+    "repeat": [((normal(2, 3),), {"repeats": (2, 1, 3)})],
+    "tril": [((normal(3, 3),), {"diagonal": 0}), ((normal(2, 3, 4),), {"diagonal": -1})],
+    "triu": [((normal(3, 4),), {"diagonal": 1})],
+    "diag_embed": [((normal(3),), {"offset": 0, "dim1": 0, "dim2": 1}), ((normal(2, 3),), {"offset": -1, "dim1": 1,
+                                                                                          "dim2": 2})],
+    "scatter": [((normal(3, 2), normal(2, 2)), {"key": (np.array([[2, 0]]), np.array([[0, 1]]))}),
+                ((normal(3, 2), 0.5), {"key": (np.array([[1]]), np.array([[0]]))})],
+    "scatter_add": [((normal(3, 2), normal(2, 2)), {"key": (np.array([[2, 2], [0, 2]]), np.array([[0, 1], [0, 1]]))})],
+    "cross": [((normal(2, 3), normal(3)), {"dim": -1}), ((normal(3, 2), normal(3, 2)), {"dim": -2})],
+    "einsum": [((normal(2, 3), normal(3, 4)), {"equation": "ij,jk->ik"}), ((normal(3, 3),), {"equation": "ii->"}),
+               ((normal(2), normal(3), normal(2)), {"equation": "i,j,k->ijk"})],
+    "det": [((normal(3, 3),), {}), ((normal(2, 2, 2),), {})],
+    "slogdet": [((normal(3, 3),), {})],
+    "inverse": [((normal(2, 2) + 2 * np.eye(2),), {}), ((normal(2, 3, 3) + 2 * np.eye(3),), {})],
+    "solve": [((normal(2, 2) + 2 * np.eye(2), normal(2)), {}), ((normal(3, 3) + 2 * np.eye(3), normal(3, 2)), {})],
+    "cholesky": [((SPD,), {})],
 }
+UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s),
+                "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,
+                "log2": positive, "log10": positive, "rsqrt": positive, "lgamma": positive, "digamma": positive,
+                **dict.fromkeys(("floor", "ceil", "trunc", "frac"), lambda *s: normal(*s) * 3)}
+# torch.nn.functional
+CASES.update({
+    "hardtanh": [((normal(2, 3),), {"min_val": -0.5, "max_val": 0.5})],
+    "leaky_relu": [((normal(2, 3),), {"negative_slope": 0.2})],
+    "elu": [((normal(2, 3),), {"alpha": 0.7, "scale": 1.1, "input_scale": 0.5})],
+    "gelu": [((normal(2, 3),), {"approximate": "none"}), ((normal(4),), {"approximate": "tanh"})],
+    "gelu_backward": [((normal(2, 3), normal(3)), {"approximate": "none"}),
+                      ((normal(4), normal(4)), {"approximate": "tanh"})],
+    "softplus": [((normal(2, 3),), {}), ((normal(4) * 3,), {"beta": 2.0, "threshold": 20.0})],
+    "addmm": [((normal(2), normal(3, 4), normal(4, 2)), {})],
+    "pad": [((normal(2, 3),), {"pad": (1, -1, 0, 2), "value": 0.5})],
+    "layer_norm": [((normal(2, 3), normal(3), normal(3)), {"count": 1, "eps": 1e-5}),
+                   ((normal(2, 2, 2), 1.0, 0.0), {"count": 2, "eps": 1e-5})],
+    "mse_loss": [((normal(2, 3), normal(3)), {"reduction": r}) for r in ("mean", "sum", "none")],
+    "smooth_l1_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "mean", "beta": 0.5})],
+    "huber_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "none", "delta": 0.5})],
+    "nll_loss": [((normal(3, 4),), {"target": np.array([0, 3, 1]), "weight": positive(4), "ignore_index": 1,
+                                    "reduction": r}) for r in ("mean", "sum", "none")]
+    + [((normal(4),), {"target": np.array(2), "weight": None, "ignore_index": -100, "reduction": "mean"})],
+    "binary_cross_entropy": [((R.uniform(0.1, 0.9, (2, 3)), R.uniform(0, 1, (2, 3))),
+                              {"weight": positive(3), "reduction": "mean"})],
+    "binary_cross_entropy_with_logits": [((normal(2, 3), R.uniform(0, 1, (2, 3))),
+                                          {"weight": None, "pos_weight": positive(3), "reduction": "sum"})],
+})
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
 
 
@@ -96,7 +170,7 @@ def evaluate(op, inputs, params):
             args.append(syms)
         else:
             args.append(S.constant(x))
-    if op in (O.CAT, O.STACK):
+    if op in (O.CAT, O.STACK, O.EINSUM):
         op = O.variadic(op, len(inputs))
     result = S.as_array(op.sym(S, *args, **params))
     ev = FloatEvaluator(point)

@@ -297,3 +297,29 @@ def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(args):
     proc.stdout.close()  # the reader is gone before gradcli writes, as with `| head -c 1` on a long output
     stderr = proc.stderr.read()
     assert proc.wait() == 141 and stderr == b""
+
+
+# Programs a learner writes with issue 12's functions, through the language and `--check`.
+LEARNER_PROGRAMS = [
+    ("v, i = x.sort(descending=True); top = torch.topk(x, 2).values; out = (v * torch.arange(4.)).sum() + "
+     "torch.logsumexp(x, 0) + x.cumsum(0).prod() + top.sum() + x.amax() * x.median()", ["x=[0.5,-1.2,0.3,2.0]"]),
+    ("s = torch.linalg.slogdet(A); out = s.logabsdet + torch.linalg.solve(A, b).sum() + torch.det(A) + "
+     "torch.linalg.inv(A).sum() + torch.linalg.cholesky(A @ A.T + torch.eye(2)).sum() + "
+     "torch.linalg.matrix_power(A, 3).sum()", ["A=[[2.0,1.0],[0.5,3.0]]", "b=[1.0,-1.0]"]),
+    ("y = torch.einsum('ij,jk->ik', x, x.T).tril().flip(0) + x.repeat(1, 2)[:, :2].diag_embed()[0]; "
+     "z = y.gather(1, torch.tensor([[1], [0]])).masked_fill(torch.tensor([[True], [False]]), 0.5); "
+     "out = (z * z).sum() + torch.linalg.vector_norm(x, 3) + x.roll(1, 0).unflatten(1, (2, 1)).sum()",
+     ["x=[[0.3,-0.7],[1.1,0.4]]"]),
+    ("out = (x.asin() + x.erfinv() + x.atan2(x + 2) + torch.hypot(x, x) + x.logit(eps=0.1) + x % 0.3 + "
+     "torch.lerp(x, x * x, 0.25) + torch.xlogy(x, x + 1) + x.lgamma() + torch.addcdiv(x, x, x + 2)).sum()",
+     ["x=[0.2,0.45,0.7]"]),
+]
+
+
+@pytest.mark.parametrize("program, inputs", LEARNER_PROGRAMS)
+def test_learner_programs_pass_check(cli, program, inputs):
+    result = cli("eval", program, *inputs, "--check", "--json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)["check"]
+    assert report["status"] == "pass"
+    assert all(c["status"] == "pass" for c in report["inputs"].values())

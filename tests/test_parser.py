@@ -180,7 +180,7 @@ REJECTED = {
     "set literal": ("s = {1, 2}", NotAllowedError, "set literals are not supported", 1, 5),
     "import os": ("import os; z = x.sum()", NotAllowedError, "import of 'os' is not supported", 1, 8),
     "import os.path": ("import os.path", NotAllowedError, "import of 'os.path'", 1, 8),
-    "import torch.nn": ("import torch, torch.nn", NotAllowedError, "import of 'torch.nn'", 1, 15),
+    "import torch.utils": ("import torch, torch.utils", NotAllowedError, "import of 'torch.utils'", 1, 15),
     "from os import": ("from os import system", NotAllowedError, "import of 'os' is not supported", 1, 6),
     "relative import": ("from . import x", NotAllowedError, "import of '.' is not supported", 1, 6),
     "star import": ("from torch import *", NotAllowedError, "'from torch import *' is not supported", 1, 19),
@@ -255,7 +255,9 @@ def test_exact_messages_and_hints():
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import os")
     assert caught.value.message == ("import of 'os' is not supported; gradcli accepts `import torch`, "
-                                    "`import torch as t`, `from torch.autograd import Variable`, `import numpy as np`")
+                                    "`import torch as t`, `from torch.autograd import Variable`, `import torch.nn as nn`, "
+                                    "`import torch.nn.functional as F`, `import torch.optim as optim`, "
+                                    "`import numpy as np`")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("y = x & 1")

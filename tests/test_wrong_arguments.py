@@ -32,6 +32,9 @@ BAD = {
     "a function": "relu",
 }
 INPUTS = {"x": "[[1.0, -2.0], [0.5, 3.0]]"}
+# How the catalogue's prefixed names are written in a program, and where they live.
+NAMESPACES = {"linalg": (B.LINALG, "torch.linalg"), "F": (B.NN_FUNCTIONAL, "torch.nn.functional"),
+              "nn": (B.NN, "torch.nn"), "optim": (B.OPTIM, "torch.optim")}
 
 
 def _params(fn, bound: bool) -> list[inspect.Parameter]:
@@ -64,7 +67,11 @@ def _calls(callee: str, params: list[inspect.Parameter], receiver: bool) -> list
 def _programs() -> list[tuple[str, list[str]]]:
     seen, cases = set(), []
     for entry in entries():
-        if entry.kind == "function":
+        prefix, _, short = entry.name.rpartition(".")
+        if prefix in NAMESPACES and entry.kind in ("function", "module", "optimizer"):
+            space, written = NAMESPACES[prefix]
+            fn, callee, bound = space.members[short], f"{written}.{short}", False
+        elif entry.kind == "function":
             fn, callee, bound = B.FUNCTIONS[entry.name], entry.name, False
         elif entry.kind == "method":
             fn, callee, bound = getattr(gradcli.Tensor, entry.name), f"x.{entry.name}", True

@@ -16,6 +16,8 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import Function
 
+from gradcli.engine import special
+
 _INDEXED = 8
 
 
@@ -233,6 +235,18 @@ _FLOAT: dict[type, Callable[..., float]] = {
     sp.sinh: guard(math.sinh),
     sp.Abs: abs,
     sp.sign: sign,
+    sp.asin: guard(math.asin),
+    sp.acos: guard(math.acos),
+    sp.atan: math.atan,
+    sp.asinh: math.asinh,
+    sp.acosh: guard(math.acosh),
+    sp.atanh: guard(math.atanh),
+    sp.atan2: math.atan2,
+    sp.erf: math.erf,
+    sp.erfc: math.erfc,
+    sp.erfinv: lambda v: float(special.erfinv(v)),
+    sp.loggamma: lambda v: float(special.lgamma(v)),
+    sp.polygamma: lambda n, v: float(special.polygamma(int(n), v)),
     sp.Heaviside: _heaviside,
     sp.DiracDelta: _dirac,
     sp.Max: lambda *a: math.nan if any(map(math.isnan, a)) else max(a),

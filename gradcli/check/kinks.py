@@ -43,11 +43,50 @@ class Kinks:
         return mask
 
     @staticmethod
+    def jump_kink(x: Any, offset: float) -> np.ndarray:
+        """Where a step function (floor, round, ...) jumps: x - offset is a whole number."""
+        shifted = np.asarray(x) - offset
+        return shifted == np.floor(shifted)
+
+    @staticmethod
+    def origin_kink(a: Any, b: Any) -> np.ndarray:
+        """atan2 and hypot at a = b = 0."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return (a == 0) & (b == 0)
+
+    @staticmethod
+    def zero_first_kink(a: Any, b: Any) -> np.ndarray:
+        """xlogy at x = 0 with y ≤ 0, where PyTorch's ∂/∂x is 0 rather than log y."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        return (a == 0) & (b <= 0)
+
+    @staticmethod
+    def divides_kink(a: Any, b: Any) -> np.ndarray:
+        """fmod and remainder jump where a/b is a whole number."""
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) == 0
+
+    @staticmethod
     def extremum_kink(x: Any, dim: tuple[int, ...] | None, reduce: Callable[..., Any]) -> np.ndarray:
         """Elements tied for the extremum of their slice."""
         x = np.asarray(x)
         hit = x == reduce(x, axis=dim, keepdims=True)
         return hit & (np.sum(hit, axis=dim, keepdims=True) > 1)
+
+    @staticmethod
+    def asymmetric_kink(x: Any) -> np.ndarray:
+        """Cholesky reads only the lower triangle of a matrix that is not symmetric, while PyTorch's
+        gradient is that of the symmetric matrix: off the symmetric matrices the two differ."""
+        x = np.asarray(x)
+        return np.broadcast_to((x != np.swapaxes(x, -1, -2)).any(axis=(-2, -1), keepdims=True), x.shape)
+
+    @staticmethod
+    def median_kink(x: Any, at: int) -> np.ndarray:
+        """Elements tied with the median (another element has its value): the gradient is shared."""
+        x = np.asarray(x)
+        hit = x == x.reshape(-1)[at]
+        return hit & (np.sum(hit) > 1)
 
     @staticmethod
     def norm_kink(x: Any, p: float, dim: tuple[int, ...] | None) -> np.ndarray:
@@ -58,6 +97,8 @@ class Kinks:
             mask |= x == 0
         if p == float("inf"):
             mask |= Kinks.extremum_kink(np.abs(x), dim, np.max)
+        if p == -float("inf"):
+            mask |= Kinks.extremum_kink(np.abs(x), dim, np.min)
         return mask
 
 

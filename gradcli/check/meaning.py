@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from gradcli.check.calculus import float_pow, guard, sign, sympy_float
+from gradcli.engine import special
 
 _SHORT_DIGITS = 6
 
@@ -113,6 +114,37 @@ def _product(u: Any, v: Any) -> Any:
     return u * v
 
 
+class _Step(sp.Function):
+    """floor, ceil, trunc and round with slope 0: SymPy states no derivative for its own (it leaves
+    `Derivative(floor(x), x)` unevaluated), and PyTorch's gradient of a step is 0. The jumps are
+    kinks (`check/kinks.py`), so the slope is never compared there."""
+
+    _at: Callable[[Fraction], int] = staticmethod(math.floor)
+
+    def fdiff(self, argindex: int = 1) -> sp.Expr:
+        return sp.S.Zero
+
+    @classmethod
+    def eval(cls, u: sp.Expr) -> sp.Expr | None:
+        if u.is_Rational:
+            return sp.Integer(cls._at(Fraction(int(u.p), int(u.q))))
+        if u.is_Float and u.is_finite:
+            return sp.Integer(cls._at(Fraction(float(u))))
+        return None
+
+
+def _step(name: str, at: Callable[[Fraction], int]) -> type:
+    return type(name, (_Step,), {"_at": staticmethod(at)})
+
+
+Floor, Ceil, Trunc, Round = (_step("floor", math.floor), _step("ceil", math.ceil), _step("trunc", math.trunc),
+                             _step("round", round))
+
+
+def _float_step(fn: Callable[[float], float]) -> Callable[[float], float]:
+    return lambda v: float(fn(v)) if math.isfinite(v) else v
+
+
 def _nan_or(fn: Callable[..., float]) -> Callable[..., float]:
     return lambda *a: math.nan if any(map(math.isnan, a)) else fn(a)
 
@@ -140,6 +172,97 @@ class Meaning:
     pow = _binary(float_pow, lambda u, v: u ** v)
     Max = _binary(_nan_or(max), sp.Max)
     Min = _binary(_nan_or(min), sp.Min)
+    asin = _elementwise(guard(math.asin), sp.asin)
+    acos = _elementwise(guard(math.acos), sp.acos)
+    atan = _elementwise(math.atan, sp.atan)
+    sinh = _elementwise(guard(math.sinh), sp.sinh)
+    cosh = _elementwise(guard(math.cosh), sp.cosh)
+    asinh = _elementwise(math.asinh, sp.asinh)
+    acosh = _elementwise(guard(math.acosh), sp.acosh)
+    atanh = _elementwise(guard(math.atanh), sp.atanh)
+    erf = _elementwise(math.erf, sp.erf)
+    erfc = _elementwise(math.erfc, sp.erfc)
+    erfinv = _elementwise(lambda v: float(special.erfinv(np.float64(v))), sp.erfinv)
+    lgamma = _elementwise(lambda v: float(special.lgamma(np.float64(v))), sp.loggamma)
+    digamma = _elementwise(lambda v: float(special.digamma(np.float64(v))), sp.digamma)
+    floor = _elementwise(_float_step(math.floor), Floor)
+    ceil = _elementwise(_float_step(math.ceil), Ceil)
+    trunc = _elementwise(_float_step(math.trunc), Trunc)
+    atan2 = _binary(math.atan2, sp.atan2)
+
+    def log2(self, u: Any) -> Any:
+        return self.div(self.log(u), sp.log(2))
+
+    def log10(self, u: Any) -> Any:
+        return self.div(self.log(u), sp.log(10))
+
+    def exp2(self, u: Any) -> Any:
+        return self.pow(sp.Integer(2), u)
+
+    def expm1(self, u: Any) -> Any:
+        return self.sub(self.exp(u), sp.Integer(1))
+
+    def rsqrt(self, u: Any) -> Any:
+        return self.pow(u, sp.Rational(-1, 2))
+
+    def reciprocal(self, u: Any) -> Any:
+        return self.div(sp.Integer(1), u)
+
+    def polygamma(self, n: int, u: Any) -> Any:
+        if type(u) is float:
+            return float(special.polygamma(n, np.float64(u)))
+        return sp.polygamma(n, u)
+
+    def logit(self, u: Any, eps: float | None) -> Any:
+        if eps is not None:
+            u = self.clamp(u, eps, 1.0 - eps)
+        return self.log(self.div(u, self.sub(sp.Integer(1), u)))
+
+    def round(self, u: Any, decimals: int) -> Any:
+        scale = sp.Integer(10) ** decimals
+        if type(u) is float:
+            return float(np.round(u, decimals))
+        return Round(u * scale) / scale
+
+    def frac(self, u: Any) -> Any:
+        return self.sub(u, self.trunc(u))
+
+    def hypot(self, u: Any, v: Any) -> Any:
+        return self.sqrt(self.add(self.mul(u, u), self.mul(v, v)))
+
+    def fmod(self, u: Any, v: Any) -> Any:
+        return self.sub(u, self.mul(v, self.trunc(self.div(u, v))))
+
+    def remainder(self, u: Any, v: Any) -> Any:
+        return self.sub(u, self.mul(v, self.floor(self.div(u, v))))
+
+    def xlogy(self, u: Any, v: Any) -> Any:
+        if _value(u) == 0:
+            return 0.0 if type(u) is float else sp.S.Zero
+        return self.mul(u, self.log(v))
+
+    def lerp(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a, b, w = np.broadcast_arrays(a, b, w)
+        out = np.empty(a.shape, dtype=object)
+        for k, (u, v, t) in enumerate(zip(a.flat, b.flat, w.flat)):
+            self.spend(1)
+            out.flat[k] = self.add(u, self.mul(t, self.sub(v, u)))
+        return out
+
+    def addc(self, fn: Callable[[Any, Any], Any], x: np.ndarray, a: np.ndarray, b: np.ndarray,
+             value: float) -> np.ndarray:
+        """addcmul and addcdiv: x + value·fn(a, b)."""
+        x, a, b = np.broadcast_arrays(x, a, b)
+        v = self.number(value)
+        out = np.empty(x.shape, dtype=object)
+        for k, (s, u, t) in enumerate(zip(x.flat, a.flat, b.flat)):
+            self.spend(1)
+            out.flat[k] = self.add(s, self.mul(v, fn(u, t)))
+        return out
+    # torch.nn.functional: gelu's constants exactly (their binary values would make SymPy's factoring crawl)
+    sqrt_half = sp.sqrt(2) / 2
+    inv_sqrt_2pi = 1 / sp.sqrt(2 * sp.pi)
+    sqrt_2_over_pi = sp.sqrt(2 / sp.pi)
 
     def __init__(self, exact: bool = False, budget: int = 2_000_000, seconds: float = 10.0) -> None:
         self.exact = exact
@@ -318,8 +441,19 @@ class Meaning:
             return self.total(self.Abs(u) for u in v)
         if p == float("inf"):
             return self._extremum(sp.Max, max, [self.Abs(u) for u in v])
+        if p == -float("inf"):
+            return self._extremum(sp.Min, min, [self.Abs(u) for u in v])
         q = self.number(p)
         return self.pow(self.total(self.pow(self.Abs(u), q) for u in v), 1 / q)
+
+    def logsumexp_all(self, v: np.ndarray) -> Any:
+        return self.log(self.total(self.exp(u) for u in v))
+
+    def cumsum_1d(self, v: np.ndarray) -> np.ndarray:
+        return _vector([self.total(v[:k + 1]) for k in range(len(v))])
+
+    def cumprod_1d(self, v: np.ndarray) -> np.ndarray:
+        return _vector([self.mul_all(v[:k + 1]) for k in range(len(v))])
 
     def softmax_1d(self, v: np.ndarray) -> np.ndarray:
         e = [self.exp(u) for u in v]
@@ -355,6 +489,97 @@ class Meaning:
             self.spend(moved.shape[-1])
             out[idx] = fn1d(moved[idx])
         return np.moveaxis(out, -1, dim)
+
+    def masked(self, x: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """x where `keep`, zero elsewhere (tril, triu)."""
+        self.spend(x.size)
+        out = np.array(x, dtype=object, copy=True)
+        out[~np.broadcast_to(keep, x.shape)] = sp.S.Zero
+        return out
+
+    def diag_embed(self, x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+        n = x.shape[-1] + abs(offset)
+        out = np.empty(x.shape[:-1] + (n, n), dtype=object)
+        out.fill(sp.S.Zero)
+        self.spend(out.size)
+        for idx in np.ndindex(*x.shape):
+            i = idx[-1]
+            out[idx[:-1] + (i + max(-offset, 0), i + max(offset, 0))] = x[idx]
+        return np.moveaxis(out, (-2, -1), (dim1 % out.ndim, dim2 % out.ndim))
+
+    def scatter(self, x: np.ndarray, src: np.ndarray, key: tuple, add: bool) -> np.ndarray:
+        """The input with `src` written (or added) at the index positions."""
+        out = np.array(x, dtype=object, copy=True)
+        self.spend(out.size)
+        if add:
+            np.add.at(out, key, src)
+        else:
+            out[key] = src
+        return out
+
+    def cross(self, a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1))
+        out = np.empty(a.shape, dtype=object)
+        for idx in np.ndindex(*a.shape[:-1]):
+            self.spend(6)
+            u, v = a[idx], b[idx]
+            out[idx] = _vector([self.sub(self.mul(u[(k + 1) % 3], v[(k + 2) % 3]),
+                                         self.mul(u[(k + 2) % 3], v[(k + 1) % 3])) for k in range(3)])
+        return np.moveaxis(out, -1, dim)
+
+    def einsum(self, equation: str, *xs: np.ndarray) -> np.ndarray:
+        """An explicit einsum ('ij,jk->ik'): each output element one sum of products."""
+        ins, result = equation.split("->")
+        subs = ins.split(",")
+        sizes = {c: n for s, x in zip(subs, xs) for c, n in zip(s, x.shape)}
+        summed = [c for c in dict.fromkeys("".join(subs)) if c not in result]
+        out = np.empty(tuple(sizes[c] for c in result), dtype=object)
+        for idx in np.ndindex(*out.shape):
+            at = dict(zip(result, idx))
+            terms = []
+            for inner in np.ndindex(*(sizes[c] for c in summed)):
+                at.update(zip(summed, inner))
+                factors = [x[tuple(at[c] for c in s)] for s, x in zip(subs, xs)]
+                term = factors[0]
+                for f in factors[1:]:
+                    term = self.mul(term, f)
+                terms.append(term)
+            self.spend(len(terms) * len(xs))
+            out[idx] = self.total(terms)
+        return out
+
+    def matrices(self, x: np.ndarray, fn: Callable[[sp.Matrix], Any]) -> np.ndarray:
+        """A function of each matrix of a batch, as a SymPy Matrix (its entries made symbolic)."""
+        n, m = x.shape[-2:]
+        lead = x.shape[:-2]
+        cells = []
+        for idx in np.ndindex(*lead):
+            self.spend(n * m * n)
+            cells.append(fn(sp.Matrix(n, m, [_symbolic(u) for u in x[idx].flat])))
+        matrix = bool(cells) and isinstance(cells[0], sp.MatrixBase)
+        out = np.empty(lead + (cells[0].shape if matrix else ()), dtype=object)
+        for idx, cell in zip(np.ndindex(*lead), cells):
+            if matrix:
+                for (i, j), e in np.ndenumerate(np.array(cell.tolist(), dtype=object)):
+                    out[idx + (i, j)] = e
+            else:
+                out[idx] = cell
+        return out
+
+    @staticmethod
+    def inverse_of(m: sp.Matrix) -> sp.Matrix:
+        return m.adjugate(method="berkowitz") / m.det(method="berkowitz")
+
+    @staticmethod
+    def cholesky_of(m: sp.Matrix) -> sp.Matrix:
+        """PyTorch differentiates Cholesky as a function of the symmetric part of its input."""
+        return ((m + m.T) / 2).cholesky(hermitian=False)
+
+    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        inv = self.matrices(a, self.inverse_of)
+        if b.ndim == a.ndim - 1:
+            return self.matmul(inv, b.reshape(b.shape + (1,)))[..., 0]
+        return self.matmul(inv, b)
 
     def index_put(self, v: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
         """Scatter-add into zeros: repeated indices accumulate, as the forward's `np.add.at`."""

@@ -24,6 +24,7 @@ from gradcli.engine.tensor import (
     RPOW,
     SUB,
     Tensor,
+    _general_binary,
     _wrap,
     apply,
     broadcast_shape,
@@ -119,6 +120,24 @@ def _tensor_arg(x: Any, fn: str) -> Tensor:
         return as_tensor(x)
     raise ArgumentError(f"{fn}(): argument must be a tensor, not {type(x).__name__}",
                         hint="pass a tensor, a number or a (nested) list of numbers")
+
+
+def _int(v: Any, what: str) -> int:
+    """An integer argument (a Python or NumPy integer, or a 1-element integer tensor)."""
+    if isinstance(v, Tensor) and v.dtype.kind in "iu" and v.numel() == 1:
+        v = v.item()
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise ArgumentError(f"{what} must be an integer, got {v!r}", hint=f"write {what} as a whole number")
+    return int(v)
+
+
+def _number(v: Any, what: str) -> float:
+    """A real-number argument (a Python or NumPy number, or a 1-element tensor)."""
+    if isinstance(v, Tensor) and v.numel() == 1:
+        v = v.item()
+    if not isinstance(v, (int, float, np.number)) or isinstance(v, bool):
+        raise ArgumentError(f"{what} must be a number, got {v!r}", hint=f"write {what} as a number, e.g. 0.5")
+    return float(v)
 
 
 # -- elementwise -------------------------------------------------------------------------
@@ -217,8 +236,10 @@ def relu(x: Any) -> Tensor:
     return Tensor.relu(_tensor_arg(x, "relu"))
 
 
-def softplus(x: Any) -> Tensor:
-    return Tensor.softplus(_tensor_arg(x, "softplus"))
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    if beta == 1 and threshold == 20:
+        return Tensor.softplus(_tensor_arg(x, "softplus"))
+    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"), beta=float(beta), threshold=float(threshold))
 
 
 def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
@@ -242,6 +263,119 @@ def _clamp_bound(bound: Any, name: str, default: float | None) -> Any:
         return bound
     raise ArgumentError(f"clamp(): argument '{name}' must be a number or a tensor, not {_type_name(bound)}",
                         hint=f"e.g. clamp(x, min=0.0) or clamp(x, {name}=torch.tensor([...]))")
+
+
+def _unary_function(op: O.Op) -> Any:
+    """`torch.asin(x)` and friends: the Tensor method, for anything a tensor can be made from."""
+    method = getattr(Tensor, op.name)
+
+    def fn(x: Any) -> Tensor:
+        return method(_tensor_arg(x, op.name))
+    fn.__name__ = fn.__qualname__ = op.name
+    return fn
+
+
+asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, expm1, erf, erfc, erfinv, rsqrt, reciprocal, \
+    lgamma, digamma, floor, ceil, trunc, frac = (_unary_function(op) for op in (
+        O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH, O.ATANH, O.LOG2, O.LOG10, O.EXP2, O.EXPM1, O.ERF,
+        O.ERFC, O.ERFINV, O.RSQRT, O.RECIPROCAL, O.LGAMMA, O.DIGAMMA, O.FLOOR, O.CEIL, O.TRUNC, O.FRAC))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
+
+
+def square(x: Any) -> Tensor:
+    """PyTorch computes square as pow(x, 2) (its node is PowBackward0)."""
+    return POW(_tensor_arg(x, "square"), 2)
+
+
+def polygamma(n: int, x: Any) -> Tensor:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ArgumentError(f"polygamma(n, x) does not support negative n (got {n!r})",
+                            hint="n is the order of the derivative of digamma: 0, 1, 2, ...")
+    x = _tensor_arg(x, "polygamma")
+    if n == 0:
+        return digamma(x)
+    return apply(O.POLYGAMMA, x, n=int(n))
+
+
+def logit(x: Any, eps: float | None = None) -> Tensor:
+    return apply(O.LOGIT, _tensor_arg(x, "logit"), eps=None if eps is None else _number(eps, "logit's eps"))
+
+
+def round(x: Any, decimals: int = 0) -> Tensor:
+    x = _tensor_arg(x, "round")
+    decimals = _int(decimals, "round's decimals")
+    return apply(O.ROUND, x, decimals=decimals, name="RoundBackward1" if decimals else None)
+
+
+def _binary(op: O.Op, a: Any, b: Any, fn: str, name: str | None = None) -> Tensor:
+    """A binary op that needs at least one tensor, with PyTorch's broadcasting and promotion."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = _tensor_arg(a, fn)
+    return _general_binary(op, a, b, name)
+
+
+def atan2(a: Any, b: Any) -> Tensor:
+    return _binary(O.ATAN2, _tensor_arg(a, "atan2"), _tensor_arg(b, "atan2"), "atan2")
+
+
+arctan2 = atan2
+
+
+def hypot(a: Any, b: Any) -> Tensor:
+    return _binary(O.HYPOT, _tensor_arg(a, "hypot"), _tensor_arg(b, "hypot"), "hypot")
+
+
+def fmod(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMOD, _tensor_arg(a, "fmod"), b, "fmod", None if isinstance(b, Tensor) else "FmodBackward0")
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    return _binary(O.REMAINDER, a, b, "remainder", None if isinstance(b, Tensor) else "RemainderBackward0")
+
+
+def xlogy(a: Any, b: Any) -> Tensor:
+    return _binary(O.XLOGY, a, b, "xlogy")
+
+
+def fmax(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMAX, _tensor_arg(a, "fmax"), _tensor_arg(b, "fmax"), "fmax")
+
+
+def fmin(a: Any, b: Any) -> Tensor:
+    return _binary(O.FMIN, _tensor_arg(a, "fmin"), _tensor_arg(b, "fmin"), "fmin")
+
+
+def _broadcast_all(fn: str, *xs: Any) -> None:
+    shape: tuple[int, ...] = ()
+    for x in xs:
+        if isinstance(x, Tensor):
+            shape = broadcast_shape(fn, shape, x.shape)
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Tensor:
+    start, end = _tensor_arg(start, "lerp"), _tensor_arg(end, "lerp")
+    _broadcast_all("lerp", start, end, weight)
+    if isinstance(weight, Tensor):
+        return apply(O.LERP, start, end, weight)
+    return apply(O.LERP, start, end, _number(weight, "lerp's weight"), name="LerpBackward0")
+
+
+def addcmul(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
+    xs = [_tensor_arg(t, "addcmul") for t in (x, tensor1, tensor2)]
+    _broadcast_all("addcmul", *xs)
+    return apply(O.ADDCMUL, *xs, value=_number(value, "addcmul's value"))
+
+
+def addcdiv(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
+    xs = [_tensor_arg(t, "addcdiv") for t in (x, tensor1, tensor2)]
+    _broadcast_all("addcdiv", *xs)
+    return apply(O.ADDCDIV, *xs, value=_number(value, "addcdiv's value"))
+
+
+def dist(a: Any, b: Any, p: float = 2) -> Tensor:
+    """‖a - b‖_p, under PyTorch's node name for it."""
+    diff = sub(_tensor_arg(a, "dist"), _tensor_arg(b, "dist"))
+    return apply(O.NORM, diff, p=_number(p, "dist's p"), dim=None, keepdim=False, name="DistBackward0")
 
 
 # -- reductions --------------------------------------------------------------------------
@@ -332,11 +466,46 @@ def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = _tensor_arg(x, "norm")
     if isinstance(p, str) and p == "fro":
         p = 2
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or p <= 0:
-        raise ArgumentError(f"norm(): p must be a positive number, 'fro' or inf, got {p!r}",
-                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf'))")
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or p == 0:
+        raise ArgumentError(f"norm(): p must be a nonzero number, 'fro', inf or -inf, got {p!r}",
+                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf')); "
+                                 "count nonzero elements with (x != 0).sum()")
     return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
 
+
+def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """`torch.linalg.vector_norm`: the norm of the elements over `dim` (all of them by default)."""
+    return norm(x, ord, dim, keepdim)
+
+
+def matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Frobenius ('fro') and the induced 1- and inf-norms (max column / row sum of |x|, and -1/-inf's minimum)."""
+    x = _tensor_arg(x, "matrix_norm")
+    if x.ndim < 2:
+        raise ShapeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+                         hint="use torch.linalg.vector_norm for a vector")
+    dims = _dims(dim, x.ndim)
+    if dims is None or len(dims) != 2:
+        raise ArgumentError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim!r}", hint="e.g. dim=(-2, -1)")
+    rows, cols = (_dim(d, x.ndim) for d in dim)
+    if ord == "fro":
+        return norm(x, 2, dims, keepdim)
+    if ord in (1, -1, float("inf"), -float("inf")):
+        summed, reduced = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = sum(abs(x), dim=summed, keepdim=keepdim)
+        return (amax if ord > 0 else amin)(sums, dim=reduced - (not keepdim and summed < reduced), keepdim=keepdim)
+    raise ArgumentError(f"linalg.matrix_norm: ord {ord!r} is not supported by gradcli",
+                        hint="use 'fro', 1, -1, inf or -inf (2, -2 and 'nuc' need singular values)")
+
+
+def linalg_norm(x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """`torch.linalg.norm`: a vector norm, or a matrix norm for a string ord or a 2-tuple dim."""
+    x = _tensor_arg(x, "linalg.norm")
+    matrix = isinstance(ord, str) or (isinstance(dim, (list, tuple)) and len(dim) == 2) or (
+        dim is None and ord is not None and x.ndim == 2)
+    if matrix:
+        return matrix_norm(x, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim)
+    return norm(x, 2 if ord is None else ord, dim, keepdim)
 
 def softmax(x: Any, dim: Any = None) -> Tensor:
     return _normalised(O.SOFTMAX, _tensor_arg(x, "softmax"), dim)
@@ -361,6 +530,133 @@ def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:
                                 hint=f"e.g. {fn}(x, dim=1) to normalise each row")
         return 0
     return _dim(dim, x.ndim)
+
+
+def logsumexp(x: Any, dim: Any, keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "logsumexp")
+    return apply(O.LOGSUMEXP, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def _nonempty(x: Tensor, fn: str) -> None:
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.",
+                               hint="an empty tensor has no largest, smallest or middle element")
+
+
+def amax(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "amax")
+    _nonempty(x, "amax")
+    return apply(O.AMAX, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def amin(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "amin")
+    _nonempty(x, "amin")
+    return apply(O.AMIN, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def _scan(op: O.Op, x: Any, dim: Any, fn: str) -> Tensor:
+    x = _tensor_arg(x, fn)
+    if x.ndim == 0:
+        return reshape(apply(op, reshape(x, 1), dim=0), ())
+    return apply(op, x, dim=_dim(dim, x.ndim))
+
+
+def cumsum(x: Any, dim: int) -> Tensor:
+    return _scan(O.CUMSUM, x, dim, "cumsum")
+
+
+def cumprod(x: Any, dim: int) -> Tensor:
+    return _scan(O.CUMPROD, x, dim, "cumprod")
+
+
+def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg_extremum(np.argmax, x, dim, keepdim, "argmax")
+
+
+def argmin(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg_extremum(np.argmin, x, dim, keepdim, "argmin")
+
+
+def _arg_extremum(arg: Any, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor:
+    """Indices (int64, outside the graph): of the flattened tensor without `dim`, first on ties."""
+    x = _tensor_arg(x, fn)
+    _nonempty(x, fn)
+    if dim is None:
+        idx = np.asarray(arg(x._data), dtype=np.int64)
+        return _wrap(idx.reshape((1,) * x.ndim) if keepdim else idx)
+    d = _dim(dim, x.ndim)
+    data = x._data.reshape(1) if x.ndim == 0 else x._data
+    idx = np.asarray(arg(data, axis=d), dtype=np.int64)
+    return _wrap(np.expand_dims(idx, d) if keepdim and x.ndim else idx.reshape(x.shape[:d] + x.shape[d + 1:]))
+
+
+def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:
+    """The elements at `order` (indices along dim d; without dim d when it has fewer dimensions than
+    x) and those indices: one indexing node, so the gradient goes back to exactly those elements."""
+    grids = list(np.indices(order.shape, sparse=True))
+    if order.ndim == x.ndim:
+        grids[d] = order
+    else:
+        grids.insert(d, order)
+    return MaxMin(apply(O.INDEX, x, key=tuple(grids), name=name), _wrap(order.astype(np.int64)))
+
+
+def _order(x: Tensor, d: int, descending: bool) -> np.ndarray:
+    """A stable order along d; descending keeps equal elements in their original order too."""
+    data = x._data
+    return np.argsort(-data if descending else data, axis=d, kind="stable")
+
+
+def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> MaxMin:
+    x = _tensor_arg(x, "sort")
+    if x.ndim == 0:
+        return MaxMin(_same(x, "SortBackward0"), _wrap(np.asarray(0)))
+    d = _dim(dim, x.ndim)
+    return _along(x, _order(x, d, bool(descending)), d, "SortBackward0")
+
+
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MaxMin:
+    x = _tensor_arg(x, "topk")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
+        raise ShapeError("selected index k out of range",
+                         hint=f"k must be between 0 and the size of dim {d} ({size})")
+    if x.ndim == 0:
+        return MaxMin(_same(x, "TopkBackward0"), _wrap(np.asarray(0)))
+    order = np.take(_order(x, d, bool(largest)), range(int(k)), axis=d)
+    return _along(x, order, d, "TopkBackward0")
+
+
+def kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> MaxMin:
+    x = _tensor_arg(x, "kthvalue")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
+        raise ShapeError(f"kthvalue(): selected number k out of range for dimension {d}",
+                         hint=f"k counts from 1 (the smallest) to the size of dim {d} ({size})")
+    return _selected(x, d, int(k) - 1, keepdim, "KthvalueBackward0")
+
+
+def median(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    """Without dim the lower median, its gradient shared among ties; with dim (values, indices)."""
+    x = _tensor_arg(x, "median")
+    if dim is None:
+        _nonempty(x, "median")
+        flat = x._data.reshape(-1)
+        at = int(np.argsort(flat, kind="stable")[(flat.size - 1) // 2])
+        return apply(O.MEDIAN, x, at=at)
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    return _selected(x, d, (size - 1) // 2, keepdim, "MedianBackward1")
+
+
+def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
+    """The k-th smallest along d (0-based), and its index."""
+    if x.ndim == 0:
+        return MaxMin(_same(x, name), _wrap(np.asarray(0)))
+    return _along(x, np.take(_order(x, d, False), [k] if keepdim else k, axis=d), d, name)
 
 
 # -- linear algebra ------------------------------------------------------------------------
@@ -437,6 +733,139 @@ def outer(a: Any, b: Any) -> Tensor:
     return mul(unsqueeze(a, 1), b)
 
 
+# -- linear algebra: torch.linalg ---------------------------------------------------------------
+class SignLogAbsDet(NamedTuple):
+    """What `torch.linalg.slogdet` returns."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def _with_dims(x: Any, fn: str, name: str = "input") -> Tensor:
+    """A tensor argument that must have a dimension to work along (a number becomes a 0-d tensor, which has none)."""
+    x = _tensor_arg(x, fn)
+    if x.ndim == 0:
+        raise ShapeError(f"{fn}: the {name} tensor must have at least 1 dimension, but it is 0-d",
+                         hint="pass a tensor with at least one dimension, e.g. tensor([1.0, 2.0])")
+    return x
+
+
+def _square(x: Any, fn: str) -> Tensor:
+    x = _tensor_arg(x, fn)
+    if x.ndim < 2:
+        raise ShapeError(f"{fn}: The input tensor A must have at least 2 dimensions.",
+                         hint="pass a matrix (or a batch of matrices)")
+    if x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{fn}: A must be batches of square matrices, but they are {x.shape[-2]} by {x.shape[-1]} "
+                         "matrices", hint="these functions need square matrices")
+    if x.dtype.kind != "f":
+        raise ValueDomainError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                               f"{_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}", hint="make it float, e.g. A.double()")
+    return x
+
+
+def det(x: Any) -> Tensor:
+    return apply(O.DET, _square(x, "linalg.det"))
+
+
+def slogdet(x: Any) -> SignLogAbsDet:
+    """(sign, log|det|); the sign is a constant (its gradient is zero)."""
+    x = _square(x, "linalg.slogdet")
+    return SignLogAbsDet(_wrap(np.asarray(np.linalg.slogdet(x._data)[0])), apply(O.LOGABSDET, x))
+
+
+def logdet(x: Any) -> Tensor:
+    """log det A, nan where det A < 0: PyTorch's own composition (its node is WhereBackward0)."""
+    sign, logabs = slogdet(_square(x, "logdet"))
+    return where(sign._data < 0, float("nan"), logabs)
+
+
+def _singular(what: str, fn: str) -> ValueDomainError:
+    return ValueDomainError(what, hint=f"{fn} needs an invertible matrix, and det(A) is 0 here")
+
+
+def _zero_pivot(a: np.ndarray) -> int:
+    """LAPACK's report (1-based) of the first zero on U's diagonal in LU with partial pivoting."""
+    for m in a.reshape((-1,) + a.shape[-2:]):
+        u = m.astype(np.float64).copy()
+        for k in range(u.shape[0]):
+            p = k + int(np.argmax(np.abs(u[k:, k])))
+            if u[p, k] == 0:
+                return k + 1
+            u[[k, p]] = u[[p, k]]
+            u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return a.shape[-1]
+
+
+def inverse(x: Any) -> Tensor:
+    x = _square(x, "linalg.inv")
+    try:
+        return apply(O.INVERSE, x)
+    except O.Singular:
+        raise _singular(f"linalg.inv: The diagonal element {_zero_pivot(x._data)} is zero, the inversion could not "
+                        "be completed because the input matrix is singular.", "inverse") from None
+
+
+def solve(a: Any, b: Any) -> Tensor:
+    a = _square(a, "linalg.solve")
+    b = _with_dims(b, "linalg.solve", "B")
+    vector = b.ndim == 1 or b.ndim == a.ndim - 1
+    rows = b.shape[-1] if vector else (b.shape[-2] if b.ndim >= 2 else -1)
+    if rows != a.shape[-1]:
+        raise ShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                         f"({a.shape[-2]}x{a.shape[-1]} and {rows}x{1 if vector else b.shape[-1]})",
+                         hint="B needs as many rows as A")
+    try:
+        return apply(O.SOLVE, a, b)
+    except O.Singular:
+        raise _singular("torch.linalg.solve: The solver failed because the input matrix is singular.",
+                        "solve") from None
+
+
+def cholesky(x: Any) -> Tensor:
+    x = _square(x, "linalg.cholesky")
+    try:
+        return apply(O.CHOLESKY, x)
+    except O.Singular:
+        order = _failing_minor(x._data)
+        raise ValueDomainError("linalg.cholesky: The factorization could not be completed because the input is not "
+                               f"positive-definite (the leading minor of order {order} is not positive-definite).",
+                               hint="Cholesky needs a symmetric positive-definite matrix, e.g. A @ A.T + eye(n)"
+                               ) from None
+
+
+def _failing_minor(a: np.ndarray) -> int:
+    """The order of the first leading minor whose Cholesky factorisation fails (LAPACK's report)."""
+    for m in a.reshape((-1,) + a.shape[-2:]):
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                return k
+    return a.shape[-1]
+
+
+def matrix_power(x: Any, n: int) -> Tensor:
+    """PyTorch's recipe (repeated squaring, an inverse first for n < 0), so its node names show."""
+    x = _square(x, "linalg.matrix_power")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise ArgumentError(f"linalg.matrix_power: n must be an integer, got {n!r}", hint="e.g. matrix_power(A, 3)")
+    if n == 0:
+        from gradcli.engine.creation import eye
+        return _wrap(np.broadcast_to(eye(x.shape[-1], dtype=x.dtype)._data, x.shape).copy())
+    if n < 0:
+        x, n = inverse(x), -n
+    if n == 1:
+        return clone(x)
+    result, z = None, x
+    while n:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if n:
+            z = matmul(z, z)
+    return result
+
 # -- shapes ----------------------------------------------------------------------------------
 def reshape(x: Any, *shape: Any) -> Tensor:
     x = _tensor_arg(x, "reshape")
@@ -456,10 +885,19 @@ def reshape(x: Any, *shape: Any) -> Tensor:
 view = reshape
 
 
-def flatten(x: Any) -> Tensor:
-    """PyTorch returns a vector itself, without a node."""
+def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims start_dim..end_dim; PyTorch returns the tensor itself, without a node, when that
+    merges nothing (a vector, or start_dim == end_dim)."""
     x = _tensor_arg(x, "flatten")
-    return x if x.ndim == 1 else reshape(x, -1)
+    if x.ndim == 0:
+        return reshape(x, 1)
+    start, end = _dim(start_dim, x.ndim), _dim(end_dim, x.ndim)
+    if start > end:
+        raise ArgumentError("flatten() has invalid args: start_dim cannot come after end_dim",
+                            hint=f"here start_dim is {start} and end_dim {end}")
+    if start == end:
+        return x
+    return reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
 
 
 def _same(x: Tensor, name: str) -> Tensor:
@@ -498,6 +936,10 @@ def squeeze(x: Any, dim: Any = None) -> Tensor:
     x = _tensor_arg(x, "squeeze")
     if dim is None:
         return apply(O.RESHAPE, x, shape=tuple(s for s in x.shape if s != 1), name="SqueezeBackward0")
+    if isinstance(dim, (list, tuple)):
+        dims = {_dim(d, x.ndim) for d in dim}
+        return apply(O.RESHAPE, x, shape=tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)),
+                     name="SqueezeBackward2")
     d = _dim(dim, x.ndim)
     if x.ndim == 0 or x.shape[d] != 1:
         return _same(x, "SqueezeBackward1")
@@ -637,6 +1079,419 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
 cast = to_dtype
 
 
+# -- more shapes and indexing ----------------------------------------------------------------
+def view_as(x: Any, other: Any) -> Tensor:
+    return reshape(x, _tensor_arg(other, "view_as").shape)
+
+
+reshape_as = view_as
+
+
+def unflatten(x: Any, dim: int, sizes: Sequence[int]) -> Tensor:
+    x = _tensor_arg(x, "unflatten")
+    d = _dim(dim, x.ndim)
+    sizes = _shape_args((sizes,))
+    known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[d]) or (-1 in sizes and x.shape[d] % known):
+        raise ShapeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                         f"({x.shape[d]}) in the input tensor", hint="the sizes must multiply to that dimension's size")
+    sizes = tuple(x.shape[d] // known if s == -1 else s for s in sizes)
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
+def movedim(x: Any, source: Any, destination: Any) -> Tensor:
+    x = _tensor_arg(x, "movedim")
+    src = [_dim(d, x.ndim) for d in (source if isinstance(source, (list, tuple)) else (source,))]
+    dst = [_dim(d, x.ndim) for d in (destination if isinstance(destination, (list, tuple)) else (destination,))]
+    if len(src) != len(dst):
+        raise ArgumentError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                            f"same number of dims as destination ({dst} dims)", hint="pair each source with a target")
+    order = [d for d in range(x.ndim) if d not in src]
+    for s, t in sorted(zip(dst, src)):
+        order.insert(s, t)
+    return apply(O.PERMUTE, x, dims=tuple(order))
+
+
+moveaxis = movedim
+swapaxes = swapdims = transpose
+
+
+def flip(x: Any, dims: Any) -> Tensor:
+    """`torch.flip(x, dims)`: dims a sequence (or one int); the method takes them unpacked too."""
+    x = _tensor_arg(x, "flip")
+    axes = tuple(sorted({_dim(d, x.ndim) for d in _shape_args((dims,))}))
+    return apply(O.FLIP, x, dims=axes)
+
+
+def fliplr(x: Any) -> Tensor:
+    return flip(x, 1)
+
+
+def flipud(x: Any) -> Tensor:
+    return flip(x, 0)
+
+
+def roll(x: Any, shifts: Any, dims: Any = None) -> Tensor:
+    x = _tensor_arg(x, "roll")
+    many = isinstance(shifts, (list, tuple))
+    shift = tuple(_int(s, "roll's shifts") for s in shifts) if many else (_int(shifts, "roll's shifts"),)
+    if dims is None:
+        if len(shift) != 1:
+            raise ArgumentError("roll: shifts and dims must align", hint="give one dim per shift")
+        return apply(O.ROLL, x, shifts=shift, dims=None)
+    axes = tuple(_dim(d, x.ndim) for d in (dims if isinstance(dims, (list, tuple)) else (dims,)))
+    if len(axes) != len(shift):
+        raise ArgumentError(f"shifts and dimensions must align. shifts: {len(shift)}, dims:{len(axes)}",
+                            hint="give one dim per shift")
+    return apply(O.ROLL, x, shifts=shift, dims=axes)
+
+
+def repeat(x: Any, *sizes: Any) -> Tensor:
+    x = _tensor_arg(x, "repeat")
+    repeats = _shape_args(sizes)
+    if len(repeats) < x.ndim:
+        raise ShapeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+                         hint=f"give one count per dimension of {tuple(x.shape)}, plus any new leading ones")
+    check_elements(tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - x.ndim) + x.shape)),
+                   "the result of repeat")
+    return apply(O.REPEAT, x, repeats=repeats)
+
+
+def tile(x: Any, *dims: Any) -> Tensor:
+    x = _tensor_arg(x, "tile")
+    reps = _shape_args(dims)
+    return repeat(x, (1,) * (x.ndim - len(reps)) + reps)
+
+
+def _matrix_arg(x: Any, fn: str) -> Tensor:
+    x = _tensor_arg(x, fn)
+    if x.ndim < 2:
+        raise ShapeError(f"{fn}: input tensor must have at least 2 dimensions.",
+                         hint="tril and triu take a matrix (or a batch of them)")
+    return x
+
+
+def tril(x: Any, diagonal: int = 0) -> Tensor:
+    return apply(O.TRIL, _matrix_arg(x, "tril"), diagonal=_int(diagonal, "tril's diagonal"))
+
+
+def triu(x: Any, diagonal: int = 0) -> Tensor:
+    return apply(O.TRIU, _matrix_arg(x, "triu"), diagonal=_int(diagonal, "triu's diagonal"))
+
+
+def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    x = _tensor_arg(x, "diagonal")
+    d1, d2 = _dim(dim1, x.ndim), _dim(dim2, x.ndim)
+    if d1 == d2:
+        raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
+    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
+
+
+def _diagonal_key(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[np.ndarray, ...]:
+    """Index arrays picking the diagonal, laid out as PyTorch's (the other dims, then the diagonal)."""
+    n = builtins.max(0, builtins.min(shape[d1] - builtins.max(-offset, 0), shape[d2] - builtins.max(offset, 0)))
+    rest = [d for d in range(len(shape)) if d not in (d1, d2)]
+    grids = np.indices(tuple(shape[d] for d in rest) + (n,), sparse=True)
+    key: list[Any] = [None] * len(shape)
+    for d, grid in zip(rest, grids):
+        key[d] = grid
+    key[d1] = grids[-1] + builtins.max(-offset, 0)
+    key[d2] = grids[-1] + builtins.max(offset, 0)
+    return tuple(key)
+
+
+def diag_embed(x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    x = _tensor_arg(x, "diag_embed")
+    d1, d2 = _dim(dim1, x.ndim + 1), _dim(dim2, x.ndim + 1)
+    if d1 == d2:
+        raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
+    return apply(O.DIAG_EMBED, x, offset=_int(offset, "offset"), dim1=d1, dim2=d2)
+
+
+def diag(x: Any, diagonal: int = 0) -> Tensor:
+    """A vector becomes a diagonal matrix; a matrix gives its diagonal (PyTorch's node names for each)."""
+    x = _tensor_arg(x, "diag")
+    if x.ndim == 1:
+        return diag_embed(x, diagonal)
+    if x.ndim != 2:
+        raise ShapeError("diag(): Supports 1D or 2D tensors. Got {}D".format(x.ndim),
+                         hint="use diagonal() or diag_embed() for batches")
+    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(diagonal, "diagonal"), 0, 1),
+                 name="DiagonalBackward0_copy")
+
+
+def trace(x: Any) -> Tensor:
+    """Σ of the diagonal; PyTorch's node name on top (the diagonal's own node sits below it)."""
+    x = _tensor_arg(x, "trace")
+    if x.ndim != 2:
+        raise ShapeError("trace: expected a matrix, but got tensor with dim {}".format(x.ndim),
+                         hint="trace takes one matrix; for a batch use diagonal(dim1=-2, dim2=-1).sum(-1)")
+    return apply(O.SUM, diagonal(x), dim=None, keepdim=False, name="TraceBackward0")
+
+
+def narrow(x: Any, dim: int, start: int, length: int) -> Tensor:
+    x = _tensor_arg(x, "narrow")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d]
+    start, length = _int(start, "narrow's start"), _int(length, "narrow's length")
+    begin = start + size if start < 0 else start
+    if not 0 <= begin <= size or length < 0 or begin + length > size:
+        raise ShapeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).",
+                         hint=f"dim {d} has {size} elements")
+    return apply(O.INDEX, x, key=(slice(None),) * d + (slice(begin, begin + length),), name="SliceBackward0")
+
+
+def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views along dim, each its own node under PyTorch's name (one multi-output node in PyTorch)."""
+    x = _with_dims(x, "split")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [_int(s, "split_sizes") for s in split_size_or_sections]
+        if builtins.sum(sizes) != size:
+            raise ShapeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                             f"dimension {d}), but got split_sizes={sizes}", hint="the sizes must add up to the dim")
+        name = "SplitWithSizesBackward0"
+    else:
+        step = _int(split_size_or_sections, "split_size")
+        if step <= 0:
+            raise ArgumentError(f"split expects split_size be non-negative, but got split_size={step}",
+                                hint="split_size is how many elements each piece has")
+        sizes = [builtins.min(step, size - k) for k in range(0, size, step)] or [0]
+        name = "SplitBackward0"
+    bounds = np.cumsum([0] + sizes)
+    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (slice(int(a), int(b)),), name=name)
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    x = _tensor_arg(x, "chunk")
+    chunks = _int(chunks, "chunks")
+    if chunks <= 0:
+        raise ArgumentError("chunk expects `chunks` to be greater than 0, got: {}".format(chunks),
+                            hint="chunks is how many pieces you want")
+    size = x.shape[_dim(dim, x.ndim)]
+    return split(x, builtins.max(-(-size // chunks), 1), dim)
+
+
+def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    x = _with_dims(x, "unbind")
+    d = _dim(dim, x.ndim)
+    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (i,), name="UnbindBackward0") for i in range(x.shape[d]))
+
+
+def _index_array(index: Any, fn: str) -> np.ndarray:
+    data = _tensor_arg(index, fn)._data
+    if data.dtype.kind not in "iu":
+        raise ArgumentError(f"{fn}(): Expected dtype int64 for index", hint="pass integer indices, e.g. tensor([0, 2])")
+    return data.astype(np.intp)
+
+
+def _along_key(x: Tensor, index: np.ndarray, d: int, fn: str) -> tuple:
+    """gather/scatter's positions: index along d, the index's own position along every other dim."""
+    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
+        raise ShapeError("Index tensor must have the same number of dimensions as input tensor",
+                         hint=f"the input has {x.ndim} dimensions and the index {index.ndim}")
+    for k, (n, m) in enumerate(zip(index.shape, x.shape)):
+        if k != d and n > m:
+            raise ShapeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be smaller "
+                             f"than self {list(x.shape)} apart from dimension {d}",
+                             hint="the index may not be larger than the input outside dim")
+    if index.size and (index.min() < -x.shape[d] or index.max() >= x.shape[d]):
+        raise ShapeError(f"index {int(index.max())} is out of bounds for dimension {d} with size {x.shape[d]}",
+                         hint=f"indices along dim {d} run from 0 to {x.shape[d] - 1}")
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[d] = index
+    return tuple(grids)
+
+
+def gather(x: Any, dim: int, index: Any) -> Tensor:
+    x = _tensor_arg(x, "gather")
+    d = _dim(dim, x.ndim)
+    return apply(O.INDEX, x, key=_along_key(x, _index_array(index, "gather"), d, "gather"), name="GatherBackward0")
+
+
+def scatter(x: Any, dim: int, index: Any, src: Any = None, value: Any = None) -> Tensor:
+    x = _tensor_arg(x, "scatter")
+    d = _dim(dim, x.ndim)
+    key = _along_key(x, _index_array(index, "scatter"), d, "scatter")
+    source = value if src is None else src
+    if isinstance(source, Tensor):
+        return apply(O.SCATTER, x, source, key=key)
+    return apply(O.SCATTER, x, _number(source, "scatter's value"), key=key, name="ScatterBackward1")
+
+
+def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Tensor:
+    x = _tensor_arg(x, "scatter_add")
+    d = _dim(dim, x.ndim)
+    return apply(O.SCATTER_ADD, x, _tensor_arg(src, "scatter_add"),
+                 key=_along_key(x, _index_array(index, "scatter_add"), d, "scatter_add"))
+
+
+def index_select(x: Any, dim: int, index: Any) -> Tensor:
+    x = _tensor_arg(x, "index_select")
+    d = _dim(dim, x.ndim)
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise ShapeError("index_select(): Index is supposed to be a vector", hint="pass a 1-D index")
+    if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
+        raise ShapeError("index out of range in self", hint=f"indices along dim {d} run from 0 to {x.shape[d] - 1}")
+    return apply(O.INDEX, x, key=(slice(None),) * d + (idx.reshape(-1),), name="IndexSelectBackward0")
+
+
+def _mask_arg(mask: Any, x: Tensor, fn: str) -> np.ndarray:
+    data = _tensor_arg(mask, fn)._data
+    if data.dtype != bool:
+        raise ArgumentError(f"{fn} only supports boolean masks, but got mask with dtype {data.dtype}",
+                            hint="compare to make a mask, e.g. x > 0")
+    broadcast_shape(fn, data.shape, x.shape)
+    return data
+
+
+def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
+    x = _tensor_arg(x, "masked_fill")
+    m = _mask_arg(mask, x, "masked_fill")
+    if broadcast_shape("masked_fill", m.shape, x.shape) != x.shape:
+        raise ShapeError(f"masked_fill: the mask of shape {m.shape} must broadcast to the input's shape {x.shape}",
+                         hint="the mask may not add dimensions to the input")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} "
+                         "dimension(s).", hint="fill with a number, or a 0-d tensor such as v[0]")
+    fill = value if isinstance(value, Tensor) else _number(value, "masked_fill's value")
+    return apply(O.WHERE, _wrap(np.broadcast_to(m, x.shape)), fill, x,
+                 name="MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0")
+
+
+def masked_select(x: Any, mask: Any) -> Tensor:
+    x = _tensor_arg(x, "masked_select")
+    m = _mask_arg(mask, x, "masked_select")
+    shape = broadcast_shape("masked_select", m.shape, x.shape)
+    if shape != x.shape:
+        x = expand(x, shape)
+    return apply(O.INDEX, x, key=(np.broadcast_to(m, shape),), name="MaskedSelectBackward0")
+
+
+def take(x: Any, index: Any) -> Tensor:
+    x = _tensor_arg(x, "take")
+    idx = _index_array(index, "take")
+    n = x.numel()
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise ShapeError(f"out of range: tried to access index {int(idx.max())} on a tensor of {n} elements.",
+                         hint=f"take counts the elements of the flattened tensor, 0 to {n - 1}")
+    return apply(O.INDEX, x, key=np.unravel_index(idx % builtins.max(n, 1), x.shape), name="TakeBackward0")
+
+
+_EINSUM_OPERANDS = 8
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Explicit or implicit subscripts, with '...'; repeated letters for diagonals and traces."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    xs = [_tensor_arg(x, "einsum") for x in operands]
+    if not 1 <= len(xs) <= _EINSUM_OPERANDS:
+        raise ArgumentError(f"einsum(): gradcli takes 1 to {_EINSUM_OPERANDS} tensors, got {len(xs)}",
+                            hint="split a longer contraction into several einsums")
+    eq = _explicit_einsum(str(equation).replace(" ", ""), xs)
+    try:
+        np.einsum(eq, *[np.empty(x.shape) for x in xs])
+    except ValueError as exc:
+        raise ShapeError(f"einsum(): {exc}", hint="each operand needs one letter per dimension; a letter used "
+                                                  "twice must name dimensions of the same size") from None
+    return apply(O.variadic(O.EINSUM, len(xs)), *xs, equation=eq)
+
+
+def _explicit_einsum(eq: str, xs: list) -> str:
+    """'ij,jk' → 'ij,jk->ik', and each '...' spelled out with letters the equation does not use."""
+    ins, _, result = eq.partition("->")
+    subs = ins.split(",")
+    if len(subs) != len(xs):
+        raise ArgumentError(f"einsum(): {len(subs)} operands in the equation but {len(xs)} tensors were given",
+                            hint="one comma-separated subscript per tensor")
+    if "->" not in eq:
+        counts = {c: "".join(subs).count(c) for c in "".join(subs) if c != "."}
+        result = ("..." if any("..." in s for s in subs) else "") + "".join(
+            sorted(c for c, n in counts.items() if n == 1))
+    if "..." in eq:
+        spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+        widest = builtins.max(x.ndim - len(s.replace("...", "")) for s, x in zip(subs, xs) if "..." in s)
+        letters = "".join(spare[:widest])
+        subs = [s.replace("...", letters[widest - (x.ndim - len(s.replace("...", ""))):]) for s, x in zip(subs, xs)]
+        result = result.replace("...", letters)
+    return ",".join(subs) + "->" + result
+
+
+def bmm(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "bmm"), _tensor_arg(b, "bmm")
+    if a.ndim != 3 or b.ndim != 3:
+        raise ShapeError("batch1 must be a 3D tensor" if a.ndim != 3 else "batch2 must be a 3D tensor",
+                         hint="bmm multiplies two batches of matrices, shapes (b, n, m) and (b, m, p)")
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] "
+                         f"but got: [{b.shape[0]}, {b.shape[1]}].", hint="both batches need the same size")
+    if a.shape[2] != b.shape[1]:
+        raise ShapeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, {a.shape[2]}] "
+                         f"but got: [{b.shape[0]}, {b.shape[1]}].", hint="the inner matrix sizes must agree")
+    return apply(O.MATMUL, a, b, name="BmmBackward0")
+
+
+def mv(a: Any, v: Any) -> Tensor:
+    a, v = _tensor_arg(a, "mv"), _tensor_arg(v, "mv")
+    if a.ndim != 2 or v.ndim != 1:
+        raise ShapeError(f"vector + matrix @ vector expected, got {v.ndim}, {a.ndim}, {v.ndim}",
+                         hint="mv multiplies a matrix by a vector")
+    return matmul(a, v)
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2) -> Tensor:
+    """Contract the last `dims` axes of a with the first of b (or the listed pairs), as PyTorch: permute,
+    reshape, one matrix product, reshape."""
+    a, b = _tensor_arg(a, "tensordot"), _tensor_arg(b, "tensordot")
+    if isinstance(dims, (list, tuple)):
+        da = [_dim(d, a.ndim) for d in (dims[0] if isinstance(dims[0], (list, tuple)) else [dims[0]])]
+        db = [_dim(d, b.ndim) for d in (dims[1] if isinstance(dims[1], (list, tuple)) else [dims[1]])]
+    else:
+        count = _int(dims, "tensordot's dims")
+        if not 0 <= count <= builtins.min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={count}",
+                             hint=f"the tensors have {a.ndim} and {b.ndim} dimensions")
+        da, db = list(range(a.ndim - count, a.ndim)), list(range(count))
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise ShapeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} and "
+                             f"second has size {b.shape[j]} in dim {j}", hint="pair dimensions of the same size")
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da], dtype=np.int64))
+    left = reshape(permute(a, free_a + da), (-1, k))
+    right = reshape(permute(b, db + free_b), (k, -1))
+    return reshape(matmul(left, right), tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b))
+
+
+def kron(a: Any, b: Any) -> Tensor:
+    a, b = _tensor_arg(a, "kron"), _tensor_arg(b, "kron")
+    n = builtins.max(a.ndim, b.ndim)
+    a = reshape(a, (1,) * (n - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (n - b.ndim) + b.shape)
+    ka = reshape(a, tuple(s for d in a.shape for s in (d, 1)))
+    kb = reshape(b, tuple(s for d in b.shape for s in (1, d)))
+    return apply(O.RESHAPE, mul(ka, kb), shape=tuple(p * q for p, q in zip(a.shape, b.shape)),
+                 name="UnsafeViewBackward0")
+
+
+def cross(a: Any, b: Any, dim: Any = -1) -> Tensor:
+    """`torch.linalg.cross`: along `dim` (default the last), which must have 3 elements."""
+    a, b = _tensor_arg(a, "cross"), _tensor_arg(b, "cross")
+    if a.ndim != b.ndim:
+        raise ShapeError("linalg.cross: inputs must have the same number of dimensions.",
+                         hint=f"the shapes are {tuple(a.shape)} and {tuple(b.shape)}; unsqueeze one to match")
+    shape = broadcast_shape("linalg.cross", a.shape, b.shape)
+    d = _dim(dim, len(shape))
+    if shape[d] != 3:
+        raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                         f"{b.shape[d]}", hint="the cross product is of 3-vectors")
+    return apply(O.CROSS, a, b, dim=d - len(shape))
+
 # -- for VJPs under create_graph (the tensor twin of ops.NUMPY) -------------------------------
 def first_along(mask: Tensor, axis: int) -> Tensor:
     return _wrap(O._first_along(mask._data, axis))
@@ -663,3 +1518,12 @@ def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Tensor:
 
 def _back(out: Tensor, x: Tensor, dim: tuple[int, ...] | None) -> Tensor:
     return reshape(out, O.reduced_shape(x.shape, dim))
+
+
+# -- for the VJPs of torch.nn.functional under create_graph -----------------------------------
+def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
+    return apply(O.GELU_BACKWARD, g, x, approximate=approximate)
+
+
+def constant_pad_nd(x: Tensor, pad: tuple[int, ...], value: float = 0.0) -> Tensor:
+    return apply(O.CONSTANT_PAD, x, pad=tuple(pad), value=float(value))

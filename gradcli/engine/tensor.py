@@ -677,6 +677,29 @@ class Tensor:
     neg = __neg__ = _elementwise1(O.NEG)
     softplus = _elementwise1(O.SOFTPLUS)
     clone = _elementwise1(O.CLONE)
+    asin = arcsin = _elementwise1(O.ASIN)
+    acos = arccos = _elementwise1(O.ACOS)
+    atan = arctan = _elementwise1(O.ATAN)
+    sinh = _elementwise1(O.SINH)
+    cosh = _elementwise1(O.COSH)
+    asinh = arcsinh = _elementwise1(O.ASINH)
+    acosh = arccosh = _elementwise1(O.ACOSH)
+    atanh = arctanh = _elementwise1(O.ATANH)
+    log2 = _elementwise1(O.LOG2)
+    log10 = _elementwise1(O.LOG10)
+    exp2 = _elementwise1(O.EXP2)
+    expm1 = _elementwise1(O.EXPM1)
+    erf = _elementwise1(O.ERF)
+    erfc = _elementwise1(O.ERFC)
+    erfinv = _elementwise1(O.ERFINV)
+    rsqrt = _elementwise1(O.RSQRT)
+    reciprocal = _elementwise1(O.RECIPROCAL)
+    lgamma = _elementwise1(O.LGAMMA)
+    digamma = _elementwise1(O.DIGAMMA)
+    floor = _elementwise1(O.FLOOR)
+    ceil = _elementwise1(O.CEIL)
+    trunc = fix = _elementwise1(O.TRUNC)
+    frac = _elementwise1(O.FRAC)
 
     def pow(self, exponent: Any) -> "Tensor":
         return self.__pow__(exponent)
@@ -685,6 +708,58 @@ class Tensor:
         return F.clamp(self, min, max)
 
     clip = clamp
+
+    def square(self) -> "Tensor":
+        return F.square(self)
+
+    def polygamma(self, n: int) -> "Tensor":
+        return F.polygamma(n, self)
+
+    def logit(self, eps: float | None = None) -> "Tensor":
+        return F.logit(self, eps)
+
+    def round(self, decimals: int = 0) -> "Tensor":
+        return F.round(self, decimals)
+
+    def atan2(self, other: Any) -> "Tensor":
+        return F.atan2(self, other)
+
+    arctan2 = atan2
+
+    def hypot(self, other: Any) -> "Tensor":
+        return F.hypot(self, other)
+
+    def fmod(self, other: Any) -> "Tensor":
+        return F.fmod(self, other)
+
+    def remainder(self, other: Any) -> "Tensor":
+        return F.remainder(self, other)
+
+    __mod__ = remainder
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return F.remainder(other, self)
+
+    def xlogy(self, other: Any) -> "Tensor":
+        return F.xlogy(self, other)
+
+    def fmax(self, other: Any) -> "Tensor":
+        return F.fmax(self, other)
+
+    def fmin(self, other: Any) -> "Tensor":
+        return F.fmin(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> "Tensor":
+        return F.lerp(self, end, weight)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return F.addcmul(self, tensor1, tensor2, value)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return F.addcdiv(self, tensor1, tensor2, value)
+
+    def dist(self, other: Any, p: float = 2) -> "Tensor":
+        return F.dist(self, other, p)
 
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
     def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
@@ -716,6 +791,39 @@ class Tensor:
     def softmax(self, dim: Any = None) -> "Tensor":
         return F.softmax(self, dim)
 
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
+        return F.logsumexp(self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return F.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return F.amin(self, dim, keepdim)
+
+    def cumsum(self, dim: int) -> "Tensor":
+        return F.cumsum(self, dim)
+
+    def cumprod(self, dim: int) -> "Tensor":
+        return F.cumprod(self, dim)
+
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return F.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return F.argmin(self, dim, keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return F.sort(self, dim, descending, stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return F.topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        return F.kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return F.median(self, dim, keepdim)
+
     def log_softmax(self, dim: Any = None) -> "Tensor":
         return F.log_softmax(self, dim)
 
@@ -743,8 +851,125 @@ class Tensor:
     def view(self, *shape: Any) -> "Tensor":
         return F.reshape(self, *shape)
 
-    def flatten(self) -> "Tensor":
-        return F.flatten(self)
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return F.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Any) -> "Tensor":
+        return F.unflatten(self, dim, sizes)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return F.view_as(self, other)
+
+    reshape_as = view_as
+
+    def movedim(self, source: Any, destination: Any) -> "Tensor":
+        return F.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
+        return F.transpose(self, axis0, axis1)
+
+    swapdims = swapaxes
+
+    def flip(self, *dims: Any) -> "Tensor":
+        return F.flip(self, dims[0] if len(dims) == 1 else dims)
+
+    def fliplr(self) -> "Tensor":
+        return F.fliplr(self)
+
+    def flipud(self) -> "Tensor":
+        return F.flipud(self)
+
+    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
+        return F.roll(self, shifts, dims)
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        return F.repeat(self, *sizes)
+
+    def tile(self, *dims: Any) -> "Tensor":
+        return F.tile(self, *dims)
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        return F.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        return F.triu(self, diagonal)
+
+    def diag(self, diagonal: int = 0) -> "Tensor":
+        return F.diag(self, diagonal)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return F.diagonal(self, offset, dim1, dim2)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
+        return F.diag_embed(self, offset, dim1, dim2)
+
+    def trace(self) -> "Tensor":
+        return F.trace(self)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        return F.narrow(self, dim, start, length)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple:
+        return F.split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return F.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return F.unbind(self, dim)
+
+    def gather(self, dim: int, index: Any) -> "Tensor":
+        return F.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
+        return F.scatter(self, dim, index, src, value)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> "Tensor":
+        return F.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Any) -> "Tensor":
+        return F.index_select(self, dim, index)
+
+    def masked_fill(self, mask: Any, value: Any) -> "Tensor":
+        return F.masked_fill(self, mask, value)
+
+    def masked_select(self, mask: Any) -> "Tensor":
+        return F.masked_select(self, mask)
+
+    def take(self, index: Any) -> "Tensor":
+        return F.take(self, index)
+
+    def bmm(self, other: Any) -> "Tensor":
+        return F.bmm(self, other)
+
+    def mv(self, vec: Any) -> "Tensor":
+        return F.mv(self, vec)
+
+    def kron(self, other: Any) -> "Tensor":
+        return F.kron(self, other)
+
+    def cross(self, other: Any, dim: Any = -1) -> "Tensor":
+        return F.cross(self, other, dim)
+
+    def det(self) -> "Tensor":
+        return F.det(self)
+
+    def logdet(self) -> "Tensor":
+        return F.logdet(self)
+
+    def slogdet(self) -> Any:
+        return F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        return F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return F.matrix_power(self, n)
+
+    def cholesky(self) -> "Tensor":
+        return F.cholesky(self)
 
     def squeeze(self, dim: Any = None) -> "Tensor":
         return F.squeeze(self, dim)

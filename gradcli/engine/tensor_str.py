@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -10,6 +11,10 @@ from gradcli.engine.creation import get_default_dtype
 
 if TYPE_CHECKING:
     from gradcli.engine.tensor import Tensor
+
+
+PARAMETERS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+"""The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 
 
 def nonfinite_text(v: float) -> str | None:
@@ -57,4 +62,5 @@ def tensor_repr(t: "Tensor") -> str:
         extras.append(f"grad_fn=<{t._node.name}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    text = "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    return "Parameter containing:\n" + text if PARAMETERS.get(id(t)) is t else text

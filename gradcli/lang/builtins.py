@@ -15,6 +15,8 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.engine.init as I
+import gradcli.engine.nn_functional as NF
+from gradcli.engine import nn, optim
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError
 from gradcli.engine.autograd import grad as autograd_grad
@@ -63,10 +65,21 @@ def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) ->
     return call
 
 
+def _round(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """Python's round of a number (`round(2.675, 2)`), torch.round of a tensor."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        digits = args[0] if args else kwargs.get("ndigits", kwargs.get("decimals"))
+        return py.round(x) if digits is None else py.round(x, digits)
+    return F.round(x, *args, **kwargs)
+
+
+_round.__wrapped__ = F.round  # type: ignore[attr-defined]
+
+
 def _len(x: Any) -> int:
-    if isinstance(x, (Tensor, list, tuple, range)):
+    if isinstance(x, (Tensor, list, tuple, range, nn.Sequential)):
         return len(x)
-    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors and lists")
+    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors, lists and nn.Sequential")
 
 
 def _float(x: Any) -> float:
@@ -100,14 +113,36 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
+    "asin": F.asin, "acos": F.acos, "atan": F.atan, "sinh": F.sinh, "cosh": F.cosh, "asinh": F.asinh,
+    "acosh": F.acosh, "atanh": F.atanh, "arcsin": F.asin, "arccos": F.acos, "arctan": F.atan, "arcsinh": F.asinh,
+    "arccosh": F.acosh, "arctanh": F.atanh, "log2": F.log2, "log10": F.log10, "exp2": F.exp2, "expm1": F.expm1,
+    "erf": F.erf, "erfc": F.erfc, "erfinv": F.erfinv, "rsqrt": F.rsqrt, "reciprocal": F.reciprocal,
+    "square": F.square, "logit": F.logit, "lgamma": F.lgamma, "digamma": F.digamma, "polygamma": F.polygamma,
+    "floor": F.floor, "ceil": F.ceil, "trunc": F.trunc, "fix": F.trunc, "frac": F.frac,
+    "round": _round,
+    "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
+    "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
+    "dist": F.dist,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
     "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
     "softmax": F.softmax, "log_softmax": F.log_softmax,
+    "logsumexp": F.logsumexp, "amax": F.amax, "amin": F.amin, "cumsum": F.cumsum, "cumprod": F.cumprod,
+    "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue,
+    "median": F.median,
     "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
     "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
     "cat": F.cat, "concat": F.cat, "stack": F.stack,
+    "view_as": F.view_as, "reshape_as": F.view_as, "unflatten": F.unflatten, "movedim": F.movedim,
+    "moveaxis": F.movedim, "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "fliplr": F.fliplr,
+    "flipud": F.flipud, "roll": F.roll, "tile": F.tile, "tril": F.tril, "triu": F.triu, "diag": F.diag,
+    "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "narrow": F.narrow, "split": F.split,
+    "chunk": F.chunk, "unbind": F.unbind, "gather": F.gather, "scatter": F.scatter, "scatter_add": F.scatter_add,
+    "index_select": F.index_select, "masked_fill": F.masked_fill, "masked_select": F.masked_select, "take": F.take,
+    "einsum": F.einsum, "bmm": F.bmm, "mv": F.mv, "tensordot": F.tensordot, "kron": F.kron, "cross": F.cross,
+    "det": F.det, "logdet": F.logdet, "slogdet": F.slogdet, "inverse": F.inverse, "matrix_power": F.matrix_power,
+    "cholesky": F.cholesky,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
 }
@@ -133,6 +168,18 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
               "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
+OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESHAPE, "movedim": O.PERMUTE,
+              "moveaxis": O.PERMUTE, "swapaxes": O.TRANSPOSE, "swapdims": O.TRANSPOSE, "fliplr": O.FLIP,
+              "flipud": O.FLIP, "tile": O.REPEAT, "diag": O.INDEX, "diagonal": O.INDEX, "trace": O.SUM,
+              "narrow": O.INDEX,
+              "split": O.INDEX, "chunk": O.INDEX, "unbind": O.INDEX, "gather": O.INDEX, "index_select": O.INDEX,
+              "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
+              "tensordot": O.MATMUL, "kron": O.MUL, "logdet": O.LOGABSDET, "matrix_power": O.MATMUL,
+              "inv": O.INVERSE})
+OP_OF.update({"sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
+              "matrix_norm": O.NORM})
+OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
+              "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
 # Functions and methods that record another primitive when given tensors where numbers are usual:
 # name -> (primitive, the arguments as `gradcli ops` writes them after x).
@@ -156,19 +203,52 @@ _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL})
-NN_FUNCTIONAL = Namespace("torch.nn.functional", {k: FUNCTIONS[k] for k in (
-    "relu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax")})
+LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
+                                    "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
+                                    "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
+                                    "cholesky": F.cholesky})
+
+
+# -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------
+def _constructor(cls: type) -> Callable[..., Any]:
+    """A class as a program calls it (`nn.Linear(2, 3)`): a function, since calling types is refused."""
+    def make(*args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)
+    make.__name__ = make.__qualname__ = cls.__name__
+    make.__doc__ = cls.__doc__
+    make.__wrapped__ = cls  # type: ignore[attr-defined]
+    return make
+
+
+_NN_FUNCTIONS = {name: getattr(NF, name) for name in NF.NAMES}
+FUNCTIONS.update({name: _NN_FUNCTIONS[name] for name in (
+    "selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
+    "binary_cross_entropy_with_logits", "kl_div")})
+OP_OF.update(NF.OPS)
+NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
+    "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
     "kaiming_uniform_", "kaiming_normal_")})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT})
+NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
+                            **{name: _constructor(cls) for name, cls in nn.MODULES.items()}})
+OPTIM = Namespace("torch.optim", {name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()})
+MODULE_ATTRIBUTES = frozenset({"parameters", "named_parameters", "children", "zero_grad", "train", "eval",
+                               "training", "requires_grad_", "forward"})
+MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+                  nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
+                  nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
+OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, **_DTYPE_NAMES, **_CONSTANTS})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
+                            **_DTYPE_NAMES, **_CONSTANTS})
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
+                                 "torch.linalg": LINALG,
+                                 "torch.optim": OPTIM,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -182,12 +262,22 @@ TENSOR_METHODS = frozenset({
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
+    "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
+    "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",
+    "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
+    "logsumexp", "amax", "amin", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "kthvalue", "median",
+    "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
+    "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
+    "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
+    "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
+SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 
 
 def attribute_names(value: Any) -> frozenset:
@@ -202,4 +292,10 @@ def attribute_names(value: Any) -> frozenset:
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):
         return RESULT_ATTRIBUTES
+    if isinstance(value, F.SignLogAbsDet):
+        return SLOGDET_ATTRIBUTES
+    if isinstance(value, nn.Module):
+        return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
+    if isinstance(value, optim.Optimizer):
+        return OPTIMIZER_ATTRIBUTES
     return frozenset()

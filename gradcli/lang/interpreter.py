@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
@@ -315,9 +316,9 @@ class Interpreter:
     def _arithmetic(self, op: ast.operator, left: Any, right: Any) -> Any:
         symbol, fn = _BINARY[type(op)]
         if isinstance(left, Tensor) or isinstance(right, Tensor):
-            if symbol in ("//", "%"):
+            if symbol == "//":
                 raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                    hint="gradcli differentiates + - * / ** and @")
+                                    hint="gradcli differentiates + - * / % ** and @")
             if not all(isinstance(v, (Tensor, *_NUMBER, list, tuple)) for v in (left, right)):
                 raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and "
                                     f"{_type_name(right)}")
@@ -369,7 +370,7 @@ class Interpreter:
         key = self.eval(node.slice)
         if isinstance(value, Tensor):
             return value[key]
-        if isinstance(value, (list, tuple, range, F.MaxMin)):
+        if isinstance(value, (list, tuple, range, F.MaxMin, Sequential)):
             if isinstance(key, Tensor):
                 key = int(key)
             if not isinstance(key, (int, slice)) or isinstance(key, bool):

@@ -36,9 +36,11 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _IMPORTS_ACCEPTED = ("gradcli accepts `import torch`, `import torch as t`, "
-                     "`from torch.autograd import Variable`, `import numpy as np`")
-_IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"})
-_IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"})
+                     "`from torch.autograd import Variable`, `import torch.nn as nn`, "
+                     "`import torch.nn.functional as F`, `import torch.optim as optim`, `import numpy as np`")
+_NN_MODULES = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim"})
+_IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"}) | _NN_MODULES
+_IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"}) | _NN_MODULES
 _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 _ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
                     "as in x.requires_grad = True")
@@ -69,7 +71,9 @@ _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.FunctionDef: ("function definitions ('def') are not supported",
                       "write the computation inline; a gradcli program is statements, if, while and for"),
     ast.AsyncFunctionDef: ("async functions are not supported", None),
-    ast.ClassDef: ("class definitions are not supported", None),
+    ast.ClassDef: ("class definitions are not supported",
+                   "build a model from layers instead: model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), "
+                   "nn.Linear(8, 1))"),
     ast.Return: ("'return' is not supported", "assign the result to a variable instead"),
     ast.Delete: ("'del' statements are not supported", None),
     ast.AnnAssign: ("type annotations are not supported", "write 'x = value' without ': type'"),

@@ -52,6 +52,13 @@ def _operator_ops() -> dict[str, Any]:
     return found
 
 
+def _module_op(make: Callable[..., Any]) -> Any:
+    """The primitive an `nn` module's functional records, if it has one."""
+    from gradcli.lang import builtins as B
+    functional = getattr(getattr(make, "__wrapped__", None), "functional", None)
+    return None if functional is None else B.OP_OF.get(functional.__name__)
+
+
 def entries() -> list[Entry]:
     """Every function, method, attribute and operator, then the primitives none of them reaches."""
     from gradcli.engine import ops as O
@@ -65,7 +72,14 @@ def entries() -> list[Entry]:
     rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
     for name, (op, args) in B.TENSOR_FORMS.items():
         rows += [Entry(name, "function", f"{name}(x, {args})", op), Entry(name, "method", f"x.{name}({args})", op)]
+    rows += [Entry(f"linalg.{name}", "function", f"torch.linalg.{name}{_signature(fn, bound=False)}",
+                   B.OP_OF.get(name)) for name, fn in B.LINALG.members.items()]
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
+    rows += [Entry(f"F.{name}", "function", f"F.{name}{_signature(fn, bound=False)}", B.OP_OF.get(name))
+             for name, fn in B.NN_FUNCTIONAL.members.items() if callable(fn) and name not in B.FUNCTIONS]
+    for prefix, kind, space in (("nn", "module", B.NN), ("optim", "optimizer", B.OPTIM)):
+        rows += [Entry(f"{prefix}.{name}", kind, f"{prefix}.{name}{_signature(fn, bound=False)}", _module_op(fn))
+                 for name, fn in space.members.items() if callable(fn)]
     rows.sort(key=lambda e: (e.name.lower(), e.kind))
     reached = {id(e.op) for e in rows if e.op is not None}
     rows += [Entry(op.name, "primitive", "(recorded by gradcli itself, e.g. by a backward under create_graph)", op)
