@@ -2,6 +2,8 @@
 in float32 as in float64."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from test_ops_fd import CASES, _ops_reached, distinct
@@ -65,12 +67,19 @@ def patched_vjps():
 SMALLER = [(lambda a: a.max(), [distinct(4)]), (lambda a: a.min(), [distinct(4)])]
 
 
-def _first_case(op: O.Op, dtype: str):
+@functools.lru_cache(maxsize=None)
+def _first_cases(dtype: str) -> dict[str, tuple]:
+    """Each op's first (smallest-listed) program that reaches it in `dtype`, found in one pass."""
+    found: dict[str, tuple] = {}
     for fn, arrays in SMALLER + [case.values for case in CASES]:
         xs = [g.tensor(np.asarray(a, dtype=dtype), requires_grad=True) for a in arrays]
-        if op.name in _ops_reached(fn(*xs)):
-            return fn, arrays
-    return None
+        for name in _ops_reached(fn(*xs)):
+            found.setdefault(name, (fn, arrays))
+    return found
+
+
+def _first_case(op: O.Op, dtype: str):
+    return _first_cases(dtype).get(op.name)
 
 
 def _off(right):
@@ -78,10 +87,10 @@ def _off(right):
     return lambda *a, **k: 2 * right(*a, **k) + 0.5
 
 
-@pytest.mark.parametrize("mode", ["symbolic", "numeric"])
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dtype, mode", [("float32", "symbolic"), ("float32", "numeric"), ("float64", "numeric")])
 @pytest.mark.parametrize("op", [op for op in O.TABLE if any(v is not None for v in op.vjps)], ids=lambda op: op.name)
 def test_a_wrong_vjp_of_every_op_is_caught(op, dtype, mode, patched_vjps):
+    """float32 has the looser tolerances, so what SymPy catches there it catches in float64 (test_check.py)."""
     case = _first_case(op, dtype)
     if case is None:
         assert (op.name, dtype) == ("cast", "float32"), "every op is reached in both dtypes except a no-op cast"
