@@ -2,6 +2,7 @@
 undefined; PyTorch's node names reach the graph; misuse gets PyTorch's error texts."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -209,3 +210,12 @@ def test_softplus_keeps_its_fast_path_and_takes_beta():
     assert F.softplus(x).grad_fn.params == {}
     y = NF.softplus(x, beta=2.0, threshold=10.0)
     assert y.tolist() == pytest.approx([np.log1p(np.exp(2.0)) / 2, 30.0])
+
+
+def test_gelu_of_a_0d_tensor_is_a_number_with_its_slope():
+    x = g.tensor(2.5, requires_grad=True)
+    y = NF.gelu(x)
+    y.backward()
+    cdf = 0.5 * (1 + math.erf(2.5 / math.sqrt(2)))
+    assert y.item() == pytest.approx(2.5 * cdf, rel=1e-12)
+    assert x.grad.item() == pytest.approx(cdf + 2.5 * math.exp(-2.5 ** 2 / 2) / math.sqrt(2 * math.pi), rel=1e-12)

@@ -215,3 +215,48 @@ def test_user_classes_are_refused_with_a_hint(cli):
     assert result.exit_code == 2
     assert "class definitions are not supported" in result.stderr
     assert "nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("program, message, hint", [
+    ("F.hardtanh(x, 's')", "hardtanh(): argument 'min_val' must be a number, not str", "pass a number"),
+    ("F.pad(x, 2.5)", "pad(): argument 'pad' must be tuple of ints, not float", "e.g. (1, 1)"),
+    ("F.layer_norm(x, [[2]])", "layer_norm(): argument 'normalized_shape' must be tuple of ints, but found element "
+                               "of type list at pos 0", "every entry of 'normalized_shape' is a whole number"),
+    ("nn.LayerNorm(None)", "LayerNorm(): argument 'normalized_shape' must be tuple of ints, not NoneType", "e.g."),
+    ("nn.Dropout('s')", "Dropout(): argument 'p' must be a number, not str", "pass a number"),
+    ("nn.Dropout(1.5)", "dropout probability has to be between 0 and 1, but got 1.5", "probability of zeroing"),
+    ("F.cross_entropy(x, torch.tensor([0, 1]), torch.ones(2, 2))",
+     "weight tensor should be defined either for all 2 classes or no classes but got weight tensor of shape: [2, 2]",
+     "a tensor of shape (2,)"),
+    ("torch.optim.SGD(2.5)", "params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                             "got float", "pass a list"),
+    ("torch.optim.SGD([w], lr='s')", "SGD(): argument 'lr' must be a number, not str", "pass a number"),
+    ("torch.optim.AdamW([w], betas=0.9)", "AdamW(): argument 'betas' must be a pair of numbers, not float",
+     "betas=(0.9, 0.999)"),
+    ("torch.optim.Adam([w], betas=(0.9, None))", "Adam(): argument 'betas[1]' must be a number, not NoneType",
+     "pass a number"),
+])
+def test_wrong_argument_types_are_named_with_a_hint(cli, program, message, hint):
+    setup = "import torch.nn as nn; import torch.nn.functional as F; w = torch.ones(2, requires_grad=True)"
+    result = cli("eval", f"{setup}; out = {program}", "x=[[1.0, -2.0], [0.5, 3.0]]")
+    assert result.exit_code == 2
+    stderr = " ".join(result.stderr.split())
+    assert message in stderr
+    assert hint in stderr.split("hint:", 1)[1]
+
+
+def test_optimizer_options_take_one_element_tensors_as_numbers():
+    w = g.ones(2, requires_grad=True)
+    opt = optim.SGD([w], lr=g.tensor(0.5))
+    (w * 3).sum().backward()
+    opt.step()
+    assert w.tolist() == [-0.5, -0.5]
+    assert optim.Adam([w], betas=[g.tensor(0.5), 0.25]).options["betas"] == (0.5, 0.25)
+
+
+def test_layer_norm_module_sizes_are_bounded_like_any_tensor():
+    with pytest.raises(GradcliError) as info:
+        nn.LayerNorm(-7)
+    assert info.value.message == "negative dimension in shape (-7,)"
+    with pytest.raises(GradcliError):
+        nn.LayerNorm(10**30)

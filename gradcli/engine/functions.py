@@ -99,6 +99,25 @@ def number_arg(value: Any, fn: str, name: str, integer: bool = False) -> Any:
                         hint=f"pass {what} (or a one-element tensor) as '{name}'")
 
 
+def ints_arg(value: Any, fn: str, name: str, single: bool = False) -> tuple[int, ...]:
+    """A tuple-of-ints argument (`pad`, `normalized_shape`) as PyTorch takes it: a list or tuple of integers
+    (or of one-element integer tensors), and with `single` also one integer standing for a 1-tuple."""
+    if single and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if not isinstance(value, (list, tuple)):
+        raise ArgumentError(f"{fn}(): argument '{name}' must be tuple of ints, not {_type_name(value)}",
+                            hint=f"write '{name}' as a tuple of integers, e.g. (1, 1)")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, Tensor) and v.dtype.kind in "iu" and v.numel() == 1:
+            v = v.item()
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise ArgumentError(f"{fn}(): argument '{name}' must be tuple of ints, but found element of type "
+                                f"{_type_name(v)} at pos {i}", hint=f"every entry of '{name}' is a whole number")
+        out.append(int(v))
+    return tuple(out)
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, Tensor):
         return f"a tensor of shape {tuple(value.shape)}"
@@ -237,6 +256,7 @@ def relu(x: Any) -> Tensor:
 
 
 def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    beta, threshold = number_arg(beta, "softplus", "beta"), number_arg(threshold, "softplus", "threshold")
     if beta == 1 and threshold == 20:
         return Tensor.softplus(_tensor_arg(x, "softplus"))
     return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"), beta=float(beta), threshold=float(threshold))

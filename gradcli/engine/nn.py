@@ -222,12 +222,12 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-05, elementwise_affine: bool = True,
                  bias: bool = True) -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-        self.normalized_shape, self.eps, self.elementwise_affine = tuple(int(s) for s in shape), eps, elementwise_affine
-        dt = _default_dtype()
+        from gradcli.engine.creation import ones, zeros
+        self.normalized_shape = F.ints_arg(normalized_shape, "LayerNorm", "normalized_shape", single=True)
+        self.eps, self.elementwise_affine = F.number_arg(eps, "LayerNorm", "eps"), elementwise_affine
         if elementwise_affine:
-            self._parameters["weight"] = Parameter(_wrap(np.ones(self.normalized_shape, dtype=dt)))
-            self._parameters["bias"] = Parameter(_wrap(np.zeros(self.normalized_shape, dtype=dt))) if bias else None
+            self._parameters["weight"] = Parameter(ones(self.normalized_shape))
+            self._parameters["bias"] = Parameter(zeros(self.normalized_shape)) if bias else None
 
     def forward(self, input: Any) -> Tensor:
         return NF.layer_norm(input, self.normalized_shape, self._parameters.get("weight"),
@@ -244,10 +244,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}",
-                                hint="p is the probability of zeroing an element, e.g. nn.Dropout(0.2)")
-        self.p, self.inplace = p, inplace
+        self.p, self.inplace = NF._probability(p, "Dropout"), inplace
 
     def forward(self, input: Any) -> Tensor:
         return NF.dropout(input, self.p, self.training)

@@ -40,6 +40,15 @@ def _reduction(reduction: Any, fn: str, extra: tuple[str, ...] = ()) -> str:
     return reduction
 
 
+def _probability(p: Any, fn: str) -> float:
+    """A dropout probability: a number in [0, 1]."""
+    p = F.number_arg(p, fn, "p")
+    if not 0.0 <= p <= 1.0:
+        raise ValueDomainError(f"dropout probability has to be between 0 and 1, but got {p}",
+                               hint="p is the probability of zeroing an element, e.g. p=0.2")
+    return p
+
+
 def _constant(x: Any, fn: str, what: str) -> np.ndarray | None:
     """A tensor argument PyTorch does not differentiate (class weights, pos_weight), as data."""
     if x is None:
@@ -58,6 +67,7 @@ def _activation(op: O.Op, input: Any, inplace: bool, fn: str, name: str | None =
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    min_val, max_val = F.number_arg(min_val, "hardtanh", "min_val"), F.number_arg(max_val, "hardtanh", "max_val")
     if min_val > max_val:
         raise ValueDomainError("min_val cannot be greater than max_val", hint="e.g. hardtanh(x, -1.0, 1.0)")
     return _activation(O.HARDTANH, input, inplace, "hardtanh", min_val=float(min_val), max_val=float(max_val))
@@ -68,10 +78,12 @@ def relu6(input: Any, inplace: bool = False) -> Tensor:
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _activation(O.LEAKY_RELU, input, inplace, "leaky_relu", negative_slope=float(negative_slope))
+    slope = F.number_arg(negative_slope, "leaky_relu", "negative_slope")
+    return _activation(O.LEAKY_RELU, input, inplace, "leaky_relu", negative_slope=float(slope))
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    alpha = F.number_arg(alpha, "elu", "alpha")
     return _activation(O.ELU, input, inplace, "elu", alpha=float(alpha), scale=1.0, input_scale=1.0)
 
 
@@ -80,6 +92,7 @@ def selu(input: Any, inplace: bool = False) -> Tensor:
 
 
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    alpha = F.number_arg(alpha, "celu", "alpha")
     if alpha == 0:
         raise ValueDomainError("ZeroDivisionError: celu's alpha cannot be 0", hint="celu(x) = max(0,x) + "
                                "min(0, alpha·(exp(x/alpha) - 1)); use any alpha other than 0")
@@ -145,6 +158,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Tens
 
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     a, b = _tensor(x1, "pairwise_distance"), _tensor(x2, "pairwise_distance")
+    p, eps = F.number_arg(p, "pairwise_distance", "p"), F.number_arg(eps, "pairwise_distance", "eps")
     d = a - b + eps
     return apply(O.NORM, d, p=float(p), dim=(builtins.max(d.ndim - 1, 0),) if d.ndim else None,
                  keepdim=bool(keepdim), name="NormBackward1")
@@ -184,7 +198,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     if mode != "constant":
         raise ArgumentError(f"pad(): mode={mode!r} is not supported by gradcli",
                             hint="gradcli pads with a constant only: pad(x, (1, 1), value=0.0)")
-    widths = tuple(int(p) for p in pad)
+    widths = F.ints_arg(pad, "pad", "pad")
     if len(widths) % 2:
         raise ArgumentError("Padding length must be divisible by 2", hint="give (left, right) pairs, last dim first")
     if len(widths) > 2 * x.ndim:
@@ -197,21 +211,21 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
             raise ShapeError(f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative "
                              f"output size, which is invalid. Check dimension {x.ndim - 1 - k} of your input.",
                              hint="negative padding crops; it cannot remove more than the dimension holds")
-    return apply(O.CONSTANT_PAD, x, pad=widths, value=0.0 if value is None else float(value))
+    value = 0.0 if value is None else F.number_arg(value, "pad", "value")
+    return apply(O.CONSTANT_PAD, x, pad=widths, value=float(value))
 
 
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-05) -> Tensor:
     x = _tensor(input, "layer_norm")
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else \
-        tuple(int(s) for s in normalized_shape)
+    shape = F.ints_arg(normalized_shape, "layer_norm", "normalized_shape", single=True)
     if not shape or x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise ShapeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                          f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}",
                          hint="normalized_shape names the input's last dimensions, e.g. layer_norm(x, x.shape[-1:])")
     w = 1.0 if weight is None else _tensor(weight, "layer_norm")
     b = 0.0 if bias is None else _tensor(bias, "layer_norm")
-    return apply(O.LAYER_NORM, x, w, b, count=len(shape), eps=float(eps))
+    return apply(O.LAYER_NORM, x, w, b, count=len(shape), eps=float(F.number_arg(eps, "layer_norm", "eps")))
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -219,9 +233,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     when not training."""
     _no_inplace(inplace, "dropout")
     x = _tensor(input, "dropout")
-    if not 0.0 <= p <= 1.0:
-        raise ValueDomainError(f"dropout probability has to be between 0 and 1, but got {p}",
-                               hint="p is the probability of zeroing an element, e.g. dropout(x, p=0.2)")
+    p = _probability(p, "dropout")
     if not training or p == 0:
         return x
     if p == 1:
@@ -250,6 +262,7 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Tensor:
 
 
 def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    beta = F.number_arg(beta, "smooth_l1_loss", "beta")
     if beta < 0:
         raise ValueDomainError("smooth_l1_loss does not support negative values for beta.",
                                hint="beta is where the loss turns from quadratic to linear, e.g. beta=1.0")
@@ -260,6 +273,7 @@ def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float
 
 
 def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    delta = F.number_arg(delta, "huber_loss", "delta")
     if delta <= 0:
         raise ValueDomainError("huber_loss does not support non-positive values for delta.",
                                hint="delta is where the loss turns from quadratic to linear, e.g. delta=1.0")
@@ -291,6 +305,17 @@ def _check_classes(x: Tensor, target: np.ndarray, ignore_index: int) -> None:
                                hint=f"the input has {classes} classes: targets run from 0 to {classes - 1}")
 
 
+def _class_weight(weight: Any, x: Tensor, fn: str) -> np.ndarray | None:
+    """Class weights: none, or one per class of the input (its dim 1, or dim 0 when 1-D)."""
+    w = _constant(weight, fn, "weight")
+    classes = x.shape[0] if x.ndim == 1 else x.shape[1]
+    if w is not None and w.shape != (classes,):
+        raise ShapeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
+                         f"weight tensor of shape: {list(w.shape)}",
+                         hint=f"pass one weight per class: a tensor of shape ({classes},)")
+    return w
+
+
 def _torch_dtype(t: Tensor) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
 
@@ -300,8 +325,9 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     if x.ndim == 0:
         raise ShapeError("input tensor should be 1D or 2D", hint="nll_loss takes log-probabilities of shape (N, C)")
     t = _class_target(x, target, "nll_loss")
+    ignore_index = F.number_arg(ignore_index, "nll_loss", "ignore_index", integer=True)
     _check_classes(x, t, ignore_index)
-    w = _constant(weight, "nll_loss_forward", "weight")
+    w = _class_weight(weight, x, "nll_loss_forward")
     reduction = _reduction(reduction, "nll_loss")
     if x.ndim < 3:
         return apply(O.NLL_LOSS, x, target=t, weight=w, ignore_index=int(ignore_index), reduction=reduction)
@@ -320,6 +346,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
     """log_softmax then nll_loss for class indices; PyTorch's formulas for probabilities and smoothing."""
     x = _tensor(input, "cross_entropy")
     reduction = _reduction(reduction, "cross_entropy")
+    label_smoothing = F.number_arg(label_smoothing, "cross_entropy", "label_smoothing")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueDomainError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}",
                                hint="e.g. label_smoothing=0.1")
@@ -335,7 +362,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
         return nll_loss(logp, t, weight, ignore_index, reduction)
     nll = nll_loss(logp, t, weight, ignore_index, reduction)
     target_data = _class_target(x, t, "cross_entropy")
-    w = _constant(weight, "cross_entropy", "weight")
+    w = _class_weight(weight, x, "cross_entropy")
     shape = [1] * x.ndim
     shape[class_dim] = x.shape[class_dim]
     smooth = -F.sum(logp if w is None else logp * w.reshape(shape), class_dim)
@@ -358,7 +385,7 @@ def _cross_entropy_probabilities(logp: Tensor, t: Tensor, weight: Any, reduction
     if label_smoothing > 0:
         t = t * (1 - label_smoothing) + label_smoothing / classes
     terms = logp * t
-    w = _constant(weight, "cross_entropy", "weight")
+    w = _class_weight(weight, logp, "cross_entropy")
     if w is not None:
         shape = [1] * logp.ndim
         shape[class_dim] = classes

@@ -1059,7 +1059,6 @@ _SQRT_HALF = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 _GELU_K = 0.7978845608028654  # sqrt(2/pi), the tanh approximation's scale
 _GELU_C = 0.044715
-_erf = np.frompyfunc(math.erf, 1, 1)
 _SIXTH_F32 = float(np.float32(1 / 6))  # PyTorch's hardsigmoid backward uses the float 1/6 in every dtype
 
 
@@ -1107,7 +1106,7 @@ def _elu_sym(S: Any, x: Any, alpha: float = 1.0, scale: float = 1.0, input_scale
 def _gelu_forward(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     if approximate == "tanh":
         return 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-    return 0.5 * x * (1.0 + _erf(x * _SQRT_HALF).astype(x.dtype))
+    return 0.5 * x * (1.0 + special.erf(x * _SQRT_HALF))
 
 
 def _gelu_slope(x: np.ndarray, approximate: str) -> np.ndarray:
@@ -1116,7 +1115,7 @@ def _gelu_slope(x: np.ndarray, approximate: str) -> np.ndarray:
         inner = _GELU_K * (x + _GELU_C * x * x * x)
         t = np.tanh(inner)
         return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _GELU_K * (1.0 + 3 * _GELU_C * x * x)
-    cdf = 0.5 * (1.0 + _erf(x * _SQRT_HALF).astype(x.dtype))
+    cdf = 0.5 * (1.0 + special.erf(x * _SQRT_HALF))
     return cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 

@@ -11,8 +11,21 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine.functions import _type_name, number_arg
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
+
+
+def _options(optimizer: str, **values: Any) -> dict[str, Any]:
+    """The numeric options (lr, momentum, eps...), each a number or a one-element tensor, as plain numbers."""
+    return {name: number_arg(value, optimizer, name) for name, value in values.items()}
+
+
+def _betas(betas: Any, optimizer: str) -> tuple[float, float]:
+    if not isinstance(betas, (list, tuple)) or len(betas) != 2:
+        raise ArgumentError(f"{optimizer}(): argument 'betas' must be a pair of numbers, not {_type_name(betas)}",
+                            hint="the decay rates of the two running averages, e.g. betas=(0.9, 0.999)")
+    return tuple(number_arg(b, optimizer, f"betas[{i}]") for i, b in enumerate(betas))  # type: ignore[return-value]
 
 
 def _invalid(condition: bool, message: str, hint: str) -> None:
@@ -26,10 +39,10 @@ class Optimizer:
     defaults: dict[str, Any] = {}
 
     def __init__(self, params: Any, options: dict[str, Any]) -> None:
-        if isinstance(params, Tensor):
+        if not isinstance(params, (list, tuple)):
             raise ArgumentError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                                "but got a tensor", hint="pass a list: optim.SGD([w, b], lr=0.1) or "
-                                                         "model.parameters()")
+                                f"but got {_type_name(params)}", hint="pass a list: optim.SGD([w, b], lr=0.1) or "
+                                                                      "model.parameters()")
         params = list(params)
         if not params:
             raise ValueDomainError("optimizer got an empty parameter list",
@@ -81,13 +94,15 @@ def _scalar(value: float, dtype: np.dtype) -> Any:
 class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 0.001, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False) -> None:
+        options = _options(type(self).__name__, lr=lr, momentum=momentum, dampening=dampening,
+                           weight_decay=weight_decay)
+        lr, momentum, dampening, weight_decay = options.values()
         _invalid(lr < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.1")
         _invalid(momentum < 0, f"Invalid momentum value: {momentum}", "momentum must be >= 0, e.g. momentum=0.9")
         _invalid(weight_decay < 0, f"Invalid weight_decay value: {weight_decay}", "weight_decay must be >= 0")
         _invalid(nesterov and (momentum <= 0 or dampening != 0), "Nesterov momentum requires a momentum and zero "
                  "dampening", "e.g. optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True)")
-        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize})
+        super().__init__(params, dict(options, nesterov=nesterov, maximize=maximize))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
         o, dt = self.options, param.dtype
@@ -109,15 +124,18 @@ class Adam(Optimizer):
     def __init__(self, params: Any, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
                  weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
                  decoupled_weight_decay: bool = False) -> None:
+        name = type(self).__name__
+        options = _options(name, lr=lr, eps=eps, weight_decay=weight_decay)
+        lr, eps, weight_decay = options.values()
+        betas = _betas(betas, name)
         _invalid(lr < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.001")
         _invalid(eps < 0, f"Invalid epsilon value: {eps}", "eps must be >= 0, e.g. eps=1e-08")
         for i, beta in enumerate(betas):
             _invalid(not 0.0 <= beta < 1.0, f"Invalid beta parameter at index {i}: {beta}",
                      "each beta must be in [0, 1), e.g. betas=(0.9, 0.999)")
         _invalid(weight_decay < 0, f"Invalid weight_decay value: {weight_decay}", "weight_decay must be >= 0")
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                                  "amsgrad": amsgrad, "maximize": maximize,
-                                  "decoupled_weight_decay": decoupled_weight_decay})
+        super().__init__(params, dict(options, betas=betas, amsgrad=amsgrad, maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adam`, one operation at a time."""
