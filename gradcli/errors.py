@@ -23,6 +23,8 @@ class GradcliError(Exception):
         self.length = max(1, length)
         self.source = source
         self.filename = filename
+        self.calls: list[tuple[int, int, int]] = []
+        """Where the program's own functions were called, outermost first (the error's place is innermost)."""
 
     def at(self, line: int | None, column: int | None, length: int = 1, source: str | None = None) -> "GradcliError":
         """Attach a source position unless a more precise one is already known."""
@@ -34,7 +36,7 @@ class GradcliError(Exception):
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "message": self.message, "hint": self.hint,
-                "line": self.line, "column": self.column}
+                "line": self.line, "column": self.column, "calls": calls_json(self.calls)}
 
 
 class ParseError(GradcliError):
@@ -104,8 +106,14 @@ class ProgramAssertionError(Exception):
         self.length = length
         self.source = source
         self.filename = filename
+        self.calls: list[tuple[int, int, int]] = []
 
     def to_dict(self) -> dict:
         """The same fields as `GradcliError.to_dict`, so JSON consumers see one error shape."""
         return {"kind": self.kind, "message": f"assertion failed: {self.test}", "hint": None,
-                "line": self.line, "column": self.column}
+                "line": self.line, "column": self.column, "calls": calls_json(self.calls)}
+
+
+def calls_json(calls: list[tuple[int, int, int]]) -> list[dict]:
+    """The call stack in JSON: where each of the program's functions was called, outermost first."""
+    return [{"line": line, "column": column} for line, column, _ in calls]

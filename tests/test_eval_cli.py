@@ -132,8 +132,9 @@ def test_three_d_gradient_is_one_table_per_slice(cli):
     (["z = 2", "x=[1.]"], ["not a tensor"]),
     (["z = x.sum()", "x=[1.]", "--wrt", "w"], ["no input named 'w'"]),
     (["z = ones(2, bad=3)", "x=[1.]"], ["unexpected keyword argument 'bad'", "usage: ones("]),
-    (["z = (lambda a: a)(x)", "x=[1.]"], ["lambda"]),
-    (["z = [a for a in x]", "x=[1.]"], ["comprehensions are not supported"]),
+    (["def f(n):\n    return f(n + 1)\nz = f(0)", "x=[1.]"], ["maximum recursion depth exceeded", "line 2"]),
+    (["z = [a for a in x]", "x=[1.]"], ["the program's output is a list, not a tensor"]),
+    (["z = '{0.__class__}'.format(x)", "x=[1.]"], ["format field '0.__class__' is not supported"]),
     (["z = x.sum()", "x=[1.]", "--dtype", "int8"], ["unknown dtype"]),
 ])
 def test_user_errors_exit_2_with_a_clear_message(cli, args, words):
@@ -155,7 +156,13 @@ def test_json_errors_go_to_stderr(cli):
     assert result.exit_code == 2 and result.stdout == ""
     error = json.loads(result.stderr)["error"]
     assert error == {"kind": "name", "message": "name 'maen' is not defined", "hint": "did you mean 'mean'?",
-                     "line": 1, "column": 5}
+                     "line": 1, "column": 5, "calls": []}
+
+
+def test_json_errors_carry_the_programs_call_stack(cli):
+    result = cli("eval", "def f(v):\n    return v.mean(dim=5)\nz = f(x)", "x=[1,2]", "--json")
+    error = json.loads(result.stderr)["error"]
+    assert (error["line"], error["column"], error["calls"]) == (2, 12, [{"line": 3, "column": 5}])
 
 
 @pytest.mark.parametrize("payload", [

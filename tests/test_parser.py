@@ -120,6 +120,25 @@ ACCEPTED = {
     "single underscore name": "_ = 1; _tmp = 2",
     "invalid escape sequence, no warning": "print('\\d')",
     "90 nested minus signs": "y = " + "-" * 90 + "1",
+    "def with defaults, keywords and a docstring": "def loss_fn(w, x, *, scale=1.0, lr=0.1):\n    '''Squared error.'''\n"
+                                                  "    return (w * x).sum() * scale",
+    "annotated def": "def f(x: torch.Tensor, n: int = 2) -> torch.Tensor:\n    return x ** n",
+    "nested def and closure": "def outer(a):\n    def inner(b):\n        return a * b\n    return inner",
+    "recursion": "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)",
+    "decorators": "@torch.no_grad()\ndef step(w):\n    w -= 0.1 * w.grad\n@torch.enable_grad\ndef g():\n    pass",
+    "varargs": "def f(*xs):\n    return sum(xs)\ny = f(*[1, 2])",
+    "lambda": "f = lambda v, k=2: v ** k",
+    "call of a call": "y = (lambda a: lambda b: a * b)(2)(3)",
+    "gradient modes": "with torch.no_grad():\n    w -= 0.1 * w.grad\nwith torch.set_grad_enabled(False), torch.enable_grad():\n"
+                      "    pass\nwith inference_mode():\n    pass",
+    "comprehensions": "ys = [x * i for i in range(3) if i != 1]\ns = sum(v ** 2 for v in ys)\n"
+                      "pairs = [(a, b) for a in range(2) for b in range(a)]",
+    "for over anything with unpacking": "for i, (a, b) in enumerate(zip(xs, ys)):\n    pass\nfor row in x:\n    pass",
+    "f-strings": "print(f'loss {loss.item():.4f} at {step:>3d} {x!r} {w:{width}}')",
+    "element and slice assignment": "x[0] = 2\nx[1:, mask] = v\nx.data[0] = 1\nx[0] += 1",
+    "augmented attributes": "x.data -= 0.1 * x.grad\nx.grad *= 0\nw.grad.data -= 1",
+    "imports of the accepted modules": "import math\nimport torch.nn.functional as F\nfrom torch.autograd.functional import "
+                                       "jacobian, hessian\nimport torch.nn as nn\nfrom torch import optim",
 }
 
 
@@ -152,29 +171,31 @@ def test_multi_line_node_is_underlined_to_the_end_of_its_first_line():
 
 # (source, error class, words the message must contain, line, column)
 REJECTED = {
-    "lambda": ("f = lambda x: x * 2", NotAllowedError, "lambda functions are not supported", 1, 5),
-    "list comprehension": ("y = [x * i for i in range(3)]", NotAllowedError, "comprehensions are not supported", 1, 5),
-    "set comprehension": ("y = {i for i in range(3)}", NotAllowedError, "comprehensions", 1, 5),
+    "set comprehension": ("y = {i for i in range(3)}", NotAllowedError, "set and dict comprehensions", 1, 5),
     "dict comprehension": ("y = {i: i for i in range(3)}", NotAllowedError, "comprehensions", 1, 5),
-    "generator expression": ("y = sum(i for i in range(3))", NotAllowedError, "comprehensions", 1, 8),
-    "f-string": ("print(f'{x}')", NotAllowedError, "f-strings are not supported", 1, 7),
-    "def": ("x = 1\ndef f(x):\n    return x", NotAllowedError, "function definitions ('def')", 2, 1),
     "async def": ("async def f():\n    pass", NotAllowedError, "async functions", 1, 1),
     "class": ("class A:\n    pass", NotAllowedError, "class definitions", 1, 1),
-    "decorator": ("@torch.no_grad\ndef f():\n    pass", NotAllowedError, "decorators are not supported", 1, 1),
-    "with": ("with torch.no_grad():\n    y = x * 2", NotAllowedError, "'with' statements", 1, 1),
     "del": ("del x", NotAllowedError, "'del' statements", 1, 1),
     "global": ("global x", NotAllowedError, "'global' statements", 1, 1),
     "nonlocal": ("nonlocal x", NotAllowedError, "'nonlocal' statements", 1, 1),
     "try": ("try:\n    x = 1\nexcept Exception:\n    pass", NotAllowedError, "'try' statements", 1, 1),
     "raise": ("raise ValueError('no')", NotAllowedError, "'raise' statements", 1, 1),
-    "return": ("return x", NotAllowedError, "'return' is not supported", 1, 1),
+    "return outside function": ("return x", ParseError, "'return' outside function", 1, 1),
+    "with open": ("with open('f') as f:\n    pass", NotAllowedError, "'with' is only supported for gradient modes", 1, 6),
+    "with a gradient mode as": ("with torch.no_grad() as g:\n    pass", NotAllowedError, "'with ... as NAME'", 1, 25),
+    "keyword collection": ("def f(**options):\n    pass", NotAllowedError, "keyword collection ('**kwargs')", 1, 9),
+    "dunder parameter": ("def f(__x):\n    pass", NotAllowedError, "name '__x' is not available", 1, 7),
+    "dunder function name": ("def __init__(x):\n    pass", NotAllowedError, "name '__init__' is not available", 1, 1),
+    "dunder in a lambda": ("f = lambda: x.__class__", NotAllowedError, "attribute '__class__'", 1, 15),
+    "dunder in an f-string": ("s = f'{x.__class__}'", NotAllowedError, "attribute '__class__'", 1, 10),
+    "dunder in a comprehension": ("s = [v.__dict__ for v in x]", NotAllowedError, "attribute '__dict__'", 1, 8),
+    "return in a loop of the module": ("for i in range(2):\n    return i", ParseError, "'return' outside function", 2, 5),
+    "break in a function in a loop": ("for i in range(2):\n    def f():\n        break", ParseError, "'break' outside loop", 3, 9),
     "yield": ("y = (yield x)", NotAllowedError, "'yield' is not supported", 1, 6),
     "await": ("await x", NotAllowedError, "'await' is not supported", 1, 1),
     "walrus": ("if (n := 3) > 2:\n    pass", NotAllowedError, "assignment expressions (':=')", 1, 5),
     "starred expression": ("y = [*x]", NotAllowedError, "starred expressions", 1, 6),
     "starred target": ("a, *b = x", NotAllowedError, "starred assignment", 1, 4),
-    "star args": ("y = f(*x)", NotAllowedError, "argument unpacking ('*args')", 1, 7),
     "star star kwargs": ("y = f(1, **k)", NotAllowedError, "keyword unpacking ('**kwargs')", 1, 10),
     "dict literal": ("d = {'a': 1}", NotAllowedError, "dict literals are not supported", 1, 5),
     "set literal": ("s = {1, 2}", NotAllowedError, "set literals are not supported", 1, 5),
@@ -202,30 +223,22 @@ REJECTED = {
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
     "dunder attribute": ("x.__class__", NotAllowedError, "attribute '__class__' is not available", 1, 3),
     "private attribute": ("y = x._data", NotAllowedError, "attribute '_data' is not available", 1, 7),
+    "saved name off the list": ("y = x.grad_fn._saved_foo", NotAllowedError, "attribute '_saved_foo'", 1, 15),
+    "saved name assigned": ("x.grad_fn._saved_self = 1", NotAllowedError, "assignment to attribute '_saved_self'", 1, 1),
     "subclasses payload": ("().__class__.__bases__[0].__subclasses__()", NotAllowedError,
                            "attribute '__class__' is not available", 1, 4),
     "import payload": ("__import__('os').system('touch /tmp/x')", NotAllowedError,
                        "name '__import__' is not available", 1, 1),
     "builtins": ("b = __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 5),
     "dunder target": ("__x = 1", NotAllowedError, "name '__x' is not available", 1, 1),
-    "element assignment": ("x[0] = 1", NotAllowedError, "assignment to an element or slice", 1, 1),
     "other attribute assignment": ("x.foo = 1", NotAllowedError, "assignment to attribute 'foo'", 1, 1),
-    "attribute of expression assignment": ("x.y.grad = 1", NotAllowedError, "assignment to '.grad' of an expression", 1, 1),
     "private attribute assignment": ("x._grad = 1", NotAllowedError, "attribute '_grad' is not available", 1, 3),
-    "augmented attribute": ("x.data -= 0.1 * x.grad", NotAllowedError, "only a name can be updated with '-='", 1, 1),
-    "nested unpacking": ("a, (b, c) = x", NotAllowedError, "nested unpacking", 1, 4),
     "unpacking into attribute": ("a, x.grad = y", NotAllowedError, "only names can be unpacked into", 1, 4),
-    "for over a list": ("for v in [1, 2]:\n    pass", NotAllowedError, "a for loop must iterate over range(...)", 1, 10),
-    "for over torch.range": ("for v in torch.range(3):\n    pass", NotAllowedError, "range(...)", 1, 10),
-    "for with tuple target": ("for i, j in range(3):\n    pass", NotAllowedError, "loop variable must be a single name", 1, 5),
     "for else": ("for i in range(3):\n    pass\nelse:\n    y = 1", NotAllowedError, "'else' on a 'for' loop", 3, 1),
     "while else": ("while x:\n    pass\n  # c\nelse :\n    y = 1", NotAllowedError, "'else' on a 'while' loop", 4, 1),
-    "call of a call": ("y = f(1)(2)", NotAllowedError, "calling the result of an expression", 1, 5),
-    "lambda called": ("y = (lambda: 1)()", NotAllowedError, "lambda functions", 1, 6),
     "break outside loop": ("x = 1\nbreak", ParseError, "'break' outside loop", 2, 1),
     "continue outside loop": ("if x:\n    continue", ParseError, "'continue' outside loop", 2, 5),
-    "first offence wins": ("y = x.__class__ ; f = lambda: 1", NotAllowedError, "attribute '__class__'", 1, 7),
-    "lambda in pasted block": ("    x = 1\n    f = lambda: x", NotAllowedError, "lambda", 2, 9),
+    "first offence wins": ("y = x.__class__ ; f = {1}", NotAllowedError, "attribute '__class__'", 1, 7),
     "dunder after Chinese text": ("   s = '求导数' + y.__dict__", NotAllowedError, "attribute '__dict__'", 1, 18),
 }
 
@@ -242,9 +255,9 @@ def test_refuses_with_a_message_naming_the_construct(source, kind, words, line, 
 
 def test_exact_messages_and_hints():
     with pytest.raises(NotAllowedError) as caught:
-        parse_program("f = lambda x: x * 2")
-    assert caught.value.message == "lambda functions are not supported"
-    assert caught.value.length == len("lambda x: x * 2")
+        parse_program("class Net:\n    pass")
+    assert caught.value.message == "class definitions are not supported"
+    assert "def" in caught.value.hint
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("x.__class__")
@@ -254,10 +267,9 @@ def test_exact_messages_and_hints():
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import os")
-    assert caught.value.message == ("import of 'os' is not supported; gradcli accepts `import torch`, "
-                                    "`import torch as t`, `from torch.autograd import Variable`, `import torch.nn as nn`, "
-                                    "`import torch.nn.functional as F`, `import torch.optim as optim`, "
-                                    "`import numpy as np`")
+    assert caught.value.message == ("import of 'os' is not supported; gradcli accepts imports of math, numpy, torch, "
+                                    "torch.autograd, torch.autograd.functional, torch.nn, torch.nn.functional, "
+                                    "torch.nn.init, torch.optim (under any alias)")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("y = x & 1")
@@ -268,12 +280,8 @@ def test_exact_messages_and_hints():
     assert "**" in caught.value.hint
 
     with pytest.raises(NotAllowedError) as caught:
-        parse_program("y = [i for i in range(3)]")
-    assert caught.value.message == "comprehensions are not supported; use a for loop over range(n)"
-
-    with pytest.raises(NotAllowedError) as caught:
-        parse_program("x.data -= 0.1 * x.grad")
-    assert caught.value.hint == "write it out: x.data = x.data - ..."
+        parse_program("with open('data.txt'):\n    pass")
+    assert caught.value.hint == "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 
 
 def test_payloads_are_never_run(tmp_path):

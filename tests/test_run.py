@@ -341,3 +341,24 @@ def test_assigning_a_mismatched_grad_or_data_is_refused_where_it_happens(cli, tm
     result = cli("run", str(path))
     assert result.exit_code == 2
     assert words in " ".join(result.stderr.split()) and f"{path.name}:3" in result.stderr
+
+
+def test_an_error_in_a_function_shows_the_call_stack_innermost_last(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short relative path, so no line depends on the temp directory's length
+    script(tmp_path, "import torch\ndef inner(v):\n    return v.item()\ndef outer(w):\n    return inner(w * 2)\n"
+                     "y = outer(torch.ones(3))\n", name="F.grad")
+    result = cli("run", "F.grad")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    start = lines.index("  the program's calls, innermost last:")
+    assert [line.replace("F.grad", "F") for line in lines[start + 1:start + 10]] == [
+        "  --> F:6:5", "   | y = outer(torch.ones(3))", "   |     ^^^^^^^^^^^^^^^^^^^^",
+        "  --> F:5:12", "   |     return inner(w * 2)", "   |            ^^^^^^^^^^^^",
+        "  --> F:3:12", "   |     return v.item()", "   |            ^^^^^^^^"]
+
+
+def test_a_deep_recursion_shows_the_ends_of_its_call_stack(tmp_path, cli):
+    path = script(tmp_path, "def f(n):\n    return f(n + 1)\nf(0)\n")
+    text = cli("run", str(path)).stderr
+    assert "maximum recursion depth exceeded" in text
+    assert "... 191 more calls ..." in text and text.count("-->") == 10

@@ -814,6 +814,201 @@ def test_same_result_dtypes(fn: Callable) -> None:
     np.testing.assert_array_equal(as_numpy(got), as_numpy(want))
 
 
+# -- whole programs: the same text run by gradcli's interpreter and by Python with torch -------------
+# (these are the test's own programs, run by Python only here, in the oracle test)
+SCRIPTS = {
+    "descent with a function, no_grad and f-strings": """
+import torch
+def loss_fn(w, x, y):
+    return ((w * x - y) ** 2).mean()
+x = torch.tensor([1.0, 2.0, 3.0])
+y = 2 * x + 1
+w = torch.tensor([0.5], requires_grad=True)
+for step in range(4):
+    loss = loss_fn(w, x, y)
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.05 * w.grad
+    w.grad.zero_()
+    print(f"{step:>2d} {loss.item():.6f} {w.item():10.6f} {w}")
+print(w.is_leaf, w.requires_grad, w.grad)
+""",
+    "gradient modes": """
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x ** 2
+with torch.no_grad():
+    s = x.sum() * 3
+    with torch.enable_grad():
+        t = x * 2
+(y + s + t).sum().backward()
+@torch.no_grad()
+def frozen(v):
+    return v * 2
+torch.set_grad_enabled(False)
+u = x * 2
+torch.set_grad_enabled(True)
+print(x.grad, s.requires_grad, t.requires_grad, frozen(x).requires_grad, u.requires_grad, torch.is_grad_enabled())
+""",
+    "in-place on the graph and CopySlices": """
+import torch
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+y.add_(1)
+y.mul_(x)
+y[0] = 5.0
+y[1:] += x[1:] ** 2
+y.sum().backward()
+print(y, x.grad)
+z = torch.zeros(3)
+v = torch.tensor(2.0, requires_grad=True)
+z[0] = v * 3
+z[2] = v ** 2
+z.sum().backward()
+print(z, v.grad)
+""",
+    "data and detach": """
+import torch
+b = torch.tensor([4.0, -1.0], requires_grad=True)
+for _ in range(3):
+    (b ** 2).sum().backward()
+    b.data.sub_(0.25 * b.grad.data)
+    b.grad = None
+c = b.detach()
+c.mul_(2)
+b.data *= 10
+print(b, c)
+""",
+    "functional API with the program's functions": """
+import torch
+from torch.autograd.functional import jacobian, hessian, vjp, jvp, hvp, vhp
+def f(v):
+    return v.tanh() * v.sum()
+def s(v):
+    return (v.sin() ** 2).sum() + v[0] * v[1] ** 2
+x = torch.tensor([0.3, -0.7, 1.1])
+u = torch.tensor([1.0, -2.0, 0.5])
+print(jacobian(f, x))
+print(hessian(s, x))
+print(vjp(f, x, u))
+print(jvp(f, x, u))
+print(hvp(s, x, u))
+print(vhp(s, x, u))
+print(jacobian(lambda a, b: a * b.exp(), (x, u)))
+""",
+    "hooks": """
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3
+h = y.register_hook(lambda g: g * 10)
+seen = []
+def watch(g):
+    seen.append(g)
+x.register_hook(watch)
+y.retain_grad()
+(y ** 2).sum().backward(retain_graph=True)
+print(x.grad, y.grad, seen)
+h.remove()
+x.grad = None
+(y ** 2).sum().backward()
+print(x.grad, len(seen))
+z = torch.tensor([1.0, 2.0], requires_grad=True)
+z.register_hook(lambda g: g * 0 + 1)
+(z * 5).sum().backward()
+print(z.grad)
+""",
+    "saved tensors and next_functions": """
+import torch
+b = torch.ones(2, requires_grad=True)
+c = torch.tensor([2.0, 3.0])
+z = b * c
+y = b * 2
+e = b.exp()
+p = b ** 3
+q = (b * 3) * b
+print(z.grad_fn._saved_self, z.grad_fn._saved_other, repr(y.grad_fn._saved_other), y.grad_fn._saved_self)
+print(e.grad_fn._saved_result, p.grad_fn._saved_exponent, p.grad_fn._saved_self, q.grad_fn._saved_self)
+for f in (2 * b, 1 - b, b ** 2, 2 ** b, 2 + b, b - 1, b / 2, b * c):
+    print(f.grad_fn.next_functions[0][0] is not None, len(f.grad_fn.next_functions))
+d = b * 1
+d[0] = 3.0
+k = torch.zeros(2)
+k.copy_(b)
+print(y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), d.grad_fn.name(), k.grad_fn.name())
+""",
+    "numpy views": """
+import torch
+import numpy as np
+a = np.array([[1.0, 2.0], [3.0, 4.5]])
+t = torch.tensor(a, requires_grad=True)
+print(a, t, np.array(t.detach()))
+x = torch.tensor([1.0, 2.5], requires_grad=True)
+(x * x).sum().backward()
+print(x.grad.numpy(), x.detach().numpy())
+print(f"{x.grad.numpy()}")
+""",
+    "formatting": """
+import torch
+v = torch.tensor([1.5, -2.25])
+x = torch.tensor(3.14159)
+print(f"{x:.3f}|{x}|{v}|{v!r}|{x.item():+.2e}|{7:05d}|{'ab':>5}|{0.5:%}|{1234567.891:,.2f}")
+print("{} {:.2f} {name}".format(v, x, name="w"), "%.4f %5.1f %-4d| %s %r" % (x, 2.25, 7, v, "s"))
+print(x.shape, v.shape, v.size(), [v.shape], len(v), str(v.shape))
+""",
+    "comprehensions and iteration": """
+import torch
+xs = [torch.tensor(float(i), requires_grad=True) for i in range(1, 4)]
+loss = sum(x ** 2 for x in xs)
+loss.backward()
+print([x.grad for x in xs], loss)
+m = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+for i, (row, k) in enumerate(zip(m, [10, 20])):
+    print(i, row * k, row.sum().item())
+print(torch.stack([r * 2 for r in m]), [len(r) for r in m], sorted([3, 1, 2]), list(reversed(range(3))))
+""",
+}
+
+
+def _torch_output(source: str) -> list[str]:
+    import contextlib
+    import io
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(compile(source, "<oracle program>", "exec"), {"__name__": "oracle"})  # noqa: S102 (the test's own text)
+    return buffer.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("source", SCRIPTS.values(), ids=SCRIPTS.keys())
+def test_same_program_output(source: str) -> None:
+    from tests.language_helpers import run
+    got = "\n".join(run(source, dtype="float64").printed).splitlines()
+    assert got == _torch_output(source)
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nw = torch.ones(2, requires_grad=True)\nw -= 1",
+    "import torch\nw = torch.ones(2, requires_grad=True)\nw[0] = 2.0",
+    "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x.exp()\ny.add_(1)\ny.sum().backward()",
+    "import torch\nx = torch.ones(2, 3, requires_grad=True)\nz = (x * x).sum()\nwith torch.no_grad():\n"
+    "    x.mul_(2)\nz.backward()",
+    "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\na = x * 1\nz = (a * a).sum()\na.mul_(2)\nz.backward()",
+    "import torch\nx = torch.zeros(2)\nx.add_(torch.ones(2, 2))",
+    "import torch\nv = torch.ones(2)\ns = f'{v:.2f}'",
+    "import torch\ntorch.ones(2).cuda()",
+    "import torch\ntorch.ones(2, requires_grad=True).numpy()",
+    "import torch\nb = torch.ones(2, requires_grad=True)\ne = b.exp()\ne.sum().backward()\nr = e.grad_fn._saved_result",
+    "import torch\ntorch.ones(2).register_hook(lambda g: g)",
+    "import torch\nw = torch.ones(1, requires_grad=True)\nw.register_hook(lambda g: torch.ones(3))\n(w * 2).sum().backward()",
+    "import torch\nfrom torch.autograd.functional import vjp\nvjp(lambda v: v * 2, torch.ones(2))",
+    "import torch\nfrom torch.autograd.functional import hvp\nhvp(lambda v: v * 2, torch.ones(2), torch.ones(2))",
+])
+def test_same_program_errors(source: str) -> None:
+    from tests.language_helpers import fails
+    with pytest.raises((RuntimeError, TypeError, AssertionError, ValueError)) as info:
+        _torch_output(source)
+    got = fails(source, dtype="float64")
+    want = torch_message(str(info.value))
+    assert got.message.startswith(want) or want.startswith(got.message), f"\n torch: {want}\n gradcli: {got.message}"
 # -- torch.nn.functional, torch.nn and torch.optim ---------------------------------------------------
 import gradcli.engine.nn_functional as gradcli_functional  # noqa: E402
 from gradcli.engine import nn as gradcli_nn  # noqa: E402

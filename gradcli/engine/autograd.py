@@ -130,29 +130,139 @@ def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[l
     return xs, single, out
 
 
-def jacobian(f: Callable[..., Any], inputs: Any) -> Any:
-    """`torch.autograd.functional.jacobian`: a Tensor for one input, else a tuple of Tensors."""
-    return traced_jacobian(f, inputs)[0]
+def _plain(create_graph: bool, what: str) -> None:
+    if create_graph:
+        raise ArgumentError(f"{what}(create_graph=True) is not supported by gradcli",
+                            hint="differentiate through torch.autograd.grad(..., create_graph=True) instead")
 
 
-def hessian(f: Callable[..., Any], inputs: Any) -> Any:
+def _strict(out: Tensor, strict: bool) -> None:
+    if strict and not out.requires_grad:
+        raise BackwardError("Output 0 of the user-provided function does not require gradients. The outputs must be "
+                            "computed in a differentiable manner from the input when running in strict mode.",
+                            hint="compute the output from the inputs, or pass strict=False")
+
+
+def jacobian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """`torch.autograd.functional.jacobian`: a Tensor for one input, else a tuple of Tensors.
+
+    `vectorize` and `strategy` only change how PyTorch computes it; the numbers are the same.
+    """
+    return traced_jacobian(f, inputs, create_graph, strict, vectorize, strategy)[0]
+
+
+def hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """`torch.autograd.functional.hessian`: a Tensor for one input, else a tuple of tuples."""
-    return traced_hessian(f, inputs)[0]
+    return traced_hessian(f, inputs, create_graph, strict, vectorize, outer_jacobian_strategy)[0]
 
 
-def traced_jacobian(f: Callable[..., Any], inputs: Any) -> tuple[Any, list[Tensor], Tensor]:
+def traced_jacobian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+                    vectorize: bool = False, strategy: str = "reverse-mode") -> tuple[Any, list[Tensor], Tensor]:
     """`jacobian`, with the fresh leaves and the output it differentiated: what a check replays."""
+    _plain(create_graph, "jacobian")
     xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
+    _strict(out, strict)
     blocks = [_wrap(b) for b in jacobian_of(out, xs)]
     return (blocks[0] if single else tuple(blocks)), xs, out
 
 
-def traced_hessian(f: Callable[..., Any], inputs: Any) -> tuple[Any, list[Tensor], Tensor]:
+def traced_hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+                   vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"
+                   ) -> tuple[Any, list[Tensor], Tensor]:
     """`hessian`, with the fresh leaves and the output it differentiated: what a check replays."""
+    _plain(create_graph, "hessian")
     xs, single, out = _traced(f, inputs, "hessian",
                               "return one tensor with a single element computed from the inputs")
+    _strict(out, strict)
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
     return (blocks[0][0] if single else tuple(tuple(row) for row in blocks)), xs, out
+
+
+def _vector(v: Any, like: Sequence[Tensor], single: bool, message: str) -> list[Tensor]:
+    """`v` as one tensor per entry of `like`, with PyTorch's rule for leaving it out (one element only)."""
+    from gradcli.engine.functions import as_tensor
+    if v is None:
+        if len(like) != 1 or like[0].numel() != 1:
+            raise ArgumentError(message, hint="pass v, a tensor of the same shape")
+        return [_wrap(np.ones(like[0].shape, dtype=like[0].dtype))]
+    vs = [as_tensor(t) for t in as_list(v)] if not single or isinstance(v, (list, tuple)) else [as_tensor(v)]
+    if len(vs) != len(like) or any(a.shape != b.shape for a, b in zip(vs, like)):
+        raise ArgumentError(f"v has the wrong shape: expected {[tuple(t.shape) for t in like]}, got "
+                            f"{[tuple(t.shape) for t in vs]}", hint="give v the shape of what it multiplies")
+    return vs
+
+
+def _gradients(out: Tensor, xs: list[Tensor], v: list[Tensor], create_graph: bool) -> list[Tensor]:
+    """v^T J for each input, zeros where the output does not depend on it."""
+    if not out.requires_grad:
+        return [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in xs]
+    found = grad(out, xs, grad_outputs=v, create_graph=create_graph, allow_unused=True)
+    return [_wrap(np.zeros(x.shape, dtype=x.dtype)) if g is None else g if create_graph else g.detach()
+            for x, g in zip(xs, found)]
+
+
+def _shaped(values: list[Tensor], single: bool) -> Any:
+    return values[0] if single else tuple(values)
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Any]:
+    """`torch.autograd.functional.vjp`: (func(inputs), v^T J)."""
+    xs, single, out = _traced(func, inputs, "vjp", "return one tensor computed from the inputs")
+    _strict(out, strict)
+    vs = _vector(v, [out], True, "The vector v can only be None if the user-provided function returns a single "
+                                 "Tensor with a single element.")
+    gs = _gradients(out, xs, vs, create_graph)
+    return (out if create_graph else out.detach()), _shaped(gs, single)
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Tensor]:
+    """`torch.autograd.functional.jvp`: (func(inputs), J v), J built row by row from the one engine."""
+    _plain(create_graph, "jvp")
+    xs, single, out = _traced(func, inputs, "jvp", "return one tensor computed from the inputs")
+    _strict(out, strict)
+    vs = _vector(v, xs, single, "The vector v can only be None if the input to the user-provided function is a "
+                                "single Tensor with a single element.")
+    total = np.zeros(out.shape, dtype=out.dtype)
+    for block, x, u in zip(jacobian_of(out, xs), xs, vs):
+        total = total + np.tensordot(block, u._data, axes=x.ndim)
+    return out.detach(), _wrap(np.asarray(total, dtype=out.dtype))
+
+
+def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool,
+            what: str) -> tuple[Tensor, Any]:
+    """hvp and vhp: differentiate (grad f) . v once more; for a twice-differentiable f both are H v."""
+    xs, single, out = _traced(func, inputs, what, "return one tensor with a single element")
+    _strict(out, strict)
+    if out.numel() != 1:
+        raise BackwardError(f"The Tensor returned by the function given to {what} should contain a single element",
+                            hint="reduce the output to one number, e.g. return y.sum()")
+    vs = _vector(v, xs, single, "The vector v can only be None if the input to the user-provided function is a "
+                                "single Tensor with a single element.")
+    first = _gradients(out, xs, [_wrap(np.ones(out.shape, dtype=out.dtype))], True)
+    dot = None
+    for g, u in zip(first, vs):
+        if g.requires_grad:
+            term = (g * u).sum()
+            dot = term if dot is None else dot + term
+    second = _gradients(dot, xs, [_wrap(np.ones((), dtype=out.dtype))], create_graph) if dot is not None else \
+        [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in xs]
+    return (out if create_graph else out.detach()), _shaped(second, single)
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Any]:
+    """`torch.autograd.functional.hvp`: (func(inputs), H v)."""
+    return _second(func, inputs, v, create_graph, strict, "hvp")
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Any]:
+    """`torch.autograd.functional.vhp`: (func(inputs), v^T H)."""
+    return _second(func, inputs, v, create_graph, strict, "vhp")
 
 
 TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {

@@ -13,6 +13,8 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.errors import BackwardError
+from gradcli.engine.hooks import HOOKS, run_hooks
+from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -180,6 +182,10 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if saved is None:
             raise BackwardError(FREED, hint="pass retain_graph=True to the first backward call, or rebuild the "
                                             "graph (recompute the output) before calling backward again")
+        if MARKS:
+            check_saved(node)
+        if HOOKS:
+            g = run_hooks(node, g)
         if node.retained is not None:
             kept = node.retained()
             if kept is not None:
@@ -238,6 +244,9 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
                 heapq.heappush(heap, (-nxt.seq, nxt))
             node = None
     for leaf, g, owned in leaves.values():
+        if HOOKS:
+            hooked = run_hooks(leaf, g)
+            g, owned = hooked, owned or hooked is not g
         if wanted is None:
             if leaf.requires_grad:
                 _accumulate(leaf, g, owned, create_graph)

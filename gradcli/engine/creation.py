@@ -111,6 +111,16 @@ def _shape(size: tuple) -> tuple[int, ...]:
     return shape
 
 
+def _sized(shape: tuple, size: Any) -> tuple:
+    """The shape given as `ones(2, 3)`, `ones((2, 3))` or, as PyTorch also takes it, `ones(size=(2, 3))`."""
+    if size is None:
+        return shape
+    if shape:
+        raise ArgumentError("the size was given twice, by position and as size=", hint="write ones(2, 3) or "
+                                                                                      "ones(size=(2, 3))")
+    return (size,)
+
+
 def _filled(size: tuple, value: float, dtype: Any, requires_grad: bool) -> Tensor:
     dtype = resolve_dtype(dtype) or Defaults.dtype
     return _leaf(np.full(_shape(size), value, dtype=dtype), requires_grad)
@@ -123,12 +133,12 @@ def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def ones(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _filled(size, 1.0, dtype, requires_grad)
+def ones(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _filled(_sized(shape, size), 1.0, dtype, requires_grad)
 
 
-def zeros(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _filled(size, 0.0, dtype, requires_grad)
+def zeros(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _filled(_sized(shape, size), 0.0, dtype, requires_grad)
 
 
 def full(size: Any, fill_value: float, requires_grad: bool = False, dtype: Any = None) -> Tensor:
@@ -188,12 +198,12 @@ def _random(size: tuple, dtype: Any, requires_grad: bool, fill: Callable[[Tensor
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _random(size, dtype, requires_grad, lambda t: t.uniform_())
+def rand(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.uniform_())
 
 
-def randn(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _random(size, dtype, requires_grad, lambda t: t.normal_())
+def randn(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.normal_())
 
 
 def rand_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:

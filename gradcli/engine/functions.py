@@ -1045,9 +1045,16 @@ def index(x: Any, key: Any) -> Tensor:
         raise ShapeError(str(exc).replace(" axis ", " dimension "), hint=f"the tensor has shape {tuple(x.shape)}; "
                          "indices run from 0 to size-1 (or from -size to -1)") from None
     name = _index_node(x.shape, k, not isinstance(key, tuple))
-    if len(k) == 1:
-        k = k[0] if not isinstance(k[0], (np.ndarray,)) else k
-    return apply(O.INDEX, x, key=k, name=name)
+    return apply(O.INDEX, x, key=_single(k), name=name)
+
+
+def index_key(key: Any) -> Any:
+    """A program's index as NumPy takes it (what `index` records), for writing through it."""
+    return _single(_index_key(key))
+
+
+def _single(k: tuple[Any, ...]) -> Any:
+    return k[0] if len(k) == 1 and not isinstance(k[0], np.ndarray) else k
 
 
 def index_put(g: Any, shape: tuple[int, ...], key: Any) -> Tensor:

@@ -105,12 +105,13 @@ class Node:
     def next_functions(self) -> tuple:
         """PyTorch's view of the parents: (node or AccumulateGrad or None, 0) per input."""
         out = []
+        numbers_listed = self.name not in _SCALAR_OVERLOADS
         for x in self.inputs:
             if type(x) is Node:
                 out.append((x, 0))
             elif type(x) is Tensor and x.requires_grad:
                 out.append((AccumulateGrad.of(x), 0))
-            else:
+            elif numbers_listed or type(x) is Tensor:
                 out.append((None, 0))
         return tuple(out)
 
@@ -129,6 +130,13 @@ class Node:
             tensors.append(a)
         out = self.saved_out
         return tuple(tensors), None if out is None else _on_graph(out, self)
+
+    def __getattr__(self, name: str) -> Any:
+        """PyTorch's `_saved_self`, `_saved_result`, ... (engine/saved.py); only reached for unknown names."""
+        if name.startswith("_saved_"):
+            from gradcli.engine.saved import saved_attribute
+            return saved_attribute(self, name)
+        raise AttributeError(name)
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -157,6 +165,9 @@ class AccumulateGrad:
 
 
 RELEASED = ()
+# PyTorch's overloads that take a Python number as a scalar argument, not as a (wrapped) tensor input:
+# their next_functions list the tensor only (1 - x, x ** 2, 2 ** x)
+_SCALAR_OVERLOADS = frozenset({"RsubBackward1", "PowBackward0", "PowBackward2"})
 _NO_PARAMS: dict = {}
 _NEEDS = ((), (0,), (1,), (0, 1))  # Node.needs by requires-grad mask, for masks of the first two inputs
 
@@ -387,7 +398,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works)."""
-        return _wrap(self._data)
+        return I.untracked(_wrap(self._data))
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -429,7 +440,8 @@ class Tensor:
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._data.shape if dim is None else F.size(self, dim)
+        from gradcli.engine.tensor_str import Size
+        return Size(self._data.shape) if dim is None else F.size(self, dim)
 
     def dim(self) -> int:
         return self._data.ndim
@@ -468,16 +480,6 @@ class Tensor:
                                 "var_no_grad = var.detach().",
                                 hint="use .detach() to get a tensor outside the graph")
         self.requires_grad = bool(requires_grad)
-        return self
-
-    def zero_(self) -> "Tensor":
-        if self.requires_grad and self._node is None and GradMode.enabled:
-            raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
-                                hint="zero its gradient instead: x.grad.data.zero_() or x.grad.zero_()")
-        if self._data.flags.writeable:
-            self._data[...] = 0
-        else:
-            self._data = np.zeros_like(self._data)
         return self
 
     # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
@@ -605,13 +607,13 @@ class Tensor:
     __truediv__ = div = DIV
 
     def __radd__(self, other: Any) -> "Tensor":
-        return ADD(other, self)
+        return ADD(self, other)  # PyTorch computes 2 + x as x.add(2): the tensor comes first in the graph
 
     def __rsub__(self, other: Any) -> "Tensor":
         return RSUB(other, self)
 
     def __rmul__(self, other: Any) -> "Tensor":
-        return MUL(other, self)
+        return MUL(self, other)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
         return RDIV(other, self)
@@ -989,6 +991,91 @@ class Tensor:
     def double(self) -> "Tensor":
         return self if self._data.dtype == np.float64 else F.to_dtype(self, np.float64)
 
+    # -- in-place updates: PyTorch's rules live in inplace.py ------------------------------
+    def add_(self, other: Any, alpha: Any = 1) -> "Tensor":
+        return I.add_(self, other, alpha)
+
+    def sub_(self, other: Any, alpha: Any = 1) -> "Tensor":
+        return I.sub_(self, other, alpha)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return I.update(self, lambda: self * other)
+
+    def div_(self, other: Any) -> "Tensor":
+        return I.update(self, lambda: self / other)
+
+    def pow_(self, exponent: Any) -> "Tensor":
+        return I.update(self, lambda: self ** exponent)
+
+    def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        return I.update(self, lambda: F.clamp(self, min, max))
+
+    def neg_(self) -> "Tensor":
+        return I.update(self, self.neg)
+
+    def exp_(self) -> "Tensor":
+        return I.update(self, self.exp)
+
+    def log_(self) -> "Tensor":
+        return I.update(self, self.log)
+
+    def sqrt_(self) -> "Tensor":
+        return I.update(self, self.sqrt)
+
+    def abs_(self) -> "Tensor":
+        return I.update(self, self.abs)
+
+    def sigmoid_(self) -> "Tensor":
+        return I.update(self, self.sigmoid)
+
+    def tanh_(self) -> "Tensor":
+        return I.update(self, self.tanh)
+
+    def relu_(self) -> "Tensor":
+        return I.update(self, self.relu)
+
+    def zero_(self) -> "Tensor":
+        return I.zero_(self)
+
+    def fill_(self, value: Any) -> "Tensor":
+        return I.fill_(self, value)
+
+    def copy_(self, src: Any) -> "Tensor":
+        return I.copy_(self, src)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        I.setitem(self, key, value)
+
+    clip_ = clamp_
+
+    # -- devices (engine/devices.py) and whole-tensor comparison --------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        from gradcli.engine.devices import to
+        return to(self, *args, **kwargs)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        from gradcli.engine.devices import check_device
+        check_device("cuda")
+        return self
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call `hook(grad)` when backward computes this tensor's gradient (engine/hooks.py)."""
+        from gradcli.engine.hooks import register_hook
+        return register_hook(self, hook)
+
+    def equal(self, other: "Tensor") -> bool:
+        """`torch.equal`: same shape and the same values (no broadcasting)."""
+        return isinstance(other, Tensor) and self.shape == other.shape and bool(np.array_equal(self._data, other._data))
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+    __ipow__ = pow_
+
 
 def _wrap(array: np.ndarray) -> Tensor:
     """A leaf Tensor around an existing array (no copy, no grad)."""
@@ -1030,3 +1117,4 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 
 from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
+from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)

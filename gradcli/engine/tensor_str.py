@@ -13,6 +13,15 @@ if TYPE_CHECKING:
     from gradcli.engine.tensor import Tensor
 
 
+class Size(tuple):
+    """`torch.Size`: a tuple of ints that prints as PyTorch prints a shape."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    __str__ = __repr__
+
+
 PARAMETERS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
 """The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 

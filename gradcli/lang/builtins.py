@@ -7,6 +7,7 @@ table, so nothing here is written twice.
 from __future__ import annotations
 
 import builtins as py
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,11 +18,17 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import nn, optim
+from gradcli.engine import devices as D
+from gradcli.engine import saved as SAVED
+from gradcli.engine.hooks import RemovableHandle
+from gradcli.engine import modes as M
 from gradcli.engine import ops as O
-from gradcli.errors import ArgumentError
+from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
-from gradcli.engine.autograd import hessian, jacobian
+from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.lang.formatting import format_template
+from gradcli.lang.limits import check_list, check_string
 
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:
@@ -45,14 +52,6 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
     return bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def _range(*args: Any) -> range:
-    ints = [a.item() if isinstance(a, Tensor) else a for a in args]
-    if not ints or len(ints) > 3 or not py.all(isinstance(i, (int, np.integer)) and not isinstance(i, bool)
-                                               for i in ints):
-        raise ArgumentError("range() takes 1 to 3 integers", hint="e.g. range(10) or range(0, 10, 2)")
-    return range(*(int(i) for i in ints))
-
-
 def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) -> Callable:
     """`max(a, b)` and `abs(-2)` on numbers are Python's; on tensors they are torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -74,27 +73,6 @@ def _round(x: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 _round.__wrapped__ = F.round  # type: ignore[attr-defined]
-
-
-def _len(x: Any) -> int:
-    if isinstance(x, (Tensor, list, tuple, range, nn.Sequential)):
-        return len(x)
-    raise ArgumentError(f"len() of a {type(x).__name__}", hint="len works on tensors, lists and nn.Sequential")
-
-
-def _float(x: Any) -> float:
-    """Python's float() of a number, a 1-element tensor, or the strings 'inf', '-inf' and 'nan'."""
-    if isinstance(x, (Tensor, int, float, bool)):
-        return float(x)
-    if isinstance(x, str) and x.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
-        return float(x)
-    raise ArgumentError(f"float() of {x!r}", hint="float works on numbers, 1-element tensors, 'inf' and 'nan'")
-
-
-def _int(x: Any) -> int:
-    if isinstance(x, (Tensor, int, float, bool)):
-        return int(x)
-    raise ArgumentError(f"int() of a {type(x).__name__}", hint="int works on numbers and 1-element tensors")
 
 
 def _double_tensor(data: Any, requires_grad: bool = False) -> Tensor:
@@ -144,7 +122,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "det": F.det, "logdet": F.logdet, "slogdet": F.slogdet, "inverse": F.inverse, "matrix_power": F.matrix_power,
     "cholesky": F.cholesky,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
-    "allclose": allclose, "range": _range, "len": _len, "float": _float, "int": _int,
+    "allclose": allclose,
 }
 
 # PyTorch's random numbers (engine/random.py) and the session's default dtype.
@@ -200,7 +178,8 @@ class Namespace:
 # `torch.float32`, `np.float64`... evaluate to their names, which every dtype= argument accepts.
 _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 
-AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian})
+AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
+                                                               "jvp": jvp, "hvp": hvp, "vhp": vhp})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
@@ -240,16 +219,63 @@ MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_fe
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
+CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
+# torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
+_TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
+               "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled, "device": D.device,
+               "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
-                            **_DTYPE_NAMES, **_CONSTANTS})
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS})
+                            **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
+def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
+    """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
+    values = data._data if isinstance(data, Tensor) else data
+    if isinstance(data, Tensor) and data.requires_grad:
+        raise ArgumentError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+                            hint="write np.array(x.detach())")
+    try:
+        array = np.array(values, dtype=C.resolve_dtype(dtype))
+    except (ValueError, TypeError) as exc:
+        raise ArgumentError(f"could not make an array from {type(data).__name__}: {exc}",
+                            hint="np.array takes numbers and (nested) lists of numbers") from None
+    if array.dtype.kind not in "biuf":
+        raise ArgumentError(f"np.array of {array.dtype} values is not supported", hint="give numbers")
+    return array
+
+
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
+
+
+# Python's math module: numbers in, numbers out
+def _math(name: str) -> Callable[..., Any]:
+    """`math.NAME` on numbers (and one-element tensors, as Python's math takes them), errors as gradcli's."""
+    fn = getattr(math, name)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        values = [float(a) if isinstance(a, Tensor) else a for a in args]
+        if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in [*values, *kwargs.values()]):
+            raise ArgumentError(f"math.{name}() takes numbers", hint=f"for a tensor use torch's: x.{name}()")
+        try:
+            return fn(*values, **kwargs)
+        except ValueError:
+            raise ValueDomainError(f"math domain error: math.{name} of {', '.join(map(repr, values))}",
+                                   hint="check the values that reach this line") from None
+    call.__name__ = name
+    call.__doc__ = fn.__doc__
+    return call
+
+
+_MATH_FUNCTIONS = ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
+                   "atan", "atan2", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "fabs", "pow", "hypot",
+                   "copysign", "fmod", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose")
+MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
+                          "pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan})
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
                                  "torch.optim": OPTIM,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
@@ -274,8 +300,13 @@ TENSOR_METHODS = frozenset({
 })
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
+# in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
+TENSOR_METHODS |= {
+    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
+    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+}
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
-ACCUMULATE_ATTRIBUTES = frozenset({"variable"})
+ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 
@@ -287,7 +318,7 @@ def attribute_names(value: Any) -> frozenset:
     if isinstance(value, Namespace):
         return frozenset(value.members)
     if isinstance(value, Node):
-        return NODE_ATTRIBUTES
+        return NODE_ATTRIBUTES | SAVED.NAMES
     if isinstance(value, AccumulateGrad):
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):
@@ -298,4 +329,72 @@ def attribute_names(value: Any) -> frozenset:
         return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
     if isinstance(value, optim.Optimizer):
         return OPTIMIZER_ATTRIBUTES
+    if isinstance(value, (str, list)):
+        return frozenset(SEQUENCE_METHODS[type(value)])
+    if isinstance(value, D.Device):
+        return DEVICE_ATTRIBUTES
+    if isinstance(value, RemovableHandle):
+        return HANDLE_ATTRIBUTES
     return frozenset()
+
+
+# -- string and list methods, devices, hook handles --------------------------------------------
+
+
+def _join(separator: str, values: Any) -> str:
+    from gradcli.lang.python_builtins import items
+    parts = items(values)
+    if not py.all(isinstance(p, str) for p in parts):
+        raise ArgumentError("join() takes strings", hint="convert first: ', '.join(str(v) for v in values)")
+    check_string(py.sum(map(len, parts)) + len(separator) * max(len(parts) - 1, 0))
+    return separator.join(parts)
+
+
+def _append(values: list, value: Any) -> None:
+    check_list(len(values) + 1)
+    values.append(value)
+
+
+def _extend(values: list, more: Any) -> None:
+    from gradcli.lang.python_builtins import items
+    added = items(more)
+    check_list(len(values) + len(added))
+    values.extend(added)
+
+
+SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
+    str: {"format": lambda s, *args, **kwargs: format_template(s, args, kwargs), "join": _join,
+          "upper": str.upper, "lower": str.lower, "strip": str.strip, "startswith": str.startswith,
+          "endswith": str.endswith},
+    list: {"append": _append, "extend": _extend},
+}
+DEVICE_ATTRIBUTES = frozenset({"type", "index"})
+HANDLE_ATTRIBUTES = frozenset({"remove"})
+
+
+class NodeName(str):
+    """`y.grad_fn.name`: gradcli's attribute and PyTorch's method at once (`name()` gives PyTorch's text,
+    which spells the nodes that are not derivative formulas with their C++ namespace)."""
+
+    def __call__(self) -> str:
+        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2")) else \
+            f"torch::autograd::{self}"
+
+
+def bound_method(owner: str | list, name: str) -> Callable[..., Any]:
+    """`'...'.format`, `xs.append`: gradcli's safe version of the method, bound to `owner`."""
+    method = SEQUENCE_METHODS[type(owner)][name]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return method(owner, *args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def takes_device(func: Any) -> bool:
+    """PyTorch's functions take `device=`; gradcli's own (engine) functions accept it for the CPU."""
+    return getattr(func, "__module__", "").startswith("gradcli.engine") or \
+        getattr(getattr(func, "__self__", None), "__module__", "").startswith("gradcli.engine")
+
+
+check_device = D.check_device

@@ -4,26 +4,37 @@ Dispatch is by `ast` node type through dicts (simpleeval's design, without its b
 parser has already refused every node type missing here. Names, attributes and methods resolve
 only through `gradcli.lang.builtins`. Side effects a caller cares about (print, bare expression
 values, backward calls) go out through `Hooks`, so the interpreter itself never prints.
+
+Names live in `Scope`s: the module's (`env`), one per call of a program function, one per
+comprehension. Calls of the program's functions come back here (`_call_function`), which is where
+the call-depth limit, the step budget and the program's own call stack for errors are kept.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import math
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.modes import GradModeContext
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor_str import Size
 from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
-from gradcli.lang.limits import DEFAULT_MAX_STEPS, Budget
+from gradcli.lang import formatting as T
+from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, MAX_LIST, Budget, check_list, check_string
+from gradcli.lang.python_builtins import PYTHON, iterate
+from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, signature
 from gradcli.source import node_span
-from gradcli.engine.tensor import Tensor
 
 _NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
 
@@ -58,6 +69,11 @@ class _Continue(Exception):
     pass
 
 
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 _BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
     ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
@@ -82,28 +98,47 @@ class Interpreter:
         self.source = source
         self.filename = filename
         self.env: dict[str, Any] = dict(env or {})
+        self.globals = Scope(self.env)
+        self.scope = self.globals
         self.hooks = hooks or Hooks()
         self.budget = Budget(source, max_steps, timeout)
+        self.depth = 0
+        self.call_sites: list[ast.AST] = []
         self.outcome = Outcome()
         self._statements: dict[type, Callable[[Any], None]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
             ast.Pass: lambda node: None, ast.Break: self._break, ast.Continue: self._continue,
-            ast.Import: self._import, ast.ImportFrom: self._import_from,
+            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def,
+            ast.Return: self._return, ast.With: self._with,
         }
         self._expressions: dict[type, Callable[[Any], Any]] = {
             ast.Constant: lambda node: node.value, ast.Name: self._name, ast.List: self._list,
             ast.Tuple: lambda node: tuple(self.eval(e) for e in node.elts), ast.UnaryOp: self._unary,
             ast.BinOp: self._binary, ast.BoolOp: self._bool_op, ast.Compare: self._compare,
             ast.IfExp: self._if_exp, ast.Subscript: self._subscript, ast.Slice: self._slice,
-            ast.Call: self._call, ast.Attribute: self._attribute,
+            ast.Call: self._call, ast.Attribute: self._attribute, ast.Lambda: self._lambda,
+            ast.ListComp: self._comprehension, ast.GeneratorExp: self._comprehension,
+            ast.JoinedStr: self._f_string,
         }
 
     # -- running ------------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> Outcome:
+        # Each call of a program's function costs a few dozen Python frames; the call-depth limit,
+        # not Python's, is what a deep recursion must meet.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         self.budget.start()
-        self._block(tree.body)
+        try:
+            self._block(tree.body)
+        finally:
+            sys.setrecursionlimit(limit)
         return self.outcome
+
+    @property
+    def at_top(self) -> bool:
+        """Whether statements run at the program's top level (not in a function or comprehension)."""
+        return self.scope is self.globals
 
     def _block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
@@ -113,7 +148,7 @@ class Interpreter:
                 raise self._locate(exc, stmt) from None
             except ProgramAssertionError:
                 raise
-            except (_Break, _Continue):
+            except (_Break, _Continue, _Return):
                 raise
             except (ZeroDivisionError, OverflowError) as exc:
                 raise self._locate(ValueDomainError(f"{exc}", hint="check the values that reach this line"),
@@ -141,7 +176,7 @@ class Interpreter:
 
     # -- statements -----------------------------------------------------------------------------
     def _remember(self, value: Any, name: str) -> None:
-        if value is not None and not isinstance(value, str):
+        if value is not None and not isinstance(value, str) and self.at_top:
             self.outcome.value, self.outcome.name = value, name
 
     def _assign(self, node: ast.Assign) -> None:
@@ -153,13 +188,30 @@ class Interpreter:
 
     def _bind(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
-            self.env[target.id] = value
+            self.scope.values[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self._unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, items):
                 self._bind(t, v)
-        else:  # the parser admits only names, tuples of names and x.requires_grad/grad/data
-            self._set_attribute(target, value)
+        elif isinstance(target, ast.Subscript):
+            self._set_item(self.eval(target.value), self.eval(target.slice), value)
+        else:  # the parser admits only these and x.requires_grad/grad/data
+            self._set_attribute(self.eval(target.value), target, value)
+
+    def _set_item(self, container: Any, key: Any, value: Any) -> None:
+        if isinstance(container, Tensor):
+            container[key] = value
+        elif isinstance(container, list):
+            if isinstance(key, Tensor):
+                key = int(key)
+            if not isinstance(key, int) or isinstance(key, bool):
+                raise ArgumentError("list indices must be integers", hint="xs[0] = value")
+            if not -len(container) <= key < len(container):
+                raise ArgumentError("list assignment index out of range")
+            container[key] = value
+        else:
+            raise ArgumentError(f"a {_type_name(container)} does not support item assignment",
+                                hint="assign into a tensor (x[0] = 1.0) or a list")
 
     def _unpack(self, value: Any, count: int, target: ast.expr) -> list:
         if isinstance(value, (tuple, list)) or isinstance(value, Tensor) and value.ndim > 0:
@@ -171,8 +223,7 @@ class Interpreter:
         raise ArgumentError(f"cannot unpack a {type(value).__name__} into {count} names").at(
             *node_span(target, self.source))
 
-    def _set_attribute(self, target: ast.Attribute, value: Any) -> None:
-        owner = self.eval(target.value)
+    def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if not isinstance(owner, Tensor):
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {_type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
@@ -185,21 +236,43 @@ class Interpreter:
             owner.data = F.as_tensor(value)
 
     def _aug_assign(self, node: ast.AugAssign) -> None:
-        current = self._name(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
-        value = self._arithmetic(node.op, current, self.eval(node.value))
-        self.env[node.target.id] = value
-        self._remember(value, node.target.id)
+        """Python's `t op= v`: a tensor is updated in place (PyTorch's rules), anything else rebound."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            value = self._updated(node.op, self._lookup(target.id), self.eval(node.value))
+            self.scope.values[target.id] = value
+            self._remember(value, target.id)
+        elif isinstance(target, ast.Attribute):
+            owner = self.eval(target.value)
+            current = self._get_attribute(owner, target.attr, target)
+            self._set_attribute(owner, target, self._updated(node.op, current, self.eval(node.value)))
+        else:
+            container, key = self.eval(target.value), self.eval(target.slice)
+            if isinstance(container, Tensor):
+                from gradcli.engine.inplace import check_leaf
+                check_leaf(container, view=True)
+            current = self._index(container, key)
+            self._set_item(container, key, self._arithmetic(node.op, current, self.eval(node.value)))
+
+    def _updated(self, op: ast.operator, current: Any, value: Any) -> Any:
+        if isinstance(current, Tensor) and type(op) in _IN_PLACE:
+            return getattr(current, _IN_PLACE[type(op)])(value)
+        if isinstance(current, list) and isinstance(op, ast.Add):
+            check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
+            current.extend(PYTHON["list"](value))
+            return current
+        return self._arithmetic(op, current, value)
 
     def _expr_statement(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a string statement is a comment ('''求导数''')
         value = self.eval(node.value)
-        if value is None or isinstance(node.value, ast.Call) and _is_print(node.value, self.env):
+        if value is None or isinstance(node.value, ast.Call) and self._is_print(node.value) or not self.at_top:
             return
         self._remember(value, source_text(node.value))
         if self.hooks.on_display is not None:
             with self.budget.paused():
-                self.hooks.on_display(source_text(node.value), value, node.lineno)
+                self.hooks.on_display(source_text(node.value), _shown(value), node.lineno)
 
     def _if(self, node: ast.If) -> None:
         if self._truth(self.eval(node.test), node.test):
@@ -225,13 +298,13 @@ class Interpreter:
                     break
 
     def _for(self, node: ast.For) -> None:
-        iterable = self.eval(node.iter)
-        if not isinstance(iterable, range):
-            raise NotAllowedError("for loops run over range(...) only", hint="for i in range(10): ...").at(
-                *node_span(node.iter, self.source))
+        try:
+            values = iterate(self.eval(node.iter))
+        except GradcliError as exc:
+            raise self._locate(exc, node.iter) from None
         with self.budget.inside(node):
-            for i in iterable:
-                self.env[node.target.id] = i
+            for value in values:
+                self._bind(node.target, value)
                 if not self._iteration(node.body):
                     break
 
@@ -248,11 +321,11 @@ class Interpreter:
             func = self.eval(test.func)
             args = [self.eval(a) for a in test.args]
             kwargs = {k.arg: self.eval(k.value) for k in test.keywords}
-            values = [(source_text(a), v) for a, v in zip(test.args, args)]
+            values = [(source_text(a), _shown(v)) for a, v in zip(test.args, args)]
             result = self._invoke(func, args, kwargs, test)
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
             left, right = self.eval(test.left), self.eval(test.comparators[0])
-            values = [(source_text(test.left), left), (source_text(test.comparators[0]), right)]
+            values = [(source_text(test.left), _shown(left)), (source_text(test.comparators[0]), _shown(right))]
             result = compare(test.ops[0], left, right)
         else:
             result = self.eval(test)
@@ -264,37 +337,149 @@ class Interpreter:
 
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:
+            module = _module(alias.name)
             if alias.asname:
-                self.env[alias.asname] = B.MODULES[alias.name]
+                self.scope.values[alias.asname] = module
             else:
                 top = alias.name.split(".")[0]
-                self.env[top] = B.MODULES[top]
+                self.scope.values[top] = _module(top)
 
     def _import_from(self, node: ast.ImportFrom) -> None:
-        module = B.MODULES.get(node.module or "")
+        module = _module(node.module or "")
         for alias in node.names:
-            value = module.lookup(alias.name) if module is not None else None
+            value = module.lookup(alias.name)
             if value is None:
                 raise NameLookupError(f"cannot import name '{alias.name}' from '{node.module}'",
-                                      hint=_suggest(alias.name, module.members if module else {}))
-            self.env[alias.asname or alias.name] = value
+                                      hint=_suggest(alias.name, module.members))
+            self.scope.values[alias.asname or alias.name] = value
+
+    def _function_def(self, node: ast.FunctionDef) -> None:
+        decorators = [self.eval(d) for d in node.decorator_list]
+        value: Any = self._make_function(node.name, node)
+        for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
+            if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
+                raise ArgumentError(f"'{source_text(written)}' is not a decorator",
+                                    hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad() and "
+                                         "your own functions").at(*node_span(written, self.source))
+            value = decorator(value)
+        self.scope.values[node.name] = value
+
+    def _make_function(self, name: str, node: ast.FunctionDef | ast.Lambda) -> UserFunction:
+        args = node.args
+        defaults = [self.eval(d) for d in args.defaults]
+        kw_defaults = [REQUIRED if d is None else self.eval(d) for d in args.kw_defaults]
+        return UserFunction(name, node, signature(args, defaults, kw_defaults), self.scope, self._call_function)
+
+    def _call_function(self, fn: UserFunction, args: tuple, kwargs: dict) -> Any:
+        """Run a program function: its own scope, one step of the budget, one level of the depth limit.
+
+        An error inside it gains the place it was called from, so the program's own call stack is
+        shown, innermost last.
+        """
+        if self.depth >= MAX_CALL_DEPTH:
+            raise LimitError(f"maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls of the program's "
+                             f"functions)", hint=f"check that '{fn.__name__}' reaches a case that does not call "
+                                                 "itself again")
+        self.budget.call()
+        scope = Scope(fn.bind(args, kwargs), fn.local_names, fn.scope)
+        site = self.call_sites[-1] if self.call_sites else None
+        outer, self.scope = self.scope, scope
+        self.depth += 1
+        try:
+            if isinstance(fn.node, ast.Lambda):
+                return self.eval(fn.node.body)
+            self._block(fn.node.body)
+            return None
+        except _Return as returned:
+            return returned.value
+        except (GradcliError, ProgramAssertionError) as exc:
+            if site is not None:
+                exc.calls.insert(0, node_span(site, self.source))
+            raise
+        finally:
+            self.scope = outer
+            self.depth -= 1
+
+    def _return(self, node: ast.Return) -> None:
+        raise _Return(None if node.value is None else self.eval(node.value))
+
+    def _with(self, node: ast.With) -> None:
+        with contextlib.ExitStack() as stack:
+            for item in node.items:
+                mode = self.eval(item.context_expr)
+                if not isinstance(mode, GradModeContext):
+                    raise NotAllowedError("'with' works only with a gradient mode",
+                                          hint="call it: 'with torch.no_grad():'").at(
+                        *node_span(item.context_expr, self.source))
+                stack.enter_context(mode)
+            self._block(node.body)
 
     # -- expressions ----------------------------------------------------------------------------
-    def _name(self, node: ast.Name, where: ast.AST | None = None) -> Any:
-        name = node.id
-        if name in self.env:
-            return self.env[name]
-        if name in B.PRELUDE:
-            return B.PRELUDE[name]
-        if name in B.FUNCTIONS:
-            return B.FUNCTIONS[name]
+    def _name(self, node: ast.Name) -> Any:
+        return self._lookup(node.id)
+
+    def _lookup(self, name: str) -> Any:
+        """Python's order: the scopes from the innermost out, then gradcli's builtins."""
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if name in scope.values:
+                return scope.values[name]
+            if name in scope.local_names:
+                raise NameLookupError(f"cannot access local variable '{name}' where it is not associated with a "
+                                      f"value", hint=f"assign '{name}' before this line in the function, or pass "
+                                                     "it in as an argument")
+            scope = scope.parent
+        for table in (B.PRELUDE, PYTHON, B.FUNCTIONS):
+            if name in table:
+                return table[name]
         if name == "print":
             return _PRINT
-        if name in ("True", "False", "None"):
-            return {"True": True, "False": False, "None": None}[name]
-        known = list(self.env) + list(B.PRELUDE) + list(B.FUNCTIONS) + ["print"]
+        known = list(self.env) + list(self.scope.values) + list(B.PRELUDE) + list(PYTHON) + list(B.FUNCTIONS) + \
+            ["print"]
         raise NameLookupError(f"name '{name}' is not defined", hint=_suggest(name, known) or
                               "define it first (y = ...), or pass it as an input: NAME=SPEC")
+
+    def _lambda(self, node: ast.Lambda) -> UserFunction:
+        return self._make_function("<lambda>", node)
+
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> list:
+        """A list comprehension or generator expression, built eagerly into a list (bounded)."""
+        result: list = []
+        first = iterate(self.eval(node.generators[0].iter))
+        outer, self.scope = self.scope, Scope({}, frozenset(), self.scope)
+        try:
+            self._generate(node, 0, first, result)
+        finally:
+            self.scope = outer
+        return result
+
+    def _generate(self, node: ast.ListComp | ast.GeneratorExp, level: int, values: Any, result: list) -> None:
+        generator = node.generators[level]
+        for value in values:
+            self.budget.tick()
+            self._bind(generator.target, value)
+            if not all(self._truth(self.eval(test), test) for test in generator.ifs):
+                continue
+            if level + 1 < len(node.generators):
+                self._generate(node, level + 1, iterate(self.eval(node.generators[level + 1].iter)), result)
+            else:
+                check_list(len(result) + 1)
+                result.append(self.eval(node.elt))
+
+    def _f_string(self, node: ast.JoinedStr) -> str:
+        parts = []
+        size = 0
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                spec = self._f_string(part.format_spec) if part.format_spec is not None else ""
+                conversion = chr(part.conversion) if part.conversion > 0 else None
+                text = T.format_value(self.eval(part.value), spec, conversion)
+            else:
+                text = part.value
+            size += len(text)
+            check_string(size)
+            parts.append(text)
+        return "".join(parts)
 
     def _list(self, node: ast.List) -> list:
         return [self.eval(e) for e in node.elts]
@@ -315,6 +500,9 @@ class Interpreter:
 
     def _arithmetic(self, op: ast.operator, left: Any, right: Any) -> Any:
         symbol, fn = _BINARY[type(op)]
+        if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
+                (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
+            return _sequence_arithmetic(symbol, left, right)
         if isinstance(left, Tensor) or isinstance(right, Tensor):
             if symbol == "//":
                 raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
@@ -366,11 +554,12 @@ class Interpreter:
         return self.eval(node.body) if self._truth(self.eval(node.test), node.test) else self.eval(node.orelse)
 
     def _subscript(self, node: ast.Subscript) -> Any:
-        value = self.eval(node.value)
-        key = self.eval(node.slice)
+        return self._index(self.eval(node.value), self.eval(node.slice))
+
+    def _index(self, value: Any, key: Any) -> Any:
         if isinstance(value, Tensor):
             return value[key]
-        if isinstance(value, (list, tuple, range, F.MaxMin, Sequential)):
+        if isinstance(value, (list, tuple, range, str, Sequential)):
             if isinstance(key, Tensor):
                 key = int(key)
             if not isinstance(key, (int, slice)) or isinstance(key, bool):
@@ -403,7 +592,12 @@ class Interpreter:
         if attr in allowed:
             if isinstance(owner, B.Namespace):
                 return owner.lookup(attr)
-            return getattr(owner, attr)
+            if isinstance(owner, (str, list)):
+                return B.bound_method(owner, attr)
+            value = getattr(owner, attr)
+            if attr == "shape":
+                return Size(value)
+            return B.NodeName(value) if attr == "name" and isinstance(owner, (Node, AccumulateGrad)) else value
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {_type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
@@ -413,26 +607,60 @@ class Interpreter:
 
     def _call(self, node: ast.Call) -> Any:
         func = self.eval(node.func)
-        args = [self.eval(a) for a in node.args]
+        args = self._arguments(node.args)
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if func is _PRINT:
-            if self.hooks.on_print is not None:
-                with self.budget.paused():
-                    self.hooks.on_print([(source_text(a), v) for a, v in zip(node.args, args)], node.lineno)
+            self._print(node, args, kwargs)
             return None
-        return self._invoke(func, args, kwargs, node)
+        self.call_sites.append(node)
+        try:
+            return self._invoke(func, args, kwargs, node)
+        finally:
+            self.call_sites.pop()
+
+    def _arguments(self, nodes: list[ast.expr]) -> list:
+        args: list = []
+        for a in nodes:
+            if isinstance(a, ast.Starred):
+                args.extend(PYTHON["list"](self.eval(a.value)))
+            else:
+                args.append(self.eval(a))
+        return args
+
+    def _print(self, node: ast.Call, args: list, kwargs: dict) -> None:
+        """`print(...)`: values go to the hook titled by their source; `sep` joins plain values into one text."""
+        unknown = set(kwargs) - {"sep", "end", "flush"}
+        if unknown:
+            raise ArgumentError(f"print() got an unexpected keyword argument '{sorted(unknown)[0]}'",
+                                hint="print(a, b, sep=', ', end='\\n')")
+        for word in ("sep", "end"):
+            if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
+                raise ArgumentError(f"{word} must be None or a string, not {_type_name(kwargs[word])}")
+        items = [(source_text(a), _shown(v)) for a, v in zip(node.args, args)]
+        sep = kwargs.get("sep")
+        if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
+            parts = [T.to_str(v) for v in args]
+            check_string(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
+            items = [(source_text(node), sep.join(parts))]
+        if self.hooks.on_print is not None:
+            with self.budget.paused():
+                self.hooks.on_print(items, node.lineno)
 
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
             raise ArgumentError(f"'{source_text(node.func)}' is not a function", hint="call functions and methods only")
         if self.hooks.on_backward is not None and _is_backward(func):
             return self._backward(func, args, kwargs, node)
+        if "device" in kwargs and B.takes_device(func):
+            B.check_device(kwargs.pop("device"))
         kind = B.gradient_kind(func) if self.hooks.on_gradient is not None else None
 
         def run(target: Any = func) -> Any:
             try:
                 return target(*args, **kwargs)
             except TypeError as exc:
+                if isinstance(func, UserFunction):
+                    raise
                 raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
         if kind is not None:
             def counted(target: Any = func) -> Any:
@@ -464,16 +692,71 @@ class Interpreter:
     def _truth(self, value: Any, node: ast.AST) -> bool:
         if isinstance(value, Tensor):
             return bool(value)
-        if isinstance(value, (*_NUMBER, type(None), str, list, tuple)):
+        if isinstance(value, (*_NUMBER, type(None), str, list, tuple, range)):
             return bool(value)
         raise ArgumentError(f"a {_type_name(value)} has no truth value")
+
+    def _is_print(self, call: ast.Call) -> bool:
+        if not isinstance(call.func, ast.Name) or call.func.id != "print":
+            return False
+        try:
+            return self._lookup("print") is _PRINT
+        except NameLookupError:
+            return False
 
 
 _PRINT = object()
 
 
-def _is_print(call: ast.Call, env: dict) -> bool:
-    return isinstance(call.func, ast.Name) and call.func.id == "print" and "print" not in env
+def _shown(value: Any) -> Any:
+    """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
+    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple)) else value
+
+
+def _equal(left: Any, right: Any, budget: list[int]) -> bool:
+    """Python's == on lists and tuples, element by element against a budget: nested lists built by
+    doubling would make Python's own comparison run for ever."""
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
+            return False
+        for a, b in zip(left, right):
+            budget[0] -= 1
+            if budget[0] < 0:
+                check_list(MAX_LIST + 1)
+            if a is not b and not _equal(a, b, budget):
+                return False
+        return True
+    return bool(left == right)
+_PYTHON_FRAMES_PER_CALL = 30
+_IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast.Div: "__itruediv__",
+             ast.Pow: "__ipow__"}
+
+
+def _module(name: str) -> "B.Namespace":
+    module = B.MODULES.get(name)
+    if module is None:
+        raise NameLookupError(f"module '{name}' is not available in gradcli yet",
+                              hint="available: " + ", ".join(sorted(B.MODULES)))
+    return module
+
+
+def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
+    """`+` joins two strings, lists or tuples; `*` repeats one a number of times; `%` formats a string."""
+    if symbol == "%" and isinstance(left, str):
+        return T.percent_format(left, right)
+    if symbol == "+" and type(left) is type(right):
+        size = len(left) + len(right)
+        check_string(size) if isinstance(left, str) else check_list(size)
+        return left + right
+    if symbol == "*":
+        sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+        if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
+            size = len(sequence) * max(int(count), 0)
+            check_string(size) if isinstance(sequence, str) else check_list(size)
+            return sequence * int(count)
+    raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
+                        hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
+                             "join strings with +, or use an f-string")
 
 
 def _checked_grad(owner: Tensor, value: Any) -> Tensor:
@@ -512,7 +795,7 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     plain = (*_NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
-        return fn(left, right)
+        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
     symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
     raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")
@@ -525,6 +808,8 @@ def _type_name(value: Any) -> str:
         return f"module '{value.name}'"
     if value is None:
         return "None"
+    if isinstance(value, UserFunction) or callable(value):
+        return "function"
     return {bool: "bool", int: "number", float: "number", str: "string", list: "list", tuple: "tuple",
             range: "range"}.get(type(value), type(value).__name__)
 

@@ -1,4 +1,5 @@
-"""The budget a program runs under: loop iterations and wall-clock seconds, neither of them catchable.
+"""The budget a program runs under (loop iterations, calls, wall-clock seconds) and the bounds of what
+it can grow that the engine does not see (call depth, lists, strings, format widths).
 
 The interpreter calls `step` once per loop pass and `tick` once per expression it evaluates, so
 a runaway `while` loop and a long straight run of ops (deep recursion, a huge comprehension) both
@@ -7,6 +8,11 @@ A limit raises `LimitError` located at the loop that was running, which the mess
 the option that raises the limit. The language has no `try`, and nothing resets the budget, so a
 program can neither catch a limit nor outrun it. Time the caller spends in its own hooks (showing
 a print, proving a backward call with SymPy) is not the program's and is not counted.
+
+Calls of the program's own functions have a count of their own (`call`), so that a few helper
+functions in a training loop do not eat its loop iterations, while an exponential recursion still
+stops long before the clock would. Lists, strings and widths are checked where they grow, before
+they are built.
 """
 from __future__ import annotations
 
@@ -23,6 +29,11 @@ DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; the engine enforces it (`Limits
 DEFAULT_MAX_STEPS = 10_000
 DEFAULT_TIMEOUT = 30.0
 TICKS = 1024
+MAX_CALLS = 100_000
+MAX_CALL_DEPTH = 200
+MAX_LIST = 1_000_000
+MAX_STRING = 1_000_000
+MAX_FORMAT_WIDTH = 1_000
 
 _LOOP_WORDS = {ast.While: "while loop", ast.For: "for loop"}
 
@@ -35,6 +46,7 @@ class Budget:
         self.max_steps = max_steps
         self.timeout = timeout
         self.steps = 0
+        self.calls = 0
         self.loop: ast.AST | None = None
         self.deadline = math.inf
         self._ticks = TICKS
@@ -49,6 +61,15 @@ class Budget:
         if self.steps > self.max_steps:
             raise self._exceeded(f"the program ran more than {self.max_steps:,} loop iterations",
                                  "--max-steps N")
+        self._clock()
+
+    def call(self) -> None:
+        """One call of a program's function."""
+        self.calls += 1
+        if self.calls > MAX_CALLS:
+            raise LimitError(f"the program made more than {MAX_CALLS:,} calls of its own functions",
+                             hint="an exponential recursion (f(n - 1) + f(n - 1)) grows this fast; remember "
+                                  "results in a list instead")
         self._clock()
 
     def tick(self) -> None:
@@ -96,3 +117,21 @@ class Budget:
         return LimitError(f"{message}, in the {kind} at line {line}",
                           hint=f"check the loop's condition, or raise the limit with {option}").at(
             line, column, length, self.source)
+
+
+def check_list(length: int) -> None:
+    if length > MAX_LIST:
+        raise LimitError(f"a list would have {length:,} items, over the limit of {MAX_LIST:,}",
+                         hint="keep lists small; use a tensor (torch.zeros(n)) for many numbers")
+
+
+def check_string(length: int) -> None:
+    if length > MAX_STRING:
+        raise LimitError(f"a string would have {length:,} characters, over the limit of {MAX_STRING:,}",
+                         hint="print less, or print in pieces")
+
+
+def check_width(number: int, what: str) -> None:
+    if number > MAX_FORMAT_WIDTH:
+        raise LimitError(f"format {what} {number:,} is over the limit of {MAX_FORMAT_WIDTH:,}",
+                         hint="use a smaller width or precision, such as {x:10.4f}")

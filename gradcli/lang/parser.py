@@ -35,16 +35,18 @@ _TOO_DEEP = f"expression nested too deeply (over {MAX_DEPTH} levels)"
 _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
-_IMPORTS_ACCEPTED = ("gradcli accepts `import torch`, `import torch as t`, "
-                     "`from torch.autograd import Variable`, `import torch.nn as nn`, "
-                     "`import torch.nn.functional as F`, `import torch.optim as optim`, `import numpy as np`")
-_NN_MODULES = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim"})
-_IMPORTABLE = frozenset({"torch", "torch.autograd", "numpy"}) | _NN_MODULES
-_IMPORTABLE_FROM = frozenset({"torch", "torch.autograd"}) | _NN_MODULES
+_IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
+                         "torch.nn.init", "torch.optim", "numpy", "math"})
+_IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
+_GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
+_WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 _ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
                     "as in x.requires_grad = True")
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
+# PyTorch's documented saved tensors on a node: the only names starting with '_' a program may read
+SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_saved_exponent", "_saved_mat2",
+                              "_saved_tensor"})
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult})
@@ -66,37 +68,33 @@ _OPERATOR_HINTS: dict[str, str] = {
     "~": "to negate a condition write 'not'",
 }
 
-_COMPREHENSION = ("comprehensions are not supported; use a for loop over range(n)", None)
+_SET_OR_DICT_COMPREHENSION = ("set and dict comprehensions are not supported",
+                               "use a list comprehension: [f(v) for v in values]")
 _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
-    ast.FunctionDef: ("function definitions ('def') are not supported",
-                      "write the computation inline; a gradcli program is statements, if, while and for"),
     ast.AsyncFunctionDef: ("async functions are not supported", None),
     ast.ClassDef: ("class definitions are not supported",
                    "build a model from layers instead: model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), "
-                   "nn.Linear(8, 1))"),
-    ast.Return: ("'return' is not supported", "assign the result to a variable instead"),
-    ast.Delete: ("'del' statements are not supported", None),
+                   "nn.Linear(8, 1)), or write functions (def) that take the tensors they need"),
+    ast.Delete: ("'del' statements are not supported", "assign None to the name, or let it be"),
     ast.AnnAssign: ("type annotations are not supported", "write 'x = value' without ': type'"),
     ast.AsyncFor: ("'async for' loops are not supported", None),
-    ast.With: ("'with' statements are not supported", "write the block's statements without the 'with' line"),
     ast.AsyncWith: ("'async with' statements are not supported", None),
     ast.Match: ("'match' statements are not supported", "use if / elif / else"),
     ast.Raise: ("'raise' statements are not supported", "use assert to stop with a message"),
-    ast.Try: ("'try' statements are not supported", None),
+    ast.Try: ("'try' statements are not supported",
+              "errors stop a gradcli program; check values with if or assert instead"),
     ast.TryStar: ("'try' statements are not supported", None),
-    ast.Global: ("'global' statements are not supported", None),
-    ast.Nonlocal: ("'nonlocal' statements are not supported", None),
-    ast.Lambda: ("lambda functions are not supported", None),
-    ast.ListComp: _COMPREHENSION,
-    ast.SetComp: _COMPREHENSION,
-    ast.DictComp: _COMPREHENSION,
-    ast.GeneratorExp: _COMPREHENSION,
-    ast.JoinedStr: ("f-strings are not supported", "pass the values to print separately: print('y =', y)"),
+    ast.Global: ("'global' statements are not supported",
+                 "pass the value in as an argument and return the new value"),
+    ast.Nonlocal: ("'nonlocal' statements are not supported",
+                   "pass the value in as an argument and return the new value"),
+    ast.SetComp: _SET_OR_DICT_COMPREHENSION,
+    ast.DictComp: _SET_OR_DICT_COMPREHENSION,
     ast.Dict: ("dict literals are not supported", None),
     ast.Set: ("set literals are not supported", None),
     ast.NamedExpr: ("assignment expressions (':=') are not supported", "assign on a line of its own"),
     ast.Starred: ("starred expressions ('*x') are not supported", None),
-    ast.Yield: ("'yield' is not supported", None),
+    ast.Yield: ("'yield' is not supported", "build a list and return it"),
     ast.YieldFrom: ("'yield from' is not supported", None),
     ast.Await: ("'await' is not supported", None),
 }
@@ -267,6 +265,7 @@ class _Checker:
         self.source = source
         self.filename = filename
         self.loops = 0
+        self.functions = 0
 
     def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
                kind: type[GradcliError] = NotAllowedError,
@@ -300,12 +299,6 @@ class _Checker:
         check(self, node, depth + 1)
 
     def unsupported(self, node: ast.AST) -> GradcliError:
-        decorators = getattr(node, "decorator_list", None)
-        if decorators:
-            line, column, length = span_of(decorators[0], self.user_lines)
-            if column > 1 and self.user_lines[line - 1][column - 2] == "@":
-                column, length = column - 1, length + 1
-            return self.refuse(decorators[0], "decorators are not supported", span=(line, column, length))
         message, hint = _REFUSALS.get(type(node)) or (
             f"'{_in_words(type(node).__name__)}' is not supported in gradcli programs", None)
         return self.refuse(node, message, hint)
@@ -346,7 +339,7 @@ class _Checker:
             raise self.refuse(node, f"name '{name}' is not available", _LISTED_BY_OPS)
 
     def attribute_name(self, node: ast.Attribute) -> None:
-        if not node.attr.startswith("_"):
+        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES:
             return
         span = None
         start = node.end_col_offset - len(node.attr)
@@ -365,7 +358,7 @@ class _Checker:
         self.bound(node, depth)
         if isinstance(node, ast.Name):
             self.identifier(node.id, node)
-        elif isinstance(node, (ast.Tuple, ast.List)) and not unpacking:
+        elif isinstance(node, (ast.Tuple, ast.List)):
             for element in node.elts:
                 self.target(element, depth + 1, unpacking=True)
         elif isinstance(node, ast.Attribute) and not unpacking:
@@ -374,26 +367,19 @@ class _Checker:
             if node.attr not in _ASSIGNABLE_ATTRIBUTES:
                 raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported",
                                   _ASSIGNABLE_HINT)
-            if not isinstance(node.value, ast.Name):
-                raise self.refuse(node, f"assignment to '.{node.attr}' of an expression is not supported",
-                                  _ASSIGNABLE_HINT)
+        elif isinstance(node, ast.Subscript) and not unpacking:
+            self.subscript(node, depth + 1)
         elif isinstance(node, ast.Starred):
             raise self.refuse(node, "starred assignment ('*rest') is not supported")
         elif unpacking:
-            nested = isinstance(node, (ast.Tuple, ast.List))
-            message = "nested unpacking is not supported" if nested else "only names can be unpacked into"
-            raise self.refuse(node, message, "unpack into names, one level: a, b = ...")
+            raise self.refuse(node, "only names can be unpacked into", "unpack into names: a, (b, c) = ...")
         else:
-            raise self.refuse(node, *_TARGET_REFUSALS.get(
-                type(node), (f"assignment to '{_in_words(type(node).__name__)}' is not supported", None)))
+            raise self.refuse(node, f"assignment to '{_in_words(type(node).__name__)}' is not supported")
 
     def aug_assign(self, node: ast.AugAssign, depth: int) -> None:
-        symbol = _OPERATOR_SYMBOLS.get(type(node.op), "")
-        if not isinstance(node.target, ast.Name):
-            written = self.segment(node.target) or "target"
-            raise self.refuse(node.target, f"only a name can be updated with '{symbol}='",
-                              f"write it out: {written} = {written} {symbol} ...")
-        self.identifier(node.target.id, node.target)
+        if isinstance(node.target, (ast.Tuple, ast.List)):
+            raise self.refuse(node.target, "an augmented assignment updates one target, not a tuple")
+        self.target(node.target, depth)
         self.operator(node, node.op, _BINARY_OPERATORS, node.target, node.value, suffix="=")
         self.expression(node.value, depth)
 
@@ -410,18 +396,49 @@ class _Checker:
         self.loop_body(node, depth, "while")
 
     def for_(self, node: ast.For, depth: int) -> None:
-        if not isinstance(node.target, ast.Name):
-            raise self.refuse(node.target, "the loop variable must be a single name",
-                              "write 'for i in range(n):'")
-        self.identifier(node.target.id, node.target)
-        iterated = node.iter
-        over_range = isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) \
-            and iterated.func.id == "range"
-        if not over_range:
-            raise self.refuse(iterated, "a for loop must iterate over range(...)",
-                              "write 'for i in range(n):' and index with i")
-        self.expression(iterated, depth)
+        self.target(node.target, depth, unpacking=True)
+        self.expression(node.iter, depth)
         self.loop_body(node, depth, "for")
+
+    def function_def(self, node: ast.FunctionDef, depth: int) -> None:
+        for decorator in node.decorator_list:
+            self.expression(decorator, depth)
+        self.identifier(node.name, node)
+        self.arguments(node.args, node, depth)
+        loops, self.loops = self.loops, 0
+        self.functions += 1
+        self.block(node.body, depth)
+        self.functions -= 1
+        self.loops = loops
+
+    def arguments(self, args: ast.arguments, node: ast.AST, depth: int) -> None:
+        """Parameters are names with optional defaults; annotations are never evaluated, so never checked."""
+        if args.kwarg is not None:
+            raise self.refuse(args.kwarg, "keyword collection ('**kwargs') is not supported",
+                              "name the keyword parameters: def f(x, scale=1.0)")
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, *([args.vararg] if args.vararg else [])]:
+            self.identifier(arg.arg, arg)
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.expression(default, depth)
+
+    def return_(self, node: ast.Return, depth: int) -> None:
+        if not self.functions:
+            raise self.refuse(node, "'return' outside function", kind=ParseError)
+        if node.value is not None:
+            self.expression(node.value, depth)
+
+    def with_(self, node: ast.With, depth: int) -> None:
+        for item in node.items:
+            call = item.context_expr
+            func = call.func if isinstance(call, ast.Call) else call
+            named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if named not in _GRAD_MODES:
+                raise self.refuse(call, "'with' is only supported for gradient modes", _WITH_HINT)
+            if item.optional_vars is not None:
+                raise self.refuse(item.optional_vars, "'with ... as NAME' is not supported for gradient modes",
+                                  "drop the 'as NAME' part")
+            self.expression(call, depth)
+        self.block(node.body, depth)
 
     def loop_body(self, node: ast.For | ast.While, depth: int, keyword: str) -> None:
         self.loops += 1
@@ -454,7 +471,7 @@ class _Checker:
 
     def import_from(self, node: ast.ImportFrom, depth: int) -> None:
         module = "." * node.level + (node.module or "")
-        if module not in _IMPORTABLE_FROM:
+        if module not in _IMPORTABLE:
             written = re.search(r"\bfrom\s+([.\w]+)", self.user_lines[node.lineno - 1][node.col_offset:])
             span = None
             if written and written.group(1) == module:
@@ -532,18 +549,41 @@ class _Checker:
 
     def call(self, node: ast.Call, depth: int) -> None:
         self.expression(node.func, depth)
-        if not isinstance(node.func, (ast.Name, ast.Attribute)):
-            raise self.refuse(node.func, "calling the result of an expression is not supported",
-                              "call a function or method by name, as in torch.ones(2) or y.sum()")
         for argument in sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset)):
             if isinstance(argument, ast.Starred):
-                raise self.refuse(argument, "argument unpacking ('*args') is not supported")
-            if isinstance(argument, ast.keyword):
+                self.expression(argument.value, depth + 1)
+            elif isinstance(argument, ast.keyword):
                 if argument.arg is None:
                     raise self.refuse(argument, "keyword unpacking ('**kwargs') is not supported")
                 self.expression(argument.value, depth)
             else:
                 self.expression(argument, depth)
+
+    def lambda_(self, node: ast.Lambda, depth: int) -> None:
+        self.arguments(node.args, node, depth)
+        self.functions += 1
+        self.expression(node.body, depth)
+        self.functions -= 1
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> None:
+        for generator in node.generators:
+            if generator.is_async:
+                raise self.refuse(node, "'async for' in a comprehension is not supported")
+            self.target(generator.target, depth, unpacking=True)
+            self.expression(generator.iter, depth)
+            for condition in generator.ifs:
+                self.expression(condition, depth)
+        self.expression(node.elt, depth)
+
+    def f_string(self, node: ast.JoinedStr, depth: int) -> None:
+        for part in node.values:
+            self.bound(part, depth)
+            if isinstance(part, ast.FormattedValue):
+                self.expression(part.value, depth + 1)
+                if part.format_spec is not None:
+                    self.f_string(part.format_spec, depth + 1)
+            else:
+                self.constant(part, depth + 1)
 
     def attribute(self, node: ast.Attribute, depth: int) -> None:
         self.expression(node.value, depth)
@@ -554,11 +594,6 @@ _CONSTANT_REFUSALS: dict[type, str] = {
     complex: "complex numbers are not supported",
     bytes: "bytes literals are not supported",
     type(Ellipsis): "'...' is only allowed inside an index, as in x[..., 0]",
-}
-
-_TARGET_REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
-    ast.Subscript: ("assignment to an element or slice is not supported",
-                    "compute the new value and assign it to a name"),
 }
 
 _Check = Callable[[_Checker, ast.AST, int], None]
@@ -576,6 +611,9 @@ _STATEMENTS: dict[type[ast.AST], _Check] = {
     ast.Continue: _Checker.jump,
     ast.Import: _Checker.import_,
     ast.ImportFrom: _Checker.import_from,
+    ast.FunctionDef: _Checker.function_def,
+    ast.Return: _Checker.return_,
+    ast.With: _Checker.with_,
 }
 
 _EXPRESSIONS: dict[type[ast.AST], _Check] = {
@@ -591,4 +629,8 @@ _EXPRESSIONS: dict[type[ast.AST], _Check] = {
     ast.Subscript: _Checker.subscript,
     ast.Call: _Checker.call,
     ast.Attribute: _Checker.attribute,
+    ast.Lambda: _Checker.lambda_,
+    ast.ListComp: _Checker.comprehension,
+    ast.GeneratorExp: _Checker.comprehension,
+    ast.JoinedStr: _Checker.f_string,
 }

@@ -1,7 +1,7 @@
 """The catalogue behind `gradcli ops`: what a program can call, and how each call is differentiated.
 
 Generated, never written out: names come from the language's allowlist (`builtins.FUNCTIONS`,
-`TENSOR_METHODS`, `TENSOR_ATTRIBUTES`, `MODULES`), signatures from `inspect`, node names, rules
+Python's builtins, torch's own switches, `TENSOR_METHODS`, `TENSOR_ATTRIBUTES`, `MODULES`), signatures from `inspect`, node names, rules
 and `--check` coverage from the op table through `builtins.OP_OF`. Operators appear in no table,
 so each is run once through the interpreter and the node it records tells its op. Primitives
 that no name reaches (such as the op indexing's backward records under `create_graph`) are
@@ -13,6 +13,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
+_EXAMPLES = {str: "'text'", list: "xs"}
 OPERATOR_FORMS = ("a + b", "a - b", "a * b", "a / b", "a ** b", "a @ b", "-a", "a[0]")
 
 
@@ -64,8 +65,14 @@ def entries() -> list[Entry]:
     from gradcli.engine import ops as O
     from gradcli.lang import builtins as B
     from gradcli.engine.tensor import Tensor
+    from gradcli.lang.python_builtins import PYTHON
     rows = [Entry(name, "function", name + _signature(fn, bound=False), B.OP_OF.get(name))
             for name, fn in B.FUNCTIONS.items()]
+    rows += [Entry(name, "python", name + _signature(fn, bound=False), None) for name, fn in PYTHON.items()]
+    rows += [Entry(name, "torch", f"torch.{name}" + _signature(fn, bound=False), None)
+             for name, fn in B.TORCH.members.items() if callable(fn) and name not in B.FUNCTIONS]
+    rows += [Entry(name, f"{kind.__name__} method", f"{_EXAMPLES[kind]}.{name}(...)", None)
+             for kind, methods in B.SEQUENCE_METHODS.items() for name in methods]
     for name in B.TENSOR_METHODS:
         rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
                           B.OP_OF.get(name)))
@@ -103,8 +110,10 @@ def namespaces() -> dict[str, str]:
     for module, space in B.MODULES.items():
         names = {n for n, v in space.members.items() if callable(v)}
         missing = sorted(set(B.FUNCTIONS) - names)
+        extra = sorted(names - set(B.FUNCTIONS))
         if len(missing) < len(names):
-            out[module] = "every function" + (f" except {', '.join(missing)}" if missing else "")
+            out[module] = "every function" + (f" except {', '.join(missing)}" if missing else "") + \
+                (f", and {', '.join(extra)}" if extra else "")
         elif names:
             out[module] = ", ".join(sorted(names))
     return out

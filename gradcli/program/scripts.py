@@ -395,9 +395,11 @@ def _snapshot(value: Any) -> Any:
 
 
 def _in_place_call(text: str) -> bool:
-    """`x.grad.data.zero_()` is run for its effect; showing the zeros it returns would only be noise.
+    """`x.grad.data.zero_()` and `x.register_hook(fn)` are run for their effect; showing what they return
+    (the zeros, a handle) would only be noise.
 
     `text` is `ast.unparse` of an already checked tree, so parsing it again runs nothing.
     """
     node = ast.parse(text, mode="eval").body
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+        node.func.attr.endswith("_") or node.func.attr == "register_hook")

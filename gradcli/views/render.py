@@ -24,6 +24,7 @@ from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
 THRESHOLD = 1000
+MAX_FRAMES = 10  # of a call stack shown: the outermost and innermost halves of a deep recursion
 _ELLIPSIS = "…"
 
 
@@ -200,11 +201,22 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
     if where is not None and where.startswith("<"):
         where = None  # "<program>": a command-line program, located by line and column alone
     if error.line is not None:
-        location = f"{where}:{error.line}:{error.column}" if where else f"line {error.line}, column {error.column}"
-        lines.append(Text(f"  --> {location}", style="blue"))
-        if error.source is not None:
-            for text in caret_lines(error.source, error.line, error.column or 1, error.length):
-                lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
+        frames: list[tuple[int, int, int] | None] = [*error.calls, (error.line, error.column or 1, error.length)]
+        if error.calls:
+            lines.append(Text("  the program's calls, innermost last:", style="dim"))
+            if len(frames) > MAX_FRAMES:
+                shown = MAX_FRAMES // 2
+                frames = [*frames[:shown], None, *frames[len(frames) - shown:]]
+        for frame in frames:
+            if frame is None:
+                lines.append(Text(f"  ... {len(error.calls) + 1 - 2 * (MAX_FRAMES // 2)} more calls ...", style="dim"))
+                continue
+            line, column, length = frame
+            location = f"{where}:{line}:{column}" if where else f"line {line}, column {column}"
+            lines.append(Text(f"  --> {location}", style="blue"))
+            if error.source is not None:
+                for text in caret_lines(error.source, line, column, length):
+                    lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
         for label, text in error.values:
             lines.append(Text(f"   {label} = {_short(text)}"))

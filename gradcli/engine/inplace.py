@@ -1,0 +1,201 @@
+"""In-place updates as PyTorch has them: `w -= lr * w.grad`, `x.add_(1)`, `x[0] = 2`, version counters.
+
+An in-place op computes its result out of place and then makes it the tensor's value:
+- outside the graph (no_grad, or nothing requires grad) the values are written into the
+  tensor's own array, so every alias (`x.data`, `x.detach()`) sees them and a leaf stays a leaf;
+- on the graph the tensor takes the new value and the recorded node as its history (its
+  `grad_fn` becomes e.g. AddBackward0, or CopySlices for `x[i] = v`), as PyTorch rebases it;
+- a leaf that requires grad refuses both while gradients are recorded: PyTorch's leaf error.
+
+Version counters: every modification is marked with a number from the node sequence. A node
+created before a mark that saved the modified array would compute its gradient from values
+that are gone, so backward raises PyTorch's "modified by an inplace operation" error. Writes
+through `x.data` are not marked, as in PyTorch (that is what `.data` is for).
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from gradcli.engine import ops as O
+from gradcli.engine.tensor import RELEASED, GradMode, Node, Tensor, _sequence, _wrap, apply
+from gradcli.errors import BackwardError, DtypeError, ShapeError
+
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.grad), or through .data "
+              "(w.data -= lr * w.grad); to reset a gradient write w.grad.zero_()")
+
+# id(array) -> (weak reference to the array, the tensor's version when it took this array, the
+# marks of the modifications since)
+MARKS: dict[int, tuple[weakref.ref, int, list[int]]] = {}
+_UNTRACKED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()  # by id: == is elementwise
+
+
+def untracked(alias: Tensor) -> Tensor:
+    """Mark `x.data`'s alias: its in-place writes bump no version, as in PyTorch."""
+    _UNTRACKED[id(alias)] = alias
+    return alias
+
+
+def check_leaf(t: Tensor, view: bool = False) -> None:
+    if GradMode.enabled and t.requires_grad and t._node is None:
+        raise BackwardError(VIEW_OF_LEAF if view else LEAF, hint=_LEAF_HINT)
+
+
+def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tensor:
+    """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`."""
+    check_leaf(t, view)
+    mark = next(_sequence)  # before compute(): a node made now may read the old array, one made before may not
+    out = compute()
+    if out.shape != t.shape:
+        raise ShapeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(out.shape)}",
+                         hint="an in-place update keeps the tensor's shape; write y = y + ... for a new shape")
+    data = out._data
+    if data.dtype != t._data.dtype:
+        if np.result_type(data.dtype, t._data.dtype) != t._data.dtype:
+            raise DtypeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
+                             f"{_type_word(t._data.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
+        data = data.astype(t._data.dtype)
+    if out._node is None:
+        _write(t, data, mark)
+        return t
+    _remember(t._data, mark)
+    _share_marks(t._data, data)
+    t._data, t._node, t.requires_grad = data, out._node, True
+    return t
+
+
+def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
+    if t._data.flags.writeable:
+        np.copyto(t._data, data)
+    else:
+        t._data = np.array(data)
+    if _UNTRACKED.get(id(t)) is not t:
+        _remember(t._data, mark)
+
+
+def _entry(array: np.ndarray, base: int = 0) -> tuple[weakref.ref, int, list[int]]:
+    entry = MARKS.get(id(array))
+    if entry is None or entry[0]() is not array:
+        key = id(array)
+        entry = MARKS[key] = (weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [])
+    return entry
+
+
+def _remember(array: np.ndarray, mark: int) -> None:
+    _entry(array)[2].append(mark)
+
+
+def _share_marks(old: np.ndarray, new: np.ndarray) -> None:
+    """The tensor's new array continues its version count (but not the old array's marks: it stays as it was)."""
+    entry = _entry(old)
+    _entry(new, entry[1] + len(entry[2]))
+
+
+def check_saved(node: Node) -> None:
+    """Backward's guard: refuse a node whose saved values were modified in place after it saved them."""
+    if not MARKS or node.saved is RELEASED or node.saved is None:
+        return
+    for i, a in enumerate(node.saved):
+        if type(a) is np.ndarray:
+            _check(node, a, node.inputs[i])
+    if node.saved_out is not None:
+        _check(node, node.saved_out, node)
+
+
+def _check(node: Node, array: np.ndarray, owner: Any) -> None:
+    entry = MARKS.get(id(array))
+    if entry is None or entry[0]() is not array:
+        return
+    _, base, marks = entry
+    expected = base + sum(1 for m in marks if m < node.seq)
+    if expected == base + len(marks):
+        return
+    made_by = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', owner.name)}," if type(owner) is Node else ""
+    shape = "[" + ", ".join(map(str, array.shape)) + "]"
+    raise BackwardError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{_type_word(array.dtype)}Tensor {shape}]{made_by} is at version {base + len(marks)}; expected version "
+        f"{expected} instead.",
+        hint="compute a new tensor instead (y = y + 1 rather than y += 1 or y.add_(1)), or update it only after "
+             "the backward that needs it")
+
+
+_TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _type_word(dtype: np.dtype) -> str:
+    return _TYPE_WORDS.get(str(dtype), str(dtype))
+
+
+def setitem(t: Tensor, key: Any, value: Any) -> None:
+    """`t[key] = value`: written in place off the graph; on the graph PyTorch's CopySlices.
+
+    On the graph the result is `t * (1 - mask) + index_put(value)`, made of primitives that the
+    checker can replay, so the gradient of `t` is zero where it was overwritten and the value's
+    gradient is gathered from the slot.
+    """
+    from gradcli.engine import functions as F
+    check_leaf(t, view=True)
+    k = F.index_key(key)
+    slot = F.index(_wrap(t._data), key)  # validates the key with PyTorch's messages
+    v = value if isinstance(value, Tensor) else F.as_tensor(value, t.dtype)
+    target = np.array(t._data)
+    try:
+        target[k] = v._data
+    except ValueError as exc:
+        raise ShapeError(f"shape mismatch: {exc}",
+                         hint=f"the value must broadcast to the slot's shape {tuple(slot.shape)}") from None
+
+    def assigned() -> Tensor:
+        if not (GradMode.enabled and (t.requires_grad or v.requires_grad)):
+            return _wrap(target)
+        mask = np.ones(t.shape, dtype=t.dtype)
+        mask[k] = 0
+        placed = F.index_put(F.expand(v, slot.shape) if v.shape != slot.shape else v, t.shape, k)
+        out = apply(O.ADD, F.mul(t, _wrap(mask)), placed, name="CopySlices")
+        out._data = target
+        return out
+    update(t, assigned, view=True)
+
+
+def zero_(t: Tensor) -> Tensor:
+    return fill_(t, 0)
+
+
+def fill_(t: Tensor, value: Any) -> Tensor:
+    number = value.item() if isinstance(value, Tensor) else value
+
+    def filled() -> Tensor:
+        data = np.full(t.shape, number, dtype=t.dtype)
+        if not (GradMode.enabled and t.requires_grad):
+            return _wrap(data)
+        out = apply(O.MUL, t, 0.0, name="ZeroBackward0" if number == 0 else "FillBackward0")
+        out._data = data
+        return out
+    return update(t, filled)
+
+
+def copy_(t: Tensor, src: Any) -> Tensor:
+    from gradcli.engine import functions as F
+    source = src if isinstance(src, Tensor) else F.as_tensor(src, t.dtype)
+
+    def copied() -> Tensor:
+        expanded = source if source.shape == t.shape else F.expand(source, t.shape)
+        if GradMode.enabled and expanded.requires_grad:
+            return apply(O.CLONE, expanded, name="CopyBackwards")
+        return _wrap(np.array(expanded._data, dtype=t.dtype))
+    return update(t, copied)
+
+
+def add_(t: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return update(t, lambda: t + (other if alpha == 1 else other * alpha))
+
+
+def sub_(t: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return update(t, lambda: t - (other if alpha == 1 else other * alpha))

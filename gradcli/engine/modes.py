@@ -1,0 +1,90 @@
+"""Gradient modes: `torch.no_grad()`, `enable_grad()`, `set_grad_enabled(b)`, `inference_mode()`.
+
+Each is a context manager and a decorator, as in PyTorch. They only switch `GradMode.enabled`;
+the interpreter enters and leaves them (its `with` statement and decorated functions), always
+restoring the previous mode, also when an error ends the block.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gradcli.engine.tensor import GradMode
+from gradcli.errors import ArgumentError
+
+
+class GradModeContext:
+    """One gradient-mode switch: the mode inside the block, and the mode to restore after it."""
+
+    def __init__(self, name: str, enabled: bool) -> None:
+        self.name = name
+        self.enabled = enabled
+        self._saved: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(GradMode.enabled)
+        GradMode.enabled = self.enabled
+
+    def __exit__(self, *exc: Any) -> None:
+        GradMode.enabled = self._saved.pop()
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`@torch.no_grad()` over a function: every call of it runs in this mode."""
+        if not callable(fn):
+            raise ArgumentError(f"{self.name}() decorates a function, not a {type(fn).__name__}",
+                                hint=f"write @torch.{self.name}() on the line before 'def'")
+        mode = self
+
+        def decorated(*args: Any, **kwargs: Any) -> Any:
+            with GradModeContext(mode.name, mode.enabled):
+                return fn(*args, **kwargs)
+        decorated.__name__ = getattr(fn, "__name__", "function")
+        decorated.__wrapped__ = fn  # type: ignore[attr-defined]
+        return decorated
+
+    def __repr__(self) -> str:
+        return f"<torch.autograd.grad_mode.{self.name} object>"
+
+
+class _SetGradEnabled(GradModeContext):
+    """`torch.set_grad_enabled(b)` switches at once when called; as a `with` it restores on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__("set_grad_enabled", bool(mode))
+        self._before = GradMode.enabled
+        GradMode.enabled = self.enabled
+
+    def __enter__(self) -> None:
+        self._saved.append(self._before)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        GradMode.enabled = self._before  # as a decorator it only applies inside the function
+        return super().__call__(fn)
+
+
+def no_grad(fn: Callable[..., Any] | None = None) -> Any:
+    """`torch.no_grad()` (also `@torch.no_grad` without parentheses, as PyTorch 2 allows)."""
+    mode = GradModeContext("no_grad", False)
+    return mode if fn is None else mode(fn)
+
+
+def enable_grad(fn: Callable[..., Any] | None = None) -> Any:
+    mode = GradModeContext("enable_grad", True)
+    return mode if fn is None else mode(fn)
+
+
+def inference_mode(mode: Any = True) -> Any:
+    """`torch.inference_mode()`: for gradcli the same as no_grad (there are no inference tensors)."""
+    if callable(mode):
+        return GradModeContext("inference_mode", False)(mode)
+    return GradModeContext("inference_mode", not bool(mode))
+
+
+def set_grad_enabled(mode: bool) -> GradModeContext:
+    if not isinstance(mode, bool):
+        raise ArgumentError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}",
+                            hint="torch.set_grad_enabled(False) or torch.set_grad_enabled(True)")
+    return _SetGradEnabled(mode)
+
+
+def is_grad_enabled() -> bool:
+    return GradMode.enabled

@@ -1,0 +1,232 @@
+"""Text of values: `str`, `repr`, f-strings, `str.format` and `%`, as Python and PyTorch print them.
+
+User text never reaches Python's own formatter together with an arbitrary object: a template is
+split here (by `string.Formatter.parse`, which only parses), its fields must be positions or names
+(never `{0.__class__}` or `{0[key]}`), a format spec must match the format mini-language with
+widths and precisions under the limit, and only then is one plain number or string formatted by
+`format()`. Tensors format as PyTorch's `Tensor.__format__` does: a 0-d tensor as its number,
+others only without a spec, as their repr.
+"""
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+import numpy as np
+
+from gradcli.engine.devices import Device
+from gradcli.engine.tensor import Tensor
+from gradcli.engine.tensor_str import Size, tensor_repr
+from gradcli.errors import ArgumentError, NotAllowedError
+from gradcli.lang.limits import MAX_STRING, check_string, check_width
+
+_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
+                   r"(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?", re.DOTALL)
+_PERCENT = re.compile(r"%(?P<key>\([^)]*\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d+))?"
+                      r"(?P<type>[diouxXeEfFgGcrsa%])?")
+_FIELD_HINT = "name a variable or a position: '{}'.format(x), '{0}', '{loss:.4f}'.format(loss=v)"
+
+
+def to_str(value: Any) -> str:
+    """`str(value)` for the values a program can hold."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Device, np.ndarray)):
+        return str(value)  # NumPy's own text for x.numpy(): [1. 2.]
+    return to_repr(value)
+
+
+def to_repr(value: Any, budget: list[int] | None = None) -> str:
+    """`repr(value)`: PyTorch's tensor repr, Python's for numbers, strings and containers of them.
+
+    Containers spend a budget of characters, so a list that holds itself, or one built by doubling
+    (`xs = [xs, xs]` sixty times), fails at the string limit instead of running for ever.
+    """
+    if isinstance(value, (list, tuple)) and not isinstance(value, Size):
+        budget = budget if budget is not None else [MAX_STRING]
+        parts = []
+        for item in value:
+            text = to_repr(item, budget)
+            budget[0] -= len(text) + 2
+            if budget[0] < 0:
+                check_string(MAX_STRING + 1)
+            parts.append(text)
+        inner = ", ".join(parts)
+        if isinstance(value, list):
+            return "[" + inner + "]"
+        prefix = type(value).__name__ if hasattr(value, "_fields") else ""
+        return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
+    if isinstance(value, Tensor):
+        return tensor_repr(value)
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return repr(value)
+
+
+class Shown(str):
+    """Text standing in for a container's value in a report: its repr is the text itself."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def format_value(value: Any, spec: str = "", conversion: str | None = None) -> str:
+    """`format(value, spec)` after a `!s`/`!r`/`!a` conversion, for one f-string or str.format field."""
+    if conversion not in (None, "s", "r", "a"):
+        raise ArgumentError(f"Unknown conversion specifier {conversion}", hint="write !r, !s or !a")
+    if conversion == "s":
+        value = to_str(value)
+    elif conversion == "r":
+        value = to_repr(value)
+    elif conversion == "a":
+        value = ascii(to_repr(value))
+    if isinstance(value, Tensor):
+        if value.ndim == 0:
+            value = value.item()
+        elif spec:
+            raise ArgumentError("unsupported format string passed to Tensor.__format__",
+                                hint="format one number: f'{x.item():.4f}' or f'{x.sum():.4f}'")
+        else:
+            return tensor_repr(value)
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        value = value.item()
+    if isinstance(value, (bool, int, float, str)):
+        if not spec:
+            return to_str(value)
+        _check_spec(spec)
+        try:
+            text = format(value, spec)
+        except ValueError as exc:
+            raise ArgumentError(f"{exc}", hint=f"'{spec}' does not fit a {type(value).__name__}") from None
+        check_string(len(text))
+        return text
+    if spec:
+        raise ArgumentError(f"unsupported format string passed to {_type_of(value)}.__format__",
+                            hint="format numbers and strings; convert the value first (x.item(), str(x))")
+    return to_str(value)
+
+
+def _check_spec(spec: str) -> None:
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        raise ArgumentError(f"Invalid format specifier '{spec}'",
+                            hint="write a format such as :.4f, :>8, :e or :d")
+    for part in ("width", "precision"):
+        if match.group(part):
+            check_width(int(match.group(part)), part)
+
+
+def format_template(template: str, args: tuple, kwargs: dict) -> str:
+    """`template.format(*args, **kwargs)` with fields that are positions or names only."""
+    try:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ArgumentError(f"{exc}", hint="write a literal brace twice: '{{' or '}}'") from None
+    out: list[str] = []
+    numbered = [field == "" for _, field, _, _ in pieces if field is not None and (field == "" or field.isdigit())]
+    if any(numbered) and not all(numbered):
+        raise ArgumentError("cannot switch between automatic field numbering and manual field specification",
+                            hint="number every field ('{0} {1}') or none ('{} {}')")
+    automatic = 0
+    size = 0
+    for literal, field, spec, conversion in pieces:
+        out.append(literal)
+        size += len(literal)
+        if field is None:
+            continue
+        if field == "":
+            field, automatic = str(automatic), automatic + 1
+        if spec and "{" in spec:
+            raise NotAllowedError("nested replacement fields in a format spec are not supported",
+                                  hint="write the width into the template: '{:10.4f}'")
+        text = format_value(_field_value(field, args, kwargs), spec or "", conversion)
+        out.append(text)
+        size += len(text)
+        check_string(size)
+    return "".join(out)
+
+
+def _field_value(field: str, args: tuple, kwargs: dict) -> Any:
+    if field.isdigit():
+        index = int(field)
+        if index >= len(args):
+            raise ArgumentError(f"Replacement index {index} out of range for positional args tuple",
+                                hint=f"the template has a field {{{index}}} but {len(args)} values were given")
+        return args[index]
+    if field.isidentifier():
+        if field not in kwargs:
+            raise ArgumentError(f"format(): no value for the field '{field}'",
+                                hint=f"pass it by name: .format({field}=...)")
+        return kwargs[field]
+    raise NotAllowedError(f"format field '{field}' is not supported: fields are positions or names, never "
+                          "attributes or indices of a value", hint=_FIELD_HINT)
+
+
+def percent_format(template: str, values: Any) -> str:
+    """`template % values`, printf-style, through the same checked formatting as f-strings."""
+    items = list(values) if type(values) is tuple else [values]
+    out: list[str] = []
+    position = 0
+    used = 0
+    size = 0
+    for match in _PERCENT.finditer(template):
+        out.append(template[position:match.start()])
+        position = match.end()
+        kind = match.group("type")
+        if kind is None:
+            raise ArgumentError(f"incomplete format at '{template[match.start():match.start() + 10]}'",
+                                hint="write %% for a percent sign")
+        if kind == "%" and match.group(0) == "%%":
+            out.append("%")
+            continue
+        if match.group("key") is not None or "*" in (match.group("width") or "") + (match.group("precision") or ""):
+            raise NotAllowedError("'%(name)s' and '*' widths are not supported in %-formatting",
+                                  hint="use an f-string: f'{loss:.4f}'")
+        if used >= len(items):
+            raise ArgumentError("not enough arguments for format string",
+                                hint=f"the template has more fields than the {len(items)} values given")
+        text = _percent_field(items[used], match)
+        used += 1
+        out.append(text)
+        size += len(text)
+        check_string(size)
+    out.append(template[position:])
+    if used < len(items):
+        raise ArgumentError("not all arguments converted during string formatting",
+                            hint="give one value per % field, as a tuple: '%d %f' % (a, b)")
+    return "".join(out)
+
+
+def _percent_field(value: Any, match: re.Match) -> str:
+    kind, flags = match.group("type"), match.group("flags")
+    width, precision = match.group("width") or "", match.group("precision")
+    align = "<" if "-" in flags else ""
+    sign = "+" if "+" in flags else " " if " " in flags else ""
+    zero = "0" if "0" in flags and not align else ""
+    alternate = "#" if "#" in flags else ""
+    dot = f".{precision}" if precision is not None else ""
+    if kind in "sra":
+        text = {"s": to_str, "r": to_repr, "a": lambda v: ascii(to_repr(v))}[kind](value)
+        return format_value(text, f"{align or '>'}{width}{dot}")
+    number = value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
+    if isinstance(number, (np.integer, np.floating)):
+        number = number.item()
+    if not isinstance(number, (int, float, bool)):
+        raise ArgumentError(f"%{kind} format: a real number is required, not {_type_of(value)}",
+                            hint="format a number: '%.4f' % loss.item()")
+    if kind in "diu":
+        number, kind = int(number), "d"
+    elif kind in "oxXc" and not isinstance(number, int):
+        raise ArgumentError(f"%{kind} format: an integer is required, not {type(number).__name__}")
+    return format_value(number, f"{align}{sign}{alternate}{zero}{width}{dot}{kind}")
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return "Tensor"
+    return "NoneType" if value is None else type(value).__name__

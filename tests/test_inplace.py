@@ -1,0 +1,147 @@
+"""In-place updates and gradient modes in the engine: PyTorch's values, graphs and error texts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli
+from gradcli.engine import creation as C
+from gradcli.engine.modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from gradcli.engine.tensor import GradMode
+from gradcli.errors import BackwardError, DtypeError, ShapeError
+
+
+def test_descent_under_no_grad_updates_the_leaf_in_place():
+    w = C.tensor([1.0, -2.0], requires_grad=True)
+    data = w._data
+    for _ in range(3):
+        (w * w).sum().backward()
+        with no_grad():
+            w -= 0.1 * w.grad
+        w.grad.zero_()
+    np.testing.assert_allclose(w.numpy() if not w.requires_grad else w.detach().numpy(), [0.512, -1.024])
+    assert w.is_leaf and w.requires_grad and w._data is data
+
+
+def test_in_place_on_a_leaf_that_requires_grad_is_pytorchs_error():
+    w = C.ones(2, requires_grad=True)
+    for update in (lambda: w.__isub__(1), lambda: w.add_(1), lambda: w.zero_(), lambda: w.exp_()):
+        with pytest.raises(BackwardError, match="^a leaf Variable that requires grad is being used in an in-place "
+                                                "operation.$"):
+            update()
+    with pytest.raises(BackwardError, match="a view of a leaf Variable"):
+        w[0] = 2.0
+    np.testing.assert_array_equal(w.detach().numpy(), [1.0, 1.0])
+
+
+def test_data_writes_reach_the_tensor_and_bump_no_version():
+    x = C.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    x.data.mul_(100)
+    x.data.sub_(C.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(x.detach().numpy(), [99.0, 199.0])
+    y.backward()  # PyTorch does not see .data writes: the gradient uses the new values
+    np.testing.assert_array_equal(x.grad.numpy(), [198.0, 398.0])
+
+
+def test_in_place_on_a_non_leaf_rebases_its_history():
+    x = C.ones(3, requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    y.mul_(3)
+    assert y.grad_fn.name == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0, 6.0])
+
+
+def test_modifying_a_saved_tensor_then_backward_is_pytorchs_version_error():
+    x = C.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(BackwardError) as caught:
+        y.sum().backward()
+    assert caught.value.message == ("one of the variables needed for gradient computation has been modified by an "
+                                    "inplace operation: [torch.DoubleTensor [2]], which is output 0 of Exp, is at "
+                                    "version 1; expected version 0 instead.")
+    w = C.ones(2, 3, requires_grad=True)
+    z = (w * w).sum()
+    with no_grad():
+        w.mul_(2)
+    with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[2, 3\]\] is at version 1; expected version 0"):
+        z.backward()
+
+
+def test_a_graph_built_after_the_update_is_fine():
+    w = C.tensor([3.0], requires_grad=True)
+    with no_grad():
+        w.mul_(2)
+    (w * w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [12.0])
+
+
+def test_element_assignment_on_the_graph_is_copy_slices():
+    a = C.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = a * 1
+    b[1] = 10.0
+    assert b.grad_fn.name == "CopySlices"
+    np.testing.assert_array_equal(b.detach().numpy(), [1.0, 10.0, 3.0])
+    (b * C.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.0, 3.0])
+    v = C.tensor(5.0, requires_grad=True)
+    c = C.zeros(3)
+    c[0] = v * 2
+    c[1:] = v
+    c.sum().backward()
+    assert v.grad.item() == 4.0 and c.grad_fn.name == "CopySlices"
+
+
+def test_element_assignment_off_the_graph_writes_in_place():
+    x = C.zeros(2, 3)
+    x[0] = C.tensor([1.0, 2.0, 3.0])
+    x[:, 2] = 7
+    x[x > 5] = -1
+    np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0, -1.0], [0.0, 0.0, -1.0]])
+    with pytest.raises(ShapeError, match="shape mismatch"):
+        x[0] = C.ones(2)
+
+
+def test_in_place_keeps_the_shape_and_the_dtype():
+    with pytest.raises(ShapeError, match=r"output with shape \[2\] doesn't match the broadcast shape \[2, 2\]"):
+        C.zeros(2).add_(C.ones(2, 2))
+    counts = gradcli.tensor([1, 2])
+    with pytest.raises(DtypeError, match="result type Double can't be cast to the desired output type Long"):
+        counts.add_(0.5)
+
+
+def test_fill_copy_clamp_and_friends():
+    x = C.tensor([-1.0, 0.5, 2.0])
+    x.clamp_(0.0, 1.0)
+    np.testing.assert_array_equal(x.numpy(), [0.0, 0.5, 1.0])
+    x.fill_(3.0).pow_(2).neg_()
+    np.testing.assert_array_equal(x.numpy(), [-9.0, -9.0, -9.0])
+    x.copy_(C.tensor([1.0, 4.0, 9.0])).sqrt_()
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0, 3.0])
+    src = C.tensor([2.0], requires_grad=True)
+    y = C.zeros(3)
+    y.copy_(src)
+    assert y.grad_fn.name == "CopyBackwards"
+    y.sum().backward()
+    np.testing.assert_array_equal(src.grad.numpy(), [3.0])
+
+
+def test_gradient_modes_switch_and_restore():
+    x = C.ones(2, requires_grad=True)
+    with no_grad():
+        assert not is_grad_enabled() and not (x * 2).requires_grad
+        with enable_grad():
+            assert (x * 2).requires_grad
+        assert not is_grad_enabled()
+    assert is_grad_enabled()
+    with inference_mode():
+        assert not (x * 2).requires_grad
+    set_grad_enabled(False)
+    assert not GradMode.enabled
+    set_grad_enabled(True)
+    with set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert GradMode.enabled
