@@ -133,6 +133,14 @@ FUNCTIONS.update({
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
 
+# The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
+GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian}
+
+
+def gradient_kind(func: Any) -> str | None:
+    return next((kind for kind, f in GRADIENT_FUNCTIONS.items() if f is func), None)
+
+
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
