@@ -153,7 +153,7 @@ def test_gradients_nothing_could_check_are_said(tmp_path, cli):
                             "(g,) = torch.autograd.grad((y * y).sum(), y)\n")
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.sites[0].unchecked == 1
-    assert result.warnings == ["line 3: 1 of 1 calls of grad((y * y).sum(), …) reached no input to check"]
+    assert result.warnings == ["line 3: 1 of 1 calls of grad((y * y).sum(), …) were not checked (no witness covers such a call)"]
     out = cli("run", "--check", str(path))
     assert out.exit_code == 0 and "warning: line 3: 1 of 1 calls" in out.stdout
 
@@ -193,3 +193,18 @@ def test_a_second_backward_through_a_create_graph_gradient_is_checked(tmp_path):
         (3, "y.backward()", {"symbolic": 1}), (6, "g.sum().backward()", {"symbolic": 1})]
     second = result.checks[1].report.inputs["x"]
     assert second.checked == 3 and second.derivative == "∂g.sum()/∂x[i] = 6*x[i]  (12 at x[2])"
+
+
+def test_vjp_is_checked_and_the_functionals_without_a_witness_say_so(tmp_path):
+    # vjp(x**3, v) = 3x²·v: [3, 6] at x = [1, 2], v = [1, 0.5]; jvp and hvp have no witness yet and are named as such
+    path = tmp_path / "functional.grad"
+    path.write_text("import torch\nfrom torch.autograd.functional import vjp, jvp\n"
+                    "x = torch.tensor([1.0, 2.0])\n"
+                    "out, g = vjp(lambda t: t ** 3, x, torch.tensor([1.0, 0.5]))\n"
+                    "assert allclose(g, [3.0, 6.0])\n"
+                    "out, j = jvp(lambda t: t ** 3, x, torch.tensor([1.0, 1.0]))\n")
+    result = run_file(path, checker("symbolic"))
+    assert result.status == "ok"
+    assert [s.what for s in result.sites if s.unchecked == 0] == ["vjp(lambda t: t ** 3, …)"]
+    assert result.warnings == ["line 6: 1 of 1 calls of jvp(lambda t: t ** 3, …) were not checked "
+                               "(no witness covers such a call)"]

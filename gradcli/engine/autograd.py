@@ -210,12 +210,18 @@ def _shaped(values: list[Tensor], single: bool) -> Any:
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.vjp`: (func(inputs), v^T J)."""
+    return traced_vjp(func, inputs, v, create_graph, strict)[0]
+
+
+def traced_vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor]:
+    """`vjp`, with the fresh leaves and the output it differentiated: what a check replays."""
     xs, single, out = _traced(func, inputs, "vjp", "return one tensor computed from the inputs")
     _strict(out, strict)
     vs = _vector(v, [out], True, "The vector v can only be None if the user-provided function returns a single "
                                  "Tensor with a single element.")
     gs = _gradients(out, xs, vs, create_graph)
-    return (out if create_graph else out.detach()), _shaped(gs, single)
+    return ((out if create_graph else out.detach()), _shaped(gs, single)), xs, out
 
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -266,5 +272,5 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {
-    jacobian: traced_jacobian, hessian: traced_hessian}
+    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp}
 """The functionals that trace a function of their own, by the variant that also returns what it traced."""

@@ -134,7 +134,8 @@ FUNCTIONS.update({
 })
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
-GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian}
+GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
+                                                     "vjp": vjp, "jvp": jvp, "hvp": hvp, "vhp": vhp}
 
 
 def gradient_kind(func: Any) -> str | None:

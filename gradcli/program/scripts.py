@@ -152,8 +152,8 @@ class FileResult:
             return []
         if not self.sites:
             return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
-        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} reached no input to check"
-                for s in self.sites if s.unchecked]
+        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
+                "(no witness covers such a call)" for s in self.sites if s.unchecked]
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
