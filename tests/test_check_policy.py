@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import gradcli as g
 from gradcli.check import checker
@@ -41,18 +40,6 @@ def script(tmp_path: Path, text: str, name: str = "script.grad") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def patched():
-    saved = []
-
-    def patch(op, vjps):
-        saved.append((op, op.vjps))
-        object.__setattr__(op, "vjps", vjps)
-    yield patch
-    for op, vjps in reversed(saved):
-        object.__setattr__(op, "vjps", vjps)
 
 
 def test_a_training_loop_is_one_proof_and_a_witness_per_call(tmp_path):
