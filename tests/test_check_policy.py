@@ -195,3 +195,15 @@ def test_vjp_is_checked_and_the_functionals_without_a_witness_say_so(tmp_path):
     assert [s.what for s in result.sites if s.unchecked == 0] == ["vjp(lambda t: t ** 3, …)"]
     assert result.warnings == ["line 6: 1 of 1 calls of jvp(lambda t: t ** 3, …) were not checked "
                                "(no witness covers such a call)"]
+
+
+def test_hvp_is_checked_as_the_gradient_of_grad_dot_v(tmp_path):
+    # f = Σx³: H = diag(6x), so H·[1, 0] at x = [1, 2] is [6, 0]
+    path = tmp_path / "hvp.grad"
+    path.write_text("import torch\nfrom torch.autograd.functional import hvp\n"
+                    "x = torch.tensor([1.0, 2.0])\n"
+                    "_, h = hvp(lambda t: (t ** 3).sum(), x, torch.tensor([1.0, 0.0]))\n"
+                    "assert allclose(h, [6.0, 0.0])\n")
+    result = run_file(path, checker("symbolic"))
+    assert result.status == "ok" and result.warnings == []
+    assert [(s.what, s.calls, s.unchecked) for s in result.sites] == [("hvp(lambda t: (t ** 3).sum(), …)", 1, 0)]

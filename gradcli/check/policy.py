@@ -170,7 +170,9 @@ class LoopPolicy:
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
                    progress: Any = None) -> Verdict:
-        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp` (the engine's names).
+        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `hvp`, `vhp`.
+
+        hvp and vhp are judged as the gradient of (grad f)·v, as `grad` of a create_graph result is.
 
         `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
@@ -188,6 +190,10 @@ class LoopPolicy:
             start = None if v is None else np.asarray(v._data if isinstance(v, Tensor) else v, dtype=out.dtype)
             grads = [value[1]] if len(names) == 1 else list(value[1])
             return self.gradients(out, dict(zip(names, xs)), start, {n: g._data for n, g in zip(names, grads)},
+                                  **options)
+        if kind in ("hvp", "vhp") and out is not None:
+            grads = [value[1]] if len(names) == 1 else list(value[1])
+            return self.gradients(out, dict(zip(names, xs)), None, {n: g._data for n, g in zip(names, grads)},
                                   **options)
         if kind == "hessian":
             rows = [[value]] if len(names) == 1 else value

@@ -239,8 +239,12 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool,
-            what: str) -> tuple[Tensor, Any]:
-    """hvp and vhp: differentiate (grad f) . v once more; for a twice-differentiable f both are H v."""
+            what: str) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
+    """hvp and vhp: differentiate (grad f) . v once more; for a twice-differentiable f both are H v.
+
+    Besides the value, the fresh leaves and the scalar (grad f) . v whose gradient is the answer:
+    a check judges that gradient as it judges `grad` of a create_graph result.
+    """
     xs, single, out = _traced(func, inputs, what, "return one tensor with a single element")
     _strict(out, strict)
     if out.numel() != 1:
@@ -256,21 +260,31 @@ def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, s
             dot = term if dot is None else dot + term
     second = _gradients(dot, xs, [_wrap(np.ones((), dtype=out.dtype))], create_graph) if dot is not None else \
         [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in xs]
-    return (out if create_graph else out.detach()), _shaped(second, single)
+    return ((out if create_graph else out.detach()), _shaped(second, single)), xs, dot
 
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.hvp`: (func(inputs), H v)."""
-    return _second(func, inputs, v, create_graph, strict, "hvp")
+    return traced_hvp(func, inputs, v, create_graph, strict)[0]
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.vhp`: (func(inputs), v^T H)."""
+    return traced_vhp(func, inputs, v, create_graph, strict)[0]
+
+
+def traced_hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
+    return _second(func, inputs, v, create_graph, strict, "hvp")
+
+
+def traced_vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
     return _second(func, inputs, v, create_graph, strict, "vhp")
 
 
 TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {
-    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp}
+    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp, hvp: traced_hvp, vhp: traced_vhp}
 """The functionals that trace a function of their own, by the variant that also returns what it traced."""
