@@ -67,7 +67,7 @@ class ScriptFailed(Exception):
 
 
 class GradItem(pytest.Item):
-    """Runs the script with every backward call checked by SymPy, as `gradcli run --check` does."""
+    """Runs the script with every gradient checked by the loop policy, as `gradcli run --check` does."""
 
     def runtest(self) -> None:
         from gradcli.check import checker

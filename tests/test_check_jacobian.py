@@ -64,14 +64,16 @@ def test_hessian_needs_one_element():
         hessian_check(x * 2, {"x": x}, {})
 
 
-def test_jacobian_of_a_deep_chain_is_a_clear_limit():
-    from gradcli.errors import LimitError
+def test_jacobian_of_a_deep_chain_falls_back_to_finite_differences():
     x = g.tensor([0.5], requires_grad=True)
     y = x
     for _ in range(100):
         y = y.sin()
-    with pytest.raises(LimitError, match="deep"):
-        jacobian_check(y, {"x": x}, {"x": np.zeros((1, 1))})
+    report = jacobian_check(y, {"x": x}, {"x": np.zeros((1, 1))})
+    c = report.inputs["x"]
+    assert report.status == "fail" and c.method == "numeric" and "nested too deeply" in c.note
+    (block,) = jacobian_of(y, [x])
+    assert jacobian_check(y, {"x": x}, {"x": block}).status == "pass"
 
 
 def test_kinks_in_a_jacobian_are_undefined():
@@ -88,3 +90,40 @@ def test_the_engines_own_hessian_passes_the_check():
     out = (x ** 3).sum() + x[0] * x[1]
     ((block,),) = hessian_of(out, [x])
     assert hessian_check(out, {"x": x}, {"x": {"x": block}}).status == "pass"
+
+
+def test_finite_differences_name_the_same_wrong_jacobian_entry():
+    x = g.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+    w = g.tensor([0.5, -2.0], requires_grad=True)
+    y = (x @ w).tanh()
+    blocks = jacobian_of(y, [x, w])
+    wrong = blocks[1].copy()
+    wrong[1, 0] += 0.01
+    report = jacobian_check(y, {"x": x, "w": w}, {"x": blocks[0], "w": wrong}, "numeric")
+    assert report.status == "fail" and report.inputs["x"].status == "pass" and report.inputs["w"].method == "numeric"
+    assert report.inputs["w"].worst.label == "∂y[1]/∂w[0]"
+    assert jacobian_check(y, {"x": x, "w": w}, {"x": blocks[0], "w": blocks[1]}, "numeric").status == "pass"
+
+
+def test_finite_differences_of_a_jacobian_leave_kinks_undefined():
+    x = g.tensor([0.0, 1.0], requires_grad=True)
+    y = x.abs() * 2
+    (block,) = jacobian_of(y, [x])
+    c = jacobian_check(y, {"x": x}, {"x": block}, "numeric").inputs["x"]
+    assert c.status == "undefined" and [e.label for e in c.undefined] == ["∂y[0]/∂x[0]", "∂y[1]/∂x[0]"]
+
+
+def test_second_differences_check_hessian_blocks():
+    xv, wv = np.array([0.3, -0.4]), np.array([1.5, 0.5])
+    x = g.tensor(xv, requires_grad=True)
+    w = g.tensor(wv, requires_grad=True)
+    out = (x * w).sin().sum() + (w * w * x).sum()
+    rows = hessian_of(out, [x, w])
+    computed = {a: dict(zip("xw", row)) for a, row in zip("xw", rows)}
+    report = hessian_check(out, {"x": x, "w": w}, computed, "numeric")
+    assert report.status == "pass" and {c.method for c in report.inputs.values()} == {"numeric"}
+    assert max(c.max_abs_err for c in report.inputs.values()) < 1e-6
+    computed["w"]["x"] = computed["w"]["x"] + np.array([[0.0, 0.0], [0.0, 1e-2]])
+    report = hessian_check(out, {"x": x, "w": w}, computed, "all")
+    assert report.inputs["w,x"].status == "fail" and report.inputs["w,x"].numeric.status == "fail"
+    assert report.inputs["w,x"].numeric.worst.label == "∂²out/∂w[1]∂x[1]"

@@ -200,7 +200,7 @@ def test_hessian_of_a_vector_is_a_clear_error(cli):
     (("jacobian", "y = ones(2)", "x=[1.0]"), ["does not depend"]),
     (("jacobian", "y = x * 2", "x=[1.0]", "--wrt", "q"), ["--wrt q"]),
     (("jacobian", "y = ones(2) * 2"), ["no inputs"]),
-    (("jacobian", "y = x * 2", "x=[1.0]", "--check", "numeric"), ["sympy only"]),
+    (("jacobian", "y = x * 2", "x=[1.0]", "--check=bogus"), ["not a check mode"]),
     (("jacobian", "y = x.reshape(1, -1) * x.reshape(-1, 1)", "x=ones(60)", "--max-elements", "100000"),
      ["jacobian", "--max-elements"]),
     (("hessian", "out = (x * x).sum()", "x=ones(400)", "--max-elements", "100000"), ["hessian", "--max-elements"]),
@@ -246,12 +246,29 @@ def test_check_on_the_command_line(cli):
 
 
 @needs_check
-def test_a_wrong_block_fails_the_check(cli, monkeypatch):
+@pytest.mark.parametrize("mode", ["symbolic", "numeric", "all"])
+def test_a_wrong_block_fails_the_check(cli, monkeypatch, mode):
     import gradcli.engine.autograd as functional
     real = functional.jacobian_of
     monkeypatch.setattr(functional, "jacobian_of", lambda out, xs, *names: [b * 1.01 for b in real(out, xs, *names)])
-    result = cli("jacobian", "y = x * x", "x=[1.0, 2.0]", "--check", "--json")
+    result = cli("jacobian", "y = x * x", "x=[1.0, 2.0]", "--check", mode, "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["check"]["status"] == "fail"
+    method = {"symbolic": "symbolic", "numeric": "numeric", "all": "symbolic"}[mode]
+    assert json.loads(result.stdout)["check"]["inputs"]["x"]["method"] == method
+
+
+@needs_check
+@pytest.mark.parametrize("mode", ["numeric", "all"])
+def test_finite_differences_witness_jacobians_and_hessians(cli, mode):
+    out = cli.json("jacobian", "y = softmax(x, dim=-1) * w", "x=[0.2, -1.0, 0.7]", "w=[1.5, 2.0, -1.0]", "--check",
+                   mode)
+    c = out["check"]["inputs"]["x"]
+    assert out["check"]["status"] == "pass" and (c["checked"], c["total"]) == (9, 9)
+    assert (c["method"], "numeric" in c) == (("numeric", False) if mode == "numeric" else ("symbolic", True))
+    out = cli.json("hessian", "out = (x ** 3).sum() * w.sum() + x[0] * x[1]", "x=[1.0, 2.0, -1.0]", "w=[0.5, 2.0]",
+                   "--check", mode)
+    assert out["check"]["status"] == "pass" and set(out["check"]["inputs"]) == {"x", "x,w", "w,x", "w"}
+    assert out["check"]["inputs"]["x,w"]["max_abs_err"] < 1e-5
 
 
 def test_the_element_cap_bounds_jacobians_built_inside_a_program(cli):

@@ -41,3 +41,36 @@ def test_the_interpreter_runs_every_statement_and_expression_the_parser_allows()
 def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
     assert parser._BINARY_OPERATORS == set(_BINARY)
     assert parser._COMPARISONS == set(_COMPARE)
+
+
+# Primitives no program names: they are recorded by backward passes under create_graph.
+INTERNAL = {"index_put": "indexing's backward", "gelu_backward": "gelu's backward"}
+# PyTorch has these as torch.X but not as Tensor methods (checked against torch in test_torch_oracle.py).
+FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
+                 "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits"}
+# ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
+METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat"}
+
+
+def _reached() -> tuple[dict[str, set[tuple[str, str]]], set[str], set[str]]:
+    from gradcli.program.catalog import entries
+    rows = entries()
+    by_op: dict[str, set[tuple[str, str]]] = {}
+    for e in rows:
+        if e.op is not None:
+            by_op.setdefault(e.op.name, set()).add((e.kind, e.name))
+    functions_ = {e.name for e in rows if e.kind == "function" and e.op is not None and "." not in e.name}
+    methods = {e.name for e in rows if e.kind == "method" and e.op is not None}
+    return by_op, functions_, methods
+
+
+def test_every_primitive_is_reachable_from_a_program() -> None:
+    by_op, _, _ = _reached()
+    unreached = sorted(op.name for op in ops.TABLE if not {k for k, _ in by_op.get(op.name, ())} - {"primitive"})
+    assert unreached == sorted(INTERNAL)
+
+
+def test_functions_are_tensor_methods_and_methods_functions_where_pytorch_has_both() -> None:
+    _, functions_, methods = _reached()
+    assert sorted(functions_ - methods) == sorted(FUNCTION_ONLY)
+    assert sorted(methods - functions_) == sorted(METHOD_ONLY)

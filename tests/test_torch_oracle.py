@@ -1165,3 +1165,10 @@ def test_linear_and_dropout_draw_pytorchs_numbers(seed: int, shape: tuple, dtype
         np.testing.assert_allclose(as_numpy(got_out), as_numpy(want_out), rtol=1e-6 if dtype == "float32" else 1e-12)
     finally:
         gradcli.set_default_dtype(previous)
+
+
+def test_the_op_tables_function_only_and_method_only_names_are_pytorchs() -> None:
+    from tests.test_op_table import FUNCTION_ONLY, METHOD_ONLY
+    assert sorted(n for n in FUNCTION_ONLY if hasattr(torch.Tensor, n)) == []
+    assert sorted(n for n in FUNCTION_ONLY if not (hasattr(torch, n) or hasattr(torch.nn.functional, n))) == []
+    assert sorted(n for n in METHOD_ONLY if callable(getattr(torch, n, None)) and n not in ("float", "double")) == []

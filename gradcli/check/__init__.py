@@ -11,154 +11,24 @@ SymPy is imported only when a symbolic witness is asked for. The parts, NumPy-on
 `numeric` (finite differences), `report` (verdicts and their comparison); then SymPy's:
 `meaning` (each op's forward as SymPy, the namespace `S`), `replay` (graph to expressions),
 `calculus` (pruned differentiation, float64 evaluation), `formula` (the derivative as text),
-`symbolic` (gradient, Jacobian and Hessian checks).
+`symbolic` (gradient, Jacobian and Hessian checks). Over both: `rounding` (the tolerance model),
+`checks` (each check by the witnesses of a mode), `policy` (which witness checks which call of a
+script: one SymPy proof per graph structure), `sweep` (plot's batched replays).
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-from collections.abc import Callable
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
+from gradcli.check.checks import BUDGET, MODES, SECONDS, check_gradients, hessian_check, jacobian_check
+from gradcli.check.graph import Progress
+from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck
 
-from gradcli.check.graph import Progress, Trace, as_float64, select, trace
-from gradcli.check.numeric import numeric_check
-from gradcli.check.report import (FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck, overall, tolerance,
-                                  with_numeric)
-from gradcli.errors import LimitError
-from gradcli.engine.tensor import Tensor
-
-MODES = ("symbolic", "numeric", "all")
-BUDGET = 256
-"""Inputs with more elements than this are checked on a seeded sample."""
-SECONDS = 10.0
-"""How long SymPy may take before a check falls back to finite differences."""
-
-__all__ = ["CheckReport", "checker", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "UNDEFINED", "check_gradients",
-           "hessian_check", "jacobian_check"]
+__all__ = ["BUDGET", "CheckReport", "Element", "FAIL", "InputCheck", "MODES", "PASS", "Progress", "SECONDS",
+           "UNDEFINED", "check_gradients", "checker", "hessian_check", "jacobian_check"]
 
 
-def _of(of: str, weights: np.ndarray) -> str:
-    """What is differentiated: the output itself, or the weighted sum backward started from."""
-    if weights.size == 1 and weights.reshape(-1)[0] == 1:
-        return of
-    if not of.isidentifier():
-        of = f"({of})"
-    return f"Σ{of}" if np.all(weights == 1) else f"(v·{of})"
-
-
-def _selection(tr: Trace, names: list[str], budget: int, sample: int, seed: int) -> dict[str, np.ndarray]:
-    return {name: select(tr.leaves[name]._data.size, budget, sample, seed + n) for n, name in enumerate(names)}
-
-
-def _tolerances(tr: Trace, names: list[str], numeric: bool, rtol: float | None,
-                atol: float | None) -> dict[str, tuple[float, float]]:
-    return {name: tolerance(tr.leaves[name].dtype, numeric, rtol, atol) for name in names}
-
-
-def _halves(progress: Progress | None, size: int) -> tuple[Progress | None, Progress | None]:
-    """`--check all` runs two witnesses over the same elements: one bar across both."""
-    if progress is None:
-        return None, None
-    return (lambda done, _: progress(done, 2 * size)), (lambda done, _: progress(size + done, 2 * size))
-
-
-def _reason(exc: Exception) -> str:
-    return "nested too deeply for SymPy" if isinstance(exc, RecursionError) else str(exc)
-
-
-def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = None,
-                    computed: dict[str, Any] | None = None, mode: str = "symbolic", *, rtol: float | None = None,
-                    atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
-                    seed: int = 0, progress: Progress | None = None, of: str = "out",
-                    seconds: float = SECONDS) -> CheckReport:
-    """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
-
-    `gradient` is the tensor backward started from (None: ones, for a one-element output).
-    Inputs above `budget` elements are checked on `sample` elements drawn with `seed`.
-    `rtol`/`atol` override the default tolerances of every witness run. A program too large,
-    too deeply nested or too slow (past `seconds`) for SymPy is checked by finite differences
-    instead, and each input's `note` says so.
-    """
-    if mode not in MODES:
-        raise ValueError(f"unknown check mode {mode!r}: use one of {', '.join(MODES)}")
-    computed = computed or {}
-    tr = trace(output, leaves)
-    names = list(leaves)
-    weights = as_float64(gradient, output.shape, 1.0)
-    of = _of(of, weights)
-    sel = _selection(tr, names, budget, sample, seed)
-    first, second = _halves(progress, sum(len(v) for v in sel.values())) if mode == "all" else (progress, progress)
-    results: dict[str, InputCheck] = {}
-    note = ""
-    if mode != "numeric":
-        from gradcli.check.meaning import TooLarge
-        from gradcli.check.symbolic import symbolic_check
-        try:
-            results = symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
-                                     first, seconds)
-        except (TooLarge, RecursionError) as exc:
-            note = f"{_reason(exc)}: checked by finite differences instead"
-    if mode != "symbolic" or note:
-        numeric = numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), second)
-        if results:
-            results = {name: with_numeric(results[name], numeric[name]) for name in names}
-        else:
-            results = {name: dataclasses.replace(check, note=note) for name, check in numeric.items()}
-    return CheckReport(overall(results), mode, of, results)
-
-
-def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians: dict[str, Any], *,
-                   rtol: float | None = None, atol: float | None = None, exact: bool = False, sample: int = 64,
-                   budget: int = BUDGET, seed: int = 0, progress: Progress | None = None,
-                   of: str = "y", seconds: float = SECONDS) -> CheckReport:
-    """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) against SymPy's.
-
-    Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
-    """
-    from gradcli.check.symbolic import jacobian_check as check
-    tr = trace(output, leaves)
-    names = list(leaves)
-    rows = select(output._data.size, budget, sample, seed + len(names))
-    with _sympy_limits():
-        results = check(tr, computed_jacobians, rows, _selection(tr, names, budget, sample, seed),
-                        _tolerances(tr, names, False, rtol, atol), of, exact, progress, seconds)
-    return CheckReport(overall(results), "jacobian", of, results)
-
-
-def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_blocks: dict[str, dict[str, Any]], *,
-                  rtol: float | None = None, atol: float | None = None, exact: bool = False, sample: int = 64,
-                  budget: int = BUDGET, seed: int = 0, progress: Progress | None = None,
-                  of: str = "out", seconds: float = SECONDS) -> CheckReport:
-    """Check Hessian blocks `computed[a][b]` (shape a.shape + b.shape) of a one-element output.
-
-    The report has one entry per block, keyed `a` on the diagonal and `a,b` off it.
-    """
-    if output._data.size != 1:
-        raise ValueError(f"the Hessian needs a one-element output, got shape {tuple(output.shape)}")
-    from gradcli.check.symbolic import hessian_check as check
-    tr = trace(output, leaves)
-    names = list(leaves)
-    with _sympy_limits():
-        results = check(tr, computed_hessian_blocks, _selection(tr, names, budget, sample, seed),
-                        _tolerances(tr, names, False, rtol, atol), of, exact, progress, seconds)
-    return CheckReport(overall(results), "hessian", of, results)
-
-
-@contextmanager
-def _sympy_limits() -> Iterator[None]:
-    """Jacobian and Hessian checks have no finite-difference fallback: past SymPy's limits, say so."""
-    from gradcli.check.meaning import TooLarge
-    try:
-        yield
-    except (TooLarge, RecursionError) as exc:
-        raise LimitError(f"cannot check this program symbolically: {_reason(exc)}",
-                         hint="check smaller inputs, or the gradient with --check numeric") from None
-
-
-def checker(mode: str) -> Callable[..., CheckReport]:
-    """`check_gradients` in one mode: what the script runner is given to prove each backward call."""
-    return functools.partial(check_gradients, mode=mode)
+def checker(mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+            seed: int = 0) -> Any:
+    """What a script runner is given to check one file's gradients: a fresh `policy.LoopPolicy` in `mode`."""
+    from gradcli.check.policy import LoopPolicy
+    return LoopPolicy(mode, rtol=rtol, atol=atol, seed=seed)

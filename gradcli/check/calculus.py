@@ -133,12 +133,15 @@ class Calculus:
         memo[e] = r
         return r
 
-    def slope(self, e: sp.Expr, s: sp.Symbol, value: FloatEvaluator, memo: dict) -> float:
+    def slope(self, e: sp.Expr, s: sp.Symbol, value: FloatEvaluator, memo: dict, absolute: bool = False) -> float:
         """The value of ∂e/∂s at the evaluator's point, by the same rules as `diff` without building it.
 
-        Sums, products and powers are combined in float64; each outer factor f'(u) is the very
-        expression `diff` uses, evaluated. Forming the derivative expression costs SymPy
+        Sums, products and powers (p·b^(p-1)) are combined in float64; each other outer factor
+        f'(u) is the very expression `diff` uses, evaluated. Forming the derivative expression costs SymPy
         constructions per term and symbol; this costs float arithmetic.
+
+        `absolute` adds the magnitudes of every term instead (with an `AbsoluteEvaluator`): the
+        size of what a floating-point evaluation of ∂e/∂s sums, which bounds its rounding error.
         """
         if s not in self.free(e):
             return 0.0
@@ -146,36 +149,44 @@ class Calculus:
             return 1.0
         if e in memo:
             return memo[e]
-        d = self.slope
+        m = abs if absolute else _same
+
+        def d(a: sp.Expr) -> float:
+            return self.slope(a, s, value, memo, absolute)
         if e.is_Add:
-            r = sum(d(a, s, value, memo) for a in self.args_with(e, s))
+            r = sum(m(d(a)) for a in self.args_with(e, s))
         elif e.is_Mul:
             args = e.args
             r = 0.0
             for i, a in enumerate(args):
                 if s in self.free(a):
-                    r += d(a, s, value, memo) * math.prod(value(b) for b in args[:i] + args[i + 1:])
+                    r += m(d(a) * math.prod(value(b) for b in args[:i] + args[i + 1:]))
         elif e.is_Pow:
             base, power = e.args
             if s not in self.free(power):
-                r = value(self._outer(e, _power_rule, base, power)) * d(base, s, value, memo)
+                p = value(power)
+                r = m(p * float_pow(value(base), p - 1) * d(base))
             else:
                 b, p = value(base), value(power)
-                r = value(e) * (d(power, s, value, memo) * guard(math.log)(b) + p * d(base, s, value, memo) / b) \
-                    if b != 0 else value(self.diff(e, s, {}))
+                r = m(value(e) * (d(power) * guard(math.log)(b) + p * d(base) / b)) \
+                    if b != 0 else m(value(self.diff(e, s, {})))
         elif isinstance(e, (sp.Max, sp.Min)):
-            r = sum(value(self._outer((e, i), _extremum_part, e, i)) * d(a, s, value, memo)
+            r = sum(m(value(self._outer((e, i), _extremum_part, e, i)) * d(a))
                     for i, a in enumerate(e.args) if s in self.free(a))
         elif type(e) in _DERIVATIVES:
             u = e.args[0]
-            r = value(self._outer(e, _DERIVATIVES[type(e)], e, u)) * d(u, s, value, memo)
+            r = m(value(self._outer(e, _DERIVATIVES[type(e)], e, u)) * d(u))
         elif _chain_by_fdiff(e):
-            r = sum(value(self._outer((e, i), e.fdiff, i + 1)) * d(a, s, value, memo)
+            r = sum(m(value(self._outer((e, i), e.fdiff, i + 1)) * d(a))
                     for i, a in enumerate(e.args) if s in self.free(a))
         else:
-            r = value(e.diff(s))
+            r = m(value(e.diff(s)))
         memo[e] = r
         return r
+
+
+def _same(v: float) -> float:
+    return v
 
 
 def float_pow(b: float, p: float) -> float:
@@ -330,3 +341,30 @@ class ExactEvaluator:
     @staticmethod
     def to_float(v: sp.Expr) -> float:
         return sympy_float(v.evalf(30))
+
+
+class AbsoluteEvaluator:
+    """Each expression's size as floating point builds it: sums and products of the terms' magnitudes.
+
+    `|a| + |b|` for `a + b` (the cancellation rounding cannot see), `|a|·|b|` for a product, and
+    `|base|^p` for a power with a non-negative constant exponent; any other function is a single
+    rounding of its true value, so its magnitude is that value's. Memoised like `FloatEvaluator`.
+    """
+
+    def __init__(self, value: FloatEvaluator) -> None:
+        self.value = value
+        self.memo: dict[sp.Basic, float] = {}
+
+    def __call__(self, e: sp.Basic) -> float:
+        return bottom_up(e, self.memo, self._atom, self._combine)
+
+    def _atom(self, x: sp.Basic) -> float | None:
+        if x.is_Add or x.is_Mul or (x.is_Pow and x.args[1].is_Number and x.args[1] >= 0):
+            return None
+        return abs(self.value(x))
+
+    @staticmethod
+    def _combine(x: sp.Basic, args: list) -> float:
+        if x.is_Pow:
+            return float_pow(args[0], args[1])
+        return sum(args) if x.is_Add else math.prod(args)

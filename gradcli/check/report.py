@@ -65,6 +65,8 @@ class InputCheck:
     undefined_count: int = 0
     note: str = ""
     numeric: InputCheck | None = None
+    margin: float = 0.0
+    """The worst element's error as a fraction of what its tolerance allows (above 1: it failed)."""
 
     @property
     def sampled(self) -> bool:
@@ -122,11 +124,13 @@ def with_numeric(symbolic: InputCheck, numeric: InputCheck) -> InputCheck:
 
 def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]], expected: np.ndarray,
             got: np.ndarray, reasons: dict[int, str], total: int, tol: tuple[float, float],
-            **details: Any) -> InputCheck:
+            rounding: np.ndarray | float = 0.0, **details: Any) -> InputCheck:
     """Judge `got` against `expected` element by element; `elements` names each by (label, index).
 
     `reasons` names the elements (by position) where the derivative is not defined; there, and
     wherever the expected value is not finite, gradcli's number is shown but not judged.
+    `rounding` is each element's allowance for the rounding of gradcli's own arithmetic (see
+    `tolerance.rounding`), added to `atol + rtol·|expected|`.
     """
     rtol, atol = tol
     expected = np.asarray(expected, dtype=np.float64)
@@ -139,21 +143,23 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
     defined = ~undefined
     with np.errstate(invalid="ignore", divide="ignore"):
         err = np.abs(got - expected)
-        allowed = atol + rtol * np.abs(expected)
+        allowed = atol + rtol * np.abs(expected) + rounding
         bad = defined & ~(err <= allowed)
         ratio = np.where(err == 0, 0.0, np.where(np.isnan(err), np.inf, err / allowed))
         rel = np.where(expected != 0, err / np.abs(expected), 0.0)
     max_abs = float(np.max(err[defined], initial=0.0))
     max_rel = float(np.max(rel[defined], initial=0.0))
     worst = None
+    margin = 0.0
     if defined.any():
         k = int(np.flatnonzero(defined)[np.argmax(ratio[defined])])
         worst = Element(*elements[k], float(expected[k]), float(got[k]))
+        margin = float(ratio[k])
     status = FAIL if bad.any() else (UNDEFINED if undefined.any() else PASS)
     shown = tuple(Element(*elements[k], float(expected[k]), float(got[k]), reasons[k])
                   for k in sorted(reasons)[:_SHOWN_UNDEFINED])
     return InputCheck(name, status, method, max_abs, max_rel, len(elements), total, rtol, atol, worst=worst,
-                      undefined=shown, undefined_count=len(reasons), **details)
+                      undefined=shown, undefined_count=len(reasons), margin=margin, **details)
 
 
 def _number(v: float | None) -> float | str | None:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from gradcli.check.calculus import Calculus, ExactEvaluator, FloatEvaluator
+from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
 from gradcli.check.graph import Progress, Trace, as_float64, elements
 from gradcli.check.meaning import Meaning
@@ -32,6 +32,7 @@ class Witness:
     meaning: Meaning
     evaluate: Any
     exact: bool
+    size: AbsoluteEvaluator
 
     def total(self, parts: list[Any]) -> Any:
         return sp.Add(*parts) if self.exact else sum(parts)
@@ -46,6 +47,10 @@ class Witness:
             return self.total([self.evaluate(p) for p in self.calc.pieces(e, s, memo)])
         return self.calc.slope(e, s, self.evaluate, memo)
 
+    def magnitude(self, e: Any, s: sp.Symbol, memo: dict) -> float:
+        """∂e/∂s summed over the magnitudes of its terms: what its rounding is relative to (see `rounding`)."""
+        return self.calc.slope(e, s, self.size, memo, absolute=True)
+
     def to_float(self, v: Any) -> float:
         return ExactEvaluator.to_float(v) if self.exact else float(v)
 
@@ -59,8 +64,9 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
-    evaluate = ExactEvaluator(point) if exact else FloatEvaluator(point)
-    return Witness(rp, Calculus(), meaning, evaluate, exact)
+    floats = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()})
+    evaluate = ExactEvaluator(point) if exact else floats
+    return Witness(rp, Calculus(), meaning, evaluate, exact, AbsoluteEvaluator(floats))
 
 
 def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable[[], None]:
@@ -91,10 +97,31 @@ def _first_singular(tr: Trace) -> Any:
     return None
 
 
+def _finite(sizes: Any, magnitudes: dict[str, np.ndarray] | None, key: str,
+            floor: np.ndarray | float = 0.0) -> np.ndarray:
+    """Magnitudes as an array (a non-finite one allows nothing, `floor` at least), kept in `magnitudes[key]`."""
+    size = np.asarray(sizes, dtype=np.float64)
+    size = np.maximum(np.where(np.isfinite(size), size, 0.0), floor)
+    if magnitudes is not None:
+        magnitudes[key] = size
+    return size
+
+
+FORMED = 64
+"""A displayed derivative is formed from at most this many output terms; past that it is too large to print."""
+
+
 def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
-    """Compare autograd's gradient of each selected leaf element with SymPy's."""
+                   progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                   magnitudes: dict[str, np.ndarray] | None = None,
+                   terms: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+    """Compare autograd's gradient of each selected leaf element with SymPy's.
+
+    Each element's rounding allowance is `gamma`·M (see `rounding`), M from the same derivative's
+    terms, and at least `terms[name]` (the top sum's, `numeric.term_magnitudes`: SymPy collects
+    like terms); `magnitudes`, when given, receives each input's M (per selected element).
+    """
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
@@ -114,18 +141,23 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         leaf = tr.leaves[name]
         order = display_positions(flat, leaf.shape)
         expected = np.empty(len(flat))
+        size = np.empty(len(flat))
         kept: dict[int, Kept] = {}
         reasons: dict[int, str] = {}
         for pos, k in enumerate(flat):
             s = rp.symbols[name].flat[k]
-            parts, forms, memo, shown_memo = [], [], {}, {}
+            parts, sizes, forms, memo, size_memo, shown_memo = [], [], [], {}, {}, {}
+            formed = pos in order and sum(len(calc.args_with(e, s)) if e.is_Add else 1
+                                          for e, _, _ in uses.get(s, ())) <= FORMED
             for e, g, shown_g in uses.get(s, ()):
                 parts.append(g * w.value(e, s, memo))
-                if pos in order:
+                sizes.append(abs(g) * w.magnitude(e, s, size_memo))
+                if formed:
                     forms.append(shown_g * w.derivative(e, s, shown_memo))
             value = w.total(parts) if parts else sp.S.Zero
             expected[pos] = w.to_float(value)
-            if pos in order:
+            size[pos] = sum(sizes)
+            if formed:
                 index = tuple(int(i) for i in np.unravel_index(k, leaf.shape))
                 kept[pos] = Kept(index, sp.Add(*forms), value)
             if s in rp.kinks and s in uses:
@@ -138,17 +170,23 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                                              f"so autograd's value is not finite, as PyTorch's is; SymPy's "
                                              f"simplified form may have a limit there")
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
-        formulas = describe(name, of, [kept[p] for p in order], uniform, rp)
+        shown = [kept[p] for p in order if p in kept]
+        formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
+            (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
+        size = _finite(size, magnitudes, name, (terms or {}).get(name, 0.0))
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
-                                leaf._data.size, tolerances[name],
+                                leaf._data.size, tolerances[name], gamma * size,
                                 derivative=formulas[0] if formulas else "", formulas=formulas)
     return results
 
 
 def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray, selection: dict[str, np.ndarray],
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                   progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
-    """Compare each selected entry ∂outₖ/∂xⱼ of autograd's Jacobian blocks with SymPy's."""
+                   progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                   magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+    """Compare each selected entry ∂outₖ/∂xⱼ of autograd's Jacobian blocks with SymPy's.
+
+    Rounding allowances and `magnitudes` as in `symbolic_check`, per entry."""
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
     zero = sp.S.Zero if exact else 0.0
@@ -157,15 +195,17 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
     for name, flat in selection.items():
         leaf = tr.leaves[name]
         block = np.asarray(computed[name], dtype=np.float64).reshape(rp.out.size, leaf._data.size)
-        entries, expected, got, lines = [], [], [], []
+        entries, expected, got, lines, sizes = [], [], [], [], []
         reasons: dict[int, str] = {}
         for (wrt, j_index), j in zip(elements(name, leaf.shape, flat), flat):
             s = rp.symbols[name].flat[j]
             memo: dict = {}
+            size_memo: dict = {}
             for (of_k, k_index), k in zip(elements(of, rp.out.shape, rows), rows):
                 e = rp.out.flat[k]
                 uses = s in calc.free(e)
                 value = w.value(e, s, memo) if uses else zero
+                sizes.append(w.magnitude(e, s, size_memo) if uses else 0.0)
                 lhs = f"∂{of_k}/∂{wrt}"
                 if uses and s in rp.kinks:
                     reasons[len(entries)] = rp.kinks[s]
@@ -175,15 +215,17 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 expected.append(w.to_float(value))
                 got.append(block[k, j])
             tick()
+        size = _finite(sizes, magnitudes, name)
         results[name] = compare(name, "symbolic", entries, np.array(expected), np.array(got), reasons,
-                                rp.out.size * leaf._data.size, tolerances[name],
+                                rp.out.size * leaf._data.size, tolerances[name], gamma * size,
                                 derivative=lines[0] if lines else "0", formulas=tuple(lines))
     return results
 
 
 def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selection: dict[str, np.ndarray],
                   tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
-                  progress: Progress | None = None, seconds: float = 10.0) -> dict[str, InputCheck]:
+                  progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
+                  magnitudes: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
     """Compare each selected second derivative ∂²out/∂s∂t of a one-element output with SymPy's."""
     w = witness(tr, exact, selection, seconds)
     rp, calc = w.rp, w.calc
@@ -198,7 +240,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
         for b in names:
             la, lb = tr.leaves[a], tr.leaves[b]
             block = np.asarray(computed[a][b], dtype=np.float64).reshape(la._data.size, lb._data.size)
-            entries, expected, got, lines = [], [], [], []
+            entries, expected, got, lines, sizes = [], [], [], [], []
             reasons: dict[int, str] = {}
             for (by_i, i_index), i in zip(elements(a, la.shape, selection[a]), selection[a]):
                 s = rp.symbols[a].flat[i]
@@ -208,6 +250,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     t = rp.symbols[b].flat[j]
                     uses = t in calc.free(first[s])
                     value = w.value(first[s], t, memos.setdefault(("value", t), {})) if uses else zero
+                    sizes.append(w.magnitude(first[s], t, memos.setdefault(("size", t), {})) if uses else 0.0)
                     lhs = f"∂²{of}/∂{by_i}∂{by_j}"
                     kink = rp.kinks.get(s) or rp.kinks.get(t)
                     if kink and s in calc.free(out) and t in calc.free(out):
@@ -219,7 +262,8 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     got.append(block[i, j])
                 tick()
             key = a if a == b else f"{a},{b}"
+            size = _finite(sizes, magnitudes, key)
             results[key] = compare(key, "symbolic", entries, np.array(expected), np.array(got), reasons,
-                                   la._data.size * lb._data.size, tolerances[a],
+                                   la._data.size * lb._data.size, tolerances[a], gamma * size,
                                    derivative=lines[0] if lines else "0", formulas=tuple(lines))
     return results

@@ -36,8 +36,8 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
                       Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
-        report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
-                                                            of=prog.output_name)) if check else None
+        report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
+                                                            progress=progress, of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "jacobian", lambda: {name: block_json(b) for name, b in blocks.items()},
               lambda: [block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape, name,
                                   leaves[name].shape, block, full) for name, block in blocks.items()])
@@ -59,8 +59,8 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
                       Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
-        report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, seed=seed, progress=progress,
-                                                           of=prog.output_name)) if check else None
+        report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, seed=seed,
+                                                           progress=progress, of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "hessian",
               lambda: {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
               lambda: [block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b, leaves[b].shape,
@@ -79,7 +79,7 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     from gradcli.program.evaluation import engine_settings, run_program
     names = collect_inputs(inputs, input_option)
     wanted = split_names(wrt)
-    _symbolic_only(check)
+    check_mode(check)
     require_known_inputs(wanted, names)
     with engine_settings(settings):
         prog = run_program(program, names, of, settings=settings)
@@ -88,15 +88,6 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
                                 hint="pass each input as NAME=SPEC, e.g. x=[1.0, 2.0]")
         prog.require_grad()
         yield prog, {n: t for n, t in prog.leaves.items() if not wanted or n in wanted}
-
-
-def _symbolic_only(check: str | None) -> None:
-    """Jacobians and Hessians are checked against SymPy; finite differences of them are not offered."""
-    from gradcli.errors import ArgumentError
-    check_mode(check)
-    if check not in (None, "symbolic"):
-        raise ArgumentError(f"--check {check}: Jacobians and Hessians are checked against SymPy only",
-                            hint="use --check on its own")
 
 
 def _show(prog: Any, seed: int, report: Any, as_json: bool, key: str, blocks_json: Callable[[], dict],

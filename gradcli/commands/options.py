@@ -20,8 +20,7 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON (run: one line pe
 Full = Annotated[bool, typer.Option("--full", help="Do not summarise large tensors.")]
 Explain = Annotated[bool, typer.Option("--explain", help="Show the backward pass step by step.")]
 Check = Annotated[Optional[str], typer.Option(
-    "--check", help="Verify the derivatives: symbolic (SymPy, the default), numeric (finite differences) or all; "
-                    "jacobian and hessian: symbolic only.")]
+    "--check", help="Verify the derivatives: symbolic (SymPy, the default), numeric (finite differences) or all.")]
 Rtol = Annotated[Optional[float], typer.Option("--rtol", help="Relative tolerance of --check.")]
 Atol = Annotated[Optional[float], typer.Option("--atol", help="Absolute tolerance of --check.")]
 MaxElements = Annotated[int, typer.Option(

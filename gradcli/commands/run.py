@@ -16,7 +16,7 @@ from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode
 from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Json, MaxElements, MaxSteps,
                                       Rtol, Seed, Timeout)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
-from gradcli.views.script_view import backward_text, failure_view, print_line, summary_table
+from gradcli.views.script_view import backward_text, failure_view, print_line, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -36,16 +36,17 @@ def run_command(
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files
+        check_mode(check)
         if check is not None:
             from gradcli.check import checker
-        check_mode(check)
         files = script_files(paths)
         settings = Settings(seed, dtype, max_elements, max_steps, timeout)
         view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:
             view.start(str(path))
-            result = run_file(path, checker(check) if check is not None else None, settings, rtol=rtol, atol=atol, explain=explain, on_event=view.on_event,
+            files_checker = checker(check, rtol=rtol, atol=atol, seed=seed) if check is not None else None
+            result = run_file(path, files_checker, settings, explain=explain, on_event=view.on_event,
                               progress=view.progress)
             results.append(result)
             view.finish(result)
@@ -84,8 +85,9 @@ class _JsonLines:
 class _Terminal:
     """Prints one file's events as they come: prints, displays and checks on stdout, failures on stderr.
 
-    A backward call inside a loop is checked on every pass, but its check table is shown for the
-    first pass only (and for any pass that fails): the summary still counts every one.
+    A gradient site inside a loop is checked on every call, but a check table comes only for the
+    calls the policy shows (a site's first, a new graph structure, the first failure); the site
+    table after the file sums up every call.
     """
 
     def __init__(self, checking: bool, quiet: bool, debug: bool) -> None:
@@ -93,14 +95,12 @@ class _Terminal:
         self.err = console(stderr=True)
         self.quiet = quiet
         self.debug = debug
-        self.checked_lines: set[int] = set()
         self.on_event: Callable[[Event], None] | None = None if quiet else self._event
         self.progress: ProgressFactory | None = self._progress if checking else None
 
     def start(self, path: str) -> None:
         from rich.markup import escape
         from rich.rule import Rule
-        self.checked_lines.clear()
         if not self.quiet:
             self.out.print(Rule(escape(path), align="left", style="dim"))
 
@@ -127,11 +127,7 @@ class _Terminal:
         from rich.text import Text
 
         from gradcli.views.check_view import check_view
-        first = event.line not in self.checked_lines
-        if not first and event.passed:
-            return
-        self.checked_lines.add(event.line)
-        later = "" if first else " (a later pass)"
+        later = "" if event.call == 1 else f" (call {event.call:,})"
         self.out.print(Text(f"{backward_text(event)} at line {event.line}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
@@ -139,6 +135,8 @@ class _Terminal:
         failure = result.error or result.assertion
         if self.debug and failure is not None:
             traceback.print_exception(failure)
+        if (result.sites or result.warnings) and not self.quiet:
+            self.out.print(sites_view(result))
         if result.status != "ok":
             print_error(failure_view(result))
 

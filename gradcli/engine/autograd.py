@@ -15,7 +15,8 @@ from gradcli.errors import ArgumentError, BackwardError
 from gradcli.engine.tensor import Tensor, _wrap, check_elements
 
 
-def _as_list(x: Any) -> list:
+def as_list(x: Any) -> list:
+    """One tensor or a sequence of them, as a list (None: none)."""
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
@@ -24,11 +25,11 @@ def _as_list(x: Any) -> list:
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
     """d(outputs)/d(inputs) without touching `.grad`, as `torch.autograd.grad`."""
-    outs, ins = _as_list(outputs), _as_list(inputs)
+    outs, ins = as_list(outputs), as_list(inputs)
     if not outs or not ins:
         raise ArgumentError("grad() needs at least one output and one input",
                             hint="e.g. grad(y, x) or grad(y, [x, w])")
-    gos = _as_list(grad_outputs) or [None] * len(outs)
+    gos = as_list(grad_outputs) or [None] * len(outs)
     if len(gos) != len(outs):
         raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs",
                             hint="give one gradient per output, in the same order")
@@ -122,7 +123,7 @@ def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[l
         raise ArgumentError(f"{what}(): the first argument must be a function, not {type(f).__name__}",
                             hint=f"pass the function, then the inputs: {what}(f, x)")
     single = not isinstance(inputs, (list, tuple))
-    xs = [as_tensor(x).detach().requires_grad_(True) for x in _as_list(inputs)]
+    xs = [as_tensor(x).detach().requires_grad_(True) for x in as_list(inputs)]
     out = f(*xs)
     if not isinstance(out, Tensor):
         raise ArgumentError(f"{what}(): the function must return a tensor", hint=hint)
@@ -148,22 +149,35 @@ def jacobian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, str
 
     `vectorize` and `strategy` only change how PyTorch computes it; the numbers are the same.
     """
-    _plain(create_graph, "jacobian")
-    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
-    _strict(out, strict)
-    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
-    return blocks[0] if single else tuple(blocks)
+    return traced_jacobian(f, inputs, create_graph, strict, vectorize, strategy)[0]
 
 
 def hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """`torch.autograd.functional.hessian`: a Tensor for one input, else a tuple of tuples."""
+    return traced_hessian(f, inputs, create_graph, strict, vectorize, outer_jacobian_strategy)[0]
+
+
+def traced_jacobian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+                    vectorize: bool = False, strategy: str = "reverse-mode") -> tuple[Any, list[Tensor], Tensor]:
+    """`jacobian`, with the fresh leaves and the output it differentiated: what a check replays."""
+    _plain(create_graph, "jacobian")
+    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
+    _strict(out, strict)
+    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
+    return (blocks[0] if single else tuple(blocks)), xs, out
+
+
+def traced_hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+                   vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"
+                   ) -> tuple[Any, list[Tensor], Tensor]:
+    """`hessian`, with the fresh leaves and the output it differentiated: what a check replays."""
     _plain(create_graph, "hessian")
     xs, single, out = _traced(f, inputs, "hessian",
                               "return one tensor with a single element computed from the inputs")
     _strict(out, strict)
     blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
-    return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
+    return (blocks[0][0] if single else tuple(tuple(row) for row in blocks)), xs, out
 
 
 def _vector(v: Any, like: Sequence[Tensor], single: bool, message: str) -> list[Tensor]:
@@ -173,7 +187,7 @@ def _vector(v: Any, like: Sequence[Tensor], single: bool, message: str) -> list[
         if len(like) != 1 or like[0].numel() != 1:
             raise ArgumentError(message, hint="pass v, a tensor of the same shape")
         return [_wrap(np.ones(like[0].shape, dtype=like[0].dtype))]
-    vs = [as_tensor(t) for t in _as_list(v)] if not single or isinstance(v, (list, tuple)) else [as_tensor(v)]
+    vs = [as_tensor(t) for t in as_list(v)] if not single or isinstance(v, (list, tuple)) else [as_tensor(v)]
     if len(vs) != len(like) or any(a.shape != b.shape for a, b in zip(vs, like)):
         raise ArgumentError(f"v has the wrong shape: expected {[tuple(t.shape) for t in like]}, got "
                             f"{[tuple(t.shape) for t in vs]}", hint="give v the shape of what it multiplies")
@@ -196,12 +210,18 @@ def _shaped(values: list[Tensor], single: bool) -> Any:
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.vjp`: (func(inputs), v^T J)."""
+    return traced_vjp(func, inputs, v, create_graph, strict)[0]
+
+
+def traced_vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor]:
+    """`vjp`, with the fresh leaves and the output it differentiated: what a check replays."""
     xs, single, out = _traced(func, inputs, "vjp", "return one tensor computed from the inputs")
     _strict(out, strict)
     vs = _vector(v, [out], True, "The vector v can only be None if the user-provided function returns a single "
                                  "Tensor with a single element.")
     gs = _gradients(out, xs, vs, create_graph)
-    return (out if create_graph else out.detach()), _shaped(gs, single)
+    return ((out if create_graph else out.detach()), _shaped(gs, single)), xs, out
 
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -219,8 +239,12 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 
 def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool,
-            what: str) -> tuple[Tensor, Any]:
-    """hvp and vhp: differentiate (grad f) . v once more; for a twice-differentiable f both are H v."""
+            what: str) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
+    """hvp and vhp: differentiate (grad f) . v once more; for a twice-differentiable f both are H v.
+
+    Besides the value, the fresh leaves and the scalar (grad f) . v whose gradient is the answer:
+    a check judges that gradient as it judges `grad` of a create_graph result.
+    """
     xs, single, out = _traced(func, inputs, what, "return one tensor with a single element")
     _strict(out, strict)
     if out.numel() != 1:
@@ -236,16 +260,31 @@ def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, s
             dot = term if dot is None else dot + term
     second = _gradients(dot, xs, [_wrap(np.ones((), dtype=out.dtype))], create_graph) if dot is not None else \
         [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in xs]
-    return (out if create_graph else out.detach()), _shaped(second, single)
+    return ((out if create_graph else out.detach()), _shaped(second, single)), xs, dot
 
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.hvp`: (func(inputs), H v)."""
-    return _second(func, inputs, v, create_graph, strict, "hvp")
+    return traced_hvp(func, inputs, v, create_graph, strict)[0]
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Any]:
     """`torch.autograd.functional.vhp`: (func(inputs), v^T H)."""
+    return traced_vhp(func, inputs, v, create_graph, strict)[0]
+
+
+def traced_hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
+    return _second(func, inputs, v, create_graph, strict, "hvp")
+
+
+def traced_vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor | None]:
     return _second(func, inputs, v, create_graph, strict, "vhp")
+
+
+TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {
+    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp, hvp: traced_hvp, vhp: traced_vhp}
+"""The functionals that trace a function of their own, by the variant that also returns what it traced."""

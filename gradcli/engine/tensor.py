@@ -713,6 +713,19 @@ class Tensor:
 
     clip = clamp
 
+    def maximum(self, other: Any) -> "Tensor":
+        return F.maximum(self, other)
+
+    def minimum(self, other: Any) -> "Tensor":
+        return F.minimum(self, other)
+
+    def outer(self, other: Any) -> "Tensor":
+        return F.outer(self, other)
+
+    def where(self, condition: Any, other: Any) -> "Tensor":
+        """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
+        return F.where(condition, self, other)
+
     def square(self) -> "Tensor":
         return F.square(self)
 

@@ -87,7 +87,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where,
+    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone,
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
@@ -132,6 +132,15 @@ FUNCTIONS.update({
     "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
+
+# The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
+GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
+                                                     "vjp": vjp, "jvp": jvp, "hvp": hvp, "vhp": vhp}
+
+
+def gradient_kind(func: Any) -> str | None:
+    return next((kind for kind, f in GRADIENT_FUNCTIONS.items() if f is func), None)
+
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
@@ -289,6 +298,7 @@ TENSOR_METHODS = frozenset({
     "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
     "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
     "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
+    "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}

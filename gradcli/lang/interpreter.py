@@ -46,6 +46,11 @@ class Hooks:
     on_print: Callable[[list[tuple[str, Any]], int], None] | None = None
     on_display: Callable[[str, Any, int], None] | None = None
     on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
+    on_gradient: Callable[[str, Callable[..., Any], list, dict, int], Any] | None = None
+    """A call of a gradient function (`B.GRADIENT_FUNCTIONS`): (kind, run, args, kwargs, line) -> its value.
+
+    `run(target)` calls `target` (by default the function itself) with the call's arguments, so
+    the hook may call a traced variant that also returns what it differentiated."""
 
 
 @dataclass
@@ -648,12 +653,22 @@ class Interpreter:
             return self._backward(func, args, kwargs, node)
         if "device" in kwargs and B.takes_device(func):
             B.check_device(kwargs.pop("device"))
-        try:
-            return func(*args, **kwargs)
-        except TypeError as exc:
-            if isinstance(func, UserFunction):
-                raise
-            raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
+        kind = B.gradient_kind(func) if self.hooks.on_gradient is not None else None
+
+        def run(target: Any = func) -> Any:
+            try:
+                return target(*args, **kwargs)
+            except TypeError as exc:
+                if isinstance(func, UserFunction):
+                    raise
+                raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
+        if kind is not None:
+            def counted(target: Any = func) -> Any:
+                with self.budget.counted():
+                    return run(target)
+            with self.budget.paused():
+                return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
+        return run()
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""

@@ -5,38 +5,67 @@ here prints: what a script shows comes back as events (also streamed to `on_even
 happen, so a terminal can show them before a slow check finishes), and each file ends as one
 `FileResult` whose status decides the exit code.
 
-With a `checker`, each backward call is proved on its own: the leaves' `.grad` is read before and
-after the real backward, and the difference (that call's own contribution) is what SymPy must
-reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore need no
-special case.
+With a `checker`, each backward call is checked on its own: the leaves' `.grad` is read before
+and after the real backward, and the difference (that call's own contribution) is what the
+witness must reproduce. Accumulation over several calls and `x.grad.zero_()` in between therefore
+need no special case. Gradient functions (`torch.autograd.grad`, `jacobian`, `hessian`) are handed
+to the same checker. Which witness judges which call is the checker's policy (built by the caller
+from `gradcli.check`, so running scripts does not depend on the layer that checks them): a
+training loop's 2,000 calls are one SymPy proof and 1,999 finite-difference checks. Each call adds
+to its site's summary; only the calls the checker shows come back as `BackwardCheck` events.
 """
 from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
+from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
+from gradcli.engine.autograd import as_list
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
     from gradcli.program.recorder import Recorder
 
-Checker = Callable[..., Any]
-"""Proves one backward call: `checker(output, leaves, gradient, computed, rtol=, atol=, seed=, progress=, of=)`
-returns a `CheckReport`. Built by the caller from `gradcli.check` (`gradcli.check.checker(mode)`), so
-running scripts does not depend on the layer that checks them."""
+class Verdict(Protocol):
+    """One call's check, as a `Checker` returns it."""
+
+    report: Any  # a CheckReport (gradcli.check.report): program/ does not import check/
+    call: int  # the call's number at its site, from 1
+    shown: bool  # whether its report is worth an event of its own
+
+
+class Checker(Protocol):
+    """Checks one script's gradients, call by call (`gradcli.check.checker(mode)` builds one per file)."""
+
+    policy: str
+    """The policy that chooses each call's witness, in words, for the report."""
+
+    def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
+                  line: int, what: str, of: str, progress: Any = None) -> Verdict:
+        """A backward call: `computed[name]` is what it added to `leaves[name].grad`."""
+
+    def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
+                   traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
+                   progress: Any = None) -> Verdict:
+        """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
+
+    def summaries(self) -> list[Any]:
+        """Every site's summary (line, what, calls, failed, unchecked, `to_json()`), in line order."""
+
 
 SUFFIX = ".grad"
 Status = Literal["ok", "failed", "error"]
@@ -63,7 +92,12 @@ class BackwardCheck:
     line: int
     output_name: str | None
     """The source of the tensor backward was called on, e.g. `out` or `(g * v).sum()`."""
-    report: Any  # the checker's CheckReport (gradcli.check.report); program/ does not import check/
+    report: Any
+    """The checker's CheckReport (gradcli.check.report)."""
+    call: int = 1
+    """Which call of this site it was (a loop calls one site many times)."""
+    what: str = ""
+    """A gradient function's call (`grad(y, …)`); empty for `.backward()`."""
 
     @property
     def passed(self) -> bool:
@@ -95,6 +129,9 @@ class FileResult:
     seconds: float = 0.0
     error: GradcliError | None = None
     assertion: ProgramAssertionError | None = None
+    sites: list[Any] = field(default_factory=list)
+    """With a checker: every gradient site's summary (calls, witnesses, worst error; see `Checker`)."""
+    policy: str = ""
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -102,11 +139,21 @@ class FileResult:
 
     @property
     def checks_passed(self) -> int:
-        return sum(c.passed for c in self.checks)
+        return sum(s.calls - s.failed for s in self.sites)
 
     @property
     def checks_failed(self) -> int:
-        return sum(not c.passed for c in self.checks)
+        return sum(s.failed for s in self.sites)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a check could not vouch for: nothing to check at all, or gradients no witness judged."""
+        if not self.policy or self.status == "error":
+            return []
+        if not self.sites:
+            return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
+        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
+                "(no witness covers such a call)" for s in self.sites if s.unchecked]
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
@@ -114,7 +161,7 @@ class FileResult:
         events: list[dict] = []
         for event in self.events:
             if isinstance(event, BackwardCheck):
-                events.append({"kind": "check", "line": event.line, "output": event.output_name,
+                events.append({"kind": "check", "line": event.line, "output": event.output_name, "call": event.call,
                                "check": event.report.to_json()})
             elif isinstance(event, Explanation):
                 events.append({"kind": "explain", "line": event.line, "output": event.output_name,
@@ -122,9 +169,12 @@ class FileResult:
             else:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items]})
-        return {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
-                "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
-                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
+        out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
+               "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
+               "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
+        if self.policy:
+            out.update(policy=self.policy, sites=[site.to_json() for site in self.sites], warnings=self.warnings)
+        return out
 
     def _error_json(self) -> dict | None:
         if self.error is not None:
@@ -172,19 +222,20 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
-             rtol: float | None = None, atol: float | None = None, explain: bool = False,
+             explain: bool = False,
              on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls with `checker`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
-    `checker` proves each backward call (see `Checker`; None checks nothing). `progress`
-    opens a fresh `progress(done, total)` callback for each check, so a bar's clock starts with it.
+    `checker` checks every gradient the script computes (see `Checker`; None checks nothing): give
+    each file a fresh one. `progress` opens a fresh `progress(done, total)` callback for each
+    check, so a bar's clock starts with it.
     `explain` records each backward call's steps as an `Explanation` event.
     """
     settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
     result = FileResult(path)
-    session = _Session(result, checker, settings.seed, rtol, atol, on_event, progress, explain)
+    session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
     with engine_settings(settings):
         try:
@@ -193,13 +244,15 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
                                       timeout=settings.timeout)
             session.env = interpreter.env
-            session.receivers = _backward_receivers(tree)
+            session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
             interpreter.run(tree)
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
+    if checker is not None:
+        result.sites, result.policy = checker.summaries(), checker.policy
     if result.status == "ok" and result.checks_failed:
         result.status = "failed"
     result.seconds = time.perf_counter() - start
@@ -219,21 +272,20 @@ def _read(path: Path) -> str:
 class _Session:
     """The hooks of one file's interpreter, and the state they share with it."""
 
-    def __init__(self, result: FileResult, checker: Checker | None, seed: int, rtol: float | None, atol: float | None,
-                 on_event: Callable[[Event], None] | None, progress: ProgressFactory | None,
-                 explain: bool = False) -> None:
+    def __init__(self, result: FileResult, checker: Checker | None, on_event: Callable[[Event], None] | None,
+                 progress: ProgressFactory | None, explain: bool = False) -> None:
         self.result = result
         self.explain = explain
-        self.checker = checker
-        self.seed = seed
-        self.rtol, self.atol = rtol, atol
         self.on_event = on_event
         self.progress = progress
         self.env: dict[str, Any] = {}
         self.receivers: dict[int, str] = {}
+        self.subjects: dict[int, str] = {}
+        self.checker = checker
 
     def hooks(self) -> Hooks:
-        return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward)
+        return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
+                     on_gradient=self._gradient if self.checker is not None else None)
 
     def _emit(self, event: Event) -> None:
         self.result.events.append(event)
@@ -268,9 +320,35 @@ class _Session:
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
         name = self.receivers.get(line)
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            report = self.checker(tensor, leaves, start, computed, rtol=self.rtol,
-                                  atol=self.atol, seed=self.seed, progress=progress, of=name or "output")
-        self._emit(BackwardCheck(line, name, report))
+            verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
+                                            what=f"{name}.backward()" if name else "backward()", of=name or "output")
+        if verdict.shown:
+            self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
+
+    def _gradient(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
+        """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward.
+
+        A functional that traces a function of its own runs as its traced variant, so the check
+        sees the graph it differentiated.
+        """
+        from gradcli.engine.autograd import TRACED
+        traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
+        value, xs, out = run(traced) if traced is not None else (run(), None, None)
+        arguments = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
+        subject = self.subjects.get(line, "")
+        what = f"{kind}({subject}, …)"
+        names = self._names(as_list(arguments.get("inputs")))
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            verdict = self.checker.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
+                                             of=subject, progress=progress)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        return value
+
+    def _names(self, tensors: list[Any]) -> list[str]:
+        """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
+        by_id = {id(t): name for name, t in leaf_names(tensors, self.env).items()}
+        return [by_id[id(t)] for t in tensors]
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
@@ -279,6 +357,17 @@ class _Session:
     def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
         """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""
         return leaf_names(graph_nodes(tensor)[1], self.env)
+
+
+def _gradient_subjects(tree: ast.Module) -> dict[int, str]:
+    """Line → source of the first argument of a gradient function (`y` in `grad(y, x)`), to name a check by."""
+    subjects: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in GRADIENT_FUNCTIONS:
+                subjects.setdefault(node.lineno, ast.unparse(node.args[0]))
+    return subjects
 
 
 def _backward_receivers(tree: ast.Module) -> dict[int, str]:

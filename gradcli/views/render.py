@@ -218,8 +218,8 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                 for text in caret_lines(error.source, line, column, length):
                     lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
-        for label, text in error.values:
-            lines.append(Text(f"   {label} = {_short(text)}"))
+        for name, text in error.values:
+            lines.append(Text(f"   {name} = {_short(text)}"))
         if error.message is not None:
             lines.append(Text(f"   message: {error.message}"))
     elif error.hint:

@@ -13,6 +13,7 @@ from gradcli.views.render import error_view, print_value
 from gradcli.engine.tensor import Tensor
 
 if TYPE_CHECKING:
+    from gradcli.check.policy import SiteSummary
     from gradcli.program.scripts import BackwardCheck, Explanation, FileResult
 
 
@@ -34,7 +35,9 @@ def print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
 
 
 def backward_text(event: BackwardCheck | Explanation) -> str:
-    """How a backward call is named in output: `out.backward()`."""
+    """How a backward call is named in output: `out.backward()`, or the gradient function's call."""
+    if getattr(event, "what", ""):
+        return event.what
     return f"{event.output_name}.backward()" if event.output_name else "backward()"
 
 
@@ -50,8 +53,9 @@ def failure_view(result: FileResult) -> RenderableType:
     for check in result.checks:
         if check.passed:
             continue
+        later = "" if check.call == 1 else f" (call {check.call:,})"
         parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {backward_text(check)} at {result.path}:{check.line}"))
+                                   f": {backward_text(check)} at {result.path}:{check.line}{later}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -59,6 +63,8 @@ def failure_view(result: FileResult) -> RenderableType:
             where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
             parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
             parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
+    parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at line {site.line} failed")
+                 for site in result.sites if site.failed and site.calls > 1)
     return Group(*parts)
 
 
@@ -73,7 +79,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     table.add_column("checks\npassed", justify="right")
     table.add_column("time", justify="right", no_wrap=True)
     for r in results:
-        checks = f"{r.checks_passed}/{len(r.checks)}" if checking else "-"
+        checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed}" if checking else "-"
         table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]
@@ -81,3 +87,35 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
     table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
     return table
+
+
+def sites_view(result: FileResult) -> RenderableType:
+    """One row per gradient site of a checked script: its calls, the witnesses that judged them, the worst error.
+
+    The worst error is shown as the share of its tolerance it used (above 100%: it failed), with
+    the call and element it happened at; the policy that chose the witnesses is the caption.
+    """
+    table = Table(title="checks by site", title_justify="left", header_style="bold", caption_justify="left",
+                  caption=escape(result.policy), caption_style="dim")
+    for column in ("line", "call", "calls", "failed", "witnesses", "worst (of tolerance)"):
+        table.add_column(column, justify="right" if column in ("line", "calls", "failed") else "left")
+    for site in result.sites:
+        table.add_row(str(site.line), escape(site.what), f"{site.calls:,}",
+                      Text(f"{site.failed:,} (first: call {site.first_failure:,})" if site.failed else "0",
+                           style="bold red" if site.failed else ""),
+                      _witnesses(site), _worst(site))
+    parts: list[RenderableType] = [table]
+    parts.extend(Text(f"warning: {warning}", style="yellow") for warning in result.warnings)
+    return Group(*parts)
+
+
+def _witnesses(site: SiteSummary) -> str:
+    names = {"symbolic": "SymPy", "numeric": "finite diff"}
+    return ", ".join(f"{names.get(method, method)} {count:,}" for method, count in sorted(site.witnesses.items()))
+
+
+def _worst(site: SiteSummary) -> str:
+    worst = site.worst
+    if worst is None or worst.element is None:
+        return "-"
+    return f"{worst.margin:.1%} at call {worst.call:,}, {worst.element.label}"

@@ -1,11 +1,19 @@
-"""`--check` cost: the seed's matrix example, and growth with the number of elements.
+"""`--check` cost: the seed's matrix example, growth with the number of elements, and loops.
 
 A script, not a test: timings depend on the machine and its load. It prints the SymPy import
 and the check itself apart (issue 4's target: the matrix example end to end, cold, under 1 s;
 the check alone was once asserted under 2 s in tests/test_check.py), then symbolic and
 finite-difference check times for 10 to 20,000 elements of three program
 shapes, with how many elements each check covered (sampling starts above `BUDGET` elements per
-input). Run `python tests/bench/bench_check.py`.
+input).
+
+Then the loop policy (issue 13's target: PyTorch's polynomial fit, 2,000 points and 2,000
+iterations, under `run --check` in at most 60 s, float32 and float64): the script is run with and
+without `--check`, and the difference is the checking; the table shows how it grows with
+iterations (one SymPy proof, then one finite-difference check per call) and with points. The
+load average is printed beside, since other processes share the machine.
+Run `python tests/bench/bench_check.py` (`--loops` for the loop table alone, `--loops --target`
+for the 2,000 × 2,000 fit alone).
 """
 from __future__ import annotations
 
@@ -60,7 +68,69 @@ def timed(program: Program, n: int, mode: str) -> tuple[float, str]:
                               for k, c in report.inputs.items())
 
 
+POLYNOMIAL = """\
+import torch
+import numpy as np
+x = torch.linspace(-np.pi, np.pi, {points}, dtype={dtype})
+y = torch.sin(x)
+a = torch.randn((), dtype={dtype}, requires_grad=True)
+b = torch.randn((), dtype={dtype}, requires_grad=True)
+c = torch.randn((), dtype={dtype}, requires_grad=True)
+d = torch.randn((), dtype={dtype}, requires_grad=True)
+learning_rate = 1e-6
+for t in range({iterations}):
+    y_pred = a + b * x + c * x ** 2 + d * x ** 3
+    loss = (y_pred - y).pow(2).sum()
+    loss.backward()
+    a.data = a.data - learning_rate * a.grad
+    b.data = b.data - learning_rate * b.grad
+    c.data = c.data - learning_rate * c.grad
+    d.data = d.data - learning_rate * d.grad
+    a.grad = None
+    b.grad = None
+    c.grad = None
+    d.grad = None
+"""
+
+
+def polynomial(points: int, iterations: int, dtype: str, check: str | None) -> tuple[float, float, str]:
+    """Wall and CPU seconds to run the polynomial fit (with `check`), and the witnesses its one site used."""
+    import tempfile
+
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "polynomial.grad"
+        path.write_text(POLYNOMIAL.format(points=points, iterations=iterations, dtype=f"torch.{dtype}"))
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = run_file(path, checker(check) if check else None)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    assert result.status == "ok", result.to_json()
+    witnesses = ", ".join(f"{k} {v}" for k, v in result.sites[0].witnesses.items()) if result.sites else "-"
+    return elapsed, cpu, witnesses
+
+
+def loops() -> None:
+    import os
+    print("\npolynomial fit under run --check (one site; SymPy proves the first call); wall (CPU) seconds")
+    print(" dtype    points  iterations   plain             --check             check CPU/call  witnesses"
+          "              load")
+    sizes = [(2000, 2000)] if "--target" in sys.argv else [(2000, 10), (2000, 200), (2000, 2000), (500, 2000),
+                                                            (8000, 200)]
+    for dtype in ("float32", "float64"):
+        for points, iterations in sizes:
+            plain, plain_cpu, _ = polynomial(points, iterations, dtype, None)
+            checked, cpu, witnesses = polynomial(points, iterations, dtype, "symbolic")
+            per_call = (cpu - plain_cpu) / iterations
+            print(f"{dtype:>7} {points:>7,} {iterations:>11,} {plain:7.2f} ({plain_cpu:6.2f}) s "
+                  f"{checked:8.2f} ({cpu:6.2f}) s {per_call * 1e3:9.1f} ms   {witnesses:<22} "
+                  f"{os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
+    if "--loops" in sys.argv:
+        loops()
+        return
     engine = time.perf_counter() - start
     t0 = time.perf_counter()
     import sympy  # noqa: F401
@@ -74,6 +144,7 @@ def main() -> None:
             sym, covered = timed(program, n, "symbolic")
             num, _ = timed(program, n, "numeric")
             print(f"{program.__name__:>13} {n:>7,}                  {sym:7.3f} s {num:7.3f} s   {covered}")
+    loops()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,188 @@
+"""The three checks (a backward call's gradients, Jacobian blocks, Hessian blocks) by the witnesses of a mode.
+
+Each check traces the graph, selects the elements to judge (all, or a seeded sample), sets the
+tolerances (see `rounding` for the allowance of gradcli's own rounding) and runs the witnesses
+`mode` asks for: SymPy (`symbolic`), finite differences (`numeric`), or both (`all`); past SymPy's
+limits, finite differences instead, with a note.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gradcli.check.graph import Progress, Trace, as_float64, select, trace
+from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_jacobian_check, term_magnitudes
+from gradcli.check.report import CheckReport, InputCheck, overall, tolerance, with_numeric
+from gradcli.check.rounding import growth
+from gradcli.engine.tensor import Tensor
+
+MODES = ("symbolic", "numeric", "all")
+BUDGET = 256
+"""Inputs with more elements than this are checked on a seeded sample."""
+SECONDS = 10.0
+"""How much CPU time SymPy may take before a check falls back to finite differences."""
+
+
+def _of(of: str, weights: np.ndarray) -> str:
+    """What is differentiated: the output itself, or the weighted sum backward started from."""
+    if weights.size == 1 and weights.reshape(-1)[0] == 1:
+        return of
+    if not of.isidentifier():
+        of = f"({of})"
+    return f"Σ{of}" if np.all(weights == 1) else f"(v·{of})"
+
+
+def _selection(tr: Trace, names: list[str], budget: int, sample: int, seed: int) -> dict[str, np.ndarray]:
+    return {name: select(tr.leaves[name]._data.size, budget, sample, seed + n) for n, name in enumerate(names)}
+
+
+def _tolerances(tr: Trace, names: list[str], numeric: bool, rtol: float | None,
+                atol: float | None) -> dict[str, tuple[float, float]]:
+    return {name: tolerance(tr.leaves[name].dtype, numeric, rtol, atol) for name in names}
+
+
+def _halves(progress: Progress | None, size: int) -> tuple[Progress | None, Progress | None]:
+    """`--check all` runs two witnesses over the same elements: one bar across both."""
+    if progress is None:
+        return None, None
+    return (lambda done, _: progress(done, 2 * size)), (lambda done, _: progress(size + done, 2 * size))
+
+
+def _reason(exc: Exception) -> str:
+    return "nested too deeply for SymPy" if isinstance(exc, RecursionError) else str(exc)
+
+
+def _witnessed(mode: str, symbolic: Callable[[Progress | None], dict[str, InputCheck]],
+               numeric: Callable[[Progress | None], dict[str, InputCheck]], progress: Progress | None,
+               size: int) -> dict[str, InputCheck]:
+    """Run the witnesses `mode` asks for, over `size` steps; past SymPy's limits, finite differences instead.
+
+    `symbolic` runs first, so the magnitudes it measures are there for `numeric`'s allowance.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown check mode {mode!r}: use one of {', '.join(MODES)}")
+    first, second = _halves(progress, size) if mode == "all" else (progress, progress)
+    results: dict[str, InputCheck] = {}
+    note = ""
+    if mode != "numeric":
+        from gradcli.check.meaning import TooLarge
+        try:
+            results = symbolic(first)
+        except (TooLarge, RecursionError) as exc:
+            note = f"{_reason(exc)}: checked by finite differences instead"
+    if mode != "symbolic" or note:
+        found = numeric(second)
+        if results:
+            results = {name: with_numeric(results[name], found[name]) for name in results}
+        else:
+            results = {name: dataclasses.replace(check, note=note) for name, check in found.items()}
+    return results
+
+
+def _rounding(gamma: float, magnitudes: dict[str, np.ndarray], sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    """γ·M by input, for the inputs whose magnitudes were measured over the same selection."""
+    return {name: gamma * m for name, m in magnitudes.items() if len(m) == sizes.get(name)}
+
+
+def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = None,
+                    computed: dict[str, Any] | None = None, mode: str = "symbolic", *, rtol: float | None = None,
+                    atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
+                    seed: int = 0, progress: Progress | None = None, of: str = "out",
+                    seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+    """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
+
+    `gradient` is the tensor backward started from (None: ones, for a one-element output).
+    Inputs above `budget` elements are checked on `sample` elements drawn with `seed`.
+    A program too large, too deeply nested or too slow (past `seconds`) for SymPy is checked by
+    finite differences instead, and each input's `note` says so.
+
+    Each element may differ from the witness by `atol + rtol·|expected|` plus its rounding
+    allowance γ·M (`rounding`); `rtol`/`atol` replace that whole model with the plain rule.
+    M, the magnitude of the terms, comes from SymPy; `magnitudes` (by input, per selected
+    element) receives it from a SymPy witness and lends it to finite differences, so a caller
+    that proved a graph structure once can pass the same dict to later checks of it.
+    """
+    computed = computed or {}
+    tr = trace(output, leaves)
+    names = list(leaves)
+    weights = as_float64(gradient, output.shape, 1.0)
+    of = _of(of, weights)
+    sel = _selection(tr, names, budget, sample, seed)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
+        from gradcli.check.symbolic import symbolic_check
+        terms = term_magnitudes(tr, weights, sel) if gamma else None
+        return symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
+                              bar, seconds, gamma, magnitudes, terms)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
+                             _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}), gamma)
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    return CheckReport(overall(results), mode, of, results)
+
+
+def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians: dict[str, Any],
+                   mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+                   exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
+                   progress: Progress | None = None, of: str = "y", seconds: float = SECONDS,
+                   magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+    """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) by the witnesses of `mode`.
+
+    Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
+    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry.
+    """
+    tr = trace(output, leaves)
+    names = list(leaves)
+    rows = select(output._data.size, budget, sample, seed + len(names))
+    sel = _selection(tr, names, budget, sample, seed)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
+        from gradcli.check.symbolic import jacobian_check as check
+        return check(tr, computed_jacobians, rows, sel, _tolerances(tr, names, False, rtol, atol), of, exact, bar,
+                     seconds, gamma, magnitudes)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        return numeric_jacobian_check(tr, computed_jacobians, rows, sel, _tolerances(tr, names, True, rtol, atol),
+                                      of, bar, _rounding(gamma, magnitudes,
+                                                         {name: len(v) * len(rows) for name, v in sel.items()}))
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    return CheckReport(overall(results), "jacobian", of, results)
+
+
+def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_blocks: dict[str, dict[str, Any]],
+                  mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+                  exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
+                  progress: Progress | None = None, of: str = "out", seconds: float = SECONDS,
+                  magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+    """Check Hessian blocks `computed[a][b]` (shape a.shape + b.shape) of a one-element output.
+
+    The report has one entry per block, keyed `a` on the diagonal and `a,b` off it.
+    """
+    if output._data.size != 1:
+        raise ValueError(f"the Hessian needs a one-element output, got shape {tuple(output.shape)}")
+    tr = trace(output, leaves)
+    names = list(leaves)
+    sel = _selection(tr, names, budget, sample, seed)
+    gamma = growth(tr) if rtol is None and atol is None else 0.0
+    magnitudes = {} if magnitudes is None else magnitudes
+
+    def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
+        from gradcli.check.symbolic import hessian_check as check
+        return check(tr, computed_hessian_blocks, sel, _tolerances(tr, names, False, rtol, atol), of, exact, bar,
+                     seconds, gamma, magnitudes)
+
+    def numeric(bar: Progress | None) -> dict[str, InputCheck]:
+        sizes = {(a if a == b else f"{a},{b}"): len(sel[a]) * len(sel[b]) for a in names for b in names}
+        return numeric_hessian_check(tr, computed_hessian_blocks, sel, _tolerances(tr, names, True, rtol, atol), of,
+                                     bar, _rounding(gamma, magnitudes, sizes))
+    results = _witnessed(mode, symbolic, numeric, progress, sum(len(sel[a]) for a in names) * len(names))
+    return CheckReport(overall(results), "hessian", of, results)
+

@@ -1,0 +1,235 @@
+"""The loop policy: which witness verifies each gradient a script computes, and one summary per site.
+
+A training loop computes the same graph thousands of times, and a SymPy proof takes seconds.
+So SymPy proves each distinct graph *structure* (ops, their parameters, shapes, dtypes and
+wiring; not the values flowing through it) once, at the first call that builds it, with the
+witness the user asked for. Every later call of a proven structure is verified by finite
+differences on a float64 replay of its own forward at its own values (the leaves' new values
+and the new data), judged with the proof's term magnitudes for the rounding allowance (see
+`rounding`). Every call has at least one witness, so a VJP that goes wrong only at some values
+is still caught at the call where it does. Calls add up per site (the line that computes the
+gradient): calls, witnesses, the worst error and where it was.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
+from gradcli.check.graph import Trace, trace
+from gradcli.check.report import FAIL, CheckReport, Element
+from gradcli.engine.autograd import as_list
+from gradcli.engine.backward import initial_gradient
+from gradcli.engine.tensor import Node, Tensor
+
+PROOF_SECONDS = 30.0
+"""A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
+POLICY = ("SymPy proves each distinct graph structure at its first call; later calls of a proven structure "
+          "are checked by finite differences at their own values")
+
+
+def _frozen(value: Any) -> Hashable:
+    """A parameter as part of a structure key: index arrays by content, containers element by element."""
+    if isinstance(value, np.ndarray):
+        return "array", value.shape, value.dtype.str, hashlib.blake2b(value.tobytes(), digest_size=8).hexdigest()
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, slice):
+        return "slice", value.start, value.stop, value.step
+    return repr(value)
+
+
+def structure(tr: Trace) -> Hashable:
+    """What a proof depends on: each node's op, parameters, shape, dtype, and where its inputs come from.
+
+    Constants enter by shape and dtype only: a loop over batches of data keeps its structure.
+    """
+    position = {node: k for k, node in enumerate(tr.nodes)}
+    leaves = {id(t): name for name, t in tr.leaves.items()}
+
+    def source(x: Any) -> Hashable:
+        if type(x) is Node:
+            return "node", position[x]
+        if type(x) is Tensor:
+            return ("leaf", leaves[id(x)]) if id(x) in leaves else ("constant", x.shape, x.dtype.str)
+        return "number", type(x).__name__
+    nodes = tuple((n.op.name, _frozen(n.params), tuple(n.shape), np.dtype(n.dtype).str,
+                   tuple(source(x) for x in n.inputs)) for n in tr.nodes)
+    return nodes, tuple((name, tuple(t.shape), t.dtype.str) for name, t in tr.leaves.items())
+
+
+def witnesses(report: CheckReport) -> set[str]:
+    """The witnesses that judged a call: "symbolic", "numeric" or both."""
+    methods = {c.method for c in report.inputs.values()}
+    return methods | {"numeric" for c in report.inputs.values() if c.numeric is not None}
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The call and element that came closest to (or went furthest past) its tolerance at a site."""
+
+    margin: float
+    call: int
+    input: str
+    method: str
+    element: Element | None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"margin": round(self.margin, 6), "call": self.call, "input": self.input,
+                               "method": self.method}
+        if self.element is not None:
+            out.update(self.element.to_json())
+        return out
+
+
+@dataclass
+class SiteSummary:
+    """Every call of one gradient site (a line of the script), summed up."""
+
+    line: int
+    what: str
+    calls: int = 0
+    failed: int = 0
+    unchecked: int = 0
+    structures: int = 0
+    witnesses: dict[str, int] = field(default_factory=dict)
+    worst: Worst | None = None
+    first_failure: int | None = None
+
+    def add(self, report: CheckReport, new_structure: bool) -> None:
+        self.calls += 1
+        self.structures += new_structure
+        if report.status == FAIL:
+            self.failed += 1
+            self.first_failure = self.first_failure or self.calls
+        used = witnesses(report)
+        self.unchecked += not used
+        for method in sorted(used):
+            self.witnesses[method] = self.witnesses.get(method, 0) + 1
+        for name, c in report.inputs.items():
+            for entry in (c, c.numeric):
+                if entry is not None and (self.worst is None or entry.margin > self.worst.margin):
+                    self.worst = Worst(entry.margin, self.calls, name, entry.method, entry.worst)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "site": self.what, "calls": self.calls, "failed": self.failed,
+                "unchecked": self.unchecked, "structures": self.structures, "witnesses": dict(self.witnesses),
+                "first_failure": self.first_failure, "worst": None if self.worst is None else self.worst.to_json()}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One call's check: its report, its number at its site (from 1), and whether it proved a new structure.
+
+    `shown`: whether the report is worth showing in full, as a site's first call, a new
+    structure's proof or the site's first failure are; the others are in the summary only.
+    """
+
+    report: CheckReport
+    call: int
+    proof: bool
+    shown: bool
+
+
+class LoopPolicy:
+    """One script run's checks: proofs by structure, summaries by site. `mode` is the witness for proofs."""
+
+    def __init__(self, mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
+                 seed: int = 0) -> None:
+        self.mode = mode
+        self.policy = POLICY
+        self.rtol, self.atol = rtol, atol
+        self.seed = seed
+        self._proofs: dict[Hashable, dict[str, np.ndarray]] = {}
+        self.sites: dict[tuple[int, str], SiteSummary] = {}
+
+    def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
+                  line: int, what: str, of: str, progress: Any = None) -> Verdict:
+        """Check one call's gradients of Σ gradient·output (see `check_gradients`) by the policy."""
+        return self._checked("gradients", output, leaves, line, what, progress, lambda mode, **options: check_gradients(
+            output, leaves, gradient, computed, mode=mode, of=of, **options))
+
+    def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
+                 of: str, progress: Any = None) -> Verdict:
+        """Check one call's Jacobian blocks (see `jacobian_check`) by the policy."""
+        return self._checked("jacobian", output, leaves, line, what, progress, lambda mode, **options: jacobian_check(
+            output, leaves, blocks, mode, of=of, **options))
+
+    def hessian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, dict[str, Any]], *, line: int,
+                what: str, of: str, progress: Any = None) -> Verdict:
+        """Check one call's Hessian blocks (see `hessian_check`) by the policy."""
+        return self._checked("hessian", output, leaves, line, what, progress, lambda mode, **options: hessian_check(
+            output, leaves, blocks, mode, of=of, **options))
+
+    def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
+                   traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
+                   progress: Any = None) -> Verdict:
+        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `hvp`, `vhp`.
+
+        hvp and vhp are judged as the gradient of (grad f)·v, as `grad` of a create_graph result is.
+
+        `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
+        in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
+        own. A kind with no rule here is counted as unchecked, never passed silently.
+        """
+        options = {"line": line, "what": what, "of": of, "progress": progress}
+        xs, out = traced
+        if kind == "grad":
+            return self._grad(arguments, value, names, **options)
+        if kind == "jacobian":
+            blocks = [value] if len(names) == 1 else list(value)
+            return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
+        if kind == "vjp":
+            v = arguments.get("v")
+            start = None if v is None else np.asarray(v._data if isinstance(v, Tensor) else v, dtype=out.dtype)
+            grads = [value[1]] if len(names) == 1 else list(value[1])
+            return self.gradients(out, dict(zip(names, xs)), start, {n: g._data for n, g in zip(names, grads)},
+                                  **options)
+        if kind in ("hvp", "vhp") and out is not None:
+            grads = [value[1]] if len(names) == 1 else list(value[1])
+            return self.gradients(out, dict(zip(names, xs)), None, {n: g._data for n, g in zip(names, grads)},
+                                  **options)
+        if kind == "hessian":
+            rows = [[value]] if len(names) == 1 else value
+            return self.hessian(out, dict(zip(names, xs)), {a: {b: h._data for b, h in zip(names, row)}
+                                                            for a, row in zip(names, rows)}, **options)
+        return self.unchecked(line, what, of)
+
+    def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
+        """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
+        outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
+        if len(outs) != 1 or any(x.grad_fn is not None for x in ins):
+            return self.unchecked(options["line"], options["what"], options["of"])
+        computed = {name: None if g is None else g._data for name, g in zip(names, value)}
+        start = (as_list(arguments.get("grad_outputs")) or [None])[0]
+        gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
+        return self.gradients(outs[0], dict(zip(names, ins)), gradient, computed, **options)
+
+    def unchecked(self, line: int, what: str, of: str) -> Verdict:
+        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""
+        return self._record(CheckReport("pass", self.mode, of, {}), line, what, False)
+
+    def _checked(self, kind: str, output: Tensor, leaves: dict[str, Tensor], line: int, what: str, progress: Any,
+                 check: Callable[..., CheckReport]) -> Verdict:
+        key = kind, structure(trace(output, leaves))
+        known = self._proofs.get(key)
+        magnitudes: dict[str, np.ndarray] = {} if known is None else known
+        report = check(self.mode if known is None else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
+                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS)
+        if known is None:
+            self._proofs[key] = magnitudes
+        return self._record(report, line, what, known is None)
+
+    def _record(self, report: CheckReport, line: int, what: str, proof: bool) -> Verdict:
+        site = self.sites.setdefault((line, what), SiteSummary(line, what))
+        site.add(report, proof)
+        return Verdict(report, site.calls, proof, proof or site.calls == 1 or site.first_failure == site.calls)
+
+    def summaries(self) -> list[SiteSummary]:
+        return sorted(self.sites.values(), key=lambda s: (s.line, s.what))
