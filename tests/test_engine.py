@@ -396,6 +396,30 @@ def test_anomaly_watch_names_the_first_op_making_non_finite_values() -> None:
         Anomaly.watching, Anomaly.first = saved
 
 
+def test_anomaly_watch_names_an_op_whose_output_is_not_tracked() -> None:
+    from gradcli.engine.tensor import Anomaly
+    saved = Anomaly.watching, Anomaly.first
+    Anomaly.watching, Anomaly.first = True, None
+    try:
+        with np.errstate(all="ignore"):
+            gradcli.tensor([0.0, 1.0]).log()
+        assert Anomaly.first is not None and Anomaly.first.name == "LogBackward0"
+    finally:
+        Anomaly.watching, Anomaly.first = saved
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 2.0, 3.0])
+def test_integer_powers_multiply_as_pytorch_does_and_keep_pow_backward(exponent) -> None:
+    values = np.linspace(-3, 3, 101)
+    x = gradcli.tensor(values, requires_grad=True)
+    y = x ** exponent
+    product = values * values if exponent == 2 else values * values * values
+    assert np.array_equal(y.detach().numpy(), product)
+    assert y.grad_fn.name == "PowBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), exponent * values ** (exponent - 1), rtol=1e-12)
+
+
 def test_a_zero_dim_tensor_does_not_widen_a_dimensioned_one_as_in_pytorch():
     g = gradcli
     a = g.float_tensor([1.0, 2.0]).requires_grad_()

@@ -157,6 +157,17 @@ def _nonzero(ns: Any, x: Any) -> Any:
     return ns.where(x == 0, 1.0, x)
 
 
+def _pow_forward(a: Any, b: Any) -> Any:
+    """PyTorch's integer-power fast paths: `x**2` is x*x and `x**3` is x*x*x, numerically as PyTorch
+    computes them, and several times faster than NumPy's general `power` on small float arrays."""
+    if (type(b) is int or type(b) is float) and type(a) is np.ndarray and a.dtype.kind == "f":
+        if b == 2:
+            return np.multiply(a, a)
+        if b == 3:
+            return np.multiply(np.multiply(a, a), a)
+    return np.power(a, b)
+
+
 def _pow_vjp_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     if isinstance(b, (int, float)):
         return g * b * a ** (b - 1) if b != 0 else g * 0.0
@@ -393,7 +404,7 @@ DIV = Op(name="div", node="DivBackward0", forward=np.true_divide,
          vjps=(lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
          rule="∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", saves=("b", "ab"),
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
-POW = Op(name="pow", node="PowBackward0", forward=np.power, vjps=(_pow_vjp_base, _pow_vjp_exponent),
+POW = Op(name="pow", node="PowBackward0", forward=_pow_forward, vjps=(_pow_vjp_base, _pow_vjp_exponent),
          rule="∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", saves=("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
          kink=lambda K, a, b: K.pow_kink(a, b), elementwise=True)

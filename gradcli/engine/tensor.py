@@ -202,7 +202,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
             t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
-    if Anomaly.watching:
+    if Anomaly.watching and Anomaly.first is None and not _finite(out):
         _watch(t, op, arrays, name, params)
     return t
 
@@ -230,25 +230,27 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         else:
             t._node = None
             t.requires_grad = False
-        if Anomaly.watching:
+        if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (data,), None, _NO_PARAMS)
         return t
 
     return run
 
 
+def _finite(out: np.ndarray) -> bool:
+    """The watch's quick answer, paid by every op while eval watches: one C call (the sum of squares
+    is finite exactly when every element is, unless a square overflows; `_watch` then decides, and
+    eval's np.errstate keeps the overflow quiet). Only float outputs can hold a nan or inf."""
+    return out.dtype.kind != "f" or math.isfinite(np.vdot(out, out))
+
+
 def _watch(t: "Tensor", op: O.Op, arrays: tuple, name: str | None, params: dict) -> None:
     """Remember the first op that made a non-finite value out of finite inputs (eval's warning).
 
-    Every op pays for this while eval watches, so the common answer comes from one dot product
-    (finite exactly when every element is, unless a square overflows; then the slow test decides,
-    and eval's np.errstate keeps the overflow quiet).
+    Called only when `_finite` could not vouch for the output.
     """
     out = t._data
-    if Anomaly.first is not None or out.dtype.kind != "f":
-        return
-    flat = out.reshape(-1)
-    if math.isfinite(flat.dot(flat)) or np.isfinite(out).all():
+    if np.isfinite(out).all():
         return
     if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
         Anomaly.first = t._node or Node(op, name or op.node, (), 0, params, None, (), out)
@@ -330,7 +332,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
                 y = b._data
                 if x.dtype is not y.dtype:
                     return _general_binary(op, a, b, name)
-                if x.shape != y.shape:
+                if x.shape != y.shape and x.shape and y.shape:  # a 0-d operand fits any shape
                     broadcast_shape(op.name, x.shape, y.shape)
             elif tb in _NUMBER:
                 y = b
@@ -359,7 +361,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         else:
             t._node = None
             t.requires_grad = False
-        if Anomaly.watching:
+        if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (x, y), name, _NO_PARAMS)
         return t
 
