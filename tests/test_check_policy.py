@@ -182,19 +182,27 @@ def test_a_second_backward_through_a_create_graph_gradient_is_checked(tmp_path):
     assert second.checked == 3 and second.derivative == "∂g.sum()/∂x[i] = 6*x[i]  (12 at x[2])"
 
 
-def test_vjp_is_checked_and_the_functionals_without_a_witness_say_so(tmp_path):
-    # vjp(x**3, v) = 3x²·v: [3, 6] at x = [1, 2], v = [1, 0.5]; jvp and hvp have no witness yet and are named as such
+def test_vjp_and_jvp_are_checked(tmp_path):
+    # f = x³: vjp with v = [1, 0.5] is 3x²·v = [3, 6]; jvp with v = [1, 1] is J v = 3x² = [3, 12] at x = [1, 2]
     path = tmp_path / "functional.grad"
     path.write_text("import torch\nfrom torch.autograd.functional import vjp, jvp\n"
                     "x = torch.tensor([1.0, 2.0])\n"
                     "out, g = vjp(lambda t: t ** 3, x, torch.tensor([1.0, 0.5]))\n"
                     "assert allclose(g, [3.0, 6.0])\n"
-                    "out, j = jvp(lambda t: t ** 3, x, torch.tensor([1.0, 1.0]))\n")
+                    "out, j = jvp(lambda t: t ** 3, x, torch.tensor([1.0, 1.0]))\n"
+                    "assert allclose(j, [3.0, 12.0])\n")
     result = run_file(path, checker("symbolic"))
-    assert result.status == "ok"
-    assert [s.what for s in result.sites if s.unchecked == 0] == ["vjp(lambda t: t ** 3, …)"]
-    assert result.warnings == ["line 6: 1 of 1 calls of jvp(lambda t: t ** 3, …) were not checked "
-                               "(no witness covers such a call)"]
+    assert result.status == "ok" and result.warnings == []
+    assert [(s.what, s.calls, s.unchecked) for s in result.sites] == [
+        ("vjp(lambda t: t ** 3, …)", 1, 0), ("jvp(lambda t: t ** 3, …)", 1, 0)]
+
+
+def test_a_wrong_vjp_is_caught_inside_jvp(tmp_path, patched):
+    patched(O.POW, (lambda ns, g, o, a, b: g * 2.0 * a, O.POW.vjps[1]))
+    path = tmp_path / "jvp.grad"
+    path.write_text("import torch\nfrom torch.autograd.functional import jvp\n"
+                    "out, j = jvp(lambda t: t ** 3, torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0]))\n")
+    assert run_file(path, checker("symbolic")).checks_failed == 1
 
 
 def test_hvp_is_checked_as_the_gradient_of_grad_dot_v(tmp_path):

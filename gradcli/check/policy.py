@@ -22,7 +22,7 @@ import numpy as np
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
 from gradcli.check.report import FAIL, CheckReport, Element
-from gradcli.engine.autograd import as_list
+from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
 
@@ -170,9 +170,10 @@ class LoopPolicy:
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
                    progress: Any = None) -> Verdict:
-        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `hvp`, `vhp`.
+        """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`.
 
-        hvp and vhp are judged as the gradient of (grad f)·v, as `grad` of a create_graph result is.
+        jvp is judged by the Jacobian it contracts (its graph is retained); hvp and vhp as the gradient of
+        (grad f)·v, as `grad` of a create_graph result is.
 
         `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
@@ -191,6 +192,8 @@ class LoopPolicy:
             grads = [value[1]] if len(names) == 1 else list(value[1])
             return self.gradients(out, dict(zip(names, xs)), start, {n: g._data for n, g in zip(names, grads)},
                                   **options)
+        if kind == "jvp":
+            return self.jacobian(out, dict(zip(names, xs)), dict(zip(names, jacobian_of(out, xs))), **options)
         if kind in ("hvp", "vhp") and out is not None:
             grads = [value[1]] if len(names) == 1 else list(value[1])
             return self.gradients(out, dict(zip(names, xs)), None, {n: g._data for n, g in zip(names, grads)},

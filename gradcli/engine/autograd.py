@@ -227,6 +227,12 @@ def traced_vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_grap
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Tensor, Tensor]:
     """`torch.autograd.functional.jvp`: (func(inputs), J v), J built row by row from the one engine."""
+    return traced_jvp(func, inputs, v, create_graph, strict)[0]
+
+
+def traced_jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+               strict: bool = False) -> tuple[tuple[Tensor, Tensor], list[Tensor], Tensor]:
+    """`jvp`, with the fresh leaves and the output whose (retained) Jacobian it contracted."""
     _plain(create_graph, "jvp")
     xs, single, out = _traced(func, inputs, "jvp", "return one tensor computed from the inputs")
     _strict(out, strict)
@@ -235,7 +241,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     total = np.zeros(out.shape, dtype=out.dtype)
     for block, x, u in zip(jacobian_of(out, xs), xs, vs):
         total = total + np.tensordot(block, u._data, axes=x.ndim)
-    return out.detach(), _wrap(np.asarray(total, dtype=out.dtype))
+    return (out.detach(), _wrap(np.asarray(total, dtype=out.dtype))), xs, out
 
 
 def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool,
@@ -286,5 +292,6 @@ def traced_vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_grap
 
 
 TRACED: dict[Callable[..., Any], Callable[..., tuple[Any, list[Tensor], Tensor]]] = {
-    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp, hvp: traced_hvp, vhp: traced_vhp}
+    jacobian: traced_jacobian, hessian: traced_hessian, vjp: traced_vjp, jvp: traced_jvp,
+    hvp: traced_hvp, vhp: traced_vhp}
 """The functionals that trace a function of their own, by the variant that also returns what it traced."""
