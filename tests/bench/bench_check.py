@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, in
 start = time.perf_counter()
 import gradcli as g  # noqa: E402
 from gradcli.check import BUDGET, check_gradients  # noqa: E402
+from polynomial import polynomial_fit  # noqa: E402  (tests/bench/, beside this script)
 
 Program = Callable[[int], tuple[dict, g.Tensor]]
 
@@ -68,31 +69,6 @@ def timed(program: Program, n: int, mode: str) -> tuple[float, str]:
                               for k, c in report.inputs.items())
 
 
-POLYNOMIAL = """\
-import torch
-import numpy as np
-x = torch.linspace(-np.pi, np.pi, {points}, dtype={dtype})
-y = torch.sin(x)
-a = torch.randn((), dtype={dtype}, requires_grad=True)
-b = torch.randn((), dtype={dtype}, requires_grad=True)
-c = torch.randn((), dtype={dtype}, requires_grad=True)
-d = torch.randn((), dtype={dtype}, requires_grad=True)
-learning_rate = 1e-6
-for t in range({iterations}):
-    y_pred = a + b * x + c * x ** 2 + d * x ** 3
-    loss = (y_pred - y).pow(2).sum()
-    loss.backward()
-    a.data = a.data - learning_rate * a.grad
-    b.data = b.data - learning_rate * b.grad
-    c.data = c.data - learning_rate * c.grad
-    d.data = d.data - learning_rate * d.grad
-    a.grad = None
-    b.grad = None
-    c.grad = None
-    d.grad = None
-"""
-
-
 def polynomial(points: int, iterations: int, dtype: str, check: str | None) -> tuple[float, float, str]:
     """Wall and CPU seconds to run the polynomial fit (with `check`), and the witnesses its one site used."""
     import tempfile
@@ -101,7 +77,7 @@ def polynomial(points: int, iterations: int, dtype: str, check: str | None) -> t
     from gradcli.program.scripts import run_file
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "polynomial.grad"
-        path.write_text(POLYNOMIAL.format(points=points, iterations=iterations, dtype=f"torch.{dtype}"))
+        path.write_text(polynomial_fit(iterations, points, dtype))
         t0, c0 = time.perf_counter(), time.process_time()
         result = run_file(path, checker(check) if check else None)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0

@@ -23,40 +23,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, installed or not
 from gradcli.program.evaluation import Settings  # noqa: E402  (after the path insert)
 from gradcli.program.scripts import run_file  # noqa: E402
+from polynomial import START, polynomial_fit  # noqa: E402  (tests/bench/, beside this script)
 
 SHORT, LONG = 200, 2000
-INIT = "a, b, c, d = 0.1, -0.2, 0.05, 0.01"
-
-# PyTorch's polynomial-fit example in the form gradcli's language accepts today.
-POLY = """import torch
-import numpy as np
-x = torch.linspace(-np.pi, np.pi, 2000)
-y = torch.sin(x)
-a = torch.tensor(0.1, requires_grad=True)
-b = torch.tensor(-0.2, requires_grad=True)
-c = torch.tensor(0.05, requires_grad=True)
-d = torch.tensor(0.01, requires_grad=True)
-lr = 1e-6
-for t in range({n}):
-    y_pred = a + b * x + c * x ** 2 + d * x ** 3
-    loss = (y_pred - y).pow(2).sum()
-    loss.backward()
-    a.data = a.data - lr * a.grad
-    b.data = b.data - lr * b.grad
-    c.data = c.data - lr * c.grad
-    d.data = d.data - lr * d.grad
-    a.grad = None
-    b.grad = None
-    c.grad = None
-    d.grad = None
-final = loss.item()
-"""
 
 TORCH = """import sys, time, torch
 def fit(n):
     x = torch.linspace(-3.141592653589793, 3.141592653589793, 2000)
     y = torch.sin(x)
-    a, b, c, d = (torch.tensor(v, requires_grad=True) for v in (0.1, -0.2, 0.05, 0.01))
+    a, b, c, d = (torch.tensor(v, requires_grad=True) for v in {start})
     lr = 1e-6
     for t in range(n):
         y_pred = a + b * x + c * x ** 2 + d * x ** 3
@@ -77,6 +52,10 @@ else:
 """
 
 # Seed 000's while loop: a tiny x, so `y = y * 2` runs ~1,000 times.
+def torch_program(repeats: int, short: int, long: int) -> str:
+    return TORCH.format(repeats=repeats, short=short, long=long, start=tuple(START.values()))
+
+
 SEED_LOOP = """import torch
 x = torch.tensor([{x}], dtype=torch.float64, requires_grad=True)
 y = x * 2
@@ -91,7 +70,7 @@ def numpy_fit(n: int) -> float:
     """The same loop by hand: forward, the four gradients of the squared-error sum, the updates."""
     x = np.linspace(-np.pi, np.pi, 2000, dtype=np.float32)
     y = np.sin(x)
-    a, b, c, d = (np.float32(v) for v in (0.1, -0.2, 0.05, 0.01))
+    a, b, c, d = (np.float32(v) for v in START.values())
     lr = np.float32(1e-6)
     for _ in range(n):
         x2 = x * x
@@ -167,8 +146,8 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        short = script(POLY.format(n=SHORT), tmp, "poly_short.grad")
-        long = script(POLY.format(n=LONG), tmp, "poly_long.grad")
+        short = script(polynomial_fit(SHORT), tmp, "poly_short.grad")
+        long = script(polynomial_fit(LONG), tmp, "poly_long.grad")
         run_seconds(short)  # warm-up: imports, caches
         numpy_fit(20)
         gradcli_it, numpy_it = [], []
@@ -184,12 +163,12 @@ def main() -> None:
         rows.append(("poly fit per iteration, numpy", f"{n_it * 1e3:.3f} ms", ""))
         rows.append(("per iteration gradcli / numpy", f"{g_it / n_it:.2f}x", "target <= 1.5x"))
         if args.torch:
-            out = subprocess.run([args.torch, "-c", TORCH.format(repeats=args.repeats, short=SHORT, long=LONG)],
+            out = subprocess.run([args.torch, "-c", torch_program(args.repeats, SHORT, LONG)],
                                  check=True, capture_output=True, text=True).stdout
             t_it = statistics.median(float(v) for v in out.split()) / (LONG - SHORT)
             rows.append(("poly fit per iteration, torch", f"{t_it * 1e3:.3f} ms", ""))
             rows.append(("per iteration gradcli / torch", f"{g_it / t_it:.2f}x", "target <= 1.0x"))
-            torch_file = script(TORCH.format(repeats=0, short=0, long=0), tmp, "poly_torch.py")
+            torch_file = script(torch_program(0, 0, 0), tmp, "poly_torch.py")
             g_proc = process_seconds([sys.executable, "-m", "gradcli", "run", str(long)], args.repeats)
             t_proc = process_seconds([args.torch, str(torch_file), str(LONG)], args.repeats)
             rows.append((f"whole process, {LONG} iterations", f"{g_proc / t_proc:.2f}x torch",
