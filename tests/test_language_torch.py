@@ -155,6 +155,15 @@ def test_saved_tensors_by_pytorchs_names_only():
     assert error.hint == "ExpBackward0 keeps _saved_result"
 
 
+def test_saved_names_agree_between_parser_table_and_nodes():
+    """The parser lets a program name exactly the saved tensors the table maps and Node answers."""
+    from gradcli.engine.saved import NAMES
+    from gradcli.engine.tensor import Node, SavedTensor
+    from gradcli.lang.parser import SAVED_ATTRIBUTES
+    on_node = {name for name, value in vars(Node).items() if isinstance(value, SavedTensor)}
+    assert SAVED_ATTRIBUTES == NAMES == on_node
+
+
 def test_shapes_by_the_size_keyword():
     ran = run("import torch\na = torch.ones(size=(2, 3))\nb = torch.zeros(size=[4])\nc = torch.randn(size=())\n"
               "d = torch.rand(size=(1, 2))")

@@ -155,94 +155,123 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
 
     A node is always created after its inputs, so by the time a node has the largest sequence
     number among those waiting, every consumer that could add to its gradient has run: no
-    dependency count is needed. The waiting nodes are a heap, but the node a step hands a
-    gradient to is run next without touching the heap when it is the latest, which is every step
-    of a chain. A leaf's contributions are summed first and reach `.grad` once, at the end, as
-    PyTorch's AccumulateGrad receives them.
+    dependency count is needed. The waiting nodes are a heap, but `_route` hands back the node to
+    run next, without touching the heap, when it is the latest: every step of a chain. A leaf's
+    contributions are summed first and reach `.grad` once, at the end, as PyTorch's AccumulateGrad
+    receives them. Without hooks no program code runs here, so whether anything is watched can be
+    decided once.
     """
     pending: dict[Node, Any] = {}
     leaves: dict[int, list] = {}
     for out, g in roots:
-        node = out._node
-        if node is None:
+        if out._node is None:
             _collect(leaves, out, g, False)
         else:
-            pending[node] = pending[node] + g if node in pending else g
+            pending[out._node] = pending[out._node] + g if out._node in pending else g
     heap = [(-node.seq, node) for node in pending]
     heapq.heapify(heap)
-    node = None
-    g = None
-    while True:
+    watched = bool(MARKS or HOOKS) or wanted is not None
+    node = g = None
+    while node is not None or heap:
         if node is None:
-            if not heap:
-                break
             node = heapq.heappop(heap)[1]
             g = pending.pop(node)
-        saved = node.saved
-        if saved is None:
-            raise BackwardError(FREED, hint="pass retain_graph=True to the first backward call, or rebuild the "
-                                            "graph (recompute the output) before calling backward again")
-        if MARKS:
-            check_saved(node)
-        if HOOKS:
-            g = run_hooks(node, g)
-        if node.retained is not None:
-            kept = node.retained()
-            if kept is not None:
-                _accumulate(kept, g, False, create_graph)
-        if wanted is not None and id(node) in wanted:
-            found[wanted[id(node)]] = g
-        inputs = node.inputs
-        if saved is RELEASED:
-            args, out = inputs, None
-        elif create_graph:
-            args, out = node.unpack()
-        else:
-            args, out = saved, node.saved_out
-        vjps = node.op.vjps
-        params = node.params
-        arity = len(inputs) if params is _NO_PARAMS else 0
-        passed = [None] * len(inputs) if trace is not None else None
-        summed: list[tuple[int, ...]] = [()] * len(inputs) if trace is not None else []
-        nxt = None
-        nxt_g = None
-        for i in node.needs:
-            x = inputs[i]
-            if arity == 1:
-                gi = vjps[i](ns, g, out, args[0])
-            elif arity == 2:
-                gi = vjps[i](ns, g, out, args[0], args[1])
-            else:
-                gi = vjps[i](ns, g, out, *args, **params)
-            shape = x.shape
-            if gi.shape != shape:
-                if passed is not None:
-                    summed[i] = O.broadcast_axes(gi.shape, shape)
-                gi = O.unbroadcast(ns, gi, shape)
+        if watched or node.saved is None or node.retained is not None:
+            g = _arrive(node, g, create_graph, wanted, found)
+        done = node
+        node, g = _route(node, g, ns, create_graph, trace, pending, heap, leaves)
+        if not retain_graph and done.saved is not RELEASED:
+            done.saved = done.saved_out = None
+    _deliver(leaves, wanted, found, create_graph)
+
+
+def _arrive(node: Node, g: Any, create_graph: bool, wanted: dict | None, found: list) -> Any:
+    """What meets a gradient at a node before its VJPs run: PyTorch's checks (a graph already freed,
+    a saved value modified in place), the node's hooks, `retain_grad()`, and `autograd.grad`'s pick."""
+    if node.saved is None:
+        raise BackwardError(FREED, hint="pass retain_graph=True to the first backward call, or rebuild the "
+                                        "graph (recompute the output) before calling backward again")
+    if MARKS:
+        check_saved(node)
+    if HOOKS:
+        g = run_hooks(node, g)
+    if node.retained is not None:
+        kept = node.retained()
+        if kept is not None:
+            _accumulate(kept, g, False, create_graph)
+    if wanted is not None and id(node) in wanted:
+        found[wanted[id(node)]] = g
+    return g
+
+
+def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None, pending: dict, heap: list,
+           leaves: dict) -> tuple[Node | None, Any]:
+    """Send each input the node needs its gradient, summed back to its shape where broadcasting
+    widened it: a leaf collects it, a parent node waits for it in `pending`.
+
+    Returns the parent to run next, and its gradient, when it is the latest node waiting (it then
+    skips the heap); else (None, None).
+    """
+    inputs = node.inputs
+    passed = [None] * len(inputs) if trace is not None else None
+    summed: list[tuple[int, ...]] = [()] * len(inputs) if trace is not None else []
+    nxt = nxt_g = None
+    for i in node.needs:
+        x = inputs[i]
+        gi = _input_gradient(node, i, g, ns, create_graph)
+        shape = x.shape
+        if gi.shape != shape:
             if passed is not None:
-                passed[i] = gi
-            if type(x) is Tensor:
-                _collect(leaves, x, gi, gi is not g)
-            elif x is nxt:
-                nxt_g = nxt_g + gi
-            elif x in pending:
-                pending[x] = pending[x] + gi
-            elif nxt is None:
-                nxt, nxt_g = x, gi
-            else:
-                pending[x] = gi
-                heapq.heappush(heap, (-x.seq, x))
-        if trace is not None:
-            trace(node, g, tuple(passed), tuple(summed))
-        if not retain_graph and saved is not RELEASED:
-            node.saved = node.saved_out = None
-        if nxt is not None and (not heap or nxt.seq > -heap[0][0]):
-            node, g = nxt, nxt_g
+                summed[i] = O.broadcast_axes(gi.shape, shape)
+            gi = O.unbroadcast(ns, gi, shape)
+        if passed is not None:
+            passed[i] = gi
+        if type(x) is Tensor:
+            _collect(leaves, x, gi, gi is not g)
+        elif x is nxt:
+            nxt_g = nxt_g + gi
+        elif x in pending:
+            pending[x] = pending[x] + gi
+        elif nxt is None:
+            nxt, nxt_g = x, gi
         else:
-            if nxt is not None:
-                pending[nxt] = nxt_g
-                heapq.heappush(heap, (-nxt.seq, nxt))
-            node = None
+            pending[x] = gi
+            heapq.heappush(heap, (-x.seq, x))
+    if trace is not None:
+        trace(node, g, tuple(passed), tuple(summed))
+    if nxt is None or not heap or nxt.seq > -heap[0][0]:
+        return nxt, nxt_g
+    pending[nxt] = nxt_g
+    heapq.heappush(heap, (-nxt.seq, nxt))
+    return None, None
+
+
+def _input_gradient(node: Node, i: int, g: Any, ns: Any, create_graph: bool) -> Any:
+    """Input i's gradient from the op table's VJP, given the gradient of the node's output.
+
+    The VJP reads the values the node saved; under create_graph it reads them as Tensors on the
+    graph, so that its own ops are recorded.
+    """
+    saved = node.saved
+    if saved is RELEASED:
+        args, out = node.inputs, None
+    elif create_graph:
+        args, out = node.unpack()
+    else:
+        args, out = saved, node.saved_out
+    vjp = node.op.vjps[i]
+    params = node.params
+    if params is _NO_PARAMS:
+        n = len(args)
+        if n == 1:
+            return vjp(ns, g, out, args[0])
+        if n == 2:
+            return vjp(ns, g, out, args[0], args[1])
+    return vjp(ns, g, out, *args, **params)
+
+
+def _deliver(leaves: dict[int, list], wanted: dict | None, found: list, create_graph: bool) -> None:
+    """The leaves' summed gradients, after their hooks, into `.grad` (or into `found` for `autograd.grad`)."""
     for leaf, g, owned in leaves.values():
         if HOOKS:
             hooked = run_hooks(leaf, g)

@@ -42,6 +42,23 @@ class Anomaly:
     first: "Node | None" = None
 
 
+class SavedTensor:
+    """PyTorch's `grad_fn._saved_self`, `_saved_result`, ... (engine/saved.py says which node has which).
+
+    Named attributes rather than a `__getattr__` on Node: a class with `__getattr__` makes every
+    attribute read of every node slow (Python cannot specialise it), and backward reads many.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, node: "Node | None", owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        from gradcli.engine.saved import saved_attribute
+        return saved_attribute(node, self.name)
+
+
 class Node:
     """One recorded op application: PyTorch's `grad_fn`.
 
@@ -131,12 +148,12 @@ class Node:
         out = self.saved_out
         return tuple(tensors), None if out is None else _on_graph(out, self)
 
-    def __getattr__(self, name: str) -> Any:
-        """PyTorch's `_saved_self`, `_saved_result`, ... (engine/saved.py); only reached for unknown names."""
-        if name.startswith("_saved_"):
-            from gradcli.engine.saved import saved_attribute
-            return saved_attribute(self, name)
-        raise AttributeError(name)
+    _saved_self = SavedTensor()
+    _saved_other = SavedTensor()
+    _saved_result = SavedTensor()
+    _saved_exponent = SavedTensor()
+    _saved_mat2 = SavedTensor()
+    _saved_tensor = SavedTensor()
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
