@@ -145,3 +145,84 @@ def test_gradient_modes_switch_and_restore():
     with set_grad_enabled(False):
         assert not (x * 2).requires_grad
     assert GradMode.enabled
+
+
+# The arguments each in-place method of a program takes below: every one the builtins list must be here, so a
+# new in-place method cannot skip the version counter unnoticed.
+IN_PLACE_CALLS = {
+    "add_": (1.0,), "sub_": (1.0,), "mul_": (2.0,), "div_": (2.0,), "pow_": (2,), "neg_": (), "zero_": (),
+    "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
+    "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "uniform_": (), "normal_": (),
+    "bernoulli_": (0.5,),
+}
+
+
+def test_every_in_place_method_of_the_builtins_is_exercised():
+    from gradcli.lang.builtins import TENSOR_METHODS
+    assert set(IN_PLACE_CALLS) == {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_"}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_CALLS))
+def test_every_in_place_method_bumps_the_version_of_a_saved_value(name):
+    w = C.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    z = (w * w).sum()  # saves w
+    with no_grad():
+        getattr(w, name)(*IN_PLACE_CALLS[name])
+    with pytest.raises(BackwardError) as caught:
+        z.backward()
+    assert caught.value.message == ("one of the variables needed for gradient computation has been modified by an "
+                                    "inplace operation: [torch.DoubleTensor [3]] is at version 1; expected version 0 "
+                                    "instead.")
+    y = C.tensor([0.5, 2.0, 3.0], requires_grad=True).exp()  # saves its output y
+    getattr(y, name)(*IN_PLACE_CALLS[name])
+    with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[3\]\], which is output 0 of Exp, is at version 1; "
+                                            r"expected version 0 instead.$"):
+        y.sum().backward()
+
+
+def test_initialisers_element_writes_and_optimizer_steps_bump_the_version():
+    from gradcli.engine import init, optim
+    updates = [lambda w: init.constant_(w, 0.5), init.ones_, init.zeros_, lambda w: init.uniform_(w, -1, 1),
+               lambda w: w.__setitem__(0, 7.0)]
+    for update in updates:
+        w = C.ones(2, 3, requires_grad=True)
+        z = (w * w).sum()
+        with no_grad():
+            update(w)
+        with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[2, 3\]\] is at version 1; expected version 0"):
+            z.backward()
+    w = C.tensor([1.0, 2.0], requires_grad=True)
+    step = optim.SGD([w], lr=0.5)
+    first = (w * w).sum()
+    (w * w).sum().backward()
+    step.step()  # w = (1, 2) - 0.5 * (2, 4) = (0, 0)
+    np.testing.assert_array_equal(w.detach().numpy(), [0.0, 0.0])
+    with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[2\]\] is at version 1; expected version 0"):
+        first.backward()
+
+
+def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
+    x = C.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    names = []
+    for fill in (lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.bernoulli_(0.5),
+                 lambda t: t.bernoulli_(C.full((3,), 0.5)), lambda t: t.fill_(2.0), lambda t: t.zero_()):
+        y = x * 2
+        fill(y)
+        names.append(y.grad_fn.name)
+        (y * 5).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    assert names == ["UniformBackward0", "NormalBackward0", "BernoulliBackward2", "BernoulliBackward1",
+                     "FillBackward2", "ZeroBackward0"]
+
+
+def test_fill_with_a_tensor_that_requires_grad_passes_it_the_summed_gradient():
+    x = C.ones(3, requires_grad=True)
+    v = C.tensor(2.0, requires_grad=True)
+    y = x * 1
+    y.fill_(v)
+    (y * C.tensor([1.0, 2.0, 3.0])).sum().backward()  # d/dv of v*1 + v*2 + v*3 = 6
+    assert y.grad_fn.name == "FillBackward3" and v.grad.item() == 6.0
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    with pytest.raises(ShapeError, match="^fill_ only supports 0-dimension value tensor but got tensor with 1 "
+                                         "dimensions.$"):
+        C.zeros(3).fill_(C.ones(2))

@@ -160,3 +160,19 @@ def test_shapes_by_the_size_keyword():
               "d = torch.rand(size=(1, 2))")
     assert [tuple(ran[k].shape) for k in "abcd"] == [(2, 3), (4,), (), (1, 2)]
     assert "given twice" in fails("import torch\nx = torch.ones(2, size=(2,))", ArgumentError).message
+
+
+def test_a_random_fill_of_a_saved_value_stops_run_and_eval_with_pytorchs_error(cli, tmp_path):
+    script = tmp_path / "refill.grad"
+    script.write_text("import torch\nw = torch.ones(2, 3, requires_grad=True)\nz = (w * w).sum()\n"
+                      "with torch.no_grad():\n    w.normal_()\nz.backward()\n")
+    result = cli("run", str(script))
+    assert result.exit_code == 2
+    text = " ".join(result.stderr.split())
+    assert ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            "[torch.FloatTensor [2, 3]] is at version 1; expected version 0 instead.") in text
+    assert "| z.backward()" in text and "update it only after the backward that needs it" in text
+    result = cli("eval", "y = x.exp(); y.uniform_(); out = y.sum()", "x=ones(2)")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert ("[torch.DoubleTensor [2]], which is output 0 of Exp, is at version 1; expected version 0 instead."
+            in " ".join(result.stderr.split()))

@@ -1172,3 +1172,36 @@ def test_the_op_tables_function_only_and_method_only_names_are_pytorchs() -> Non
     assert sorted(n for n in FUNCTION_ONLY if hasattr(torch.Tensor, n)) == []
     assert sorted(n for n in FUNCTION_ONLY if not (hasattr(torch, n) or hasattr(torch.nn.functional, n))) == []
     assert sorted(n for n in METHOD_ONLY if callable(getattr(torch, n, None)) and n not in ("float", "double")) == []
+
+
+# -- issue 11's remaining gaps: version counters for every in-place method, create_graph functionals, writes
+# through views, inference mode --------------------------------------------------------------------------------
+from tests.test_inplace import IN_PLACE_CALLS  # noqa: E402  (the engine test's list of every in-place method)
+
+
+def _no_grad(m: Any) -> Any:
+    from gradcli.engine.modes import no_grad
+    return torch.no_grad() if m is APIS["torch"] else no_grad()
+
+
+def _in_place_args(m: Any, name: str) -> tuple:
+    return tuple(m.tensor(a.tolist()) if isinstance(a, gradcli.Tensor) else a for a in IN_PLACE_CALLS[name])
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_CALLS))
+def test_every_in_place_method_raises_pytorchs_version_error(name: str) -> None:
+    def saved_leaf(m: Any) -> None:
+        w = m.tensor([0.5, 2.0, 3.0], requires_grad=True)
+        z = (w * w).sum()
+        with _no_grad(m):
+            getattr(w, name)(*_in_place_args(m, name))
+        z.backward()
+
+    def saved_output(m: Any) -> None:
+        y = m.tensor([0.5, 2.0, 3.0], requires_grad=True).exp()
+        getattr(y, name)(*_in_place_args(m, name))
+        y.sum().backward()
+    for program in (saved_leaf, saved_output):
+        want = str(_error(APIS["torch"], program))
+        got = _error(APIS["gradcli"], program)
+        assert isinstance(got, GradcliError) and want.startswith(got.message), f"\n torch: {want}\n gradcli: {got}"

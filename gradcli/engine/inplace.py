@@ -69,6 +69,12 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
     return t
 
 
+def assign(t: Tensor, data: np.ndarray) -> None:
+    """Write values computed outside autograd (an optimizer's step, an initialiser) into `t`: its
+    aliases see them, and a node that saved the old values refuses backward, as in PyTorch."""
+    _write(t, data, next(_sequence))
+
+
 def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
     if t._data.flags.writeable:
         np.copyto(t._data, data)
@@ -164,21 +170,35 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     update(t, assigned, view=True)
 
 
+def overwrite(t: Tensor, values: Callable[[], np.ndarray], node: str) -> Tensor:
+    """Replace every value of `t` by `values()` (fills, random draws): on the graph PyTorch's `node`,
+    whose gradient to the old values is zero. `values` runs after the leaf check, so a refused fill
+    consumes no random numbers."""
+    def replaced() -> Tensor:
+        data = values()
+        if not (GradMode.enabled and t.requires_grad):
+            return _wrap(data)
+        out = apply(O.MUL, t, 0.0, name=node)
+        out._data = data
+        return out
+    return update(t, replaced)
+
+
 def zero_(t: Tensor) -> Tensor:
-    return fill_(t, 0)
+    return overwrite(t, lambda: np.zeros(t.shape, dtype=t.dtype), "ZeroBackward0")
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
-    number = value.item() if isinstance(value, Tensor) else value
-
-    def filled() -> Tensor:
-        data = np.full(t.shape, number, dtype=t.dtype)
-        if not (GradMode.enabled and t.requires_grad):
-            return _wrap(data)
-        out = apply(O.MUL, t, 0.0, name="ZeroBackward0" if number == 0 else "FillBackward0")
-        out._data = data
-        return out
-    return update(t, filled)
+    """A 0-d tensor value that requires grad receives the sum of the gradient (PyTorch's FillBackward3)."""
+    if not isinstance(value, Tensor):
+        return overwrite(t, lambda: np.full(t.shape, value, dtype=t.dtype), "FillBackward2")
+    if value.ndim:
+        raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.",
+                         hint="fill with a number, or a 0-d tensor such as v[0]")
+    if not (GradMode.enabled and value.requires_grad):
+        return overwrite(t, lambda: np.full(t.shape, value.item(), dtype=t.dtype), "FillBackward3")
+    everywhere = _wrap(np.ones(t.shape, dtype=bool))
+    return update(t, lambda: apply(O.WHERE, everywhere, value, t, name="FillBackward3"))
 
 
 def copy_(t: Tensor, src: Any) -> Tensor:

@@ -490,7 +490,7 @@ class Tensor:
         if not float(from_) <= float(to):
             raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
                                 hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
-        return self._fill_random("check_uniform_bounds",
+        return self._fill_random("check_uniform_bounds", "UniformBackward0",
                                  lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
@@ -498,7 +498,7 @@ class Tensor:
         if not float(std) >= 0.0:
             raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
                                 hint="a standard deviation is never negative")
-        return self._fill_random("normal_kernel_cpu",
+        return self._fill_random("normal_kernel_cpu", "NormalBackward0",
                                  lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous))
 
     def bernoulli_(self, p: Any = 0.5) -> "Tensor":
@@ -521,27 +521,28 @@ class Tensor:
             if not 0.0 <= probs <= 1.0:
                 raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
                                        hint="p is the probability of a 1")
-        return self._fill_random(None, lambda gen, count, contiguous: gen.bernoulli(probs, count))
+        return self._fill_random(None, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2",
+                                 lambda gen, count, contiguous: gen.bernoulli(probs, count))
 
-    def _fill_random(self, kernel: str | None, draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
-        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does."""
+    def _fill_random(self, kernel: str | None, node: str,
+                     draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
+        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does.
+
+        The fill is an in-place update like any other (inplace.py): it bumps the version of a value
+        some node saved, and on the graph it is PyTorch's `node`, whose gradient is zero.
+        """
         from gradcli.engine.creation import Defaults
         if kernel is not None and self._data.dtype.kind != "f":
             name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
             raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
                              hint="random floats need a float tensor; make it float first, e.g. x.float()")
-        if self.requires_grad and GradMode.enabled:
-            if self._node is None:
-                raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
-                                    hint="fill it inside `with torch.no_grad():`, as torch.nn.init does")
-            raise BackwardError("gradcli does not record a random in-place fill in the graph",
-                                hint="fill a tensor outside the graph: inside `with torch.no_grad():` or after "
-                                     ".detach()")
-        if not self._data.flags.writeable:
-            self._data = self._data.copy()
-        view = self._data.transpose(_memory_order(self._data))
-        view[...] = draw(Defaults.generator, view.size, self._data.flags.c_contiguous).reshape(view.shape)
-        return self
+
+        def drawn() -> np.ndarray:
+            data = np.empty(self.shape, dtype=self.dtype)
+            view = data.transpose(_memory_order(self._data))
+            view[...] = draw(Defaults.generator, view.size, self._data.flags.c_contiguous).reshape(view.shape)
+            return data
+        return I.overwrite(self, drawn, node)
 
     # -- conversion -------------------------------------------------------------------
     def all(self) -> "Tensor":
