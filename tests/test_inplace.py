@@ -226,3 +226,83 @@ def test_fill_with_a_tensor_that_requires_grad_passes_it_the_summed_gradient():
     with pytest.raises(ShapeError, match="^fill_ only supports 0-dimension value tensor but got tensor with 1 "
                                          "dimensions.$"):
         C.zeros(3).fill_(C.ones(2))
+
+
+INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                   "in computation tracked by autograd. To work around this, you can make a clone to get a normal "
+                   "tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+INFERENCE_IN_PLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                      "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                      "more details.")
+
+
+def test_tensors_made_in_inference_mode_are_inference_tensors():
+    from gradcli.engine.modes import is_inference_mode_enabled
+    x = C.tensor([1.0, 2.0])
+    w = C.ones(2, requires_grad=True)
+    with inference_mode():
+        a = C.ones(2)
+        b = a * 2 + w  # no graph, even from a tensor that requires grad
+        views_of_normal = [x[0], x.reshape(2, 1), x.detach(), x.data]
+        assert is_inference_mode_enabled() and not is_grad_enabled()
+    assert not is_inference_mode_enabled() and is_grad_enabled()
+    assert a.is_inference() and b.is_inference() and not b.requires_grad and b.grad_fn is None
+    assert [v.is_inference() for v in views_of_normal] == [False] * 4
+    assert [v.is_inference() for v in (a[0], a[1:], a.reshape(2, 1), a.detach(), a.data)] == [True] * 5
+    assert not any(v.is_inference() for v in (a.clone(), a * 2, C.tensor(a.tolist()), x))
+
+
+def test_an_inference_tensor_saved_for_backward_is_pytorchs_error():
+    with inference_mode():
+        a = C.tensor([3.0, 4.0])
+    w = C.tensor([1.0, 2.0], requires_grad=True)
+    (a + w).sum().backward()  # addition saves nothing: allowed, as in PyTorch
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+    for saving in (lambda: a * w, lambda: w.exp() * a[0], lambda: (w @ a)):
+        with pytest.raises(BackwardError) as caught:
+            saving()
+        assert caught.value.message == INFERENCE_SAVED and "clone()" in caught.value.hint
+    (a.clone() * w).sum().backward()  # the clone is a normal tensor
+    np.testing.assert_array_equal(w.grad.numpy(), [4.0, 5.0])
+
+
+def test_in_place_on_an_inference_tensor_only_inside_inference_mode():
+    with inference_mode():
+        a = C.zeros(2)
+        a.add_(1)
+    for update in (lambda: a.add_(1), lambda: a.zero_(), lambda: a.__setitem__(0, 5.0), lambda: a[1:].mul_(2),
+                   lambda: a.uniform_()):
+        with pytest.raises(BackwardError) as caught:
+            update()
+        assert caught.value.message == INFERENCE_IN_PLACE
+    np.testing.assert_array_equal(a.numpy(), [1.0, 1.0])
+    with pytest.raises(BackwardError, match="^Setting requires_grad=True on inference tensor outside InferenceMode is "
+                                            "not allowed.$"):
+        a.requires_grad_()
+    with inference_mode():
+        a.mul_(3)
+        h = C.ones(2, requires_grad=True)
+    np.testing.assert_array_equal(a.numpy(), [3.0, 3.0])
+    assert h.requires_grad and h.is_inference()
+
+
+def test_inference_mode_false_and_the_decorator_forms():
+    w = C.ones(2, requires_grad=True)
+    with no_grad():
+        with inference_mode(False):
+            assert is_grad_enabled() and not C.ones(1).is_inference()
+    with inference_mode():
+        with inference_mode(False):
+            normal = w * 2
+        assert not is_grad_enabled()
+    assert normal.requires_grad and not normal.is_inference()
+
+    @inference_mode()
+    def called(v):
+        return v * 2
+
+    @inference_mode
+    def bare(v):
+        return v * 3
+    assert called(w).is_inference() and not called(w).requires_grad and bare(w).is_inference()
+    assert is_grad_enabled() and (w * 2).requires_grad

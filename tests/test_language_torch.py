@@ -174,3 +174,29 @@ def test_a_random_fill_of_a_saved_value_stops_run_and_eval_with_pytorchs_error(c
     assert result.exit_code == 2 and result.stdout == ""
     assert ("[torch.DoubleTensor [2]], which is output 0 of Exp, is at version 1; expected version 0 instead."
             in " ".join(result.stderr.split()))
+
+
+def test_inference_mode_in_a_program():
+    ran = run("import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\nwith torch.inference_mode():\n"
+              "    a = torch.ones(2) * 3\n    inside = torch.is_inference_mode_enabled()\n"
+              "@torch.inference_mode()\ndef frozen(v):\n    return v * 2\n"
+              "flags = (a.is_inference(), a.requires_grad, torch.is_inference(a), inside, "
+              "torch.is_inference_mode_enabled(), frozen(w).is_inference(), a.clone().is_inference())\n"
+              "(a + w).sum().backward()\n")
+    assert ran["flags"] == (True, False, True, True, False, True, False)
+    np.testing.assert_array_equal(ran["w"].grad.numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("line, message", [
+    ("y = a * w", "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                  "mode in computation tracked by autograd."),
+    ("a.add_(1)", "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get "
+                  "a normal tensor before doing inplace update."),
+])
+def test_inference_tensor_misuse_stops_run_with_pytorchs_error(cli, tmp_path, line, message):
+    script = tmp_path / "inference.grad"
+    script.write_text("import torch\nw = torch.ones(2, requires_grad=True)\nwith torch.inference_mode():\n"
+                      f"    a = torch.ones(2)\n{line}\n")
+    result = cli("run", str(script))
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and message in text and f"| {line}" in text and "clone()" in text

@@ -1242,3 +1242,52 @@ def test_create_graph_functionals_backpropagate_pytorchs_numbers(program: Callab
         results.append((as_numpy(out), as_numpy(x.grad)))
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _modes(m: Any) -> Any:
+    from gradcli.engine import modes
+    return torch if m is APIS["torch"] else modes
+
+
+def _inference_flags(m: Any) -> list:
+    M = _modes(m)
+    x = m.tensor([1.0, 2.0])
+    w = m.ones(2, requires_grad=True)
+    with M.inference_mode():
+        a = m.ones(2)
+        b = a * 2 + w
+        inside = [M.is_grad_enabled(), M.is_inference_mode_enabled(), x[0].is_inference(), x.detach().is_inference()]
+        with M.inference_mode(False):
+            c = w * 2
+            inside += [M.is_grad_enabled(), c.requires_grad, c.is_inference()]
+        a.add_(1)
+    with M.no_grad():
+        with M.inference_mode(False):
+            inside.append(M.is_grad_enabled())
+    (a + w).sum().backward()
+    return inside + [a.is_inference(), b.is_inference(), b.requires_grad, a[0].is_inference(), a.t().is_inference(),
+                     a.clone().is_inference(), (a * 2).is_inference(), as_numpy(a).tolist(), as_numpy(w.grad).tolist(),
+                     M.is_grad_enabled(), M.is_inference_mode_enabled(), M.inference_mode(lambda v: v.exp())(w).is_inference()]
+
+
+def test_same_inference_mode_flags() -> None:
+    assert _inference_flags(APIS["gradcli"]) == _inference_flags(APIS["torch"])
+
+
+def _inference_tensor(m: Any) -> Any:
+    with _modes(m).inference_mode():
+        return m.tensor([1.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [
+    P(lambda m: _inference_tensor(m) * m.ones(2, requires_grad=True), id="saved-for-backward"),
+    P(lambda m: m.ones(2, requires_grad=True).exp() * _inference_tensor(m)[0], id="saved-view"),
+    P(lambda m: _inference_tensor(m).add_(1), id="in-place"),
+    P(lambda m: _inference_tensor(m)[1:].mul_(2), id="in-place-through-a-view"),
+    P(lambda m: _inference_tensor(m).zero_(), id="zero_"),
+    P(lambda m: _inference_tensor(m).requires_grad_(), id="requires-grad"),
+])
+def test_same_inference_tensor_errors(fn: Callable) -> None:
+    want = str(_error(APIS["torch"], fn))
+    got = _error(APIS["gradcli"], fn)
+    assert isinstance(got, GradcliError) and got.message == want and got.hint

@@ -21,11 +21,15 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import RELEASED, GradMode, Node, Tensor, _sequence, _wrap, apply
+from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _sequence, _wrap, apply,
+                                   is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+INFERENCE_IN_PLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                      "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                      "more details.")
 _LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.grad), or through .data "
               "(w.data -= lr * w.grad); to reset a gradient write w.grad.zero_()")
 
@@ -42,8 +46,17 @@ def untracked(alias: Tensor) -> Tensor:
 
 
 def check_leaf(t: Tensor, view: bool = False) -> None:
+    """PyTorch's refusals of an in-place update: of a leaf that requires grad while gradients are
+    recorded, and of an inference tensor outside inference mode."""
     if GradMode.enabled and t.requires_grad and t._node is None:
         raise BackwardError(VIEW_OF_LEAF if view else LEAF, hint=_LEAF_HINT)
+    check_inference(t)
+
+
+def check_inference(t: Tensor) -> None:
+    if INFERENCE and not InferenceMode.enabled and is_inference(t):
+        raise BackwardError(INFERENCE_IN_PLACE, hint="update a clone instead (y = x.clone(); y.add_(1)), or do the "
+                                                     "update inside 'with torch.inference_mode():'")
 
 
 def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tensor:
@@ -72,6 +85,7 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
 def assign(t: Tensor, data: np.ndarray) -> None:
     """Write values computed outside autograd (an optimizer's step, an initialiser) into `t`: its
     aliases see them, and a node that saved the old values refuses backward, as in PyTorch."""
+    check_inference(t)
     _write(t, data, next(_sequence))
 
 

@@ -332,7 +332,10 @@ def _clamp_mask(ns: Any, x: Any, min: float | None, max: float | None) -> Any:
 
 
 def _index_forward(x: np.ndarray, key: Any) -> np.ndarray:
-    return x[key]
+    """x[key]; where NumPy would give a scalar (every dimension indexed by an integer), the 0-d view of
+    the same element, since PyTorch's `x[0]` is a view that an in-place update writes through."""
+    out = x[key]
+    return out if type(out) is np.ndarray else x[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
 
 
 def _index_put_forward(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
@@ -1020,7 +1023,7 @@ def _einsum_vjp(ns: Any, g: Any, xs: tuple, i: int, equation: str) -> Any:
     return ns.einsum(",".join([result] + others + extra_subs) + "->" + target, *operands)
 
 
-FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims),
+FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims).copy(),  # a copy, as PyTorch's
           vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), rule="flip the gradient back",
           nests=False, sym=lambda S, x, dims: np.flip(x, dims))
 ROLL = Op(name="roll", node="RollBackward0", forward=_roll_forward, vjps=(_roll_vjp,),

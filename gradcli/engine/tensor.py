@@ -29,6 +29,56 @@ class GradMode:
     enabled = True
 
 
+class InferenceMode:
+    """Whether tensors made now are inference tensors (`torch.inference_mode()`, switched by modes.py).
+
+    Inference tensors are kept by id in `INFERENCE` (weakly: a slot on every Tensor would cost the
+    hot path an assignment), so the checks below cost one emptiness test until a program uses
+    inference mode.
+    """
+
+    enabled = False
+
+
+INFERENCE: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                   "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                   "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def is_inference(t: "Tensor") -> bool:
+    return INFERENCE.get(id(t)) is t
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _inherit_view(t: "Tensor", sources: tuple) -> None:
+    """A view (or detach, or .data) is an inference tensor exactly when what it views is, inside
+    inference mode or not, as in PyTorch; any other result made in inference mode is one."""
+    root = _root(t._data)
+    for x in sources:
+        if type(x) is Tensor and _root(x._data) is root:
+            if is_inference(x):
+                INFERENCE[id(t)] = t
+            else:
+                INFERENCE.pop(id(t), None)
+            return
+
+
+def _refuse_saved_inference(inputs: tuple, saved: tuple, arrays: tuple) -> None:
+    """PyTorch's refusal to record a node that keeps an inference tensor's values for its backward."""
+    if saved is RELEASED or saved is inputs:
+        return
+    for x, kept, a in zip(inputs, saved, arrays):
+        if type(x) is Tensor and kept is a and type(a) is np.ndarray and is_inference(x):
+            raise BackwardError(INFERENCE_SAVED, hint="use x.clone() of the tensor made under inference_mode, or "
+                                                      "make it under torch.no_grad() instead")
+
+
 class Limits:
     """Bounds that keep a typo from exhausting memory; set per run by `evaluation.engine_settings`."""
 
@@ -92,6 +142,8 @@ class Node:
             else:
                 self.saved = tuple(a if k else x for a, x, k in zip(arrays, inputs, keep))
             self.saved_out = out if keep_out else None
+        if INFERENCE:
+            _refuse_saved_inference(inputs, self.saved, arrays)
         self.shape = out.shape
         self.dtype = out.dtype
         self.seq = next(_sequence)
@@ -202,6 +254,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
             t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
+    if INFERENCE or InferenceMode.enabled:
+        _inherit_view(t, inputs)
     if Anomaly.watching and Anomaly.first is None and not _finite(out):
         _watch(t, op, arrays, name, params)
     return t
@@ -230,6 +284,8 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         else:
             t._node = None
             t.requires_grad = False
+            if InferenceMode.enabled:
+                INFERENCE[id(t)] = t
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (data,), None, _NO_PARAMS)
         return t
@@ -361,6 +417,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         else:
             t._node = None
             t.requires_grad = False
+            if InferenceMode.enabled:
+                INFERENCE[id(t)] = t
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (x, y), name, _NO_PARAMS)
         return t
@@ -393,6 +451,8 @@ class Tensor:
         self.grad = None
         self._node = None
         self.requires_grad = False
+        if InferenceMode.enabled:
+            INFERENCE[id(self)] = self
         if requires_grad:
             self.requires_grad_(True)
 
@@ -400,7 +460,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works)."""
-        return I.untracked(_wrap(self._data))
+        return I.untracked(self.detach())
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -469,13 +529,23 @@ class Tensor:
         return node is not None and node.retained is not None and node.retained() is self
 
     def detach(self) -> "Tensor":
-        return _wrap(self._data)
+        t = _wrap(self._data)
+        if INFERENCE or InferenceMode.enabled:
+            _inherit_view(t, (self,))
+        return t
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `torch.inference_mode()` (or views one)."""
+        return is_inference(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and self._data.dtype.kind not in "fc":
             raise DtypeError("Only Tensors of floating point and complex dtype can require gradients",
                              hint=f"this tensor is {self._data.dtype}; make it float first, e.g. x.float() or "
                                   "write the numbers with a decimal point (1. instead of 1)")
+        if requires_grad and not InferenceMode.enabled and is_inference(self):
+            raise BackwardError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+                                hint="use a clone, which is a normal tensor: x = x.clone().requires_grad_()")
         if self._node is not None and not requires_grad:
             raise BackwardError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                 "computed variable in a subgraph that doesn't require differentiation use "
@@ -1100,6 +1170,8 @@ def _wrap(array: np.ndarray) -> Tensor:
     t.grad = None
     t._node = None
     t.requires_grad = False
+    if InferenceMode.enabled:
+        INFERENCE[id(t)] = t
     return t
 
 

@@ -223,7 +223,9 @@ _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e":
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
-               "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled, "device": D.device,
+               "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
+               "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
+               "device": D.device,
                "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
                             **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
@@ -306,6 +308,7 @@ TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "is_inference",
 }
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
