@@ -6,6 +6,7 @@ import pytest
 
 import gradcli
 from gradcli.engine import creation as C
+from gradcli.engine.inplace import VIEW_OF_LEAF
 from gradcli.engine.modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from gradcli.engine.tensor import GradMode
 from gradcli.errors import BackwardError, DtypeError, ShapeError
@@ -306,3 +307,102 @@ def test_inference_mode_false_and_the_decorator_forms():
         return v * 3
     assert called(w).is_inference() and not called(w).requires_grad and bare(w).is_inference()
     assert is_grad_enabled() and (w * 2).requires_grad
+
+
+def test_an_update_through_a_view_writes_the_base_and_its_history_is_copy_slices():
+    leaf = C.zeros(3, requires_grad=True)
+    w = C.tensor(3.0, requires_grad=True)
+    x = leaf.clone()
+    v = x[0]
+    v.add_(1)
+    v.mul_(w)  # x[0] = (leaf[0] + 1) * w
+    np.testing.assert_array_equal(x.detach().numpy(), [3.0, 0.0, 0.0])
+    assert x.grad_fn.name == "CopySlices" and v.item() == 3.0
+    (x * C.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [3.0, 2.0, 3.0])  # ∂x[0]/∂leaf[0] = w
+    assert w.grad.item() == 1.0  # ∂x[0]/∂w = leaf[0] + 1
+
+
+def test_columns_rows_transposes_and_views_write_through():
+    leaf = C.zeros(2, 3, requires_grad=True)
+    w = C.tensor(3.0, requires_grad=True)
+    x = leaf.clone()
+    x[:, 0].add_(w)  # column 0 = w
+    x[1:].mul_(2)  # row 1 doubled
+    x.t().add_(1)
+    x.view(6).mul_(w)
+    x.reshape(3, 2).sub_(1)  # x = [[w(w+1)-1, w-1, w-1], [w(2w+1)-1, w-1, w-1]]
+    np.testing.assert_array_equal(x.detach().numpy(), [[11.0, 2.0, 2.0], [20.0, 2.0, 2.0]])
+    (x * C.arange(6.0).reshape(2, 3)).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [[0.0, 3.0, 6.0], [18.0, 24.0, 30.0]])  # rows scaled w, 2w
+    assert w.grad.item() == 51.0  # 1 + 2 + 3(4w + 1) + 4 + 5 at w = 3
+
+
+def test_every_live_view_of_the_base_reads_the_new_history():
+    leaf = C.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    w = C.tensor(10.0, requires_grad=True)
+    x = leaf * 1
+    a, b = x[0:2], x[1:3]
+    b.add_(w)
+    np.testing.assert_array_equal(a.detach().numpy(), [1.0, 12.0])
+    a.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [1.0, 1.0, 0.0, 0.0])
+    assert w.grad.item() == 1.0
+    inner = x[1:][0]  # a view of a view writes through to the same base
+    inner.mul_(2)
+    assert x[1].item() == 24.0 and x.grad_fn.name == "CopySlices"
+
+
+def test_writes_off_the_graph_and_through_detach_reach_the_shared_memory():
+    w = C.tensor([1.0, 2.0], requires_grad=True)
+    with no_grad():
+        w[0].add_(5)
+    assert w.is_leaf and w.tolist() == [6.0, 2.0]
+    y = C.tensor([1.0, 1.0], requires_grad=True) * 1
+    d = y.detach()
+    d.mul_(w)  # the values reach y; the history is d's alone, as detach promises
+    assert y.tolist() == [6.0, 2.0] and d.grad_fn.name == "MulBackward0" and y.grad_fn.name == "MulBackward0"
+    z = C.zeros(2, 2)
+    z[0][1] = 7.0
+    z.unbind(0)[1].add_(1)  # off the graph a piece of unbind writes through too
+    np.testing.assert_array_equal(z.numpy(), [[0.0, 7.0], [1.0, 1.0]])
+
+
+def test_views_pytorch_refuses_to_update_and_the_one_gradcli_cannot():
+    x = C.zeros(4, 2, requires_grad=True) * 1
+    cases = [
+        (lambda: C.zeros(3).expand(2, 3).add_(1), "unsupported operation: more than one element of the written-to "
+                                                  "tensor refers to a single memory location. Please clone() the "
+                                                  "tensor before performing the operation."),
+        (lambda: C.zeros(3, requires_grad=True)[0].add_(1), VIEW_OF_LEAF),
+        (lambda: x.unbind(0)[1].add_(1), "Output 1 of Unbind is a view and is being modified inplace. This view is "
+                                         "the output of a function that returns multiple views. Such functions do not "
+                                         "allow the output views to be modified inplace. You should replace the "
+                                         "inplace operation by an out-of-place one."),
+        (lambda: x.split([1, 3])[1].mul_(2), "Output 1 of SplitWithSizes is a view"),
+        (lambda: x.chunk(2)[0][0].mul_(2), "Output 0 of Split is a view"),
+        (lambda: C.zeros(2, 2).diagonal().fill_(1), "gradcli cannot update the view that diagonal() returns in place: "
+                                                    "PyTorch writes it through to the tensor it views, but gradcli's "
+                                                    "diagonal() is a copy"),
+    ]
+    for update, message in cases:
+        with pytest.raises(BackwardError) as caught:
+            update()
+        assert caught.value.message.startswith(message) and caught.value.hint
+    np.testing.assert_array_equal(x.detach().numpy(), np.zeros((4, 2)))
+
+
+def test_an_update_through_a_view_bumps_the_base_version():
+    x = C.ones(3, requires_grad=True)
+    y = x * 1
+    z = (y * y).sum()
+    y[0].add_(1)
+    with pytest.raises(BackwardError) as caught:
+        z.backward()
+    assert caught.value.message == ("one of the variables needed for gradient computation has been modified by an "
+                                    "inplace operation: [torch.DoubleTensor [3]], which is output 0 of "
+                                    "torch::autograd::CopySlices, is at version 1; expected version 0 instead.")
+    e = C.ones(3, requires_grad=True).exp()
+    e[1:].add_(1)
+    with pytest.raises(BackwardError, match=r"which is output 0 of Exp, is at version 1; expected version 0"):
+        e.sum().backward()

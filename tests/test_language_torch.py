@@ -200,3 +200,27 @@ def test_inference_tensor_misuse_stops_run_with_pytorchs_error(cli, tmp_path, li
     result = cli("run", str(script))
     text = " ".join(result.stderr.split())
     assert result.exit_code == 2 and message in text and f"| {line}" in text and "clone()" in text
+
+
+def test_in_place_through_views_in_a_program():
+    # x[0] = (0 + 1) * w = 3 and x[:, 1] = w = 3; out = 1*x[0,0] + 2*x[0,1] + 3*x[1,0] + 4*x[1,1]
+    ran = run("import torch\nw = torch.tensor(3.0, requires_grad=True)\nx = torch.zeros(2, 2, requires_grad=True).clone()\n"
+              "v = x[0]\nv.add_(1)\nv.mul_(w)\nx.t()[1].copy_(w.expand(2))\n"
+              "out = (x * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum()\nout.backward()\n"
+              "name = x.grad_fn.name()\n")
+    np.testing.assert_array_equal(ran["x"].detach().numpy(), [[3.0, 3.0], [0.0, 3.0]])
+    assert ran["name"] == "torch::autograd::CopySlices" and ran["v"].tolist() == [3.0, 3.0]
+    assert ran["w"].grad.item() == 7.0  # 1 (x[0,0] = w) + 2 + 4 (the column copies w)
+
+
+def test_writing_through_an_expanded_view_stops_run_with_pytorchs_error(cli, tmp_path):
+    script = tmp_path / "expand.grad"
+    script.write_text("import torch\nb = torch.zeros(3)\ne = b.expand(2, 3)\ne.add_(1)\n")
+    result = cli("run", str(script))
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "| e.add_(1)" in text
+    assert ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.") in text
+    result = cli("eval", "y = x * 1; y.diagonal().mul_(2); out = y.sum()", "x=ones(2,2)")
+    assert result.exit_code == 2 and "gradcli cannot update the view that diagonal() returns in place" in \
+        " ".join(result.stderr.split())

@@ -1291,3 +1291,56 @@ def test_same_inference_tensor_errors(fn: Callable) -> None:
     want = str(_error(APIS["torch"], fn))
     got = _error(APIS["gradcli"], fn)
     assert isinstance(got, GradcliError) and got.message == want and got.hint
+
+
+VIEW_WRITES = [
+    P(lambda x, w: x[0].add_(1).mul_(w), id="select"),
+    P(lambda x, w: x[1:].mul_(w), id="slice"),
+    P(lambda x, w: x[:, 0].sub_(w), id="column"),
+    P(lambda x, w: x.t().mul_(w), id="t"),
+    P(lambda x, w: x.transpose(0, 1)[1].add_(w), id="transpose-row"),
+    P(lambda x, w: x.view(6).mul_(w), id="view"),
+    P(lambda x, w: x.reshape(3, 2)[0].mul_(w), id="reshape-row"),
+    P(lambda x, w: x[0][1:].add_(w * w), id="view-of-view"),
+    P(lambda x, w: x.unsqueeze(0).squeeze(0).flatten()[2:5].exp_(), id="chain-exp"),
+    P(lambda x, w: x.narrow(1, 1, 2).copy_(w.expand(2, 2)), id="narrow-copy"),
+    P(lambda x, w: x[1].clamp_(0.5, 4.0), id="clamp"),
+    P(lambda x, w: x.permute(1, 0)[0].fill_(w), id="permute-fill"),
+    P(lambda x, w: x.detach().mul_(w), id="detach"),
+    P(lambda x, w: x[0].__setitem__(1, w * 3), id="setitem-of-view"),
+]
+
+
+@pytest.mark.parametrize("write", VIEW_WRITES)
+def test_in_place_through_a_view_updates_the_base_as_pytorch(write: Callable) -> None:
+    x0 = np.arange(6.0).reshape(2, 3) - 2.5
+    results = []
+    for m in (APIS["gradcli"], APIS["torch"]):
+        leaf, w = m.tensor(x0, requires_grad=True), m.tensor(1.5, requires_grad=True)
+        x = leaf * 1
+        write(x, w)
+        (x * m.tensor(x0 + 4)).sum().backward()
+        results.append([as_numpy(x), node_name(x), as_numpy(leaf.grad), as_numpy(w.grad)])
+    got, want = results
+    assert got[1] == want[1]
+    for g, t in zip(got[:1] + got[2:], want[:1] + want[2:]):
+        assert (g is None) == (t is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    P(lambda m: m.zeros(3).expand(2, 3).add_(1), id="expand"),
+    P(lambda m: m.zeros(3, requires_grad=True)[0].add_(1), id="view-of-leaf"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).unbind(0)[1].add_(1), id="unbind"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).split([1, 3])[1].mul_(2), id="split-with-sizes"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).chunk(2)[1].mul_(2), id="chunk"),
+    P(lambda m: (lambda y: ((y * y).sum(), y[0].add_(1)))(m.ones(3, requires_grad=True) * 1)[0].backward(),
+      id="version-through-a-view"),
+    P(lambda m: (lambda e: (e[1:].add_(1), e.sum().backward()))(m.ones(3, requires_grad=True).exp()),
+      id="saved-result-through-a-view"),
+])
+def test_same_view_update_errors(fn: Callable) -> None:
+    want = str(_error(APIS["torch"], fn))
+    got = _error(APIS["gradcli"], fn)
+    assert isinstance(got, GradcliError) and want.startswith(got.message), f"\n torch: {want}\n gradcli: {got}"

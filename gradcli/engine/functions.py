@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine import views as V
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import (
     ADD,
@@ -1211,7 +1212,9 @@ def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     d1, d2 = _dim(dim1, x.ndim), _dim(dim2, x.ndim)
     if d1 == d2:
         raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
-    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
+    out = apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
+    V.copied(out, x, "diagonal")
+    return out
 
 
 def _diagonal_key(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[np.ndarray, ...]:
@@ -1287,8 +1290,8 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
         sizes = [builtins.min(step, size - k) for k in range(0, size, step)] or [0]
         name = "SplitBackward0"
     bounds = np.cumsum([0] + sizes)
-    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (slice(int(a), int(b)),), name=name)
-                 for a, b in zip(bounds[:-1], bounds[1:]))
+    return V.multiple(tuple(apply(O.INDEX, x, key=(slice(None),) * d + (slice(int(a), int(b)),), name=name)
+                            for a, b in zip(bounds[:-1], bounds[1:])), name.removesuffix("Backward0"))
 
 
 def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1304,7 +1307,8 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
     x = _with_dims(x, "unbind")
     d = _dim(dim, x.ndim)
-    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (i,), name="UnbindBackward0") for i in range(x.shape[d]))
+    return V.multiple(tuple(apply(O.INDEX, x, key=(slice(None),) * d + (i,), name="UnbindBackward0")
+                            for i in range(x.shape[d])), "Unbind")
 
 
 def _index_array(index: Any, fn: str) -> np.ndarray:

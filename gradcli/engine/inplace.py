@@ -21,8 +21,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _sequence, _wrap, apply,
-                                   is_inference)
+from gradcli.engine import views as V
+from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _root, _sequence, _wrap,
+                                   apply, is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -33,9 +34,9 @@ INFERENCE_IN_PLACE = ("Inplace update to inference tensor outside InferenceMode 
 _LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.grad), or through .data "
               "(w.data -= lr * w.grad); to reset a gradient write w.grad.zero_()")
 
-# id(array) -> (weak reference to the array, the tensor's version when it took this array, the
-# marks of the modifications since)
-MARKS: dict[int, tuple[weakref.ref, int, list[int]]] = {}
+# id(root array) -> [weak reference to it, the version when a tensor took it, the marks of the modifications since,
+# the node name of the last in-place update recorded on it (None before one)]
+MARKS: dict[int, list] = {}
 _UNTRACKED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()  # by id: == is elementwise
 
 
@@ -60,25 +61,52 @@ def check_inference(t: Tensor) -> None:
 
 
 def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tensor:
-    """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`."""
+    """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`.
+
+    The values are written into `t`'s own memory, so its aliases and, for a view, its base see them
+    (views.py gives the base its CopySlices history). While gradients are recorded, `compute` reads
+    a private copy of the old values, so the nodes it records keep them.
+    """
     check_leaf(t, view)
+    viewed = V.base_of(t)
+    if viewed is not None:
+        check_leaf(viewed[0], view=True)
     mark = next(_sequence)  # before compute(): a node made now may read the old array, one made before may not
-    out = compute()
+    memory = t._data
+    if GradMode.enabled:
+        t._data = memory.copy()
+    try:
+        out = compute()
+    finally:
+        t._data = memory
     if out.shape != t.shape:
         raise ShapeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(out.shape)}",
                          hint="an in-place update keeps the tensor's shape; write y = y + ... for a new shape")
     data = out._data
-    if data.dtype != t._data.dtype:
-        if np.result_type(data.dtype, t._data.dtype) != t._data.dtype:
+    if data.dtype != memory.dtype:
+        if np.result_type(data.dtype, memory.dtype) != memory.dtype:
             raise DtypeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                             f"{_type_word(t._data.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
-        data = data.astype(t._data.dtype)
-    if out._node is None:
+                             f"{_type_word(memory.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
+        data = data.astype(memory.dtype)
+    node = out._node
+    if node is None:
         _write(t, data, mark)
         return t
-    _remember(t._data, mark)
-    _share_marks(t._data, data)
-    t._data, t._node, t.requires_grad = data, out._node, True
+    if not memory.flags.writeable:  # memory nothing else shares: the tensor takes the new array
+        _remember(memory, mark)
+        _share_marks(memory, data)
+        t._data, t._node, t.requires_grad = data, node, True
+        return t
+    np.copyto(memory, data)
+    _remember(memory, mark)
+    if node.saved_out is data:  # the saved result is the tensor itself: a later update must be noticed
+        node.saved_out = memory
+    if viewed is None:
+        t._node, t.requires_grad = node, True
+        V.refresh(t)
+    else:
+        V.write_back(out, *viewed)
+    _entry(memory)[3] = (viewed[0] if viewed else t)._node.name
     return t
 
 
@@ -98,11 +126,13 @@ def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
         _remember(t._data, mark)
 
 
-def _entry(array: np.ndarray, base: int = 0) -> tuple[weakref.ref, int, list[int]]:
+def _entry(array: np.ndarray, base: int = 0) -> list:
+    """The version record of the memory `array` is part of: views share their base's, as in PyTorch."""
+    array = _root(array)
     entry = MARKS.get(id(array))
     if entry is None or entry[0]() is not array:
         key = id(array)
-        entry = MARKS[key] = (weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [])
+        entry = MARKS[key] = [weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [], None]
     return entry
 
 
@@ -128,14 +158,17 @@ def check_saved(node: Node) -> None:
 
 
 def _check(node: Node, array: np.ndarray, owner: Any) -> None:
-    entry = MARKS.get(id(array))
-    if entry is None or entry[0]() is not array:
+    root = _root(array)
+    entry = MARKS.get(id(root))
+    if entry is None or entry[0]() is not root:
         return
-    _, base, marks = entry
+    _, base, marks, rebased = entry
     expected = base + sum(1 for m in marks if m < node.seq)
     if expected == base + len(marks):
         return
-    made_by = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', owner.name)}," if type(owner) is Node else ""
+    # PyTorch names a saved input by the history its tensor has now, a saved result by the node itself
+    name = rebased if rebased is not None and owner is not node else owner.name if type(owner) is Node else None
+    made_by = "" if name is None else f", which is output 0 of {_node_word(name)},"
     shape = "[" + ", ".join(map(str, array.shape)) + "]"
     raise BackwardError(
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -143,6 +176,12 @@ def _check(node: Node, array: np.ndarray, owner: Any) -> None:
         f"{expected} instead.",
         hint="compute a new tensor instead (y = y + 1 rather than y += 1 or y.add_(1)), or update it only after "
              "the backward that needs it")
+
+
+def _node_word(name: str) -> str:
+    """How PyTorch's message names a node: AddBackward0 as Add, CopySlices with its C++ namespace."""
+    stripped = re.sub(r"Backward[0-9]*$", "", name)
+    return stripped if stripped != name else f"torch::autograd::{name}"
 
 
 _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",

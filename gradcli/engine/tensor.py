@@ -254,6 +254,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
             t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
+    if out.base is not None and inputs and type(inputs[0]) is Tensor:
+        V.record(t, inputs[0], op, params, name)
     if INFERENCE or InferenceMode.enabled:
         _inherit_view(t, inputs)
     if Anomaly.watching and Anomaly.first is None and not _finite(out):
@@ -607,10 +609,12 @@ class Tensor:
             raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
                              hint="random floats need a float tensor; make it float first, e.g. x.float()")
 
+        order, contiguous = _memory_order(self._data), self._data.flags.c_contiguous
+
         def drawn() -> np.ndarray:
             data = np.empty(self.shape, dtype=self.dtype)
-            view = data.transpose(_memory_order(self._data))
-            view[...] = draw(Defaults.generator, view.size, self._data.flags.c_contiguous).reshape(view.shape)
+            view = data.transpose(order)
+            view[...] = draw(Defaults.generator, view.size, contiguous).reshape(view.shape)
             return data
         return I.overwrite(self, drawn, node)
 
@@ -1206,3 +1210,4 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
 from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)
+from gradcli.engine import views as V  # noqa: E402  (the same, for the views ops make)
