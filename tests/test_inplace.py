@@ -406,3 +406,16 @@ def test_an_update_through_a_view_bumps_the_base_version():
     e[1:].add_(1)
     with pytest.raises(BackwardError, match=r"which is output 0 of Exp, is at version 1; expected version 0"):
         e.sum().backward()
+
+
+def test_writes_through_a_view_of_data_bump_no_version_but_of_detach_do():
+    x = C.ones(3, requires_grad=True)
+    z = (x * x).sum()
+    x.data[0].add_(1)
+    x.data[1:] = 5.0
+    z.backward()  # as in PyTorch, the gradient reads the new values: 2x
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 10.0, 10.0])
+    y = C.ones(3, requires_grad=True).exp()
+    y.detach()[0].add_(1)
+    with pytest.raises(BackwardError, match="which is output 0 of Exp, is at version 1; expected version 0"):
+        y.sum().backward()

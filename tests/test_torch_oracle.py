@@ -1308,6 +1308,7 @@ VIEW_WRITES = [
     P(lambda x, w: x.permute(1, 0)[0].fill_(w), id="permute-fill"),
     P(lambda x, w: x.detach().mul_(w), id="detach"),
     P(lambda x, w: x[0].__setitem__(1, w * 3), id="setitem-of-view"),
+    P(lambda x, w: x.data[0].mul_(3), id="view-of-data"),
 ]
 
 
@@ -1339,6 +1340,8 @@ def test_in_place_through_a_view_updates_the_base_as_pytorch(write: Callable) ->
       id="version-through-a-view"),
     P(lambda m: (lambda e: (e[1:].add_(1), e.sum().backward()))(m.ones(3, requires_grad=True).exp()),
       id="saved-result-through-a-view"),
+    P(lambda m: (lambda e: (e.detach()[0].add_(1), e.sum().backward()))(m.ones(3, requires_grad=True).exp()),
+      id="through-a-view-of-detach"),
 ])
 def test_same_view_update_errors(fn: Callable) -> None:
     want = str(_error(APIS["torch"], fn))

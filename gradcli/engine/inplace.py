@@ -98,7 +98,7 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
         t._data, t._node, t.requires_grad = data, node, True
         return t
     np.copyto(memory, data)
-    _remember(memory, mark)
+    _count(t, memory, mark)
     if node.saved_out is data:  # the saved result is the tensor itself: a later update must be noticed
         node.saved_out = memory
     if viewed is None:
@@ -122,8 +122,15 @@ def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
         np.copyto(t._data, data)
     else:
         t._data = np.array(data)
-    if _UNTRACKED.get(id(t)) is not t:
-        _remember(t._data, mark)
+    _count(t, t._data, mark)
+
+
+def _count(t: Tensor, array: np.ndarray, mark: int) -> None:
+    """Bump the version of `array`, written through `t`: not through `x.data` or a view of it, which
+    PyTorch gives a version counter of its own."""
+    alias = V.base(t)
+    if _UNTRACKED.get(id(alias)) is not alias:
+        _remember(array, mark)
 
 
 def _entry(array: np.ndarray, base: int = 0) -> list:

@@ -72,6 +72,12 @@ def multiple(pieces: tuple[Tensor, ...], name: str) -> tuple[Tensor, ...]:
     return pieces
 
 
+def base(t: Tensor) -> Tensor:
+    """The tensor `t` views (itself when it is no view)."""
+    entry = _entry(t)
+    return t if entry is None else entry[1]
+
+
 def base_of(t: Tensor) -> tuple[Tensor, tuple] | None:
     """(base, chain) when `t` is a view that an update must write through, else None; refuses what cannot be."""
     entry = _entry(t)
