@@ -154,7 +154,7 @@ IN_PLACE_CALLS = {
     "add_": (1.0,), "sub_": (1.0,), "mul_": (2.0,), "div_": (2.0,), "pow_": (2,), "neg_": (), "zero_": (),
     "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
     "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "uniform_": (), "normal_": (),
-    "bernoulli_": (0.5,),
+    "bernoulli_": (0.5,), "random_": (10,), "exponential_": (),
 }
 
 
@@ -206,14 +206,16 @@ def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
     x = C.tensor([1.0, 2.0, 3.0], requires_grad=True)
     names = []
     for fill in (lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.bernoulli_(0.5),
-                 lambda t: t.bernoulli_(C.full((3,), 0.5)), lambda t: t.fill_(2.0), lambda t: t.zero_()):
+                 lambda t: t.bernoulli_(C.full((3,), 0.5)), lambda t: t.fill_(2.0), lambda t: t.zero_(),
+                 lambda t: t.random_(), lambda t: t.random_(5), lambda t: t.random_(1, 5), lambda t: t.exponential_()):
         y = x * 2
         fill(y)
         names.append(y.grad_fn.name)
         (y * 5).sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
     assert names == ["UniformBackward0", "NormalBackward0", "BernoulliBackward2", "BernoulliBackward1",
-                     "FillBackward2", "ZeroBackward0"]
+                     "FillBackward2", "ZeroBackward0", "RandomBackward2", "RandomBackward1", "RandomBackward0",
+                     "ExponentialBackward0"]
 
 
 def test_fill_with_a_tensor_that_requires_grad_passes_it_the_summed_gradient():

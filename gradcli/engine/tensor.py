@@ -596,6 +596,42 @@ class Tensor:
         return self._fill_random(None, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2",
                                  lambda gen, count, contiguous: gen.bernoulli(probs, count))
 
+    def random_(self, from_: Any = None, to: Any = None) -> "Tensor":
+        """`random_()`, `random_(to)` and `random_(from, to)`: integers drawn as randint draws them."""
+        if from_ is None and to is None:
+            return self._fill_random(None, "RandomBackward2",
+                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype))
+        low, high = (0, from_) if to is None else (from_, to)
+        low, high = (int(F.number_arg(b, "random_", name)) for b, name in ((low, "from"), (high, "to")))
+        if low >= high:
+            raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
+                                hint="the upper bound is exclusive: random_(0, 10) draws from 0 to 9")
+        dtype = self._data.dtype
+        if dtype.kind == "f":
+            digits = np.finfo(dtype).nmant + 1
+            lowest, highest, text = -2 ** digits, 2 ** digits, f"[-(2^{digits}), 2^{digits}]"
+        else:
+            lowest, highest = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+            text = f"[{lowest}, {highest}]"
+        if not (lowest <= low and high - 1 <= highest):
+            raise ArgumentError(f"random_: from={low} and to - 1={high - 1} must lie in {text} for a {dtype} tensor",
+                                hint="PyTorch draws other numbers outside that range; narrow the bounds or use a "
+                                     "float64 tensor")
+        return self._fill_random(None, "RandomBackward1" if to is None else "RandomBackward0",
+                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype))
+
+    def exponential_(self, lambd: float = 1.0) -> "Tensor":
+        lambd = F.number_arg(lambd, "exponential_", "lambd")
+        if not float(lambd) > 0.0:
+            raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
+                                hint="λ is the rate: the mean of the draws is 1/λ")
+        if self._data.dtype.kind != "f":
+            raise DtypeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                             f"floating point but you specified {F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
+                             hint="make the tensor float first, e.g. x.float()")
+        return self._fill_random(None, "ExponentialBackward0",
+                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd))
+
     def _fill_random(self, kernel: str | None, node: str,
                      draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
         """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does.

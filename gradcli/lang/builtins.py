@@ -303,7 +303,7 @@ TENSOR_METHODS = frozenset({
     "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
