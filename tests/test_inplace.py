@@ -421,3 +421,13 @@ def test_writes_through_a_view_of_data_bump_no_version_but_of_detach_do():
     y.detach()[0].add_(1)
     with pytest.raises(BackwardError, match="which is output 0 of Exp, is at version 1; expected version 0"):
         y.sum().backward()
+
+
+def test_retain_grad_follows_the_tensor_through_its_in_place_updates():
+    for update in (lambda y: y.add_(1), lambda y: y[0].mul_(5)):
+        y = C.ones(2, requires_grad=True) * 2
+        y.retain_grad()
+        update(y)
+        (y * 3).sum().backward()
+        assert y.retains_grad
+        np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])  # d(3y)/dy of the updated y, not of the old one

@@ -1309,6 +1309,7 @@ VIEW_WRITES = [
     P(lambda x, w: x.detach().mul_(w), id="detach"),
     P(lambda x, w: x[0].__setitem__(1, w * 3), id="setitem-of-view"),
     P(lambda x, w: x.data[0].mul_(3), id="view-of-data"),
+    P(lambda x, w: (x.retain_grad(), x[1].mul_(w)), id="retain-grad"),
 ]
 
 
@@ -1321,7 +1322,8 @@ def test_in_place_through_a_view_updates_the_base_as_pytorch(write: Callable) ->
         x = leaf * 1
         write(x, w)
         (x * m.tensor(x0 + 4)).sum().backward()
-        results.append([as_numpy(x), node_name(x), as_numpy(leaf.grad), as_numpy(w.grad)])
+        results.append([as_numpy(x), node_name(x), as_numpy(leaf.grad), as_numpy(w.grad),
+                        as_numpy(x.grad if x.retains_grad else None)])
     got, want = results
     assert got[1] == want[1]
     for g, t in zip(got[:1] + got[2:], want[:1] + want[2:]):

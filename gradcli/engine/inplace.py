@@ -1,16 +1,19 @@
 """In-place updates as PyTorch has them: `w -= lr * w.grad`, `x.add_(1)`, `x[0] = 2`, version counters.
 
-An in-place op computes its result out of place and then makes it the tensor's value:
-- outside the graph (no_grad, or nothing requires grad) the values are written into the
-  tensor's own array, so every alias (`x.data`, `x.detach()`) sees them and a leaf stays a leaf;
-- on the graph the tensor takes the new value and the recorded node as its history (its
-  `grad_fn` becomes e.g. AddBackward0, or CopySlices for `x[i] = v`), as PyTorch rebases it;
-- a leaf that requires grad refuses both while gradients are recorded: PyTorch's leaf error.
+An in-place op computes its result out of place and then writes it into the tensor's own memory,
+so every alias (`x.data`, `x.detach()`, a view and the tensor it views) sees the values:
+- outside the graph (no_grad, or nothing requires grad) that is all, and a leaf stays a leaf;
+- on the graph the tensor also takes the recorded node as its history (its `grad_fn` becomes
+  e.g. AddBackward0, or CopySlices for `x[i] = v`), as PyTorch rebases it; an update of a view
+  gives its base CopySlices instead (views.py);
+- a leaf that requires grad refuses both while gradients are recorded (PyTorch's leaf error), and
+  an inference tensor refuses both outside inference mode.
 
-Version counters: every modification is marked with a number from the node sequence. A node
-created before a mark that saved the modified array would compute its gradient from values
-that are gone, so backward raises PyTorch's "modified by an inplace operation" error. Writes
-through `x.data` are not marked, as in PyTorch (that is what `.data` is for).
+Version counters: every modification is marked with a number from the node sequence, per memory
+(a view counts with its base, as PyTorch's share a counter). A node created before a mark that
+saved the modified memory would compute its gradient from values that are gone, so backward
+raises PyTorch's "modified by an inplace operation" error. Writes through `x.data` are not marked,
+as in PyTorch (that is what `.data` is for).
 """
 from __future__ import annotations
 
@@ -95,14 +98,15 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
     if not memory.flags.writeable:  # memory nothing else shares: the tensor takes the new array
         _remember(memory, mark)
         _share_marks(memory, data)
-        t._data, t._node, t.requires_grad = data, node, True
+        t._data = data
+        V.rebase(t, node)
         return t
     np.copyto(memory, data)
     _count(t, memory, mark)
     if node.saved_out is data:  # the saved result is the tensor itself: a later update must be noticed
         node.saved_out = memory
     if viewed is None:
-        t._node, t.requires_grad = node, True
+        V.rebase(t, node)
         V.refresh(t)
     else:
         V.write_back(out, *viewed)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import GradMode, Tensor, _root, _wrap, apply
+from gradcli.engine.tensor import GradMode, Node, Tensor, _root, _wrap, apply
 from gradcli.errors import BackwardError, ShapeError
 
 # id(view) -> [weak reference to the view, its base, the chain of (op, params, node name) from the base, or None for
@@ -113,8 +113,17 @@ def write_back(out: Tensor, base: Tensor, chain: tuple) -> None:
         placed = op.vjps[0](F, placed, None, x, **params)
         covered = op.vjps[0](O.NUMPY, covered, None, x, **params)
     new = apply(O.ADD, F.mul(base, _wrap(np.asarray(1 - covered, dtype=base.dtype))), placed, name="CopySlices")
-    base._node, base.requires_grad = new._node, True
+    rebase(base, new._node)
     refresh(base)
+
+
+def rebase(t: Tensor, node: Node) -> None:
+    """`t` takes `node` as its history; a retain_grad() of the history it had moves along, as in PyTorch
+    (the old node still feeds the new one, and must not fill `t.grad` with its gradient)."""
+    old = t._node
+    if old is not None and old.retained is not None and old.retained() is t:
+        node.retained, old.retained = old.retained, None
+    t._node, t.requires_grad = node, True
 
 
 def refresh(base: Tensor) -> None:
@@ -125,4 +134,4 @@ def refresh(base: Tensor) -> None:
             v = base
             for op, params, name in chain:
                 v = apply(op, v, name=name, **params)
-            view._node, view.requires_grad = v._node, v.requires_grad
+            rebase(view, v._node)
