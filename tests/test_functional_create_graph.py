@@ -113,3 +113,14 @@ def test_run_check_of_a_create_graph_program_exits_0(cli, tmp_path):
     result = cli("run", "--check", str(path))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "1 file: 1 ok, 0 failed, 0 error" in result.stdout
+
+
+def test_a_hessian_of_a_vector_function_stops_run_with_pytorchs_error(cli, tmp_path):
+    path = tmp_path / "vector.grad"
+    path.write_text("import torch\nfrom torch.autograd.functional import hessian\n"
+                    "x = torch.tensor([1.0, 2.0], requires_grad=True)\nH = hessian(lambda v: v ** 3, x, create_graph=True)\n")
+    result = cli("run", str(path))
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "| H = hessian(lambda v: v ** 3, x, create_graph=True)" in text
+    assert "The Tensor returned by the function given to hessian should contain a single element" in text
+    assert "return y.sum()" in text

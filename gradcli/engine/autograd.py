@@ -113,21 +113,17 @@ def jacobian_on_graph(output: Tensor, inputs: Sequence[Tensor]) -> list[Tensor]:
     return [stack(row).reshape(output.shape + x.shape) for row, x in zip(rows, inputs)]
 
 
-def _scalar(output: Tensor, output_name: str) -> None:
-    if output.numel() != 1:
-        raise BackwardError(f"the Hessian needs a scalar output, but '{output_name}' has shape "
-                            f"{tuple(output.shape)}",
-                            hint=f"use the Jacobian for a vector output (gradcli jacobian), or reduce it to one "
-                                 f"number first (e.g. end the program with out = {output_name}.sum())")
-
-
 def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | None = None,
                output_name: str = "the output") -> list[list[np.ndarray]]:
     """Second derivatives of a one-element output: blocks[a][b] has shape inputs[a] + inputs[b].
 
     Every block is checked against the element cap before any is allocated.
     """
-    _scalar(output, output_name)
+    if output.numel() != 1:
+        raise BackwardError(f"the Hessian needs a scalar output, but '{output_name}' has shape "
+                            f"{tuple(output.shape)}",
+                            hint=f"use the Jacobian for a vector output (gradcli jacobian), or reduce it to one "
+                                 f"number first (e.g. end the program with out = {output_name}.sum())")
     labels = _names(inputs, names)
     for a, x in zip(labels, inputs):
         for b, y in zip(labels, inputs):
@@ -165,6 +161,12 @@ def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str, create_gra
     if not isinstance(out, Tensor):
         raise ArgumentError(f"{what}(): the function must return a tensor", hint=hint)
     return xs, single, out
+
+
+def _single_element(out: Tensor, what: str) -> None:
+    if out.numel() != 1:
+        raise BackwardError(f"The Tensor returned by the function given to {what} should contain a single element",
+                            hint="reduce the output to one number, e.g. return y.sum()")
 
 
 def _strict(out: Tensor, strict: bool) -> None:
@@ -205,8 +207,8 @@ def traced_hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = Fals
     xs, single, out = _traced(f, inputs, "hessian",
                               "return one tensor with a single element computed from the inputs", create_graph)
     _strict(out, strict)
+    _single_element(out, "hessian")
     if create_graph:
-        _scalar(out, "the output")
         blocks = [jacobian_on_graph(g, xs) for g in _gradients(out, xs, None, True)]
     else:
         blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
@@ -289,9 +291,7 @@ def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, s
     """
     xs, single, out = _traced(func, inputs, what, "return one tensor with a single element", create_graph)
     _strict(out, strict)
-    if out.numel() != 1:
-        raise BackwardError(f"The Tensor returned by the function given to {what} should contain a single element",
-                            hint="reduce the output to one number, e.g. return y.sum()")
+    _single_element(out, what)
     vs = _vector(v, xs, single, "The vector v can only be None if the input to the user-provided function is a "
                                 "single Tensor with a single element.")
     first = _gradients(out, xs, [_wrap(np.ones(out.shape, dtype=out.dtype))], True)
