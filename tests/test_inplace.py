@@ -431,3 +431,17 @@ def test_retain_grad_follows_the_tensor_through_its_in_place_updates():
         (y * 3).sum().backward()
         assert y.retains_grad
         np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])  # d(3y)/dy of the updated y, not of the old one
+
+
+def test_view_is_refused_where_it_would_copy_and_contiguous_makes_one_possible():
+    x = C.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True) * 1
+    with pytest.raises(ShapeError, match=r"^view size is not compatible with input tensor's size and stride \(at least "
+                                         r"one dimension spans across two contiguous subspaces\). Use .reshape\(...\) "
+                                         r"instead.$") as caught:
+        x.t().view(6)
+    assert "x.contiguous().view" in caught.value.hint
+    c = x.t().contiguous()
+    assert c.grad_fn.name == "CloneBackward0" and c.is_contiguous() and x.contiguous() is x
+    assert c.view(6).tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0] and x.t().reshape(6).tolist() == c.view(6).tolist()
+    x.view(3, 2)[0].mul_(10)  # a view that is one writes through
+    assert x.tolist() == [[10.0, 20.0, 3.0], [4.0, 5.0, 6.0]]

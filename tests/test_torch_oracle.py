@@ -620,6 +620,7 @@ ERRORS = [
     P(lambda m: m.linalg.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]])), id="cholesky-not-pd"),
     P(lambda m: m.linalg.solve(m.tensor([[1.0, 2.0], [2.0, 4.0]]), m.ones(2)), id="solve-singular"),
     P(lambda m: _functional_api(m).hessian(lambda v: v ** 3, m.ones(2), create_graph=True), id="hessian-vector"),
+    P(lambda m: m.ones(2, 3).t().view(6), id="view-needs-a-copy"),
 ]
 
 

@@ -26,6 +26,7 @@ from gradcli.engine.tensor import (
     SUB,
     Tensor,
     _general_binary,
+    _root,
     _wrap,
     apply,
     broadcast_shape,
@@ -903,7 +904,16 @@ def reshape(x: Any, *shape: Any) -> Tensor:
     return apply(O.RESHAPE, x, shape=dims)
 
 
-view = reshape
+def view(x: Any, *shape: Any) -> Tensor:
+    """reshape, which must give a view of x: PyTorch refuses a shape its strides cannot give without a copy
+    (and an in-place update of a copy would not reach x)."""
+    x = _tensor_arg(x, "view")
+    out = reshape(x, *shape)
+    if out.numel() and _root(out._data) is not _root(x._data):
+        raise ShapeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                         "spans across two contiguous subspaces). Use .reshape(...) instead.",
+                         hint="write x.reshape(...) (a copy where it must be), or x.contiguous().view(...)")
+    return out
 
 
 def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -1109,10 +1119,11 @@ cast = to_dtype
 
 # -- more shapes and indexing ----------------------------------------------------------------
 def view_as(x: Any, other: Any) -> Tensor:
-    return reshape(x, _tensor_arg(other, "view_as").shape)
+    return view(x, _tensor_arg(other, "view_as").shape)
 
 
-reshape_as = view_as
+def reshape_as(x: Any, other: Any) -> Tensor:
+    return reshape(x, _tensor_arg(other, "reshape_as").shape)
 
 
 def unflatten(x: Any, dim: int, sizes: Sequence[int]) -> Tensor:

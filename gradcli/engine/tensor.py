@@ -977,7 +977,7 @@ class Tensor:
         return F.reshape(self, *shape)
 
     def view(self, *shape: Any) -> "Tensor":
-        return F.reshape(self, *shape)
+        return F.view(self, *shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         return F.flatten(self, start_dim, end_dim)
@@ -988,7 +988,20 @@ class Tensor:
     def view_as(self, other: "Tensor") -> "Tensor":
         return F.view_as(self, other)
 
-    reshape_as = view_as
+    def contiguous(self) -> "Tensor":
+        """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
+        PyTorch: what `view` needs after a transpose."""
+        if self._data.flags.c_contiguous:
+            return self
+        out = self.clone()  # clone keeps the memory order, as PyTorch's does
+        out._data = np.ascontiguousarray(out._data)
+        return out
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return F.reshape_as(self, other)
 
     def movedim(self, source: Any, destination: Any) -> "Tensor":
         return F.movedim(self, source, destination)
