@@ -445,3 +445,12 @@ def test_view_is_refused_where_it_would_copy_and_contiguous_makes_one_possible()
     assert c.view(6).tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0] and x.t().reshape(6).tolist() == c.view(6).tolist()
     x.view(3, 2)[0].mul_(10)  # a view that is one writes through
     assert x.tolist() == [[10.0, 20.0, 3.0], [4.0, 5.0, 6.0]]
+
+
+def test_an_expand_that_repeats_nothing_is_a_view_that_writes_through():
+    w = C.tensor(2.0, requires_grad=True)
+    x = C.ones(2, 3, requires_grad=True) * 1
+    x.expand(1, 2, 3)[0, 1].mul_(w)  # row 1 becomes w
+    assert x.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]] and x.grad_fn.name == "CopySlices"
+    x.sum().backward()
+    assert w.grad.item() == 3.0

@@ -1312,6 +1312,7 @@ VIEW_WRITES = [
     P(lambda x, w: x[0].__setitem__(1, w * 3), id="setitem-of-view"),
     P(lambda x, w: x.data[0].mul_(3), id="view-of-data"),
     P(lambda x, w: (x.retain_grad(), x[1].mul_(w)), id="retain-grad"),
+    P(lambda x, w: x.expand(1, 2, 3)[0, 1].mul_(w), id="expand-repeating-nothing"),
 ]
 
 

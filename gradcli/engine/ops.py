@@ -368,6 +368,12 @@ def _stack_vjps(count: int) -> tuple[Callable, ...]:
                  for i in range(count))
 
 
+def _expand_forward(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only broadcast view; where nothing is repeated (only sizes of 1 added), a writeable view,
+    since PyTorch writes an in-place update of that one through to the input."""
+    return np.reshape(x, shape) if math.prod(shape) == x.size else np.broadcast_to(x, shape)
+
+
 def _swap(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     return np.swapaxes(x, dim0, dim1)
 
@@ -871,7 +877,7 @@ PERMUTE = Op(name="permute", node="PermuteBackward0", forward=lambda x, dims: np
              vjps=(lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),),
              rule="permute the gradient back",
              nests=False, sym=lambda S, x, dims: np.transpose(x, dims))
-EXPAND = Op(name="expand", node="ExpandBackward0", forward=lambda x, shape: np.broadcast_to(x, shape),
+EXPAND = Op(name="expand", node="ExpandBackward0", forward=_expand_forward,
             vjps=(lambda ns, g, o, x, shape: g,), rule="sum the gradient over the expanded axes",
             nests=False, sym=lambda S, x, shape: np.broadcast_to(x, shape))
 INDEX = Op(name="index", node="IndexBackward0", forward=_index_forward,

@@ -22,7 +22,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import GradMode, Node, Tensor, _root, _wrap, apply
-from gradcli.errors import BackwardError, ShapeError
+from gradcli.errors import BackwardError
 
 # id(view) -> [weak reference to the view, its base, the chain of (op, params, node name) from the base, or None for
 # a view PyTorch makes and gradcli copies, and what refuses an in-place update of it (a message) or None]
@@ -95,9 +95,6 @@ def base_of(t: Tensor) -> tuple[Tensor, tuple] | None:
     if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
         raise BackwardError(_OVERLAP, hint="expand() repeats elements without copying them; clone() the expanded "
                                            "tensor before updating it")
-    if not data.flags.writeable:
-        raise ShapeError("gradcli cannot write through this view: the memory it shares is read-only",
-                         hint="clone() it first to update a separate tensor")
     return base, chain
 
 
@@ -110,11 +107,17 @@ def write_back(out: Tensor, base: Tensor, chain: tuple) -> None:
     placed = out if out.dtype == base.dtype else F.to_dtype(out, base.dtype)
     covered: Any = np.ones(out.shape, dtype=base.dtype)
     for (op, params, _), x in zip(reversed(chain), reversed(inputs)):
-        placed = op.vjps[0](F, placed, None, x, **params)
-        covered = op.vjps[0](O.NUMPY, covered, None, x, **params)
+        placed = _carried(op, F, placed, x, params)
+        covered = _carried(op, O.NUMPY, covered, x, params)
     new = apply(O.ADD, F.mul(base, _wrap(np.asarray(1 - covered, dtype=base.dtype))), placed, name="CopySlices")
     rebase(base, new._node)
     refresh(base)
+
+
+def _carried(op: O.Op, ns: Any, g: Any, x: np.ndarray, params: dict) -> Any:
+    """The view op's VJP, summed back to its input's shape as backward does (expand adds leading 1s)."""
+    g = op.vjps[0](ns, g, None, x, **params)
+    return g if g.shape == x.shape else O.unbroadcast(ns, g, x.shape)
 
 
 def rebase(t: Tensor, node: Node) -> None:
