@@ -3,6 +3,7 @@ differentiate to the inputs, as PyTorch's. Numbers derived by hand (f = x³ elem
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import gradcli
 from gradcli.check import checker
@@ -95,12 +96,17 @@ def test_check_verifies_create_graph_calls_and_counts_a_closure_as_unchecked(tmp
         (5, 1, 0), (6, 1, 0), (7, 1, 0), (8, 1, 0), (9, 1, 0), (10, 1, 0), (11, 1, 1)]
 
 
-def test_check_catches_a_wrong_vjp_inside_a_create_graph_jacobian(tmp_path, patched):
+@pytest.mark.parametrize("call", ["jacobian(lambda t: t ** 3, x, create_graph=True)",
+                                  "hessian(lambda t: (t ** 3).sum(), x, create_graph=True)",
+                                  "vjp(lambda t: t ** 3, x, u, create_graph=True)",
+                                  "jvp(lambda t: t ** 3, x, u, create_graph=True)"])
+def test_check_catches_a_wrong_vjp_inside_a_create_graph_call(tmp_path, patched, call):
     from gradcli.engine import ops as O
     patched(O.POW, (lambda ns, g, o, a, b: g * 2.0 * a, O.POW.vjps[1]))
     path = tmp_path / "wrong.grad"
-    path.write_text("import torch\nfrom torch.autograd.functional import jacobian\n"
-                    "J = jacobian(lambda t: t ** 3, torch.tensor([1.0, 2.0], requires_grad=True), create_graph=True)\n")
+    path.write_text(f"import torch\nfrom torch.autograd.functional import {call.split('(')[0]}\n"
+                    f"x = torch.tensor([1.0, 2.0], requires_grad=True)\nu = torch.tensor([1.0, 0.5])\n"
+                    f"result = {call}\n")
     assert run_file(path, checker("symbolic")).checks_failed == 1
 
 
