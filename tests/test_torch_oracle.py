@@ -968,6 +968,25 @@ for i, (row, k) in enumerate(zip(m, [10, 20])):
     print(i, row * k, row.sum().item())
 print(torch.stack([r * 2 for r in m]), [len(r) for r in m], sorted([3, 1, 2]), list(reversed(range(3))))
 """,
+    "views, create_graph functionals and inference mode": """
+import torch
+from torch.autograd.functional import jacobian, hessian
+w = torch.tensor(2.0, requires_grad=True)
+x = torch.zeros(2, 3, requires_grad=True).clone()
+x[:, 0].add_(w)
+row = x[1]
+row.mul_(w)
+x.t()[2].fill_(5.0)
+x.sum().backward()
+print(x, row, w.grad, x.grad_fn.name())
+v = torch.tensor([0.5, -1.0], requires_grad=True)
+J = jacobian(lambda t: t.sin() * t.sum(), v, create_graph=True)
+J.sum().backward()
+print(J, v.grad, hessian(lambda t: (t ** 3).sum(), v.detach()))
+with torch.inference_mode():
+    a = torch.ones(2) * 3
+print(a.is_inference(), a.requires_grad, torch.is_inference_mode_enabled(), (a.clone() * v).sum())
+""",
 }
 
 

@@ -130,11 +130,12 @@ def rebase(t: Tensor, node: Node) -> None:
 
 
 def refresh(base: Tensor) -> None:
-    """Every live view of `base` reads its history from the base's current one."""
+    """Every live view of `base` reads its history from the base's current one, its own node named as
+    PyTorch names a regenerated view's (AsStridedBackward0)."""
     for ref, b, chain, _ in list(VIEWS.values()):
         view = ref()
         if b is base and view is not None and chain is not None and _root(view._data) is _root(base._data):
             v = base
-            for op, params, name in chain:
-                v = apply(op, v, name=name, **params)
+            for k, (op, params, name) in enumerate(chain, 1):
+                v = apply(op, v, name="AsStridedBackward0" if k == len(chain) else name, **params)
             rebase(view, v._node)
