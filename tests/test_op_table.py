@@ -49,7 +49,7 @@ INTERNAL = {"index_put": "indexing's backward", "gelu_backward": "gelu's backwar
 FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits"}
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
-METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat"}
+METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous"}
 
 
 def _reached() -> tuple[dict[str, set[tuple[str, str]]], set[str], set[str]]:

@@ -73,7 +73,7 @@ def test_fixture_covers_sizes_both_sides_of_16_and_every_draw():
     kinds = {step[0] for case in CASES for step in case["steps"]}
     assert {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "normal", "uniform_", "normal_",
             "bernoulli_", "bernoulli", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
-            "xavier_normal_", "linear"} <= kinds
+            "xavier_normal_", "linear", "random_", "exponential_"} <= kinds
 
 
 def test_randn3_after_manual_seed_0_is_pytorchs():
@@ -126,10 +126,15 @@ def test_randint_takes_pytorchs_positional_and_keyword_forms():
     (lambda: C.ones(3, requires_grad=True).uniform_(), "a leaf Variable that requires grad is being used in an "
                                                         "in-place operation."),
     (lambda: C.ones(3, requires_grad=True).normal_(), "a leaf Variable that requires grad"),
-    (lambda: (C.ones(3, requires_grad=True) * 2).bernoulli_(), "does not record a random in-place fill"),
     (lambda: C.ones(3).uniform_(1, 0), r"uniform_ expects to return a \[from, to\) range, but found from=1 > to=0"),
     (lambda: C.ones(3).normal_(0, -1), "normal expects std >= 0.0, but found std -1"),
     (lambda: C.ones(3).bernoulli_(1.5), r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"),
+    (lambda: C.ones(3).random_(5, 3), "random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
+    (lambda: C.ones(3, dtype="float32").random_(2 ** 30), r"to - 1=1073741823 must lie in \[-\(2\^24\), 2\^24\]"),
+    (lambda: C.ones(3).exponential_(0), r"exponential_ expects lambda > 0.0, but found lambda=0"),
+    (lambda: C.ones(3, dtype="int64").exponential_(), "Exponential distribution is a continuous probability "
+                                                       "distribution. dtype must be a floating point but you specified "
+                                                       "Long"),
     (lambda: C.bernoulli(C.tensor([0.5, 2.0])), "Expected p_in >= 0 && p_in <= 1 to be true"),
     (lambda: C.randint(5, 3, (2,)), "random_ expects 'from' to be less than 'to', but got from=5 >= to=3"),
     (lambda: C.randint(3), r"randint\(\) takes \(high, size\) or \(low, high, size\)"),

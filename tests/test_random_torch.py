@@ -22,6 +22,8 @@ def _steps(dtype: str) -> list[list]:
             + [["normal_", size, dtype, -1.5, 0.25] for size in SIZES[::2]]
             + [["uniform_", size, dtype, 2.0, 2.5] for size in SIZES[1::2]]
             + [["bernoulli_", size, dtype, 0.9] for size in SIZES[::3]]
+            + [["exponential_", size, dtype, 0.4] for size in SIZES[::2]]
+            + [["random_", size, dtype, -20, 2 ** 20] for size in SIZES[1::3]] + [["random_", SIZES[-1], dtype]]
             + [["linear", [33, 17], dtype], ["xavier_normal_", [17, 33], dtype, 0.5]])
 
 

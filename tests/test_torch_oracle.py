@@ -619,6 +619,8 @@ ERRORS = [
     P(lambda m: m.linalg.inv(m.tensor([[0.0, 0.0, 1.0], [1.0, 2.0, 0.0], [2.0, 4.0, 0.0]])), id="inv-singular-3"),
     P(lambda m: m.linalg.cholesky(m.tensor([[1.0, 2.0], [2.0, 1.0]])), id="cholesky-not-pd"),
     P(lambda m: m.linalg.solve(m.tensor([[1.0, 2.0], [2.0, 4.0]]), m.ones(2)), id="solve-singular"),
+    P(lambda m: _functional_api(m).hessian(lambda v: v ** 3, m.ones(2), create_graph=True), id="hessian-vector"),
+    P(lambda m: m.ones(2, 3).t().view(6), id="view-needs-a-copy"),
 ]
 
 
@@ -966,6 +968,25 @@ for i, (row, k) in enumerate(zip(m, [10, 20])):
     print(i, row * k, row.sum().item())
 print(torch.stack([r * 2 for r in m]), [len(r) for r in m], sorted([3, 1, 2]), list(reversed(range(3))))
 """,
+    "views, create_graph functionals and inference mode": """
+import torch
+from torch.autograd.functional import jacobian, hessian
+w = torch.tensor(2.0, requires_grad=True)
+x = torch.zeros(2, 3, requires_grad=True).clone()
+x[:, 0].add_(w)
+row = x[1]
+row.mul_(w)
+x.t()[2].fill_(5.0)
+x.sum().backward()
+print(x, row, w.grad, x.grad_fn.name())
+v = torch.tensor([0.5, -1.0], requires_grad=True)
+J = jacobian(lambda t: t.sin() * t.sum(), v, create_graph=True)
+J.sum().backward()
+print(J, v.grad, hessian(lambda t: (t ** 3).sum(), v.detach()))
+with torch.inference_mode():
+    a = torch.ones(2) * 3
+print(a.is_inference(), a.requires_grad, torch.is_inference_mode_enabled(), (a.clone() * v).sum())
+""",
 }
 
 
@@ -1172,3 +1193,181 @@ def test_the_op_tables_function_only_and_method_only_names_are_pytorchs() -> Non
     assert sorted(n for n in FUNCTION_ONLY if hasattr(torch.Tensor, n)) == []
     assert sorted(n for n in FUNCTION_ONLY if not (hasattr(torch, n) or hasattr(torch.nn.functional, n))) == []
     assert sorted(n for n in METHOD_ONLY if callable(getattr(torch, n, None)) and n not in ("float", "double")) == []
+
+
+# -- issue 11's remaining gaps: version counters for every in-place method, create_graph functionals, writes
+# through views, inference mode --------------------------------------------------------------------------------
+from tests.test_inplace import IN_PLACE_CALLS  # noqa: E402  (the engine test's list of every in-place method)
+
+
+def _no_grad(m: Any) -> Any:
+    from gradcli.engine.modes import no_grad
+    return torch.no_grad() if m is APIS["torch"] else no_grad()
+
+
+def _in_place_args(m: Any, name: str) -> tuple:
+    return tuple(m.tensor(a.tolist()) if isinstance(a, gradcli.Tensor) else a for a in IN_PLACE_CALLS[name])
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_CALLS))
+def test_every_in_place_method_raises_pytorchs_version_error(name: str) -> None:
+    def saved_leaf(m: Any) -> None:
+        w = m.tensor([0.5, 2.0, 3.0], requires_grad=True)
+        z = (w * w).sum()
+        with _no_grad(m):
+            getattr(w, name)(*_in_place_args(m, name))
+        z.backward()
+
+    def saved_output(m: Any) -> None:
+        y = m.tensor([0.5, 2.0, 3.0], requires_grad=True).exp()
+        getattr(y, name)(*_in_place_args(m, name))
+        y.sum().backward()
+    for program in (saved_leaf, saved_output):
+        want = str(_error(APIS["torch"], program))
+        got = _error(APIS["gradcli"], program)
+        assert isinstance(got, GradcliError) and want.startswith(got.message), f"\n torch: {want}\n gradcli: {got}"
+
+
+def _functional_api(m: Any) -> Any:
+    from gradcli.engine import autograd
+    return torch.autograd.functional if m is APIS["torch"] else autograd
+
+
+def _wavy(v: Any) -> Any:
+    return (v.sin() ** 2).sum() + v[0] * v[1] ** 2
+
+
+CREATE_GRAPH = [
+    P(lambda A, x, u: A.jacobian(lambda v: v.tanh() * v.sum(), x, create_graph=True).sum(), id="jacobian"),
+    P(lambda A, x, u: (A.hessian(_wavy, x, create_graph=True) ** 2).sum(), id="hessian"),
+    P(lambda A, x, u: sum(t.sum() for t in A.vjp(lambda v: v.tanh() * v.sum(), x, u, create_graph=True)), id="vjp"),
+    P(lambda A, x, u: sum(t.sum() for t in A.jvp(lambda v: v.tanh() * v.sum(), x, u, create_graph=True)), id="jvp"),
+    P(lambda A, x, u: A.hvp(_wavy, x, u, create_graph=True)[1].sum(), id="hvp"),
+    P(lambda A, x, u: A.vhp(_wavy, x, u, create_graph=True)[1].sum(), id="vhp"),
+    P(lambda A, x, u: A.jacobian(lambda v: v * x.exp(), x, create_graph=True).sum(), id="closure"),
+    P(lambda A, x, u: sum(j.sum() for j in A.jacobian(lambda a, b: a * b.exp(), (x, x * 2), create_graph=True)),
+      id="two-inputs-one-computed"),
+    P(lambda A, x, u: A.jacobian(lambda v: A.jacobian(_wavy, v, create_graph=True), x, create_graph=True).sum(),
+      id="jacobian-of-jacobian"),
+]
+
+
+@pytest.mark.parametrize("program", CREATE_GRAPH)
+def test_create_graph_functionals_backpropagate_pytorchs_numbers(program: Callable) -> None:
+    x0, u0 = np.array([0.3, -0.7, 1.1]), np.array([1.0, -2.0, 0.5])
+    results = []
+    for m in (APIS["gradcli"], APIS["torch"]):
+        x = m.tensor(x0, requires_grad=True)
+        out = program(_functional_api(m), x, m.tensor(u0))
+        out.backward()
+        results.append((as_numpy(out), as_numpy(x.grad)))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _modes(m: Any) -> Any:
+    from gradcli.engine import modes
+    return torch if m is APIS["torch"] else modes
+
+
+def _inference_flags(m: Any) -> list:
+    M = _modes(m)
+    x = m.tensor([1.0, 2.0])
+    w = m.ones(2, requires_grad=True)
+    with M.inference_mode():
+        a = m.ones(2)
+        b = a * 2 + w
+        inside = [M.is_grad_enabled(), M.is_inference_mode_enabled(), x[0].is_inference(), x.detach().is_inference()]
+        with M.inference_mode(False):
+            c = w * 2
+            inside += [M.is_grad_enabled(), c.requires_grad, c.is_inference()]
+        a.add_(1)
+    with M.no_grad():
+        with M.inference_mode(False):
+            inside.append(M.is_grad_enabled())
+    (a + w).sum().backward()
+    return inside + [a.is_inference(), b.is_inference(), b.requires_grad, a[0].is_inference(), a.t().is_inference(),
+                     a.clone().is_inference(), (a * 2).is_inference(), as_numpy(a).tolist(), as_numpy(w.grad).tolist(),
+                     M.is_grad_enabled(), M.is_inference_mode_enabled(), M.inference_mode(lambda v: v.exp())(w).is_inference()]
+
+
+def test_same_inference_mode_flags() -> None:
+    assert _inference_flags(APIS["gradcli"]) == _inference_flags(APIS["torch"])
+
+
+def _inference_tensor(m: Any) -> Any:
+    with _modes(m).inference_mode():
+        return m.tensor([1.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [
+    P(lambda m: _inference_tensor(m) * m.ones(2, requires_grad=True), id="saved-for-backward"),
+    P(lambda m: m.ones(2, requires_grad=True).exp() * _inference_tensor(m)[0], id="saved-view"),
+    P(lambda m: _inference_tensor(m).add_(1), id="in-place"),
+    P(lambda m: _inference_tensor(m)[1:].mul_(2), id="in-place-through-a-view"),
+    P(lambda m: _inference_tensor(m).zero_(), id="zero_"),
+    P(lambda m: _inference_tensor(m).requires_grad_(), id="requires-grad"),
+])
+def test_same_inference_tensor_errors(fn: Callable) -> None:
+    want = str(_error(APIS["torch"], fn))
+    got = _error(APIS["gradcli"], fn)
+    assert isinstance(got, GradcliError) and got.message == want and got.hint
+
+
+VIEW_WRITES = [
+    P(lambda x, w: x[0].add_(1).mul_(w), id="select"),
+    P(lambda x, w: x[1:].mul_(w), id="slice"),
+    P(lambda x, w: x[:, 0].sub_(w), id="column"),
+    P(lambda x, w: x.t().mul_(w), id="t"),
+    P(lambda x, w: x.transpose(0, 1)[1].add_(w), id="transpose-row"),
+    P(lambda x, w: x.view(6).mul_(w), id="view"),
+    P(lambda x, w: x.reshape(3, 2)[0].mul_(w), id="reshape-row"),
+    P(lambda x, w: x[0][1:].add_(w * w), id="view-of-view"),
+    P(lambda x, w: x.unsqueeze(0).squeeze(0).flatten()[2:5].exp_(), id="chain-exp"),
+    P(lambda x, w: x.narrow(1, 1, 2).copy_(w.expand(2, 2)), id="narrow-copy"),
+    P(lambda x, w: x[1].clamp_(0.5, 4.0), id="clamp"),
+    P(lambda x, w: x.permute(1, 0)[0].fill_(w), id="permute-fill"),
+    P(lambda x, w: x.detach().mul_(w), id="detach"),
+    P(lambda x, w: x[0].__setitem__(1, w * 3), id="setitem-of-view"),
+    P(lambda x, w: x.data[0].mul_(3), id="view-of-data"),
+    P(lambda x, w: (x.retain_grad(), x[1].mul_(w)), id="retain-grad"),
+    P(lambda x, w: x.expand(1, 2, 3)[0, 1].mul_(w), id="expand-repeating-nothing"),
+]
+
+
+@pytest.mark.parametrize("write", VIEW_WRITES)
+def test_in_place_through_a_view_updates_the_base_as_pytorch(write: Callable) -> None:
+    x0 = np.arange(6.0).reshape(2, 3) - 2.5
+    results = []
+    for m in (APIS["gradcli"], APIS["torch"]):
+        leaf, w = m.tensor(x0, requires_grad=True), m.tensor(1.5, requires_grad=True)
+        x = leaf * 1
+        write(x, w)
+        (x * m.tensor(x0 + 4)).sum().backward()
+        results.append([as_numpy(x), node_name(x), as_numpy(leaf.grad), as_numpy(w.grad),
+                        as_numpy(x.grad if x.retains_grad else None)])
+    got, want = results
+    assert got[1] == want[1]
+    for g, t in zip(got[:1] + got[2:], want[:1] + want[2:]):
+        assert (g is None) == (t is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    P(lambda m: m.zeros(3).expand(2, 3).add_(1), id="expand"),
+    P(lambda m: m.zeros(3, requires_grad=True)[0].add_(1), id="view-of-leaf"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).unbind(0)[1].add_(1), id="unbind"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).split([1, 3])[1].mul_(2), id="split-with-sizes"),
+    P(lambda m: (m.zeros(4, 2, requires_grad=True) * 1).chunk(2)[1].mul_(2), id="chunk"),
+    P(lambda m: (lambda y: ((y * y).sum(), y[0].add_(1)))(m.ones(3, requires_grad=True) * 1)[0].backward(),
+      id="version-through-a-view"),
+    P(lambda m: (lambda e: (e[1:].add_(1), e.sum().backward()))(m.ones(3, requires_grad=True).exp()),
+      id="saved-result-through-a-view"),
+    P(lambda m: (lambda e: (e.detach()[0].add_(1), e.sum().backward()))(m.ones(3, requires_grad=True).exp()),
+      id="through-a-view-of-detach"),
+])
+def test_same_view_update_errors(fn: Callable) -> None:
+    want = str(_error(APIS["torch"], fn))
+    got = _error(APIS["gradcli"], fn)
+    assert isinstance(got, GradcliError) and want.startswith(got.message), f"\n torch: {want}\n gradcli: {got}"

@@ -25,11 +25,42 @@ from gradcli.check.report import FAIL, CheckReport, Element
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
+from gradcli.program.graph import graph_nodes
 
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
 POLICY = ("SymPy proves each distinct graph structure at its first call; later calls of a proven structure "
           "are checked by finite differences at their own values")
+
+
+def _traced_leaves(xs: list[Tensor], out: Tensor) -> list[Tensor] | None:
+    """The leaves a check differentiates by for the inputs a functional traced its function at.
+
+    Under create_graph an input that requires grad is traced through a view of itself, so the
+    result stays on the graph; a derivative by that view is the leaf's own when the output reaches
+    the leaf through the view alone. An input computed from other tensors, or a function that also
+    reads the leaf directly (a closure), leaves no leaf to name the derivative by: None.
+    """
+    leaves = []
+    readers: dict[int, set[int]] | None = None  # leaf id -> ids of the nodes that read it
+    for x in xs:
+        node = x.grad_fn
+        if node is None:
+            leaves.append(x)
+            continue
+        base = node.inputs[0]
+        if node.op.name != "reshape" or type(base) is not Tensor or base.shape != x.shape:
+            return None
+        if readers is None:
+            readers = {}
+            for n in graph_nodes(out)[0]:
+                for i in n.inputs:
+                    if type(i) is Tensor:
+                        readers.setdefault(id(i), set()).add(id(n))
+        if not readers.get(id(base), set()) <= {id(node)}:
+            return None
+        leaves.append(base)
+    return leaves
 
 
 def _frozen(value: Any) -> Hashable:
@@ -181,6 +212,10 @@ class LoopPolicy:
         """
         options = {"line": line, "what": what, "of": of, "progress": progress}
         xs, out = traced
+        if xs is not None and out is not None:
+            xs = _traced_leaves(xs, out)
+            if xs is None:
+                return self.unchecked(line, what, of)
         if kind == "grad":
             return self._grad(arguments, value, names, **options)
         if kind == "jacobian":

@@ -3,6 +3,10 @@
 Jacobians are repeated vector-Jacobian products over one retained graph (one backward per output
 element); Hessians differentiate a `create_graph=True` gradient once more. Layouts are PyTorch's:
 output shape + input shape.
+
+With `create_graph=True` the functionals of torch.autograd.functional return tensors on a graph, as
+PyTorch's do: an input that requires grad is traced through a view of itself (not a detached copy),
+and every vector-Jacobian product is itself recorded, so a later backward reaches the inputs.
 """
 from __future__ import annotations
 
@@ -86,6 +90,29 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] |
     return blocks
 
 
+def jacobian_on_graph(output: Tensor, inputs: Sequence[Tensor]) -> list[Tensor]:
+    """`jacobian_of` under create_graph: each row a recorded VJP, the rows stacked on the graph.
+
+    A block that does not depend on the inputs comes back without a graph, as in PyTorch.
+    """
+    from gradcli.engine.functions import stack
+    for k, x in enumerate(inputs):
+        check_elements(output.shape + x.shape, f"the Jacobian of the output by input {k}")
+    dtypes = [np.result_type(output.dtype, x.dtype) for x in inputs]
+    n = output.numel()
+    if not output.requires_grad or n == 0:
+        return [_wrap(np.zeros(output.shape + x.shape, dtype=d)) for x, d in zip(inputs, dtypes)]
+    rows: list[list[Tensor]] = [[] for _ in inputs]
+    for k in range(n):
+        unit = np.zeros(n, dtype=output.dtype)
+        unit[k] = 1
+        found = grad(output, list(inputs), grad_outputs=_wrap(unit.reshape(output.shape)), retain_graph=True,
+                     create_graph=True, allow_unused=True)
+        for row, x, d, g in zip(rows, inputs, dtypes, found):
+            row.append(_wrap(np.zeros(x.shape, dtype=d)) if g is None else g)
+    return [stack(row).reshape(output.shape + x.shape) for row, x in zip(rows, inputs)]
+
+
 def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | None = None,
                output_name: str = "the output") -> list[list[np.ndarray]]:
     """Second derivatives of a one-element output: blocks[a][b] has shape inputs[a] + inputs[b].
@@ -116,24 +143,30 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | 
     return blocks
 
 
-def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str) -> tuple[list[Tensor], bool, Tensor]:
-    """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does."""
-    from gradcli.engine.functions import as_tensor
+def _traced(f: Callable[..., Any], inputs: Any, what: str, hint: str, create_graph: bool
+            ) -> tuple[list[Tensor], bool, Tensor]:
+    """Call `f` on fresh leaves copied from `inputs` (one input or a sequence), as torch.autograd.functional does.
+
+    Under create_graph an input that requires grad is passed as a view of itself instead, so the
+    results stay differentiable with respect to it.
+    """
+    from gradcli.engine.functions import as_tensor, view_as
     if not callable(f) or isinstance(f, Tensor):
         raise ArgumentError(f"{what}(): the first argument must be a function, not {type(f).__name__}",
                             hint=f"pass the function, then the inputs: {what}(f, x)")
     single = not isinstance(inputs, (list, tuple))
-    xs = [as_tensor(x).detach().requires_grad_(True) for x in as_list(inputs)]
+    xs = [view_as(x, x) if create_graph and x.requires_grad else x.detach().requires_grad_(True)
+          for x in map(as_tensor, as_list(inputs))]
     out = f(*xs)
     if not isinstance(out, Tensor):
         raise ArgumentError(f"{what}(): the function must return a tensor", hint=hint)
     return xs, single, out
 
 
-def _plain(create_graph: bool, what: str) -> None:
-    if create_graph:
-        raise ArgumentError(f"{what}(create_graph=True) is not supported by gradcli",
-                            hint="differentiate through torch.autograd.grad(..., create_graph=True) instead")
+def _single_element(out: Tensor, what: str) -> None:
+    if out.numel() != 1:
+        raise BackwardError(f"The Tensor returned by the function given to {what} should contain a single element",
+                            hint="reduce the output to one number, e.g. return y.sum()")
 
 
 def _strict(out: Tensor, strict: bool) -> None:
@@ -161,10 +194,9 @@ def hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, stri
 def traced_jacobian(f: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
                     vectorize: bool = False, strategy: str = "reverse-mode") -> tuple[Any, list[Tensor], Tensor]:
     """`jacobian`, with the fresh leaves and the output it differentiated: what a check replays."""
-    _plain(create_graph, "jacobian")
-    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs")
+    xs, single, out = _traced(f, inputs, "jacobian", "return one tensor computed from the inputs", create_graph)
     _strict(out, strict)
-    blocks = [_wrap(b) for b in jacobian_of(out, xs)]
+    blocks = jacobian_on_graph(out, xs) if create_graph else [_wrap(b) for b in jacobian_of(out, xs)]
     return (blocks[0] if single else tuple(blocks)), xs, out
 
 
@@ -172,11 +204,14 @@ def traced_hessian(f: Callable[..., Any], inputs: Any, create_graph: bool = Fals
                    vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"
                    ) -> tuple[Any, list[Tensor], Tensor]:
     """`hessian`, with the fresh leaves and the output it differentiated: what a check replays."""
-    _plain(create_graph, "hessian")
     xs, single, out = _traced(f, inputs, "hessian",
-                              "return one tensor with a single element computed from the inputs")
+                              "return one tensor with a single element computed from the inputs", create_graph)
     _strict(out, strict)
-    blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
+    _single_element(out, "hessian")
+    if create_graph:
+        blocks = [jacobian_on_graph(g, xs) for g in _gradients(out, xs, None, True)]
+    else:
+        blocks = [[_wrap(b) for b in row] for row in hessian_of(out, xs)]
     return (blocks[0][0] if single else tuple(tuple(row) for row in blocks)), xs, out
 
 
@@ -216,7 +251,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def traced_vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
                strict: bool = False) -> tuple[tuple[Tensor, Any], list[Tensor], Tensor]:
     """`vjp`, with the fresh leaves and the output it differentiated: what a check replays."""
-    xs, single, out = _traced(func, inputs, "vjp", "return one tensor computed from the inputs")
+    xs, single, out = _traced(func, inputs, "vjp", "return one tensor computed from the inputs", create_graph)
     _strict(out, strict)
     vs = _vector(v, [out], True, "The vector v can only be None if the user-provided function returns a single "
                                  "Tensor with a single element.")
@@ -233,11 +268,14 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def traced_jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
                strict: bool = False) -> tuple[tuple[Tensor, Tensor], list[Tensor], Tensor]:
     """`jvp`, with the fresh leaves and the output whose (retained) Jacobian it contracted."""
-    _plain(create_graph, "jvp")
-    xs, single, out = _traced(func, inputs, "jvp", "return one tensor computed from the inputs")
+    xs, single, out = _traced(func, inputs, "jvp", "return one tensor computed from the inputs", create_graph)
     _strict(out, strict)
     vs = _vector(v, xs, single, "The vector v can only be None if the input to the user-provided function is a "
                                 "single Tensor with a single element.")
+    if create_graph:
+        from gradcli.engine.functions import tensordot
+        terms = [tensordot(block, u, x.ndim) for block, x, u in zip(jacobian_on_graph(out, xs), xs, vs)]
+        return (out, sum(terms[1:], terms[0])), xs, out
     total = np.zeros(out.shape, dtype=out.dtype)
     for block, x, u in zip(jacobian_of(out, xs), xs, vs):
         total = total + np.tensordot(block, u._data, axes=x.ndim)
@@ -251,11 +289,9 @@ def _second(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, s
     Besides the value, the fresh leaves and the scalar (grad f) . v whose gradient is the answer:
     a check judges that gradient as it judges `grad` of a create_graph result.
     """
-    xs, single, out = _traced(func, inputs, what, "return one tensor with a single element")
+    xs, single, out = _traced(func, inputs, what, "return one tensor with a single element", create_graph)
     _strict(out, strict)
-    if out.numel() != 1:
-        raise BackwardError(f"The Tensor returned by the function given to {what} should contain a single element",
-                            hint="reduce the output to one number, e.g. return y.sum()")
+    _single_element(out, what)
     vs = _vector(v, xs, single, "The vector v can only be None if the input to the user-provided function is a "
                                 "single Tensor with a single element.")
     first = _gradients(out, xs, [_wrap(np.ones(out.shape, dtype=out.dtype))], True)

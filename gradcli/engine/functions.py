@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine import views as V
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import (
     ADD,
@@ -25,6 +26,7 @@ from gradcli.engine.tensor import (
     SUB,
     Tensor,
     _general_binary,
+    _root,
     _wrap,
     apply,
     broadcast_shape,
@@ -902,7 +904,16 @@ def reshape(x: Any, *shape: Any) -> Tensor:
     return apply(O.RESHAPE, x, shape=dims)
 
 
-view = reshape
+def view(x: Any, *shape: Any) -> Tensor:
+    """reshape, which must give a view of x: PyTorch refuses a shape its strides cannot give without a copy
+    (and an in-place update of a copy would not reach x)."""
+    x = _tensor_arg(x, "view")
+    out = reshape(x, *shape)
+    if out.numel() and _root(out._data) is not _root(x._data):
+        raise ShapeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                         "spans across two contiguous subspaces). Use .reshape(...) instead.",
+                         hint="write x.reshape(...) (a copy where it must be), or x.contiguous().view(...)")
+    return out
 
 
 def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -1108,10 +1119,11 @@ cast = to_dtype
 
 # -- more shapes and indexing ----------------------------------------------------------------
 def view_as(x: Any, other: Any) -> Tensor:
-    return reshape(x, _tensor_arg(other, "view_as").shape)
+    return view(x, _tensor_arg(other, "view_as").shape)
 
 
-reshape_as = view_as
+def reshape_as(x: Any, other: Any) -> Tensor:
+    return reshape(x, _tensor_arg(other, "reshape_as").shape)
 
 
 def unflatten(x: Any, dim: int, sizes: Sequence[int]) -> Tensor:
@@ -1211,7 +1223,9 @@ def diagonal(x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     d1, d2 = _dim(dim1, x.ndim), _dim(dim2, x.ndim)
     if d1 == d2:
         raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}", hint="name two different dims")
-    return apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
+    out = apply(O.INDEX, x, key=_diagonal_key(x.shape, _int(offset, "offset"), d1, d2), name="DiagonalBackward0")
+    V.copied(out, x, "diagonal")
+    return out
 
 
 def _diagonal_key(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[np.ndarray, ...]:
@@ -1287,8 +1301,8 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
         sizes = [builtins.min(step, size - k) for k in range(0, size, step)] or [0]
         name = "SplitBackward0"
     bounds = np.cumsum([0] + sizes)
-    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (slice(int(a), int(b)),), name=name)
-                 for a, b in zip(bounds[:-1], bounds[1:]))
+    return V.multiple(tuple(apply(O.INDEX, x, key=(slice(None),) * d + (slice(int(a), int(b)),), name=name)
+                            for a, b in zip(bounds[:-1], bounds[1:])), name.removesuffix("Backward0"))
 
 
 def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1304,7 +1318,8 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
     x = _with_dims(x, "unbind")
     d = _dim(dim, x.ndim)
-    return tuple(apply(O.INDEX, x, key=(slice(None),) * d + (i,), name="UnbindBackward0") for i in range(x.shape[d]))
+    return V.multiple(tuple(apply(O.INDEX, x, key=(slice(None),) * d + (i,), name="UnbindBackward0")
+                            for i in range(x.shape[d])), "Unbind")
 
 
 def _index_array(index: Any, fn: str) -> np.ndarray:

@@ -80,10 +80,8 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    if not tensor._data.flags.writeable:
-        tensor._data = tensor._data.copy()
-    tensor._data[...] = val
-    return tensor
+    with _no_grad():
+        return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:

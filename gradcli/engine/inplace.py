@@ -1,16 +1,19 @@
 """In-place updates as PyTorch has them: `w -= lr * w.grad`, `x.add_(1)`, `x[0] = 2`, version counters.
 
-An in-place op computes its result out of place and then makes it the tensor's value:
-- outside the graph (no_grad, or nothing requires grad) the values are written into the
-  tensor's own array, so every alias (`x.data`, `x.detach()`) sees them and a leaf stays a leaf;
-- on the graph the tensor takes the new value and the recorded node as its history (its
-  `grad_fn` becomes e.g. AddBackward0, or CopySlices for `x[i] = v`), as PyTorch rebases it;
-- a leaf that requires grad refuses both while gradients are recorded: PyTorch's leaf error.
+An in-place op computes its result out of place and then writes it into the tensor's own memory,
+so every alias (`x.data`, `x.detach()`, a view and the tensor it views) sees the values:
+- outside the graph (no_grad, or nothing requires grad) that is all, and a leaf stays a leaf;
+- on the graph the tensor also takes the recorded node as its history (its `grad_fn` becomes
+  e.g. AddBackward0, or CopySlices for `x[i] = v`), as PyTorch rebases it; an update of a view
+  gives its base CopySlices instead (views.py);
+- a leaf that requires grad refuses both while gradients are recorded (PyTorch's leaf error), and
+  an inference tensor refuses both outside inference mode.
 
-Version counters: every modification is marked with a number from the node sequence. A node
-created before a mark that saved the modified array would compute its gradient from values
-that are gone, so backward raises PyTorch's "modified by an inplace operation" error. Writes
-through `x.data` are not marked, as in PyTorch (that is what `.data` is for).
+Version counters: every modification is marked with a number from the node sequence, per memory
+(a view counts with its base, as PyTorch's share a counter). A node created before a mark that
+saved the modified memory would compute its gradient from values that are gone, so backward
+raises PyTorch's "modified by an inplace operation" error. Writes through `x.data` are not marked,
+as in PyTorch (that is what `.data` is for).
 """
 from __future__ import annotations
 
@@ -21,17 +24,22 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import RELEASED, GradMode, Node, Tensor, _sequence, _wrap, apply
+from gradcli.engine import views as V
+from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _root, _sequence, _wrap,
+                                   apply, is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+INFERENCE_IN_PLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                      "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                      "more details.")
 _LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.grad), or through .data "
               "(w.data -= lr * w.grad); to reset a gradient write w.grad.zero_()")
 
-# id(array) -> (weak reference to the array, the tensor's version when it took this array, the
-# marks of the modifications since)
-MARKS: dict[int, tuple[weakref.ref, int, list[int]]] = {}
+# id(root array) -> [weak reference to it, the version when a tensor took it, the marks of the modifications since,
+# the node name of the last in-place update recorded on it (None before one)]
+MARKS: dict[int, list] = {}
 _UNTRACKED: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()  # by id: == is elementwise
 
 
@@ -42,31 +50,75 @@ def untracked(alias: Tensor) -> Tensor:
 
 
 def check_leaf(t: Tensor, view: bool = False) -> None:
+    """PyTorch's refusals of an in-place update: of a leaf that requires grad while gradients are
+    recorded, and of an inference tensor outside inference mode."""
     if GradMode.enabled and t.requires_grad and t._node is None:
         raise BackwardError(VIEW_OF_LEAF if view else LEAF, hint=_LEAF_HINT)
+    check_inference(t)
+
+
+def check_inference(t: Tensor) -> None:
+    if INFERENCE and not InferenceMode.enabled and is_inference(t):
+        raise BackwardError(INFERENCE_IN_PLACE, hint="update a clone instead (y = x.clone(); y.add_(1)), or do the "
+                                                     "update inside 'with torch.inference_mode():'")
 
 
 def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tensor:
-    """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`."""
+    """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`.
+
+    The values are written into `t`'s own memory, so its aliases and, for a view, its base see them
+    (views.py gives the base its CopySlices history). While gradients are recorded, `compute` reads
+    a private copy of the old values, so the nodes it records keep them.
+    """
     check_leaf(t, view)
+    viewed = V.base_of(t)
+    if viewed is not None:
+        check_leaf(viewed[0], view=True)
     mark = next(_sequence)  # before compute(): a node made now may read the old array, one made before may not
-    out = compute()
+    memory = t._data
+    if GradMode.enabled:
+        t._data = memory.copy()
+    try:
+        out = compute()
+    finally:
+        t._data = memory
     if out.shape != t.shape:
         raise ShapeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(out.shape)}",
                          hint="an in-place update keeps the tensor's shape; write y = y + ... for a new shape")
     data = out._data
-    if data.dtype != t._data.dtype:
-        if np.result_type(data.dtype, t._data.dtype) != t._data.dtype:
+    if data.dtype != memory.dtype:
+        if np.result_type(data.dtype, memory.dtype) != memory.dtype:
             raise DtypeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                             f"{_type_word(t._data.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
-        data = data.astype(t._data.dtype)
-    if out._node is None:
+                             f"{_type_word(memory.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
+        data = data.astype(memory.dtype)
+    node = out._node
+    if node is None:
         _write(t, data, mark)
         return t
-    _remember(t._data, mark)
-    _share_marks(t._data, data)
-    t._data, t._node, t.requires_grad = data, out._node, True
+    if not memory.flags.writeable:  # memory nothing else shares: the tensor takes the new array
+        _remember(memory, mark)
+        _share_marks(memory, data)
+        t._data = data
+        V.rebase(t, node)
+        return t
+    np.copyto(memory, data)
+    _count(t, memory, mark)
+    if node.saved_out is data:  # the saved result is the tensor itself: a later update must be noticed
+        node.saved_out = memory
+    if viewed is None:
+        V.rebase(t, node)
+        V.refresh(t)
+    else:
+        V.write_back(out, *viewed)
+    _entry(memory)[3] = (viewed[0] if viewed else t)._node.name
     return t
+
+
+def assign(t: Tensor, data: np.ndarray) -> None:
+    """Write values computed outside autograd (an optimizer's step, an initialiser) into `t`: its
+    aliases see them, and a node that saved the old values refuses backward, as in PyTorch."""
+    check_inference(t)
+    _write(t, data, next(_sequence))
 
 
 def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
@@ -74,15 +126,24 @@ def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
         np.copyto(t._data, data)
     else:
         t._data = np.array(data)
-    if _UNTRACKED.get(id(t)) is not t:
-        _remember(t._data, mark)
+    _count(t, t._data, mark)
 
 
-def _entry(array: np.ndarray, base: int = 0) -> tuple[weakref.ref, int, list[int]]:
+def _count(t: Tensor, array: np.ndarray, mark: int) -> None:
+    """Bump the version of `array`, written through `t`: not through `x.data` or a view of it, which
+    PyTorch gives a version counter of its own."""
+    alias = V.base(t)
+    if _UNTRACKED.get(id(alias)) is not alias:
+        _remember(array, mark)
+
+
+def _entry(array: np.ndarray, base: int = 0) -> list:
+    """The version record of the memory `array` is part of: views share their base's, as in PyTorch."""
+    array = _root(array)
     entry = MARKS.get(id(array))
     if entry is None or entry[0]() is not array:
         key = id(array)
-        entry = MARKS[key] = (weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [])
+        entry = MARKS[key] = [weakref.ref(array, lambda _, key=key: MARKS.pop(key, None)), base, [], None]
     return entry
 
 
@@ -108,14 +169,17 @@ def check_saved(node: Node) -> None:
 
 
 def _check(node: Node, array: np.ndarray, owner: Any) -> None:
-    entry = MARKS.get(id(array))
-    if entry is None or entry[0]() is not array:
+    root = _root(array)
+    entry = MARKS.get(id(root))
+    if entry is None or entry[0]() is not root:
         return
-    _, base, marks = entry
+    _, base, marks, rebased = entry
     expected = base + sum(1 for m in marks if m < node.seq)
     if expected == base + len(marks):
         return
-    made_by = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', owner.name)}," if type(owner) is Node else ""
+    # PyTorch names a saved input by the history its tensor has now, a saved result by the node itself
+    name = rebased if rebased is not None and owner is not node else owner.name if type(owner) is Node else None
+    made_by = "" if name is None else f", which is output 0 of {_node_word(name)},"
     shape = "[" + ", ".join(map(str, array.shape)) + "]"
     raise BackwardError(
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -123,6 +187,12 @@ def _check(node: Node, array: np.ndarray, owner: Any) -> None:
         f"{expected} instead.",
         hint="compute a new tensor instead (y = y + 1 rather than y += 1 or y.add_(1)), or update it only after "
              "the backward that needs it")
+
+
+def _node_word(name: str) -> str:
+    """How PyTorch's message names a node: AddBackward0 as Add, CopySlices with its C++ namespace."""
+    stripped = re.sub(r"Backward[0-9]*$", "", name)
+    return stripped if stripped != name else f"torch::autograd::{name}"
 
 
 _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -164,21 +234,35 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     update(t, assigned, view=True)
 
 
+def overwrite(t: Tensor, values: Callable[[], np.ndarray], node: str) -> Tensor:
+    """Replace every value of `t` by `values()` (fills, random draws): on the graph PyTorch's `node`,
+    whose gradient to the old values is zero. `values` runs after the leaf check, so a refused fill
+    consumes no random numbers."""
+    def replaced() -> Tensor:
+        data = values()
+        if not (GradMode.enabled and t.requires_grad):
+            return _wrap(data)
+        out = apply(O.MUL, t, 0.0, name=node)
+        out._data = data
+        return out
+    return update(t, replaced)
+
+
 def zero_(t: Tensor) -> Tensor:
-    return fill_(t, 0)
+    return overwrite(t, lambda: np.zeros(t.shape, dtype=t.dtype), "ZeroBackward0")
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
-    number = value.item() if isinstance(value, Tensor) else value
-
-    def filled() -> Tensor:
-        data = np.full(t.shape, number, dtype=t.dtype)
-        if not (GradMode.enabled and t.requires_grad):
-            return _wrap(data)
-        out = apply(O.MUL, t, 0.0, name="ZeroBackward0" if number == 0 else "FillBackward0")
-        out._data = data
-        return out
-    return update(t, filled)
+    """A 0-d tensor value that requires grad receives the sum of the gradient (PyTorch's FillBackward3)."""
+    if not isinstance(value, Tensor):
+        return overwrite(t, lambda: np.full(t.shape, value, dtype=t.dtype), "FillBackward2")
+    if value.ndim:
+        raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.",
+                         hint="fill with a number, or a 0-d tensor such as v[0]")
+    if not (GradMode.enabled and value.requires_grad):
+        return overwrite(t, lambda: np.full(t.shape, value.item(), dtype=t.dtype), "FillBackward3")
+    everywhere = _wrap(np.ones(t.shape, dtype=bool))
+    return update(t, lambda: apply(O.WHERE, everywhere, value, t, name="FillBackward3"))
 
 
 def copy_(t: Tensor, src: Any) -> Tensor:

@@ -1,14 +1,16 @@
 """Gradient modes: `torch.no_grad()`, `enable_grad()`, `set_grad_enabled(b)`, `inference_mode()`.
 
-Each is a context manager and a decorator, as in PyTorch. They only switch `GradMode.enabled`;
-the interpreter enters and leaves them (its `with` statement and decorated functions), always
-restoring the previous mode, also when an error ends the block.
+Each is a context manager and a decorator, as in PyTorch. They switch `GradMode.enabled` (and
+`inference_mode` also `InferenceMode.enabled`, under which new tensors are inference tensors); the
+interpreter enters and leaves them (its `with` statement and decorated functions), always
+restoring the previous mode, also when an error ends the block. Inside inference mode nothing is
+recorded, whatever a nested gradient mode asks for, as in PyTorch.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from gradcli.engine.tensor import GradMode
+from gradcli.engine.tensor import GradMode, InferenceMode
 from gradcli.errors import ArgumentError
 
 
@@ -22,10 +24,14 @@ class GradModeContext:
 
     def __enter__(self) -> None:
         self._saved.append(GradMode.enabled)
-        GradMode.enabled = self.enabled
+        GradMode.enabled = self.enabled and not InferenceMode.enabled
 
     def __exit__(self, *exc: Any) -> None:
         GradMode.enabled = self._saved.pop()
+
+    def fresh(self) -> "GradModeContext":
+        """The same switch, entered anew by each call of a decorated function."""
+        return GradModeContext(self.name, self.enabled)
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`@torch.no_grad()` over a function: every call of it runs in this mode."""
@@ -35,7 +41,7 @@ class GradModeContext:
         mode = self
 
         def decorated(*args: Any, **kwargs: Any) -> Any:
-            with GradModeContext(mode.name, mode.enabled):
+            with mode.fresh():
                 return fn(*args, **kwargs)
         decorated.__name__ = getattr(fn, "__name__", "function")
         decorated.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -51,7 +57,7 @@ class _SetGradEnabled(GradModeContext):
     def __init__(self, mode: bool) -> None:
         super().__init__("set_grad_enabled", bool(mode))
         self._before = GradMode.enabled
-        GradMode.enabled = self.enabled
+        GradMode.enabled = self.enabled and not InferenceMode.enabled
 
     def __enter__(self) -> None:
         self._saved.append(self._before)
@@ -72,11 +78,38 @@ def enable_grad(fn: Callable[..., Any] | None = None) -> Any:
     return mode if fn is None else mode(fn)
 
 
+class _InferenceMode(GradModeContext):
+    """`torch.inference_mode(mode)`: with mode True, no graph and inference tensors; with False, a
+    normal gradient mode again (recording on) inside an inference-mode block."""
+
+    def __init__(self, inference: bool) -> None:
+        super().__init__("inference_mode", not inference)
+        self.inference = inference
+        self._inference_saved: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(GradMode.enabled)
+        self._inference_saved.append(InferenceMode.enabled)
+        InferenceMode.enabled = self.inference
+        GradMode.enabled = not self.inference
+
+    def __exit__(self, *exc: Any) -> None:
+        GradMode.enabled = self._saved.pop()
+        InferenceMode.enabled = self._inference_saved.pop()
+
+    def fresh(self) -> "_InferenceMode":
+        return _InferenceMode(self.inference)
+
+
 def inference_mode(mode: Any = True) -> Any:
-    """`torch.inference_mode()`: for gradcli the same as no_grad (there are no inference tensors)."""
+    """`torch.inference_mode()`, `inference_mode(False)`, and `@torch.inference_mode` without parentheses."""
     if callable(mode):
-        return GradModeContext("inference_mode", False)(mode)
-    return GradModeContext("inference_mode", not bool(mode))
+        return _InferenceMode(True)(mode)
+    return _InferenceMode(bool(mode))
+
+
+def is_inference_mode_enabled() -> bool:
+    return InferenceMode.enabled
 
 
 def set_grad_enabled(mode: bool) -> GradModeContext:

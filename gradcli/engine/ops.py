@@ -332,7 +332,10 @@ def _clamp_mask(ns: Any, x: Any, min: float | None, max: float | None) -> Any:
 
 
 def _index_forward(x: np.ndarray, key: Any) -> np.ndarray:
-    return x[key]
+    """x[key]; where NumPy would give a scalar (every dimension indexed by an integer), the 0-d view of
+    the same element, since PyTorch's `x[0]` is a view that an in-place update writes through."""
+    out = x[key]
+    return out if type(out) is np.ndarray else x[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
 
 
 def _index_put_forward(g: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
@@ -363,6 +366,12 @@ def _cat_vjps(count: int) -> tuple[Callable, ...]:
 def _stack_vjps(count: int) -> tuple[Callable, ...]:
     return tuple((lambda i: lambda ns, g, out, *xs, dim=0: ns.index(g, (slice(None),) * dim + (i,)))(i)
                  for i in range(count))
+
+
+def _expand_forward(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only broadcast view; where nothing is repeated (only sizes of 1 added), a writeable view,
+    since PyTorch writes an in-place update of that one through to the input."""
+    return np.reshape(x, shape) if math.prod(shape) == x.size else np.broadcast_to(x, shape)
 
 
 def _swap(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
@@ -868,7 +877,7 @@ PERMUTE = Op(name="permute", node="PermuteBackward0", forward=lambda x, dims: np
              vjps=(lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),),
              rule="permute the gradient back",
              nests=False, sym=lambda S, x, dims: np.transpose(x, dims))
-EXPAND = Op(name="expand", node="ExpandBackward0", forward=lambda x, shape: np.broadcast_to(x, shape),
+EXPAND = Op(name="expand", node="ExpandBackward0", forward=_expand_forward,
             vjps=(lambda ns, g, o, x, shape: g,), rule="sum the gradient over the expanded axes",
             nests=False, sym=lambda S, x, shape: np.broadcast_to(x, shape))
 INDEX = Op(name="index", node="IndexBackward0", forward=_index_forward,
@@ -1020,7 +1029,7 @@ def _einsum_vjp(ns: Any, g: Any, xs: tuple, i: int, equation: str) -> Any:
     return ns.einsum(",".join([result] + others + extra_subs) + "->" + target, *operands)
 
 
-FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims),
+FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims).copy(),  # a copy, as PyTorch's
           vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), rule="flip the gradient back",
           nests=False, sym=lambda S, x, dims: np.flip(x, dims))
 ROLL = Op(name="roll", node="RollBackward0", forward=_roll_forward, vjps=(_roll_vjp,),

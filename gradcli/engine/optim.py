@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine.functions import _type_name, number_arg
+from gradcli.engine.inplace import assign
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 
@@ -71,11 +72,7 @@ class Optimizer:
     def step(self) -> None:
         for p, state in zip(self.params, self.state):
             if p.grad is not None:
-                new = self._update(p._data, p.grad._data, state)
-                if p._data.flags.writeable:
-                    p._data[...] = new
-                else:
-                    p._data = new
+                assign(p, self._update(p._data, p.grad._data, state))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
         raise NotImplementedError

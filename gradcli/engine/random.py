@@ -16,7 +16,9 @@ with the fused multiply-adds the compiler makes of them):
   pairing element j with j+8; when the size is not a multiple of 16 it draws 16 fresh uniforms for
   the last 16 elements and transforms those again. float64 uses libm's log, cos and sin there;
   float32 uses Cephes-style polynomial log and sincos evaluated in float32 (`_log32`, `_sincos32`).
-- `randint` is `low + word % (high - low)` (two words when the range needs them); `randperm` swaps
+- `randint` and `random_(from, to)` are `low + word % (high - low)` (two words when the range needs
+  them); `random_()` is a word (two for 8-byte dtypes) modulo the integers the dtype holds exactly;
+  `exponential_(λ)` is -1/λ · log1p(-u) with a float64 uniform and libm's log1p; `randperm` swaps
   element i with i + word % (n - i) from the front; `bernoulli` is `uniform < p`, the uniform being
   float64 for a Python-float p or a float64 p tensor, float32 for a float32 p tensor.
 """
@@ -107,6 +109,24 @@ class Generator:
         span = high - low
         words = self._words(count) if span < 2 ** 32 else self._words64(count)
         return (words % np.uint64(span)).astype(np.int64) + np.int64(low)
+
+    def full_range(self, count: int, dtype: np.dtype) -> np.ndarray:
+        """`random_()` without bounds: a word modulo the integers the dtype holds exactly (2**53 + 1 for float64,
+        2**24 + 1 for float32, 2**63 for int64...); float64 and int64 take two words, the others one."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return (self._words(count) & np.uint64(1)).astype(bool)
+        if dtype.kind == "f":
+            span = 2 ** (np.finfo(dtype).nmant + 1) + 1
+        else:
+            span = int(np.iinfo(dtype).max) + 1
+        words = self._words64(count) if dtype.itemsize == 8 else self._words(count)
+        return (words % np.uint64(span)).astype(dtype)
+
+    def exponential(self, count: int, dtype: type, lambd: float) -> np.ndarray:
+        """-1/λ · log1p(-u) of float64 uniforms with the C library's log1p, then rounded to the dtype."""
+        u = self.standard_uniform(count, np.float64)
+        return (np.float64(-1.0 / lambd) * _libm(math.log1p, -u)).astype(dtype)
 
     def permutation(self, n: int) -> np.ndarray:
         out = np.arange(n, dtype=np.int64)

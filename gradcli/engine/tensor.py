@@ -29,6 +29,56 @@ class GradMode:
     enabled = True
 
 
+class InferenceMode:
+    """Whether tensors made now are inference tensors (`torch.inference_mode()`, switched by modes.py).
+
+    Inference tensors are kept by id in `INFERENCE` (weakly: a slot on every Tensor would cost the
+    hot path an assignment), so the checks below cost one emptiness test until a program uses
+    inference mode.
+    """
+
+    enabled = False
+
+
+INFERENCE: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                   "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                   "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def is_inference(t: "Tensor") -> bool:
+    return INFERENCE.get(id(t)) is t
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _inherit_view(t: "Tensor", sources: tuple) -> None:
+    """A view (or detach, or .data) is an inference tensor exactly when what it views is, inside
+    inference mode or not, as in PyTorch; any other result made in inference mode is one."""
+    root = _root(t._data)
+    for x in sources:
+        if type(x) is Tensor and _root(x._data) is root:
+            if is_inference(x):
+                INFERENCE[id(t)] = t
+            else:
+                INFERENCE.pop(id(t), None)
+            return
+
+
+def _refuse_saved_inference(inputs: tuple, saved: tuple, arrays: tuple) -> None:
+    """PyTorch's refusal to record a node that keeps an inference tensor's values for its backward."""
+    if saved is RELEASED or saved is inputs:
+        return
+    for x, kept, a in zip(inputs, saved, arrays):
+        if type(x) is Tensor and kept is a and type(a) is np.ndarray and is_inference(x):
+            raise BackwardError(INFERENCE_SAVED, hint="use x.clone() of the tensor made under inference_mode, or "
+                                                      "make it under torch.no_grad() instead")
+
+
 class Limits:
     """Bounds that keep a typo from exhausting memory; set per run by `evaluation.engine_settings`."""
 
@@ -109,6 +159,8 @@ class Node:
             else:
                 self.saved = tuple(a if k else x for a, x, k in zip(arrays, inputs, keep))
             self.saved_out = out if keep_out else None
+        if INFERENCE:
+            _refuse_saved_inference(inputs, self.saved, arrays)
         self.shape = out.shape
         self.dtype = out.dtype
         self.seq = next(_sequence)
@@ -219,6 +271,10 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
             t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
+    if out.base is not None and inputs and type(inputs[0]) is Tensor:
+        V.record(t, inputs[0], op, params, name)
+    if INFERENCE or InferenceMode.enabled:
+        _inherit_view(t, inputs)
     if Anomaly.watching and Anomaly.first is None and not _finite(out):
         _watch(t, op, arrays, name, params)
     return t
@@ -247,6 +303,8 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         else:
             t._node = None
             t.requires_grad = False
+            if InferenceMode.enabled:
+                INFERENCE[id(t)] = t
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (data,), None, _NO_PARAMS)
         return t
@@ -378,6 +436,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         else:
             t._node = None
             t.requires_grad = False
+            if InferenceMode.enabled:
+                INFERENCE[id(t)] = t
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (x, y), name, _NO_PARAMS)
         return t
@@ -410,6 +470,8 @@ class Tensor:
         self.grad = None
         self._node = None
         self.requires_grad = False
+        if InferenceMode.enabled:
+            INFERENCE[id(self)] = self
         if requires_grad:
             self.requires_grad_(True)
 
@@ -417,7 +479,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works)."""
-        return I.untracked(_wrap(self._data))
+        return I.untracked(self.detach())
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -486,13 +548,23 @@ class Tensor:
         return node is not None and node.retained is not None and node.retained() is self
 
     def detach(self) -> "Tensor":
-        return _wrap(self._data)
+        t = _wrap(self._data)
+        if INFERENCE or InferenceMode.enabled:
+            _inherit_view(t, (self,))
+        return t
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `torch.inference_mode()` (or views one)."""
+        return is_inference(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and self._data.dtype.kind not in "fc":
             raise DtypeError("Only Tensors of floating point and complex dtype can require gradients",
                              hint=f"this tensor is {self._data.dtype}; make it float first, e.g. x.float() or "
                                   "write the numbers with a decimal point (1. instead of 1)")
+        if requires_grad and not InferenceMode.enabled and is_inference(self):
+            raise BackwardError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+                                hint="use a clone, which is a normal tensor: x = x.clone().requires_grad_()")
         if self._node is not None and not requires_grad:
             raise BackwardError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                 "computed variable in a subgraph that doesn't require differentiation use "
@@ -507,7 +579,7 @@ class Tensor:
         if not float(from_) <= float(to):
             raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
                                 hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
-        return self._fill_random("check_uniform_bounds",
+        return self._fill_random("check_uniform_bounds", "UniformBackward0",
                                  lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
@@ -515,7 +587,7 @@ class Tensor:
         if not float(std) >= 0.0:
             raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
                                 hint="a standard deviation is never negative")
-        return self._fill_random("normal_kernel_cpu",
+        return self._fill_random("normal_kernel_cpu", "NormalBackward0",
                                  lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous))
 
     def bernoulli_(self, p: Any = 0.5) -> "Tensor":
@@ -538,27 +610,66 @@ class Tensor:
             if not 0.0 <= probs <= 1.0:
                 raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
                                        hint="p is the probability of a 1")
-        return self._fill_random(None, lambda gen, count, contiguous: gen.bernoulli(probs, count))
+        return self._fill_random(None, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2",
+                                 lambda gen, count, contiguous: gen.bernoulli(probs, count))
 
-    def _fill_random(self, kernel: str | None, draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
-        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does."""
+    def random_(self, from_: Any = None, to: Any = None) -> "Tensor":
+        """`random_()`, `random_(to)` and `random_(from, to)`: integers drawn as randint draws them."""
+        if from_ is None and to is None:
+            return self._fill_random(None, "RandomBackward2",
+                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype))
+        low, high = (0, from_) if to is None else (from_, to)
+        low, high = (int(F.number_arg(b, "random_", name)) for b, name in ((low, "from"), (high, "to")))
+        if low >= high:
+            raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
+                                hint="the upper bound is exclusive: random_(0, 10) draws from 0 to 9")
+        dtype = self._data.dtype
+        if dtype.kind == "f":
+            digits = np.finfo(dtype).nmant + 1
+            lowest, highest, text = -2 ** digits, 2 ** digits, f"[-(2^{digits}), 2^{digits}]"
+        else:
+            lowest, highest = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+            text = f"[{lowest}, {highest}]"
+        if not (lowest <= low and high - 1 <= highest):
+            raise ArgumentError(f"random_: from={low} and to - 1={high - 1} must lie in {text} for a {dtype} tensor",
+                                hint="PyTorch draws other numbers outside that range; narrow the bounds or use a "
+                                     "float64 tensor")
+        return self._fill_random(None, "RandomBackward1" if to is None else "RandomBackward0",
+                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype))
+
+    def exponential_(self, lambd: float = 1.0) -> "Tensor":
+        lambd = F.number_arg(lambd, "exponential_", "lambd")
+        if not float(lambd) > 0.0:
+            raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
+                                hint="λ is the rate: the mean of the draws is 1/λ")
+        if self._data.dtype.kind != "f":
+            raise DtypeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                             f"floating point but you specified {F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
+                             hint="make the tensor float first, e.g. x.float()")
+        return self._fill_random(None, "ExponentialBackward0",
+                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd))
+
+    def _fill_random(self, kernel: str | None, node: str,
+                     draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
+        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does.
+
+        The fill is an in-place update like any other (inplace.py): it bumps the version of a value
+        some node saved, and on the graph it is PyTorch's `node`, whose gradient is zero.
+        """
         from gradcli.engine.creation import Defaults
         if kernel is not None and self._data.dtype.kind != "f":
             name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
             raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
                              hint="random floats need a float tensor; make it float first, e.g. x.float()")
-        if self.requires_grad and GradMode.enabled:
-            if self._node is None:
-                raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
-                                    hint="fill it inside `with torch.no_grad():`, as torch.nn.init does")
-            raise BackwardError("gradcli does not record a random in-place fill in the graph",
-                                hint="fill a tensor outside the graph: inside `with torch.no_grad():` or after "
-                                     ".detach()")
-        if not self._data.flags.writeable:
-            self._data = self._data.copy()
-        view = self._data.transpose(_memory_order(self._data))
-        view[...] = draw(Defaults.generator, view.size, self._data.flags.c_contiguous).reshape(view.shape)
-        return self
+
+        order, contiguous = _memory_order(self._data), self._data.flags.c_contiguous
+
+        def drawn() -> np.ndarray:
+            data = np.empty(self.shape, dtype=self.dtype)
+            view = data.transpose(order)
+            view[...] = draw(Defaults.generator, view.size, contiguous).reshape(view.shape)
+            return data
+        return I.overwrite(self, drawn, node)
 
     # -- conversion -------------------------------------------------------------------
     def all(self) -> "Tensor":
@@ -883,7 +994,7 @@ class Tensor:
         return F.reshape(self, *shape)
 
     def view(self, *shape: Any) -> "Tensor":
-        return F.reshape(self, *shape)
+        return F.view(self, *shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         return F.flatten(self, start_dim, end_dim)
@@ -894,7 +1005,20 @@ class Tensor:
     def view_as(self, other: "Tensor") -> "Tensor":
         return F.view_as(self, other)
 
-    reshape_as = view_as
+    def contiguous(self) -> "Tensor":
+        """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
+        PyTorch: what `view` needs after a transpose."""
+        if self._data.flags.c_contiguous:
+            return self
+        out = self.clone()  # clone keeps the memory order, as PyTorch's does
+        out._data = np.ascontiguousarray(out._data)
+        return out
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return F.reshape_as(self, other)
 
     def movedim(self, source: Any, destination: Any) -> "Tensor":
         return F.movedim(self, source, destination)
@@ -1116,6 +1240,8 @@ def _wrap(array: np.ndarray) -> Tensor:
     t.grad = None
     t._node = None
     t.requires_grad = False
+    if InferenceMode.enabled:
+        INFERENCE[id(t)] = t
     return t
 
 
@@ -1150,3 +1276,4 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
 from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)
+from gradcli.engine import views as V  # noqa: E402  (the same, for the views ops make)

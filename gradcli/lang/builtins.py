@@ -112,7 +112,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
     "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
     "cat": F.cat, "concat": F.cat, "stack": F.stack,
-    "view_as": F.view_as, "reshape_as": F.view_as, "unflatten": F.unflatten, "movedim": F.movedim,
+    "view_as": F.view_as, "reshape_as": F.reshape_as, "unflatten": F.unflatten, "movedim": F.movedim,
     "moveaxis": F.movedim, "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "fliplr": F.fliplr,
     "flipud": F.flipud, "roll": F.roll, "tile": F.tile, "tril": F.tril, "triu": F.triu, "diag": F.diag,
     "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "narrow": F.narrow, "split": F.split,
@@ -155,7 +155,7 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
               "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
               "tensordot": O.MATMUL, "kron": O.MUL, "logdet": O.LOGABSDET, "matrix_power": O.MATMUL,
               "inv": O.INVERSE})
-OP_OF.update({"sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
+OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
               "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
@@ -223,7 +223,9 @@ _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e":
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
-               "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled, "device": D.device,
+               "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
+               "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
+               "device": D.device,
                "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
                             **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
@@ -301,11 +303,12 @@ TENSOR_METHODS = frozenset({
     "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "is_inference", "contiguous", "is_contiguous",
 }
 NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
