@@ -1,9 +1,10 @@
 """The budget a program runs under (loop iterations, calls, wall-clock seconds) and the bounds of what
 it can grow that the engine does not see (call depth, lists, strings, format widths).
 
-The interpreter calls `step` once per loop pass and `tick` once per expression it evaluates, so
-a runaway `while` loop and a long straight run of ops (deep recursion, a huge comprehension) both
-meet the clock; `tick` reads the clock only every `TICKS` calls, one decrement on the hot path.
+The interpreter calls `step` once per loop pass and `tick` once per statement it runs and per
+item a comprehension visits, so a runaway `while` loop and a long straight run of ops (a long
+program, a huge comprehension) both meet the clock, and so does deep recursion (`call`); `tick`
+reads the clock only every `TICKS` calls, one decrement on the hot path.
 A limit raises `LimitError` located at the loop that was running, which the message names with
 the option that raises the limit. The language has no `try`, and nothing resets the budget, so a
 program can neither catch a limit nor outrun it. Time the caller spends in its own hooks (showing
