@@ -44,6 +44,9 @@ _NUMERIC = (Tensor, *_NUMBER)
 _OPERANDS = (Tensor, *_NUMBER, list, tuple)
 _PLAIN = frozenset({int, float})
 """Python numbers that meet a tensor in arithmetic with no check to make."""
+_EXACT = frozenset({"+", "-", "*"})
+"""Operators that cannot raise on two ints or two floats (floats overflow to inf; ints grow, as with
+`_arithmetic`); an int too large for a float can make a mixed pair raise, so those go through `_arithmetic`."""
 
 
 @dataclass
@@ -139,6 +142,8 @@ class Interpreter:
             body()
         finally:
             sys.setrecursionlimit(limit)
+        if isinstance(self.outcome.name, ast.AST):
+            self.outcome.name = self.text(self.outcome.name)
         return self.outcome
 
     def eval(self, node: ast.expr) -> Any:
@@ -206,8 +211,9 @@ class Interpreter:
 
     # -- statements -----------------------------------------------------------------------------
     def _remember(self, value: Any, name: str | ast.AST) -> None:
+        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends."""
         if value is not None and not isinstance(value, str) and self.scope is self.globals:
-            self.outcome.value, self.outcome.name = value, name if isinstance(name, str) else self.text(name)
+            self.outcome.value, self.outcome.name = value, name
 
     def _assign(self, node: ast.Assign) -> Callable[[], None]:
         value_of = self._expression(node.value)
@@ -327,6 +333,8 @@ class Interpreter:
         return update_item
 
     def _updated(self, op: ast.operator, current: Any, value: Any) -> Any:
+        if type(current) is type(value) and type(current) in _PLAIN and _BINARY[type(op)][0] in _EXACT:
+            return _BINARY[type(op)][1](current, value)
         if isinstance(current, Tensor) and type(op) in _IN_PLACE:
             return getattr(current, _IN_PLACE[type(op)])(value)
         if isinstance(current, list) and isinstance(op, ast.Add):
@@ -672,13 +680,15 @@ class Interpreter:
         symbol, fn = _BINARY[type(op)]
         arithmetic, locate = self._arithmetic, self._locate
         on_tensors = symbol != "//"
+        on_numbers = symbol in _EXACT  # two Python numbers: Python's own operator, which cannot fail
 
         def binary() -> Any:
             try:
                 left, right = left_of(), right_of()
                 # tensor with tensor or number: what `_arithmetic` would decide, without its checks
                 if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in _PLAIN)
-                                   or isinstance(right, Tensor) and type(left) in _PLAIN):
+                                   or isinstance(right, Tensor) and type(left) in _PLAIN) or \
+                        on_numbers and type(left) is type(right) and type(left) in _PLAIN:
                     return fn(left, right)
                 return arithmetic(op, left, right)
             except GradcliError as exc:
