@@ -42,6 +42,7 @@ from gradcli.source import node_span
 _NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
 _NUMERIC = (Tensor, *_NUMBER)
 _OPERANDS = (Tensor, *_NUMBER, list, tuple)
+_TRUTHFUL = (*_NUMBER, type(None), str, list, tuple, range)
 _PLAIN = frozenset({int, float})
 """Python numbers that meet a tensor in arithmetic with no check to make."""
 _EXACT = frozenset({"+", "-", "*"})
@@ -112,7 +113,7 @@ class Interpreter:
         self.outcome = Outcome()
         self._texts: dict[ast.AST, str] = {}
         self._bodies: dict[ast.AST, Callable[[], Any]] = {}
-        self._locals: dict[ast.AST, frozenset[str]] = {}
+        self._outcome_name: str | ast.AST | None = None
         self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
@@ -142,18 +143,13 @@ class Interpreter:
             body()
         finally:
             sys.setrecursionlimit(limit)
-        if isinstance(self.outcome.name, ast.AST):
-            self.outcome.name = self.text(self.outcome.name)
+        name = self._outcome_name
+        self.outcome.name = self.text(name) if isinstance(name, ast.AST) else name
         return self.outcome
 
     def eval(self, node: ast.expr) -> Any:
         """The value of one expression (an input spec's), compiled and run."""
         return self._expression(node)()
-
-    @property
-    def at_top(self) -> bool:
-        """Whether statements run at the program's top level (not in a function or comprehension)."""
-        return self.scope is self.globals
 
     def text(self, node: ast.AST) -> str:
         """How an expression is titled in output (`x.grad`), normalised by ast.unparse; built once, when needed."""
@@ -213,7 +209,7 @@ class Interpreter:
     def _remember(self, value: Any, name: str | ast.AST) -> None:
         """Keep a top-level value as the outcome; a name given as its node is written out when the run ends."""
         if value is not None and not isinstance(value, str) and self.scope is self.globals:
-            self.outcome.value, self.outcome.name = value, name
+            self.outcome.value, self._outcome_name = value, name
 
     def _assign(self, node: ast.Assign) -> Callable[[], None]:
         value_of = self._expression(node.value)
@@ -744,10 +740,14 @@ class Interpreter:
         locate = self._locate
         if len(pairs) == 1:
             op, right_of = pairs[0]
+            fn = None if isinstance(op, (ast.Is, ast.IsNot)) else _COMPARE[type(op)]
 
             def compare_one() -> Any:
                 try:
-                    return compare(op, left_of(), right_of())
+                    left, right = left_of(), right_of()
+                    if fn is not None and isinstance(left, _NUMERIC) and isinstance(right, _NUMERIC):
+                        return fn(left, right)  # numbers and tensors: what `compare` would decide
+                    return compare(op, left, right)
                 except GradcliError as exc:
                     raise locate(exc, node) from None
             return compare_one
@@ -916,26 +916,23 @@ class Interpreter:
             B.check_device(kwargs.pop("device"))
         kind = B.gradient_kind(func) if self.hooks.on_gradient is not None else None
         if kind is None:
-            try:
-                return func(*args, **kwargs)
-            except TypeError as exc:
-                if isinstance(func, UserFunction):
-                    raise
-                raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
-
-        def run(target: Any = func) -> Any:
-            try:
-                return target(*args, **kwargs)
-            except TypeError as exc:
-                if isinstance(func, UserFunction):
-                    raise
-                raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
+            return self._apply(func, func, args, kwargs, node)
 
         def counted(target: Any = func) -> Any:
             with self.budget.counted():
-                return run(target)
+                return self._apply(target, func, args, kwargs, node)
         with self.budget.paused():
             return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
+
+    def _apply(self, target: Any, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
+        """Call `target` (`func`, or a traced variant of it) with a call's arguments; arguments that do not
+        fit `func` are the user's mistake, named by the call."""
+        try:
+            return target(*args, **kwargs)
+        except TypeError as exc:
+            if isinstance(func, UserFunction):
+                raise
+            raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
@@ -955,7 +952,7 @@ class Interpreter:
             return value
         if isinstance(value, Tensor):
             return bool(value)
-        if isinstance(value, (*_NUMBER, type(None), str, list, tuple, range)):
+        if isinstance(value, _TRUTHFUL):
             return bool(value)
         raise ArgumentError(f"a {_type_name(value)} has no truth value")
 
