@@ -11,7 +11,8 @@ import inspect
 
 from gradcli.engine import functions, ops
 from gradcli.lang import parser
-from gradcli.lang.interpreter import _BINARY, _COMPARE, Interpreter
+from gradcli.lang.interpreter import Interpreter
+from gradcli.lang.operators import BINARY, COMPARE
 
 
 def names_called_on_ns() -> set[str]:
@@ -39,8 +40,8 @@ def test_the_interpreter_compiles_every_statement_and_expression_the_parser_allo
 
 
 def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
-    assert parser._BINARY_OPERATORS == set(_BINARY)
-    assert parser._COMPARISONS == set(_COMPARE)
+    assert parser._BINARY_OPERATORS == set(BINARY)
+    assert parser._COMPARISONS == set(COMPARE)
 
 
 # Primitives no program names: they are recorded by backward passes under create_graph.

@@ -17,8 +17,6 @@ import ast
 import contextlib
 import difflib
 import inspect
-import math
-import operator
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -29,25 +27,16 @@ from gradcli.engine import functions as F
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
-from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
-from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, MAX_LIST, Budget, check_list, check_string
+from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
+from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, index,
+                                    set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
 from gradcli.source import node_span
-
-_NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
-_NUMERIC = (Tensor, *_NUMBER)
-_OPERANDS = (Tensor, *_NUMBER, list, tuple)
-_TRUTHFUL = (*_NUMBER, type(None), str, list, tuple, range)
-_PLAIN = frozenset({int, float})
-"""Python numbers that meet a tensor in arithmetic with no check to make."""
-_EXACT = frozenset({"+", "-", "*"})
-"""Operators that cannot raise on two ints or two floats (floats overflow to inf; ints grow, as with
-`_arithmetic`); an int too large for a float can make a mixed pair raise, so those go through `_arithmetic`."""
 
 
 @dataclass
@@ -70,17 +59,6 @@ class Outcome:
 
     value: Any = None
     name: str | None = None
-
-
-_BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
-    ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
-}
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-}
 
 
 def source_text(node: ast.AST) -> str:
@@ -254,27 +232,12 @@ class Interpreter:
             key_of = self._expression(target.slice)
 
             def bind_item(value: Any) -> None:
-                self._set_item(owner_of(), key_of(), value)
+                set_item(owner_of(), key_of(), value)
             return bind_item
 
         def bind_attribute(value: Any) -> None:  # the parser admits only x.requires_grad/grad/data
             self._set_attribute(owner_of(), target, value)
         return bind_attribute
-
-    def _set_item(self, container: Any, key: Any, value: Any) -> None:
-        if isinstance(container, Tensor):
-            container[key] = value
-        elif isinstance(container, list):
-            if isinstance(key, Tensor):
-                key = int(key)
-            if not isinstance(key, int) or isinstance(key, bool):
-                raise ArgumentError("list indices must be integers", hint="xs[0] = value")
-            if not -len(container) <= key < len(container):
-                raise ArgumentError("list assignment index out of range")
-            container[key] = value
-        else:
-            raise ArgumentError(f"a {_type_name(container)} does not support item assignment",
-                                hint="assign into a tensor (x[0] = 1.0) or a list")
 
     def _unpack(self, value: Any, count: int, target: ast.expr) -> list:
         if isinstance(value, (tuple, list)) or isinstance(value, Tensor) and value.ndim > 0:
@@ -288,7 +251,7 @@ class Interpreter:
 
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if not isinstance(owner, Tensor):
-            raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {_type_name(owner)}",
+            raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
         if target.attr == "requires_grad":
@@ -324,20 +287,20 @@ class Interpreter:
             if isinstance(container, Tensor):
                 from gradcli.engine.inplace import check_leaf
                 check_leaf(container, view=True)
-            current = self._index(container, key)
-            self._set_item(container, key, self._arithmetic(op, current, value_of()))
+            current = index(container, key)
+            set_item(container, key, arithmetic(op, current, value_of()))
         return update_item
 
     def _updated(self, op: ast.operator, current: Any, value: Any) -> Any:
-        if type(current) is type(value) and type(current) in _PLAIN and _BINARY[type(op)][0] in _EXACT:
-            return _BINARY[type(op)][1](current, value)
+        if type(current) is type(value) and type(current) in PLAIN and BINARY[type(op)][0] in EXACT:
+            return BINARY[type(op)][1](current, value)
         if isinstance(current, Tensor) and type(op) in _IN_PLACE:
             return getattr(current, _IN_PLACE[type(op)])(value)
         if isinstance(current, list) and isinstance(op, ast.Add):
             check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
             current.extend(PYTHON["list"](value))
             return current
-        return self._arithmetic(op, current, value)
+        return arithmetic(op, current, value)
 
     def _expr_statement(self, node: ast.Expr) -> Callable[[], None]:
         expression = node.value
@@ -359,19 +322,18 @@ class Interpreter:
 
     def _if(self, node: ast.If) -> Callable[[], Any]:
         test_of, body, orelse = self._expression(node.test), self._block(node.body), self._block(node.orelse)
-        truth, test = self._truth, node.test
 
         def if_() -> Any:
-            return body() if truth(test_of(), test) else orelse()
+            return body() if truth(test_of()) else orelse()
         return if_
 
     def _while(self, node: ast.While) -> Callable[[], Any]:
         test_of, body = self._expression(node.test), self._block(node.body)
-        truth, test, budget = self._truth, node.test, self.budget
+        budget = self.budget
 
         def while_() -> Any:
             with budget.inside(node):
-                while truth(test_of(), test):
+                while truth(test_of()):
                     budget.step()
                     signal = body()
                     if signal is not None and signal is not _continue:
@@ -426,7 +388,7 @@ class Interpreter:
 
         def assert_() -> None:
             result, shown = check()
-            if not self._truth(result, test):
+            if not truth(result):
                 message = message_of() if message_of is not None else None
                 line, column, length = node_span(node, self.source)
                 values = [(self.text(part), value) for part, value in shown]
@@ -589,17 +551,17 @@ class Interpreter:
 
     def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Callable[[], list]:
         """A list comprehension or generator expression, built eagerly into a list (bounded)."""
-        generators = [(self._expression(g.iter), self._binder(g.target), [(self._expression(t), t) for t in g.ifs])
+        generators = [(self._expression(g.iter), self._binder(g.target), [self._expression(t) for t in g.ifs])
                       for g in node.generators]
         element_of = self._expression(node.elt)
-        truth, tick = self._truth, self.budget.tick
+        tick = self.budget.tick
 
         def generate(level: int, values: Any, result: list) -> None:
             _, bind, tests = generators[level]
             for value in values:
                 tick()
                 bind(value)
-                if not all(truth(test_of(), test) for test_of, test in tests):
+                if not all(truth(test_of()) for test_of in tests):
                     continue
                 if level + 1 < len(generators):
                     generate(level + 1, iterate(generators[level + 1][0]()), result)
@@ -662,64 +624,34 @@ class Interpreter:
         def unary() -> Any:
             value = operand_of()
             if isinstance(op, ast.Not):
-                return not self._truth(value, operand)
+                return not truth(value)
             if isinstance(value, Tensor):
                 return -value if isinstance(op, ast.USub) else value
-            if isinstance(value, _NUMBER):
+            if isinstance(value, NUMBER):
                 return -value if isinstance(op, ast.USub) else +value
             raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
-                                f"{_type_name(value)}")
+                                f"{type_name(value)}")
         return self._located(node, unary)
 
     def _binary(self, node: ast.BinOp) -> Callable[[], Any]:
         left_of, right_of, op = self._expression(node.left), self._expression(node.right), node.op
-        symbol, fn = _BINARY[type(op)]
-        arithmetic, locate = self._arithmetic, self._locate
+        symbol, fn = BINARY[type(op)]
+        locate = self._locate
         on_tensors = symbol != "//"
-        on_numbers = symbol in _EXACT  # two Python numbers: Python's own operator, which cannot fail
+        on_numbers = symbol in EXACT  # two Python numbers: Python's own operator, which cannot fail
 
         def binary() -> Any:
             try:
                 left, right = left_of(), right_of()
                 # tensor with tensor or number: what `_arithmetic` would decide, without its checks
-                if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in _PLAIN)
-                                   or isinstance(right, Tensor) and type(left) in _PLAIN) or \
-                        on_numbers and type(left) is type(right) and type(left) in _PLAIN:
+                if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in PLAIN)
+                                   or isinstance(right, Tensor) and type(left) in PLAIN) or \
+                        on_numbers and type(left) is type(right) and type(left) in PLAIN:
                     return fn(left, right)
                 return arithmetic(op, left, right)
             except GradcliError as exc:
                 raise locate(exc, node) from None
         return binary
-
-    def _arithmetic(self, op: ast.operator, left: Any, right: Any) -> Any:
-        symbol, fn = _BINARY[type(op)]
-        if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
-                (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
-            return _sequence_arithmetic(symbol, left, right)
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
-            if symbol == "//":
-                raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                    hint="gradcli differentiates + - * / % ** and @")
-            if not all(isinstance(v, _OPERANDS) for v in (left, right)):
-                raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and "
-                                    f"{_type_name(right)}")
-            return fn(F.as_tensor(left) if isinstance(left, (list, tuple)) else left,
-                      F.as_tensor(right) if isinstance(right, (list, tuple)) else right)
-        if isinstance(left, _NUMBER) and isinstance(right, _NUMBER):
-            if symbol == "@":
-                raise ArgumentError("operator '@' needs tensors, not numbers")
-            try:
-                if symbol == "**" and _huge_power(left, right):
-                    return float(left) ** float(right)
-                return fn(left, right)
-            except OverflowError:
-                raise ValueDomainError(f"{left!r} {symbol} {right!r} is too large for a float (the largest is about "
-                                       f"1.8e308)", hint="use smaller numbers, or torch.inf (float('inf')) for infinity") from None
-            except ZeroDivisionError:
-                raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
-                                       hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
-        raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
-                            hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
 
     def _bool_op(self, node: ast.BoolOp) -> Callable[[], Any]:
         is_and = isinstance(node.op, ast.And)
@@ -729,7 +661,7 @@ class Interpreter:
             value = None
             for value_of, operand in operands:
                 value = value_of()
-                if self._truth(value, operand) != is_and:
+                if truth(value) != is_and:
                     return value
             return value
         return self._located(node, bool_op)
@@ -740,12 +672,12 @@ class Interpreter:
         locate = self._locate
         if len(pairs) == 1:
             op, right_of = pairs[0]
-            fn = None if isinstance(op, (ast.Is, ast.IsNot)) else _COMPARE[type(op)]
+            fn = None if isinstance(op, (ast.Is, ast.IsNot)) else COMPARE[type(op)]
 
             def compare_one() -> Any:
                 try:
                     left, right = left_of(), right_of()
-                    if fn is not None and isinstance(left, _NUMERIC) and isinstance(right, _NUMERIC):
+                    if fn is not None and isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
                         return fn(left, right)  # numbers and tensors: what `compare` would decide
                     return compare(op, left, right)
                 except GradcliError as exc:
@@ -758,7 +690,7 @@ class Interpreter:
             for op, right_of in pairs:
                 right = right_of()
                 outcome = compare(op, left, right)
-                if not self._truth(outcome, node):
+                if not truth(outcome):
                     return False
                 result, left = outcome, right
             return result
@@ -766,12 +698,10 @@ class Interpreter:
 
     def _if_exp(self, node: ast.IfExp) -> Callable[[], Any]:
         test_of, body_of, orelse_of = (self._expression(n) for n in (node.test, node.body, node.orelse))
-        test = node.test
-        return self._located(node, lambda: body_of() if self._truth(test_of(), test) else orelse_of())
+        return self._located(node, lambda: body_of() if truth(test_of()) else orelse_of())
 
     def _subscript(self, node: ast.Subscript) -> Callable[[], Any]:
-        value_of, key_of, index, locate = self._expression(node.value), self._expression(node.slice), self._index, \
-            self._locate
+        value_of, key_of, locate = self._expression(node.value), self._expression(node.slice), self._locate
 
         def subscript() -> Any:
             try:
@@ -779,20 +709,6 @@ class Interpreter:
             except GradcliError as exc:
                 raise locate(exc, node) from None
         return subscript
-
-    def _index(self, value: Any, key: Any) -> Any:
-        if isinstance(value, Tensor):
-            return value[key]
-        if isinstance(value, (list, tuple, range, str, Sequential)):
-            if isinstance(key, Tensor):
-                key = int(key)
-            if not isinstance(key, (int, slice)) or isinstance(key, bool):
-                raise ArgumentError("list indices must be integers or slices")
-            try:
-                return value[key]
-            except IndexError:
-                raise ArgumentError(f"index {key} is out of range for a sequence of length {len(value)}") from None
-        raise ArgumentError(f"a {_type_name(value)} cannot be indexed")
 
     def _slice(self, node: ast.Slice) -> Callable[[], slice]:
         part_ofs = [None if part is None else self._expression(part) for part in (node.lower, node.upper, node.step)]
@@ -841,7 +757,7 @@ class Interpreter:
                 plain.add(type(owner))
             return value
         allowed = B.attribute_names(owner)
-        what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {_type_name(owner)}"
+        what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
             hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
@@ -896,7 +812,7 @@ class Interpreter:
                                 hint="print(a, b, sep=', ', end='\\n')")
         for word in ("sep", "end"):
             if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
-                raise ArgumentError(f"{word} must be None or a string, not {_type_name(kwargs[word])}")
+                raise ArgumentError(f"{word} must be None or a string, not {type_name(kwargs[word])}")
         items = [(self.text(a), _shown(v)) for a, v in zip(node.args, args)]
         sep = kwargs.get("sep")
         if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
@@ -947,15 +863,6 @@ class Interpreter:
         with self.budget.paused():
             self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
-    def _truth(self, value: Any, node: ast.AST) -> bool:
-        if value is True or value is False:
-            return value
-        if isinstance(value, Tensor):
-            return bool(value)
-        if isinstance(value, _TRUTHFUL):
-            return bool(value)
-        raise ArgumentError(f"a {_type_name(value)} has no truth value")
-
     def _is_print(self) -> bool:
         try:
             return self._lookup("print") is _PRINT
@@ -1002,20 +909,6 @@ def _shown(value: Any) -> Any:
     return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple)) else value
 
 
-def _equal(left: Any, right: Any, budget: list[int]) -> bool:
-    """Python's == on lists and tuples, element by element against a budget: nested lists built by
-    doubling would make Python's own comparison run for ever."""
-    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
-        if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
-            return False
-        for a, b in zip(left, right):
-            budget[0] -= 1
-            if budget[0] < 0:
-                check_list(MAX_LIST + 1)
-            if a is not b and not _equal(a, b, budget):
-                return False
-        return True
-    return bool(left == right)
 _PYTHON_FRAMES_PER_CALL = 30
 _IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast.Div: "__itruediv__",
              ast.Pow: "__ipow__"}
@@ -1027,25 +920,6 @@ def _module(name: str) -> "B.Namespace":
         raise NameLookupError(f"module '{name}' is not available in gradcli yet",
                               hint="available: " + ", ".join(sorted(B.MODULES)))
     return module
-
-
-def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
-    """`+` joins two strings, lists or tuples; `*` repeats one a number of times; `%` formats a string."""
-    if symbol == "%" and isinstance(left, str):
-        return T.percent_format(left, right)
-    if symbol == "+" and type(left) is type(right):
-        size = len(left) + len(right)
-        check_string(size) if isinstance(left, str) else check_list(size)
-        return left + right
-    if symbol == "*":
-        sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
-        if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
-            size = len(sequence) * max(int(count), 0)
-            check_string(size) if isinstance(sequence, str) else check_list(size)
-            return sequence * int(count)
-    raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
-                        hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
-                             "join strings with +, or use an f-string")
 
 
 def _checked_grad(owner: Tensor, value: Any) -> Tensor:
@@ -1065,41 +939,6 @@ def _checked_grad(owner: Tensor, value: Any) -> Tensor:
 
 def _is_backward(func: Any) -> bool:
     return getattr(func, "__name__", None) == "backward" and isinstance(getattr(func, "__self__", None), Tensor)
-
-
-def _huge_power(base: Any, exponent: Any) -> bool:
-    """Python ints would compute 10**10**10 exactly, forever; gradcli switches to floats past 2**64."""
-    if not isinstance(base, (int, np.integer)) or not isinstance(exponent, (int, np.integer)):
-        return False
-    return exponent > 0 and abs(base) > 1 and exponent * math.log2(abs(base)) > 64
-
-
-def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
-    """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
-    fn = _COMPARE[type(op)]
-    if isinstance(op, (ast.Is, ast.IsNot)):
-        return fn(left, right)
-    if isinstance(left, _NUMERIC) and isinstance(right, _NUMERIC):
-        return fn(left, right)
-    plain = (*_NUMBER, type(None), str, list, tuple)
-    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
-        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
-    symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
-    raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)} using '{symbol}'",
-                        hint="compare numbers or tensors; use 'is None' to test for None")
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, Tensor):
-        return "tensor"
-    if isinstance(value, B.Namespace):
-        return f"module '{value.name}'"
-    if value is None:
-        return "None"
-    if isinstance(value, UserFunction) or callable(value):
-        return "function"
-    return {bool: "bool", int: "number", float: "number", str: "string", list: "list", tuple: "tuple",
-            range: "range"}.get(type(value), type(value).__name__)
 
 
 def _suggest(name: str, candidates: Any) -> str | None:
