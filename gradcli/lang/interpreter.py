@@ -269,8 +269,10 @@ class Interpreter:
             name = target.id
 
             def update_name() -> None:
-                value = self._updated(op, self._lookup(name), value_of())
-                self.scope.values[name] = value
+                values = self.scope.values
+                current = values[name] if name in values else self._lookup(name)
+                value = self._updated(op, current, value_of())
+                values[name] = value
                 self._remember(value, name)
             return update_name
         owner_of = self._expression(target.value)
