@@ -126,3 +126,36 @@ def test_decorated_functions_run_in_their_gradient_mode():
 def test_a_decorator_must_be_callable():
     error = fails("@3\ndef f():\n    pass", ArgumentError)
     assert error.message == "'3' is not a decorator" and (error.line, error.column) == (1, 2)
+
+
+def test_break_continue_and_return_leave_exactly_the_blocks_they_name():
+    """The compiled blocks hand break, continue and return outwards as signals: through `with` (whose
+    gradient mode is restored), through an inner loop to the function, never past the loop they end."""
+    ran = run("def first_over(xs, limit):\n    for v in xs:\n        with torch.no_grad():\n"
+              "            if v > limit:\n                return v\n    return None\n"
+              "hits = []\nfor i in range(6):\n    for j in range(6):\n        if j == 1:\n            continue\n"
+              "        if j > 2:\n            break\n        hits.append([i, j])\n    if i == 1:\n        break\n"
+              "k = 0\nwhile True:\n    with torch.no_grad():\n        k += 1\n        if k == 4:\n            break\n"
+              "found = first_over([1, 5, 9], 4)\nnone = first_over([1, 2], 4)\nenabled = torch.is_grad_enabled()")
+    assert ran["hits"] == [[0, 0], [0, 2], [1, 0], [1, 2]]
+    assert (ran["k"], ran["found"], ran["none"], ran["enabled"]) == (4, 5, None, True)
+
+
+def test_one_attribute_site_decides_per_type_of_value_it_meets():
+    """A site that read `.grad` off a tensor still refuses it on a graph node, and still gives a
+    tensor's `.shape` as a Size."""
+    ran = run("x = torch.ones(2, 3, requires_grad=True)\nsizes = []\nfor v in [x, x * 2]:\n"
+              "    sizes.append(v.shape)\n    g = v.grad")
+    assert [tuple(s) for s in ran["sizes"]] == [(2, 3), (2, 3)] and ran["g"] is None
+    error = fails("x = torch.ones(2, requires_grad=True)\nfor v in [x, (x * 2).grad_fn]:\n    g = v.grad",
+                  NameLookupError)
+    assert error.message.startswith("attribute 'grad' is not available on") and error.line == 3
+
+
+def test_positional_calls_bind_defaults_and_keep_pythons_errors():
+    ran = run("def f(a, b=2, c=3):\n    return [a, b, c]\none = f(1)\ntwo = f(1, 5)\nthree = f(1, 5, 7)")
+    assert (ran["one"], ran["two"], ran["three"]) == ([1, 2, 3], [1, 5, 3], [1, 5, 7])
+    assert fails("def f(a, b=2):\n    return a\nf(1, 2, 3)", ArgumentError).message == \
+        "f(): too many positional arguments"
+    assert fails("def f(a, b, c=1):\n    return a\nf(1)", ArgumentError).message == \
+        "f(): missing a required argument: 'b'"

@@ -1,8 +1,8 @@
 """Tables that must agree with each other, so a mismatch fails here instead of surfacing as exit 3.
 
 The VJPs in the op table run against two namespaces (`ops.NUMPY` on arrays, `engine.functions`
-under create_graph), and the parser's allowlist and the interpreter's dispatch tables are written
-separately; each pair is read here and compared.
+under create_graph), and the parser's allowlist and the interpreter's compiler tables (node type ->
+the function that compiles it into a closure) are written separately; each pair is read here and compared.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import inspect
 
 from gradcli.engine import functions, ops
 from gradcli.lang import parser
-from gradcli.lang.interpreter import _BINARY, _COMPARE, Interpreter
+from gradcli.lang.interpreter import Interpreter
+from gradcli.lang.operators import BINARY, COMPARE
 
 
 def names_called_on_ns() -> set[str]:
@@ -31,7 +32,7 @@ def test_both_vjp_namespaces_name_everything_the_vjps_call() -> None:
     assert sorted(n for n in used if not hasattr(functions, n)) == []
 
 
-def test_the_interpreter_runs_every_statement_and_expression_the_parser_allows() -> None:
+def test_the_interpreter_compiles_every_statement_and_expression_the_parser_allows() -> None:
     interpreter = Interpreter("")
     assert set(parser._STATEMENTS) == set(interpreter._statements)
     # A slice only occurs inside a subscript, which the parser's subscript check walks itself.
@@ -39,8 +40,8 @@ def test_the_interpreter_runs_every_statement_and_expression_the_parser_allows()
 
 
 def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
-    assert parser._BINARY_OPERATORS == set(_BINARY)
-    assert parser._COMPARISONS == set(_COMPARE)
+    assert parser._BINARY_OPERATORS == set(BINARY)
+    assert parser._COMPARISONS == set(COMPARE)
 
 
 # Primitives no program names: they are recorded by backward passes under create_graph.

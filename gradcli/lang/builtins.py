@@ -138,8 +138,11 @@ GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jac
                                                      "vjp": vjp, "jvp": jvp, "hvp": hvp, "vhp": vhp}
 
 
+_GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the functions live as long as gradcli
+
+
 def gradient_kind(func: Any) -> str | None:
-    return next((kind for kind, f in GRADIENT_FUNCTIONS.items() if f is func), None)
+    return _GRADIENT_KINDS.get(id(func))
 
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
@@ -318,10 +321,21 @@ SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 
 def attribute_names(value: Any) -> frozenset:
     """The attributes a program may read on `value` (for lookups and did-you-mean suggestions)."""
-    if isinstance(value, Tensor):
-        return TENSOR_ATTRIBUTES | TENSOR_METHODS
     if isinstance(value, Namespace):
         return frozenset(value.members)
+    names = _ATTRIBUTES_BY_TYPE.get(type(value))
+    if names is None:
+        names = _ATTRIBUTES_BY_TYPE[type(value)] = _attribute_names(value)
+    return names
+
+
+_ATTRIBUTES_BY_TYPE: dict[type, frozenset] = {}
+"""What `_attribute_names` decides depends on the value's type alone, so it is decided once per type."""
+
+
+def _attribute_names(value: Any) -> frozenset:
+    if isinstance(value, Tensor):
+        return TENSOR_ATTRIBUTES | TENSOR_METHODS
     if isinstance(value, Node):
         return NODE_ATTRIBUTES | SAVED.NAMES
     if isinstance(value, AccumulateGrad):

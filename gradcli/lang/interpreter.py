@@ -1,7 +1,9 @@
 """Runs a checked program tree: statements, control flow, names, calls. It never evaluates text.
 
-Dispatch is by `ast` node type through dicts (simpleeval's design, without its blocklists): the
-parser has already refused every node type missing here. Names, attributes and methods resolve
+The tree is compiled once into a tree of Python closures (one per node, built by plain Python
+code over the checked `ast`; no text is ever compiled), so a loop's body costs calls of closures
+rather than a walk of the tree. Dispatch is by `ast` node type through dicts (simpleeval's design,
+without its blocklists): the parser has already refused every node type missing here. Names, attributes and methods resolve
 only through `gradcli.lang.builtins`. Side effects a caller cares about (print, bare expression
 values, backward calls) go out through `Hooks`, so the interpreter itself never prints.
 
@@ -14,8 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
-import math
-import operator
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -26,17 +27,16 @@ from gradcli.engine import functions as F
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
-from gradcli.engine.nn import Sequential
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
-from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, MAX_LIST, Budget, check_list, check_string
+from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
+from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, index,
+                                    set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, iterate
-from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, signature
+from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
 from gradcli.source import node_span
-
-_NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
 
 
 @dataclass
@@ -61,37 +61,21 @@ class Outcome:
     name: str | None = None
 
 
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-_BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
-    ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
-}
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-}
-
-
 def source_text(node: ast.AST) -> str:
     """How an expression is titled in output (`x.grad`), normalised by ast.unparse."""
     return ast.unparse(node)
 
 
 class Interpreter:
-    """One program run: its variables, its step budget and its hooks."""
+    """One program run: its variables, its step budget, its hooks, and its compiled code.
+
+    Each `_statements` / `_expressions` entry compiles one node type into a closure that runs it,
+    once per node: names, operators, attribute lookups and call shapes are decided at compile time,
+    and running a loop's body is calling its closures. Compiling only builds closures over the
+    checked tree; it raises nothing and runs nothing, so errors still happen where the program
+    reaches them. Every expression closure that can fail places its error at its own node (the
+    innermost one wins, as `GradcliError.at` keeps the first place), every statement at itself.
+    """
 
     def __init__(self, source: str, env: dict[str, Any] | None = None, hooks: Hooks | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None) -> None:
@@ -105,19 +89,22 @@ class Interpreter:
         self.depth = 0
         self.call_sites: list[ast.AST] = []
         self.outcome = Outcome()
-        self._statements: dict[type, Callable[[Any], None]] = {
+        self._texts: dict[ast.AST, str] = {}
+        self._bodies: dict[ast.AST, Callable[[], Any]] = {}
+        self._outcome_name: str | ast.AST | None = None
+        self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
-            ast.Pass: lambda node: None, ast.Break: self._break, ast.Continue: self._continue,
+            ast.Pass: lambda node: _nothing, ast.Break: lambda node: _breaking,
+            ast.Continue: lambda node: _continuing,
             ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def,
             ast.Return: self._return, ast.With: self._with,
         }
-        self._expressions: dict[type, Callable[[Any], Any]] = {
-            ast.Constant: lambda node: node.value, ast.Name: self._name, ast.List: self._list,
-            ast.Tuple: lambda node: tuple(self.eval(e) for e in node.elts), ast.UnaryOp: self._unary,
-            ast.BinOp: self._binary, ast.BoolOp: self._bool_op, ast.Compare: self._compare,
-            ast.IfExp: self._if_exp, ast.Subscript: self._subscript, ast.Slice: self._slice,
-            ast.Call: self._call, ast.Attribute: self._attribute, ast.Lambda: self._lambda,
+        self._expressions: dict[type, Callable[[Any], Callable[[], Any]]] = {
+            ast.Constant: _constant, ast.Name: self._name, ast.List: self._list, ast.Tuple: self._tuple,
+            ast.UnaryOp: self._unary, ast.BinOp: self._binary, ast.BoolOp: self._bool_op,
+            ast.Compare: self._compare, ast.IfExp: self._if_exp, ast.Subscript: self._subscript,
+            ast.Slice: self._slice, ast.Call: self._call, ast.Attribute: self._attribute, ast.Lambda: self._lambda,
             ast.ListComp: self._comprehension, ast.GeneratorExp: self._comprehension,
             ast.JoinedStr: self._f_string,
         }
@@ -128,34 +115,52 @@ class Interpreter:
         # not Python's, is what a deep recursion must meet.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
-        self.budget.start()
         try:
-            self._block(tree.body)
+            body = self._block(tree.body)
+            self.budget.start()
+            body()
         finally:
             sys.setrecursionlimit(limit)
+        name = self._outcome_name
+        self.outcome.name = self.text(name) if isinstance(name, ast.AST) else name
         return self.outcome
 
-    @property
-    def at_top(self) -> bool:
-        """Whether statements run at the program's top level (not in a function or comprehension)."""
-        return self.scope is self.globals
+    def eval(self, node: ast.expr) -> Any:
+        """The value of one expression (an input spec's), compiled and run."""
+        return self._expression(node)()
 
-    def _block(self, body: list[ast.stmt]) -> None:
-        for stmt in body:
-            try:
-                self._statements[type(stmt)](stmt)
-            except GradcliError as exc:
-                raise self._locate(exc, stmt) from None
-            except ProgramAssertionError:
-                raise
-            except (_Break, _Continue, _Return):
-                raise
-            except (ZeroDivisionError, OverflowError) as exc:
-                raise self._locate(ValueDomainError(f"{exc}", hint="check the values that reach this line"),
-                                   stmt) from None
-            except (MemoryError, RecursionError):
-                raise self._locate(LimitError("the program needs more memory or depth than is available",
-                                              hint="use smaller shapes or fewer nested operations"), stmt) from None
+    def text(self, node: ast.AST) -> str:
+        """How an expression is titled in output (`x.grad`), normalised by ast.unparse; built once, when needed."""
+        text = self._texts.get(node)
+        if text is None:
+            text = self._texts[node] = source_text(node)
+        return text
+
+    def _expression(self, node: ast.expr) -> Callable[[], Any]:
+        return self._expressions[type(node)](node)
+
+    def _block(self, body: list[ast.stmt]) -> Callable[[], Any]:
+        """The statements in order; the closure returns None, or the signal (break, continue, return) that ends it."""
+        steps = [(self._statements[type(stmt)](stmt), stmt) for stmt in body]
+        tick, locate = self.budget.tick, self._locate
+
+        def block() -> Any:
+            for run, stmt in steps:
+                tick()
+                try:
+                    signal = run()
+                except GradcliError as exc:
+                    raise locate(exc, stmt) from None
+                except (ZeroDivisionError, OverflowError) as exc:
+                    raise locate(ValueDomainError(f"{exc}", hint="check the values that reach this line"),
+                                 stmt) from None
+                except (MemoryError, RecursionError):
+                    raise locate(LimitError("the program needs more memory or depth than is available",
+                                            hint="use smaller shapes or fewer nested operations"), stmt) from None
+                if signal is not None:
+                    return signal
+            return None
+        return block
 
     def _locate(self, exc: GradcliError, node: ast.AST) -> GradcliError:
         if exc.line is None:
@@ -167,51 +172,72 @@ class Interpreter:
             exc.filename = self.filename
         return exc
 
-    def eval(self, node: ast.expr) -> Any:
-        self.budget.tick()
-        try:
-            return self._expressions[type(node)](node)
-        except GradcliError as exc:
-            raise self._locate(exc, node) from None
+    def _located(self, node: ast.AST, run: Callable[[], Any]) -> Callable[[], Any]:
+        """`run` with its errors placed at `node` (for the closures that do not place their own)."""
+        locate = self._locate
+
+        def located() -> Any:
+            try:
+                return run()
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return located
 
     # -- statements -----------------------------------------------------------------------------
-    def _remember(self, value: Any, name: str) -> None:
-        if value is not None and not isinstance(value, str) and self.at_top:
-            self.outcome.value, self.outcome.name = value, name
+    def _remember(self, value: Any, name: str | ast.AST) -> None:
+        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends."""
+        if value is not None and not isinstance(value, str) and self.scope is self.globals:
+            self.outcome.value, self._outcome_name = value, name
 
-    def _assign(self, node: ast.Assign) -> None:
-        value = self.eval(node.value)
-        for target in node.targets:
-            self._bind(target, value)
+    def _assign(self, node: ast.Assign) -> Callable[[], None]:
+        value_of = self._expression(node.value)
         last = node.targets[-1]
-        self._remember(value, last.id if isinstance(last, ast.Name) else source_text(last))
+        name: str | ast.AST = last.id if isinstance(last, ast.Name) else last
+        remember = self._remember
+        if len(node.targets) == 1 and isinstance(last, ast.Name):
+            target = last.id
 
-    def _bind(self, target: ast.expr, value: Any) -> None:
+            def assign_name() -> None:
+                value = value_of()
+                self.scope.values[target] = value
+                remember(value, target)
+            return assign_name
+        binds = [self._binder(target) for target in node.targets]
+
+        def assign() -> None:
+            value = value_of()
+            for bind in binds:
+                bind(value)
+            remember(value, name)
+        return assign
+
+    def _binder(self, target: ast.expr) -> Callable[[Any], None]:
+        """A closure that binds a value to `target` (a name, a tuple of targets, an item or an attribute)."""
         if isinstance(target, ast.Name):
-            self.scope.values[target.id] = value
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            items = self._unpack(value, len(target.elts), target)
-            for t, v in zip(target.elts, items):
-                self._bind(t, v)
-        elif isinstance(target, ast.Subscript):
-            self._set_item(self.eval(target.value), self.eval(target.slice), value)
-        else:  # the parser admits only these and x.requires_grad/grad/data
-            self._set_attribute(self.eval(target.value), target, value)
+            name = target.id
 
-    def _set_item(self, container: Any, key: Any, value: Any) -> None:
-        if isinstance(container, Tensor):
-            container[key] = value
-        elif isinstance(container, list):
-            if isinstance(key, Tensor):
-                key = int(key)
-            if not isinstance(key, int) or isinstance(key, bool):
-                raise ArgumentError("list indices must be integers", hint="xs[0] = value")
-            if not -len(container) <= key < len(container):
-                raise ArgumentError("list assignment index out of range")
-            container[key] = value
-        else:
-            raise ArgumentError(f"a {_type_name(container)} does not support item assignment",
-                                hint="assign into a tensor (x[0] = 1.0) or a list")
+            def bind_name(value: Any) -> None:
+                self.scope.values[name] = value
+            return bind_name
+        if isinstance(target, (ast.Tuple, ast.List)):
+            binds = [self._binder(t) for t in target.elts]
+            count = len(binds)
+
+            def bind_each(value: Any) -> None:
+                for bind, item in zip(binds, self._unpack(value, count, target)):
+                    bind(item)
+            return bind_each
+        owner_of = self._expression(target.value)
+        if isinstance(target, ast.Subscript):
+            key_of = self._expression(target.slice)
+
+            def bind_item(value: Any) -> None:
+                set_item(owner_of(), key_of(), value)
+            return bind_item
+
+        def bind_attribute(value: Any) -> None:  # the parser admits only x.requires_grad/grad/data
+            self._set_attribute(owner_of(), target, value)
+        return bind_attribute
 
     def _unpack(self, value: Any, count: int, target: ast.expr) -> list:
         if isinstance(value, (tuple, list)) or isinstance(value, Tensor) and value.ndim > 0:
@@ -225,7 +251,7 @@ class Interpreter:
 
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if not isinstance(owner, Tensor):
-            raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {_type_name(owner)}",
+            raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
         if target.attr == "requires_grad":
@@ -235,140 +261,209 @@ class Interpreter:
         else:
             owner.data = F.as_tensor(value)
 
-    def _aug_assign(self, node: ast.AugAssign) -> None:
+    def _aug_assign(self, node: ast.AugAssign) -> Callable[[], None]:
         """Python's `t op= v`: a tensor is updated in place (PyTorch's rules), anything else rebound."""
-        target = node.target
+        target, op = node.target, node.op
+        value_of = self._expression(node.value)
         if isinstance(target, ast.Name):
-            value = self._updated(node.op, self._lookup(target.id), self.eval(node.value))
-            self.scope.values[target.id] = value
-            self._remember(value, target.id)
-        elif isinstance(target, ast.Attribute):
-            owner = self.eval(target.value)
-            current = self._get_attribute(owner, target.attr, target)
-            self._set_attribute(owner, target, self._updated(node.op, current, self.eval(node.value)))
-        else:
-            container, key = self.eval(target.value), self.eval(target.slice)
+            name = target.id
+
+            def update_name() -> None:
+                values = self.scope.values
+                current = values[name] if name in values else self._lookup(name)
+                value = self._updated(op, current, value_of())
+                values[name] = value
+                self._remember(value, name)
+            return update_name
+        owner_of = self._expression(target.value)
+        if isinstance(target, ast.Attribute):
+            def update_attribute() -> None:
+                owner = owner_of()
+                current = self._get_attribute(owner, target.attr, target)
+                self._set_attribute(owner, target, self._updated(op, current, value_of()))
+            return update_attribute
+        key_of = self._expression(target.slice)
+
+        def update_item() -> None:
+            container, key = owner_of(), key_of()
             if isinstance(container, Tensor):
                 from gradcli.engine.inplace import check_leaf
                 check_leaf(container, view=True)
-            current = self._index(container, key)
-            self._set_item(container, key, self._arithmetic(node.op, current, self.eval(node.value)))
+            current = index(container, key)
+            set_item(container, key, arithmetic(op, current, value_of()))
+        return update_item
 
     def _updated(self, op: ast.operator, current: Any, value: Any) -> Any:
+        if type(current) is type(value) and type(current) in PLAIN and BINARY[type(op)][0] in EXACT:
+            return BINARY[type(op)][1](current, value)
         if isinstance(current, Tensor) and type(op) in _IN_PLACE:
             return getattr(current, _IN_PLACE[type(op)])(value)
         if isinstance(current, list) and isinstance(op, ast.Add):
             check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
             current.extend(PYTHON["list"](value))
             return current
-        return self._arithmetic(op, current, value)
+        return arithmetic(op, current, value)
 
-    def _expr_statement(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # a string statement is a comment ('''求导数''')
-        value = self.eval(node.value)
-        if value is None or isinstance(node.value, ast.Call) and self._is_print(node.value) or not self.at_top:
-            return
-        self._remember(value, source_text(node.value))
-        if self.hooks.on_display is not None:
-            with self.budget.paused():
-                self.hooks.on_display(source_text(node.value), _shown(value), node.lineno)
+    def _expr_statement(self, node: ast.Expr) -> Callable[[], None]:
+        expression = node.value
+        if isinstance(expression, ast.Constant) and isinstance(expression.value, str):
+            return _nothing  # a string statement is a comment ('''求导数''')
+        value_of = self._expression(expression)
+        maybe_print = isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) and \
+            expression.func.id == "print"
 
-    def _if(self, node: ast.If) -> None:
-        if self._truth(self.eval(node.test), node.test):
-            self._block(node.body)
-        else:
-            self._block(node.orelse)
+        def expression_statement() -> None:
+            value = value_of()
+            if value is None or maybe_print and self._is_print() or self.scope is not self.globals:
+                return
+            self._remember(value, expression)
+            if self.hooks.on_display is not None:
+                with self.budget.paused():
+                    self.hooks.on_display(self.text(expression), _shown(value), node.lineno)
+        return expression_statement
 
-    def _iteration(self, body: list[ast.stmt]) -> bool:
-        """One pass through a loop body, counted against the budget; False when it breaks out."""
-        self.budget.step()
-        try:
-            self._block(body)
-        except _Break:
-            return False
-        except _Continue:
-            pass
-        return True
+    def _if(self, node: ast.If) -> Callable[[], Any]:
+        test_of, body, orelse = self._expression(node.test), self._block(node.body), self._block(node.orelse)
 
-    def _while(self, node: ast.While) -> None:
-        with self.budget.inside(node):
-            while self._truth(self.eval(node.test), node.test):
-                if not self._iteration(node.body):
-                    break
+        def if_() -> Any:
+            return body() if truth(test_of()) else orelse()
+        return if_
 
-    def _for(self, node: ast.For) -> None:
-        try:
-            values = iterate(self.eval(node.iter))
-        except GradcliError as exc:
-            raise self._locate(exc, node.iter) from None
-        with self.budget.inside(node):
-            for value in values:
-                self._bind(node.target, value)
-                if not self._iteration(node.body):
-                    break
+    def _while(self, node: ast.While) -> Callable[[], Any]:
+        test_of, body = self._expression(node.test), self._block(node.body)
+        budget = self.budget
 
-    def _break(self, node: ast.Break) -> None:
-        raise _Break
+        def while_() -> Any:
+            with budget.inside(node):
+                while truth(test_of()):
+                    budget.step()
+                    signal = body()
+                    if signal is not None and signal is not _continue:
+                        return None if signal is _break else signal
+            return None
+        return while_
 
-    def _continue(self, node: ast.Continue) -> None:
-        raise _Continue
+    def _for(self, node: ast.For) -> Callable[[], Any]:
+        iter_of, bind, body = self._expression(node.iter), self._binder(node.target), self._block(node.body)
+        budget = self.budget
 
-    def _assert(self, node: ast.Assert) -> None:
+        def for_() -> Any:
+            try:
+                values = iterate(iter_of())
+            except GradcliError as exc:
+                raise self._locate(exc, node.iter) from None
+            with budget.inside(node):
+                for value in values:
+                    bind(value)
+                    budget.step()
+                    signal = body()
+                    if signal is not None and signal is not _continue:
+                        return None if signal is _break else signal
+            return None
+        return for_
+
+    def _assert(self, node: ast.Assert) -> Callable[[], None]:
         test = node.test
-        values: list[tuple[str, Any]] = []
+        message_of = self._expression(node.msg) if node.msg is not None else None
         if isinstance(test, ast.Call):
-            func = self.eval(test.func)
-            args = [self.eval(a) for a in test.args]
-            kwargs = {k.arg: self.eval(k.value) for k in test.keywords}
-            values = [(source_text(a), _shown(v)) for a, v in zip(test.args, args)]
-            result = self._invoke(func, args, kwargs, test)
+            func_of, arguments = self._expression(test.func), self._arguments(test.args)
+            keywords = [(k.arg, self._expression(k.value)) for k in test.keywords]
+
+            def check() -> tuple[Any, list]:
+                func = func_of()
+                args = arguments()
+                kwargs = {word: value_of() for word, value_of in keywords}
+                shown = [_shown(v) for v in args]
+                return self._invoke(func, args, kwargs, test), list(zip(test.args, shown))
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
-            left, right = self.eval(test.left), self.eval(test.comparators[0])
-            values = [(source_text(test.left), _shown(left)), (source_text(test.comparators[0]), _shown(right))]
-            result = compare(test.ops[0], left, right)
+            left_of, right_of, op = self._expression(test.left), self._expression(test.comparators[0]), test.ops[0]
+
+            def check() -> tuple[Any, list]:
+                left, right = left_of(), right_of()
+                shown = [(test.left, _shown(left)), (test.comparators[0], _shown(right))]
+                return compare(op, left, right), shown
         else:
-            result = self.eval(test)
-        if not self._truth(result, test):
-            message = self.eval(node.msg) if node.msg is not None else None
-            line, column, length = node_span(node, self.source)
-            raise ProgramAssertionError(source_text(test), values, message, line, column, length, self.source,
-                                        self.filename)
+            test_of = self._expression(test)
 
-    def _import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            module = _module(alias.name)
-            if alias.asname:
-                self.scope.values[alias.asname] = module
-            else:
-                top = alias.name.split(".")[0]
-                self.scope.values[top] = _module(top)
+            def check() -> tuple[Any, list]:
+                return test_of(), []
 
-    def _import_from(self, node: ast.ImportFrom) -> None:
-        module = _module(node.module or "")
-        for alias in node.names:
-            value = module.lookup(alias.name)
-            if value is None:
-                raise NameLookupError(f"cannot import name '{alias.name}' from '{node.module}'",
-                                      hint=_suggest(alias.name, module.members))
-            self.scope.values[alias.asname or alias.name] = value
+        def assert_() -> None:
+            result, shown = check()
+            if not truth(result):
+                message = message_of() if message_of is not None else None
+                line, column, length = node_span(node, self.source)
+                values = [(self.text(part), value) for part, value in shown]
+                raise ProgramAssertionError(self.text(test), values, message, line, column, length, self.source,
+                                            self.filename)
+        return assert_
 
-    def _function_def(self, node: ast.FunctionDef) -> None:
-        decorators = [self.eval(d) for d in node.decorator_list]
-        value: Any = self._make_function(node.name, node)
-        for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
-            if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
-                raise ArgumentError(f"'{source_text(written)}' is not a decorator",
-                                    hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad() and "
-                                         "your own functions").at(*node_span(written, self.source))
-            value = decorator(value)
-        self.scope.values[node.name] = value
+    def _import(self, node: ast.Import) -> Callable[[], None]:
+        def import_() -> None:
+            for alias in node.names:
+                module = _module(alias.name)
+                if alias.asname:
+                    self.scope.values[alias.asname] = module
+                else:
+                    top = alias.name.split(".")[0]
+                    self.scope.values[top] = _module(top)
+        return import_
 
-    def _make_function(self, name: str, node: ast.FunctionDef | ast.Lambda) -> UserFunction:
+    def _import_from(self, node: ast.ImportFrom) -> Callable[[], None]:
+        def import_from() -> None:
+            module = _module(node.module or "")
+            for alias in node.names:
+                value = module.lookup(alias.name)
+                if value is None:
+                    raise NameLookupError(f"cannot import name '{alias.name}' from '{node.module}'",
+                                          hint=_suggest(alias.name, module.members))
+                self.scope.values[alias.asname or alias.name] = value
+        return import_from
+
+    def _function_def(self, node: ast.FunctionDef) -> Callable[[], None]:
+        decorator_ofs = [self._expression(d) for d in node.decorator_list]
+        make = self._function_maker(node.name, node)
+
+        def function_def() -> None:
+            decorators = [d() for d in decorator_ofs]
+            value: Any = make()
+            for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
+                if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
+                    raise ArgumentError(f"'{self.text(written)}' is not a decorator",
+                                        hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad() and "
+                                             "your own functions").at(*node_span(written, self.source))
+                value = decorator(value)
+            self.scope.values[node.name] = value
+        return function_def
+
+    def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
+        """A closure that makes the function `node` defines, its defaults evaluated where it is defined."""
         args = node.args
-        defaults = [self.eval(d) for d in args.defaults]
-        kw_defaults = [REQUIRED if d is None else self.eval(d) for d in args.kw_defaults]
-        return UserFunction(name, node, signature(args, defaults, kw_defaults), self.scope, self._call_function)
+        default_ofs = [self._expression(d) for d in args.defaults]
+        kw_default_ofs = [None if d is None else self._expression(d) for d in args.kw_defaults]
+        names = local_names(node)
+
+        def make() -> UserFunction:
+            defaults = [d() for d in default_ofs]
+            kw_defaults = [REQUIRED if d is None else d() for d in kw_default_ofs]
+            return UserFunction(name, node, signature(args, defaults, kw_defaults), self.scope, self._call_function,
+                                names)
+        return make
+
+    def _body(self, node: ast.FunctionDef | ast.Lambda) -> Callable[[], Any]:
+        """A function's compiled body (compiled at its first call): it returns the function's value."""
+        body = self._bodies.get(node)
+        if body is None:
+            if isinstance(node, ast.Lambda):
+                body = self._expression(node.body)
+            else:
+                block = self._block(node.body)
+
+                def body() -> Any:
+                    signal = block()
+                    return signal.value if isinstance(signal, _Returned) else None
+            self._bodies[node] = body
+        return body
 
     def _call_function(self, fn: UserFunction, args: tuple, kwargs: dict) -> Any:
         """Run a program function: its own scope, one step of the budget, one level of the depth limit.
@@ -383,15 +478,11 @@ class Interpreter:
         self.budget.call()
         scope = Scope(fn.bind(args, kwargs), fn.local_names, fn.scope)
         site = self.call_sites[-1] if self.call_sites else None
+        body = self._body(fn.node)
         outer, self.scope = self.scope, scope
         self.depth += 1
         try:
-            if isinstance(fn.node, ast.Lambda):
-                return self.eval(fn.node.body)
-            self._block(fn.node.body)
-            return None
-        except _Return as returned:
-            return returned.value
+            return body()
         except (GradcliError, ProgramAssertionError) as exc:
             if site is not None:
                 exc.calls.insert(0, node_span(site, self.source))
@@ -400,23 +491,41 @@ class Interpreter:
             self.scope = outer
             self.depth -= 1
 
-    def _return(self, node: ast.Return) -> None:
-        raise _Return(None if node.value is None else self.eval(node.value))
+    def _return(self, node: ast.Return) -> Callable[[], "_Returned"]:
+        if node.value is None:
+            return lambda: _Returned(None)
+        value_of = self._expression(node.value)
+        return lambda: _Returned(value_of())
 
-    def _with(self, node: ast.With) -> None:
-        with contextlib.ExitStack() as stack:
-            for item in node.items:
-                mode = self.eval(item.context_expr)
-                if not isinstance(mode, GradModeContext):
-                    raise NotAllowedError("'with' works only with a gradient mode",
-                                          hint="call it: 'with torch.no_grad():'").at(
-                        *node_span(item.context_expr, self.source))
-                stack.enter_context(mode)
-            self._block(node.body)
+    def _with(self, node: ast.With) -> Callable[[], Any]:
+        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
+        body = self._block(node.body)
+
+        def with_() -> Any:
+            with contextlib.ExitStack() as stack:
+                for mode_of, written in items:
+                    mode = mode_of()
+                    if not isinstance(mode, GradModeContext):
+                        raise NotAllowedError("'with' works only with a gradient mode",
+                                              hint="call it: 'with torch.no_grad():'").at(
+                            *node_span(written, self.source))
+                    stack.enter_context(mode)
+                return body()
+        return with_
 
     # -- expressions ----------------------------------------------------------------------------
-    def _name(self, node: ast.Name) -> Any:
-        return self._lookup(node.id)
+    def _name(self, node: ast.Name) -> Callable[[], Any]:
+        name, lookup, locate = node.id, self._lookup, self._locate
+
+        def read_name() -> Any:
+            values = self.scope.values
+            if name in values:
+                return values[name]
+            try:
+                return lookup(name)
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return read_name
 
     def _lookup(self, name: str) -> Any:
         """Python's order: the scopes from the innermost out, then gradcli's builtins."""
@@ -439,193 +548,263 @@ class Interpreter:
         raise NameLookupError(f"name '{name}' is not defined", hint=_suggest(name, known) or
                               "define it first (y = ...), or pass it as an input: NAME=SPEC")
 
-    def _lambda(self, node: ast.Lambda) -> UserFunction:
-        return self._make_function("<lambda>", node)
+    def _lambda(self, node: ast.Lambda) -> Callable[[], UserFunction]:
+        return self._located(node, self._function_maker("<lambda>", node))
 
-    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> list:
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Callable[[], list]:
         """A list comprehension or generator expression, built eagerly into a list (bounded)."""
-        result: list = []
-        first = iterate(self.eval(node.generators[0].iter))
-        outer, self.scope = self.scope, Scope({}, frozenset(), self.scope)
-        try:
-            self._generate(node, 0, first, result)
-        finally:
-            self.scope = outer
-        return result
+        generators = [(self._expression(g.iter), self._binder(g.target), [self._expression(t) for t in g.ifs])
+                      for g in node.generators]
+        element_of = self._expression(node.elt)
+        tick = self.budget.tick
 
-    def _generate(self, node: ast.ListComp | ast.GeneratorExp, level: int, values: Any, result: list) -> None:
-        generator = node.generators[level]
-        for value in values:
-            self.budget.tick()
-            self._bind(generator.target, value)
-            if not all(self._truth(self.eval(test), test) for test in generator.ifs):
-                continue
-            if level + 1 < len(node.generators):
-                self._generate(node, level + 1, iterate(self.eval(node.generators[level + 1].iter)), result)
-            else:
-                check_list(len(result) + 1)
-                result.append(self.eval(node.elt))
+        def generate(level: int, values: Any, result: list) -> None:
+            _, bind, tests = generators[level]
+            for value in values:
+                tick()
+                bind(value)
+                if not all(truth(test_of()) for test_of in tests):
+                    continue
+                if level + 1 < len(generators):
+                    generate(level + 1, iterate(generators[level + 1][0]()), result)
+                else:
+                    check_list(len(result) + 1)
+                    result.append(element_of())
 
-    def _f_string(self, node: ast.JoinedStr) -> str:
-        parts = []
-        size = 0
+        def comprehension() -> list:
+            result: list = []
+            first = iterate(generators[0][0]())
+            outer, self.scope = self.scope, Scope({}, frozenset(), self.scope)
+            try:
+                generate(0, first, result)
+            finally:
+                self.scope = outer
+            return result
+        return self._located(node, comprehension)
+
+    def _f_string(self, node: ast.JoinedStr) -> Callable[[], str]:
+        return self._located(node, self._joined(node))
+
+    def _joined(self, node: ast.JoinedStr) -> Callable[[], str]:
+        """An f-string's text (a format spec is one too), its errors placed by the caller."""
+        parts: list[Any] = []
         for part in node.values:
             if isinstance(part, ast.FormattedValue):
-                spec = self._f_string(part.format_spec) if part.format_spec is not None else ""
+                spec_of = self._joined(part.format_spec) if part.format_spec is not None else None
                 conversion = chr(part.conversion) if part.conversion > 0 else None
-                text = T.format_value(self.eval(part.value), spec, conversion)
+                parts.append((self._expression(part.value), spec_of, conversion))
             else:
-                text = part.value
-            size += len(text)
-            check_string(size)
-            parts.append(text)
-        return "".join(parts)
+                parts.append(part.value)
 
-    def _list(self, node: ast.List) -> list:
-        return [self.eval(e) for e in node.elts]
+        def f_string() -> str:
+            texts = []
+            size = 0
+            for part in parts:
+                if isinstance(part, str):
+                    text = part
+                else:
+                    value_of, spec_of, conversion = part
+                    spec = spec_of() if spec_of is not None else ""
+                    text = T.format_value(value_of(), spec, conversion)
+                size += len(text)
+                check_string(size)
+                texts.append(text)
+            return "".join(texts)
+        return f_string
 
-    def _unary(self, node: ast.UnaryOp) -> Any:
-        value = self.eval(node.operand)
-        if isinstance(node.op, ast.Not):
-            return not self._truth(value, node.operand)
-        if isinstance(value, Tensor):
-            return -value if isinstance(node.op, ast.USub) else value
-        if isinstance(value, _NUMBER):
-            return -value if isinstance(node.op, ast.USub) else +value
-        raise ArgumentError(f"bad operand type for unary {'-' if isinstance(node.op, ast.USub) else '+'}: "
-                            f"{_type_name(value)}")
+    def _list(self, node: ast.List) -> Callable[[], list]:
+        element_ofs = [self._expression(e) for e in node.elts]
+        return self._located(node, lambda: [e() for e in element_ofs])
 
-    def _binary(self, node: ast.BinOp) -> Any:
-        return self._arithmetic(node.op, self.eval(node.left), self.eval(node.right))
+    def _tuple(self, node: ast.Tuple) -> Callable[[], tuple]:
+        element_ofs = [self._expression(e) for e in node.elts]
+        return self._located(node, lambda: tuple(e() for e in element_ofs))
 
-    def _arithmetic(self, op: ast.operator, left: Any, right: Any) -> Any:
-        symbol, fn = _BINARY[type(op)]
-        if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
-                (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
-            return _sequence_arithmetic(symbol, left, right)
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
-            if symbol == "//":
-                raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                    hint="gradcli differentiates + - * / % ** and @")
-            if not all(isinstance(v, (Tensor, *_NUMBER, list, tuple)) for v in (left, right)):
-                raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and "
-                                    f"{_type_name(right)}")
-            return fn(F.as_tensor(left) if isinstance(left, (list, tuple)) else left,
-                      F.as_tensor(right) if isinstance(right, (list, tuple)) else right)
-        if isinstance(left, _NUMBER) and isinstance(right, _NUMBER):
-            if symbol == "@":
-                raise ArgumentError("operator '@' needs tensors, not numbers")
+    def _unary(self, node: ast.UnaryOp) -> Callable[[], Any]:
+        operand_of, operand, op = self._expression(node.operand), node.operand, node.op
+
+        def unary() -> Any:
+            value = operand_of()
+            if isinstance(op, ast.Not):
+                return not truth(value)
+            if isinstance(value, Tensor):
+                return -value if isinstance(op, ast.USub) else value
+            if isinstance(value, NUMBER):
+                return -value if isinstance(op, ast.USub) else +value
+            raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
+                                f"{type_name(value)}")
+        return self._located(node, unary)
+
+    def _binary(self, node: ast.BinOp) -> Callable[[], Any]:
+        left_of, right_of, op = self._expression(node.left), self._expression(node.right), node.op
+        symbol, fn = BINARY[type(op)]
+        locate = self._locate
+        on_tensors = symbol != "//"
+        on_numbers = symbol in EXACT  # two Python numbers: Python's own operator, which cannot fail
+
+        def binary() -> Any:
             try:
-                if symbol == "**" and _huge_power(left, right):
-                    return float(left) ** float(right)
-                return fn(left, right)
-            except OverflowError:
-                raise ValueDomainError(f"{left!r} {symbol} {right!r} is too large for a float (the largest is about "
-                                       f"1.8e308)", hint="use smaller numbers, or torch.inf (float('inf')) for infinity") from None
-            except ZeroDivisionError:
-                raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
-                                       hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
-        raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
-                            hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
+                left, right = left_of(), right_of()
+                # tensor with tensor or number: what `_arithmetic` would decide, without its checks
+                if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in PLAIN)
+                                   or isinstance(right, Tensor) and type(left) in PLAIN) or \
+                        on_numbers and type(left) is type(right) and type(left) in PLAIN:
+                    return fn(left, right)
+                return arithmetic(op, left, right)
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return binary
 
-    def _bool_op(self, node: ast.BoolOp) -> Any:
+    def _bool_op(self, node: ast.BoolOp) -> Callable[[], Any]:
         is_and = isinstance(node.op, ast.And)
-        value = None
-        for operand in node.values:
-            value = self.eval(operand)
-            if self._truth(value, operand) != is_and:
-                return value
-        return value
+        operands = [(self._expression(v), v) for v in node.values]
 
-    def _compare(self, node: ast.Compare) -> Any:
-        left = self.eval(node.left)
-        result: Any = True
-        for op, comparator in zip(node.ops, node.comparators):
-            right = self.eval(comparator)
-            outcome = compare(op, left, right)
-            if len(node.ops) == 1:
-                return outcome
-            if not self._truth(outcome, node):
-                return False
-            result, left = outcome, right
-        return result
+        def bool_op() -> Any:
+            value = None
+            for value_of, operand in operands:
+                value = value_of()
+                if truth(value) != is_and:
+                    return value
+            return value
+        return self._located(node, bool_op)
 
-    def _if_exp(self, node: ast.IfExp) -> Any:
-        return self.eval(node.body) if self._truth(self.eval(node.test), node.test) else self.eval(node.orelse)
+    def _compare(self, node: ast.Compare) -> Callable[[], Any]:
+        left_of = self._expression(node.left)
+        pairs = [(op, self._expression(c)) for op, c in zip(node.ops, node.comparators)]
+        locate = self._locate
+        if len(pairs) == 1:
+            op, right_of = pairs[0]
+            fn = None if isinstance(op, (ast.Is, ast.IsNot)) else COMPARE[type(op)]
 
-    def _subscript(self, node: ast.Subscript) -> Any:
-        return self._index(self.eval(node.value), self.eval(node.slice))
+            def compare_one() -> Any:
+                try:
+                    left, right = left_of(), right_of()
+                    if fn is not None and isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
+                        return fn(left, right)  # numbers and tensors: what `compare` would decide
+                    return compare(op, left, right)
+                except GradcliError as exc:
+                    raise locate(exc, node) from None
+            return compare_one
 
-    def _index(self, value: Any, key: Any) -> Any:
-        if isinstance(value, Tensor):
-            return value[key]
-        if isinstance(value, (list, tuple, range, str, Sequential)):
-            if isinstance(key, Tensor):
-                key = int(key)
-            if not isinstance(key, (int, slice)) or isinstance(key, bool):
-                raise ArgumentError("list indices must be integers or slices")
+        def compare_chain() -> Any:
+            left = left_of()
+            result: Any = True
+            for op, right_of in pairs:
+                right = right_of()
+                outcome = compare(op, left, right)
+                if not truth(outcome):
+                    return False
+                result, left = outcome, right
+            return result
+        return self._located(node, compare_chain)
+
+    def _if_exp(self, node: ast.IfExp) -> Callable[[], Any]:
+        test_of, body_of, orelse_of = (self._expression(n) for n in (node.test, node.body, node.orelse))
+        return self._located(node, lambda: body_of() if truth(test_of()) else orelse_of())
+
+    def _subscript(self, node: ast.Subscript) -> Callable[[], Any]:
+        value_of, key_of, locate = self._expression(node.value), self._expression(node.slice), self._locate
+
+        def subscript() -> Any:
             try:
-                return value[key]
-            except IndexError:
-                raise ArgumentError(f"index {key} is out of range for a sequence of length {len(value)}") from None
-        raise ArgumentError(f"a {_type_name(value)} cannot be indexed")
+                return index(value_of(), key_of())
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return subscript
 
-    def _slice(self, node: ast.Slice) -> slice:
-        parts = []
-        for part in (node.lower, node.upper, node.step):
-            v = None if part is None else self.eval(part)
-            if isinstance(v, Tensor):
-                v = int(v)
-            if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
-                raise ArgumentError(f"slice bounds must be integers, got {v!r}")
-            parts.append(v)
-        if parts[2] is not None and parts[2] <= 0:
-            raise ArgumentError("slice step must be positive", hint="PyTorch does not support negative steps")
-        return slice(*parts)
+    def _slice(self, node: ast.Slice) -> Callable[[], slice]:
+        part_ofs = [None if part is None else self._expression(part) for part in (node.lower, node.upper, node.step)]
 
-    def _attribute(self, node: ast.Attribute) -> Any:
-        owner = self.eval(node.value)
-        return self._get_attribute(owner, node.attr, node)
+        def slice_() -> slice:
+            parts = []
+            for part_of in part_ofs:
+                v = None if part_of is None else part_of()
+                if isinstance(v, Tensor):
+                    v = int(v)
+                if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
+                    raise ArgumentError(f"slice bounds must be integers, got {v!r}")
+                parts.append(v)
+            if parts[2] is not None and parts[2] <= 0:
+                raise ArgumentError("slice step must be positive", hint="PyTorch does not support negative steps")
+            return slice(*parts)
+        return self._located(node, slice_)
 
-    def _get_attribute(self, owner: Any, attr: str, node: ast.AST) -> Any:
-        allowed = B.attribute_names(owner)
-        if attr in allowed:
-            if isinstance(owner, B.Namespace):
-                return owner.lookup(attr)
+    def _attribute(self, node: ast.Attribute) -> Callable[[], Any]:
+        owner_of, attr, get, locate = self._expression(node.value), node.attr, self._get_attribute, self._locate
+        plain: set[type] = set()  # the owner types on which this attribute is simply getattr
+
+        def attribute() -> Any:
+            try:
+                owner = owner_of()
+                if type(owner) in plain:
+                    return getattr(owner, attr)
+                return get(owner, attr, node, plain)
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return attribute
+
+    def _get_attribute(self, owner: Any, attr: str, node: ast.AST, plain: set[type] | None = None) -> Any:
+        if isinstance(owner, B.Namespace):
+            if attr in owner.members:
+                return owner.members[attr]
+        elif attr in B.attribute_names(owner):
             if isinstance(owner, (str, list)):
                 return B.bound_method(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape":
                 return Size(value)
-            return B.NodeName(value) if attr == "name" and isinstance(owner, (Node, AccumulateGrad)) else value
-        what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {_type_name(owner)}"
+            if attr == "name" and isinstance(owner, (Node, AccumulateGrad)):
+                return B.NodeName(value)
+            if plain is not None:
+                plain.add(type(owner))
+            return value
+        allowed = B.attribute_names(owner)
+        what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
             hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
                    f"{getattr(owner, '__name__', 't')}"
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
-    def _call(self, node: ast.Call) -> Any:
-        func = self.eval(node.func)
-        args = self._arguments(node.args)
-        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
-        if func is _PRINT:
-            self._print(node, args, kwargs)
-            return None
-        self.call_sites.append(node)
-        try:
-            return self._invoke(func, args, kwargs, node)
-        finally:
-            self.call_sites.pop()
+    def _call(self, node: ast.Call) -> Callable[[], Any]:
+        func_of = self._expression(node.func)
+        arguments = self._arguments(node.args)
+        keywords = [(k.arg, self._expression(k.value)) for k in node.keywords]
+        invoke, locate, sites = self._invoke, self._locate, self.call_sites
 
-    def _arguments(self, nodes: list[ast.expr]) -> list:
-        args: list = []
-        for a in nodes:
-            if isinstance(a, ast.Starred):
-                args.extend(PYTHON["list"](self.eval(a.value)))
-            else:
-                args.append(self.eval(a))
-        return args
+        def call() -> Any:
+            try:
+                func = func_of()
+                args = arguments()
+                kwargs = {word: value_of() for word, value_of in keywords} if keywords else {}
+                if func is _PRINT:
+                    self._print(node, args, kwargs)
+                    return None
+                sites.append(node)
+                try:
+                    return invoke(func, args, kwargs, node)
+                finally:
+                    sites.pop()
+            except GradcliError as exc:
+                raise locate(exc, node) from None
+        return call
+
+    def _arguments(self, nodes: list[ast.expr]) -> Callable[[], list]:
+        if not any(isinstance(a, ast.Starred) for a in nodes):
+            value_ofs = [self._expression(a) for a in nodes]
+            return lambda: [value_of() for value_of in value_ofs]
+        parts = [(isinstance(a, ast.Starred), self._expression(a.value if isinstance(a, ast.Starred) else a))
+                 for a in nodes]
+
+        def arguments() -> list:
+            args: list = []
+            for starred, value_of in parts:
+                if starred:
+                    args.extend(PYTHON["list"](value_of()))
+                else:
+                    args.append(value_of())
+            return args
+        return arguments
 
     def _print(self, node: ast.Call, args: list, kwargs: dict) -> None:
         """`print(...)`: values go to the hook titled by their source; `sep` joins plain values into one text."""
@@ -635,52 +814,49 @@ class Interpreter:
                                 hint="print(a, b, sep=', ', end='\\n')")
         for word in ("sep", "end"):
             if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
-                raise ArgumentError(f"{word} must be None or a string, not {_type_name(kwargs[word])}")
-        items = [(source_text(a), _shown(v)) for a, v in zip(node.args, args)]
+                raise ArgumentError(f"{word} must be None or a string, not {type_name(kwargs[word])}")
+        items = [(self.text(a), _shown(v)) for a, v in zip(node.args, args)]
         sep = kwargs.get("sep")
         if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
             parts = [T.to_str(v) for v in args]
             check_string(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
-            items = [(source_text(node), sep.join(parts))]
+            items = [(self.text(node), sep.join(parts))]
         if self.hooks.on_print is not None:
             with self.budget.paused():
                 self.hooks.on_print(items, node.lineno)
 
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
-            raise ArgumentError(f"'{source_text(node.func)}' is not a function", hint="call functions and methods only")
+            raise ArgumentError(f"'{self.text(node.func)}' is not a function", hint="call functions and methods only")
         if self.hooks.on_backward is not None and _is_backward(func):
             return self._backward(func, args, kwargs, node)
         if "device" in kwargs and B.takes_device(func):
             B.check_device(kwargs.pop("device"))
         kind = B.gradient_kind(func) if self.hooks.on_gradient is not None else None
+        if kind is None:
+            return self._apply(func, func, args, kwargs, node)
 
-        def run(target: Any = func) -> Any:
-            try:
-                return target(*args, **kwargs)
-            except TypeError as exc:
-                if isinstance(func, UserFunction):
-                    raise
-                raise _argument_error(exc, func, args, kwargs, source_text(node.func)) from None
-        if kind is not None:
-            def counted(target: Any = func) -> Any:
-                with self.budget.counted():
-                    return run(target)
-            with self.budget.paused():
-                return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
-        return run()
+        def counted(target: Any = func) -> Any:
+            with self.budget.counted():
+                return self._apply(target, func, args, kwargs, node)
+        with self.budget.paused():
+            return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
+
+    def _apply(self, target: Any, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
+        """Call `target` (`func`, or a traced variant of it) with a call's arguments; arguments that do not
+        fit `func` are the user's mistake, named by the call."""
+        try:
+            return target(*args, **kwargs)
+        except TypeError as exc:
+            if isinstance(func, UserFunction):
+                raise
+            raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
-        import inspect
-
         from gradcli.engine.backward import run_backward
         tensor = method.__self__
-        try:
-            bound = inspect.signature(method).bind(*args, **kwargs).arguments
-        except TypeError as mismatch:
-            raise ArgumentError(f"backward(): {mismatch}",
-                                hint=_signature_hint("backward", inspect.signature(method))) from None
+        bound = _bind(method, "backward", args, kwargs)
 
         def run(trace: Any = None) -> None:
             with self.budget.counted():
@@ -689,20 +865,42 @@ class Interpreter:
         with self.budget.paused():
             self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
-    def _truth(self, value: Any, node: ast.AST) -> bool:
-        if isinstance(value, Tensor):
-            return bool(value)
-        if isinstance(value, (*_NUMBER, type(None), str, list, tuple, range)):
-            return bool(value)
-        raise ArgumentError(f"a {_type_name(value)} has no truth value")
-
-    def _is_print(self, call: ast.Call) -> bool:
-        if not isinstance(call.func, ast.Name) or call.func.id != "print":
-            return False
+    def _is_print(self) -> bool:
         try:
             return self._lookup("print") is _PRINT
         except NameLookupError:
             return False
+
+
+class _Returned:
+    """What a `return` statement's closure gives back to the function running it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_break = object()
+_continue = object()
+"""The signals a block's closure returns for `break` and `continue` (a `_Returned` for `return`)."""
+
+
+def _breaking() -> object:
+    return _break
+
+
+def _continuing() -> object:
+    return _continue
+
+
+def _nothing() -> None:
+    """`pass` and a string statement."""
+
+
+def _constant(node: ast.Constant) -> Callable[[], Any]:
+    value = node.value
+    return lambda: value
 
 
 _PRINT = object()
@@ -713,20 +911,6 @@ def _shown(value: Any) -> Any:
     return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple)) else value
 
 
-def _equal(left: Any, right: Any, budget: list[int]) -> bool:
-    """Python's == on lists and tuples, element by element against a budget: nested lists built by
-    doubling would make Python's own comparison run for ever."""
-    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
-        if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
-            return False
-        for a, b in zip(left, right):
-            budget[0] -= 1
-            if budget[0] < 0:
-                check_list(MAX_LIST + 1)
-            if a is not b and not _equal(a, b, budget):
-                return False
-        return True
-    return bool(left == right)
 _PYTHON_FRAMES_PER_CALL = 30
 _IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast.Div: "__itruediv__",
              ast.Pow: "__ipow__"}
@@ -738,25 +922,6 @@ def _module(name: str) -> "B.Namespace":
         raise NameLookupError(f"module '{name}' is not available in gradcli yet",
                               hint="available: " + ", ".join(sorted(B.MODULES)))
     return module
-
-
-def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
-    """`+` joins two strings, lists or tuples; `*` repeats one a number of times; `%` formats a string."""
-    if symbol == "%" and isinstance(left, str):
-        return T.percent_format(left, right)
-    if symbol == "+" and type(left) is type(right):
-        size = len(left) + len(right)
-        check_string(size) if isinstance(left, str) else check_list(size)
-        return left + right
-    if symbol == "*":
-        sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
-        if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
-            size = len(sequence) * max(int(count), 0)
-            check_string(size) if isinstance(sequence, str) else check_list(size)
-            return sequence * int(count)
-    raise ArgumentError(f"unsupported operand types for {symbol}: {_type_name(left)} and {_type_name(right)}",
-                        hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
-                             "join strings with +, or use an f-string")
 
 
 def _checked_grad(owner: Tensor, value: Any) -> Tensor:
@@ -778,42 +943,6 @@ def _is_backward(func: Any) -> bool:
     return getattr(func, "__name__", None) == "backward" and isinstance(getattr(func, "__self__", None), Tensor)
 
 
-def _huge_power(base: Any, exponent: Any) -> bool:
-    """Python ints would compute 10**10**10 exactly, forever; gradcli switches to floats past 2**64."""
-    if not isinstance(base, (int, np.integer)) or not isinstance(exponent, (int, np.integer)):
-        return False
-    return exponent > 0 and abs(base) > 1 and exponent * math.log2(abs(base)) > 64
-
-
-def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
-    """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
-    fn = _COMPARE[type(op)]
-    if isinstance(op, (ast.Is, ast.IsNot)):
-        return fn(left, right)
-    numeric = (Tensor, *_NUMBER)
-    if isinstance(left, numeric) and isinstance(right, numeric):
-        return fn(left, right)
-    plain = (*_NUMBER, type(None), str, list, tuple)
-    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
-        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
-    symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
-    raise ArgumentError(f"cannot compare a {_type_name(left)} with a {_type_name(right)} using '{symbol}'",
-                        hint="compare numbers or tensors; use 'is None' to test for None")
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, Tensor):
-        return "tensor"
-    if isinstance(value, B.Namespace):
-        return f"module '{value.name}'"
-    if value is None:
-        return "None"
-    if isinstance(value, UserFunction) or callable(value):
-        return "function"
-    return {bool: "bool", int: "number", float: "number", str: "string", list: "list", tuple: "tuple",
-            range: "range"}.get(type(value), type(value).__name__)
-
-
 def _suggest(name: str, candidates: Any) -> str | None:
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
@@ -831,6 +960,27 @@ def _argument_error(exc: TypeError, func: Any, args: list, kwargs: dict, name: s
     except ValueError:
         return exc
     return exc
+
+
+_SIGNATURES: dict[Any, tuple[inspect.Signature, bool]] = {}
+"""Per function: its signature, and whether every parameter has a default (a bare call binds nothing)."""
+
+
+def _bind(method: Any, name: str, args: list, kwargs: dict) -> dict[str, Any]:
+    """The arguments a call gives `method` by parameter name, its signature read once per function."""
+    function = getattr(method, "__func__", method)
+    known = _SIGNATURES.get(function)
+    if known is None:
+        signature_ = inspect.signature(method)
+        known = _SIGNATURES[function] = (signature_, all(p.default is not p.empty
+                                                         for p in signature_.parameters.values()))
+    signature_, optional = known
+    if optional and not args and not kwargs:
+        return {}
+    try:
+        return signature_.bind(*args, **kwargs).arguments
+    except TypeError as mismatch:
+        raise ArgumentError(f"{name}(): {mismatch}", hint=_signature_hint(name, signature_)) from None
 
 
 def _signature_hint(name: str, signature: Any) -> str:

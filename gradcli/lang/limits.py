@@ -1,9 +1,10 @@
 """The budget a program runs under (loop iterations, calls, wall-clock seconds) and the bounds of what
 it can grow that the engine does not see (call depth, lists, strings, format widths).
 
-The interpreter calls `step` once per loop pass and `tick` once per expression it evaluates, so
-a runaway `while` loop and a long straight run of ops (deep recursion, a huge comprehension) both
-meet the clock; `tick` reads the clock only every `TICKS` calls, one decrement on the hot path.
+The interpreter calls `step` once per loop pass and `tick` once per statement it runs and per
+item a comprehension visits, so a runaway `while` loop and a long straight run of ops (a long
+program, a huge comprehension) both meet the clock, and so does deep recursion (`call`); `tick`
+reads the clock only every `TICKS` calls, one decrement on the hot path.
 A limit raises `LimitError` located at the loop that was running, which the message names with
 the option that raises the limit. The language has no `try`, and nothing resets the budget, so a
 program can neither catch a limit nor outrun it. Time the caller spends in its own hooks (showing
@@ -91,23 +92,13 @@ class Budget:
         finally:
             self.loop = outer
 
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> "_Stretch":
         """The caller's own time (its hooks): the deadline moves on by as long as this took."""
-        began = time.monotonic()
-        try:
-            yield
-        finally:
-            self.deadline += time.monotonic() - began
+        return _Stretch(self, 1.0)
 
-    @contextlib.contextmanager
-    def counted(self) -> Iterator[None]:
+    def counted(self) -> "_Stretch":
         """The program's own work inside a paused stretch (the backward a hook runs) counts again."""
-        began = time.monotonic()
-        try:
-            yield
-        finally:
-            self.deadline -= time.monotonic() - began
+        return _Stretch(self, -1.0)
 
     def _exceeded(self, message: str, option: str) -> LimitError:
         if self.loop is None:
@@ -117,6 +108,22 @@ class Budget:
         return LimitError(f"{message}, in the {kind} at line {line}",
                           hint=f"check the loop's condition, or raise the limit with {option}").at(
             line, column, length, self.source)
+
+
+class _Stretch:
+    """A stretch of time that moves the deadline (`Budget.paused`, `Budget.counted`); a class, not a
+    generator, since one is made around every backward call of a training loop."""
+
+    __slots__ = ("budget", "sign", "began")
+
+    def __init__(self, budget: Budget, sign: float) -> None:
+        self.budget, self.sign = budget, sign
+
+    def __enter__(self) -> None:
+        self.began = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.budget.deadline += self.sign * (time.monotonic() - self.began)
 
 
 def check_list(length: int) -> None:

@@ -31,19 +31,34 @@ class UserFunction:
     """A `def` or `lambda` of the program, closed over the scope it was defined in."""
 
     def __init__(self, name: str, node: ast.FunctionDef | ast.Lambda, signature: inspect.Signature,
-                 scope: Scope, run: Callable[["UserFunction", tuple, dict], Any]) -> None:
+                 scope: Scope, run: Callable[["UserFunction", tuple, dict], Any],
+                 names: frozenset[str] | None = None) -> None:
         self.__name__ = name
         self.node = node
         self.signature = signature
         self.scope = scope
-        self.local_names = local_names(node)
+        self.local_names = local_names(node) if names is None else names
         self._run = run
+        params = list(signature.parameters.values())
+        # A call with positions only, of a function with positional parameters only, binds without
+        # inspect (most calls in a loop); anything else goes through Signature.bind and its messages.
+        self._positional = None if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) \
+            else ([p.name for p in params], [p.default for p in params])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(self, args, kwargs)
 
     def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The call's local variables, with Python's rules for positions, keywords and defaults."""
+        if self._positional is not None and not kwargs and len(args) <= len(self._positional[0]):
+            names, defaults = self._positional
+            bound = dict(zip(names, args))
+            for name, default in zip(names[len(args):], defaults[len(args):]):
+                if default is inspect.Parameter.empty:
+                    break  # a missing argument: Signature.bind words the error
+                bound[name] = default
+            else:
+                return bound
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as mismatch:

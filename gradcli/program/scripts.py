@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import inspect
 import time
 from collections.abc import Callable, Sequence
@@ -334,7 +335,7 @@ class _Session:
         from gradcli.engine.autograd import TRACED
         traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
-        arguments = inspect.signature(GRADIENT_FUNCTIONS[kind]).bind(*args, **kwargs).arguments
+        arguments = _signature(kind).bind(*args, **kwargs).arguments
         subject = self.subjects.get(line, "")
         what = f"{kind}({subject}, …)"
         names = self._names(as_list(arguments.get("inputs")))
@@ -394,11 +395,18 @@ def _snapshot(value: Any) -> Any:
     return Tensor(value) if isinstance(value, Tensor) else value
 
 
+@functools.cache
+def _signature(kind: str) -> inspect.Signature:
+    return inspect.signature(GRADIENT_FUNCTIONS[kind])
+
+
+@functools.lru_cache(maxsize=1024)
 def _in_place_call(text: str) -> bool:
     """`x.grad.data.zero_()` and `x.register_hook(fn)` are run for their effect; showing what they return
     (the zeros, a handle) would only be noise.
 
-    `text` is `ast.unparse` of an already checked tree, so parsing it again runs nothing.
+    `text` is `ast.unparse` of an already checked tree, so parsing it again runs nothing; a loop asks
+    about the same few texts again and again, so each is parsed once.
     """
     node = ast.parse(text, mode="eval").body
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (

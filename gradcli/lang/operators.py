@@ -1,0 +1,191 @@
+"""What the language's operators do to the values a program holds: arithmetic, comparison, truth, indexing.
+
+Python's own operators on numbers and tensors, with the checks a program needs: sequences grow only
+within the limits, numbers too large for a float and division by zero are the user's errors, lists
+compare element by element against a budget, and every operand a type does not take is named.
+The interpreter's compiled closures call these, or skip them where a site's operands need no check.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from gradcli.engine import functions as F
+from gradcli.engine.nn import Sequential
+from gradcli.engine.tensor import Tensor
+from gradcli.errors import ArgumentError, ValueDomainError
+from gradcli.lang import builtins as B
+from gradcli.lang import formatting as T
+from gradcli.lang.limits import MAX_LIST, check_list, check_string
+from gradcli.lang.user_functions import UserFunction
+
+NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
+NUMERIC = (Tensor, *NUMBER)
+_OPERANDS = (Tensor, *NUMBER, list, tuple)
+_TRUTHFUL = (*NUMBER, type(None), str, list, tuple, range)
+PLAIN = frozenset({int, float})
+"""Python numbers that meet a tensor in arithmetic with no check to make."""
+EXACT = frozenset({"+", "-", "*"})
+"""Operators that cannot raise on two ints or two floats (floats overflow to inf; ints grow, as with
+`arithmetic`); an int too large for a float can make a mixed pair raise, so those go through `arithmetic`."""
+
+BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
+    ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+}
+COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+
+
+def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
+    """`left op right` for every pair of operand types, each refusal naming both types."""
+    symbol, fn = BINARY[type(op)]
+    if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
+            (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
+        return _sequence_arithmetic(symbol, left, right)
+    if isinstance(left, Tensor) or isinstance(right, Tensor):
+        if symbol == "//":
+            raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
+                                hint="gradcli differentiates + - * / % ** and @")
+        if not all(isinstance(v, _OPERANDS) for v in (left, right)):
+            raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and "
+                                f"{type_name(right)}")
+        return fn(F.as_tensor(left) if isinstance(left, (list, tuple)) else left,
+                  F.as_tensor(right) if isinstance(right, (list, tuple)) else right)
+    if isinstance(left, NUMBER) and isinstance(right, NUMBER):
+        if symbol == "@":
+            raise ArgumentError("operator '@' needs tensors, not numbers")
+        try:
+            if symbol == "**" and _huge_power(left, right):
+                return float(left) ** float(right)
+            return fn(left, right)
+        except OverflowError:
+            raise ValueDomainError(f"{left!r} {symbol} {right!r} is too large for a float (the largest is about "
+                                   f"1.8e308)", hint="use smaller numbers, or torch.inf (float('inf')) for infinity") from None
+        except ZeroDivisionError:
+            raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
+                                   hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
+    raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
+                        hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
+
+
+def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
+    """`+` joins two strings, lists or tuples; `*` repeats one a number of times; `%` formats a string."""
+    if symbol == "%" and isinstance(left, str):
+        return T.percent_format(left, right)
+    if symbol == "+" and type(left) is type(right):
+        size = len(left) + len(right)
+        check_string(size) if isinstance(left, str) else check_list(size)
+        return left + right
+    if symbol == "*":
+        sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+        if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
+            size = len(sequence) * max(int(count), 0)
+            check_string(size) if isinstance(sequence, str) else check_list(size)
+            return sequence * int(count)
+    raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
+                        hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
+                             "join strings with +, or use an f-string")
+
+
+def _huge_power(base: Any, exponent: Any) -> bool:
+    """Python ints would compute 10**10**10 exactly, forever; gradcli switches to floats past 2**64."""
+    if not isinstance(base, (int, np.integer)) or not isinstance(exponent, (int, np.integer)):
+        return False
+    return exponent > 0 and abs(base) > 1 and exponent * math.log2(abs(base)) > 64
+
+
+def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
+    """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
+    fn = COMPARE[type(op)]
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        return fn(left, right)
+    if isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
+        return fn(left, right)
+    plain = (*NUMBER, type(None), str, list, tuple)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
+        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
+    symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+    raise ArgumentError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{symbol}'",
+                        hint="compare numbers or tensors; use 'is None' to test for None")
+
+
+def _equal(left: Any, right: Any, budget: list[int]) -> bool:
+    """Python's == on lists and tuples, element by element against a budget: nested lists built by
+    doubling would make Python's own comparison run for ever."""
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
+            return False
+        for a, b in zip(left, right):
+            budget[0] -= 1
+            if budget[0] < 0:
+                check_list(MAX_LIST + 1)
+            if a is not b and not _equal(a, b, budget):
+                return False
+        return True
+    return bool(left == right)
+
+
+def truth(value: Any) -> bool:
+    """`if value:`; a value Python would call true by default (a function, a module) is refused instead."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, Tensor):
+        return bool(value)
+    if isinstance(value, _TRUTHFUL):
+        return bool(value)
+    raise ArgumentError(f"a {type_name(value)} has no truth value")
+
+
+def index(value: Any, key: Any) -> Any:
+    """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
+    if isinstance(value, Tensor):
+        return value[key]
+    if isinstance(value, (list, tuple, range, str, Sequential)):
+        if isinstance(key, Tensor):
+            key = int(key)
+        if not isinstance(key, (int, slice)) or isinstance(key, bool):
+            raise ArgumentError("list indices must be integers or slices")
+        try:
+            return value[key]
+        except IndexError:
+            raise ArgumentError(f"index {key} is out of range for a sequence of length {len(value)}") from None
+    raise ArgumentError(f"a {type_name(value)} cannot be indexed")
+
+
+def set_item(container: Any, key: Any, value: Any) -> None:
+    """`container[key] = value`: into tensors (PyTorch's in-place rules) and lists only."""
+    if isinstance(container, Tensor):
+        container[key] = value
+    elif isinstance(container, list):
+        if isinstance(key, Tensor):
+            key = int(key)
+        if not isinstance(key, int) or isinstance(key, bool):
+            raise ArgumentError("list indices must be integers", hint="xs[0] = value")
+        if not -len(container) <= key < len(container):
+            raise ArgumentError("list assignment index out of range")
+        container[key] = value
+    else:
+        raise ArgumentError(f"a {type_name(container)} does not support item assignment",
+                            hint="assign into a tensor (x[0] = 1.0) or a list")
+
+
+def type_name(value: Any) -> str:
+    """A value's type as an error names it, in the words of the language, not Python's class names."""
+    if isinstance(value, Tensor):
+        return "tensor"
+    if isinstance(value, B.Namespace):
+        return f"module '{value.name}'"
+    if value is None:
+        return "None"
+    if isinstance(value, UserFunction) or callable(value):
+        return "function"
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "list", tuple: "tuple",
+            range: "range"}.get(type(value), type(value).__name__)
