@@ -27,7 +27,7 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
     if data is None:
         data = F.as_tensor([])
     t = _wrap(F.as_tensor(data)._data)
-    PARAMETERS[id(t)] = t
+    PARAMETERS.add(t)
     return t.requires_grad_(bool(requires_grad))
 
 

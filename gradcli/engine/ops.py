@@ -191,7 +191,9 @@ def _tie_mask(ns: Any, x: Any, other: Any) -> Any:
 
 
 def _sum_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
-    return np.sum(x, axis=dim, keepdims=keepdim)
+    """`np.add.reduce` is what `np.sum` calls (same numbers, same integer upcast) minus two Python
+    wrappers: sums and norms run every iteration of a training loop."""
+    return np.add.reduce(x, axis=dim, keepdims=keepdim)
 
 
 def _mean_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
@@ -262,7 +264,7 @@ def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = No
 def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = None,
                   keepdim: bool = False) -> np.ndarray:
     if p == 2:
-        return np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim))
+        return np.sqrt(_sum_forward(x * x, dim, keepdim))
     if p == 1:
         return np.sum(np.abs(x), axis=dim, keepdims=keepdim)
     if p == float("inf"):

@@ -40,14 +40,31 @@ class InferenceMode:
     enabled = False
 
 
-INFERENCE: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+class WeakIds(dict):
+    """Tensors kept by identity (`==` on tensors is elementwise) and weakly (they must not outlive the
+    program's use). A dict underneath, so that `if ids:` on a hot path is one C test, where a
+    WeakValueDictionary's emptiness runs a Python `__len__`."""
+
+    def add(self, t: "Tensor") -> None:
+        key = id(t)
+        self[key] = weakref.ref(t, lambda _, key=key: self.pop(key, None))
+
+    def has(self, t: "Tensor") -> bool:
+        ref = self.get(id(t))
+        return ref is not None and ref() is t
+
+    def discard(self, t: "Tensor") -> None:
+        self.pop(id(t), None)
+
+
+INFERENCE = WeakIds()
 INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
 
 
 def is_inference(t: "Tensor") -> bool:
-    return INFERENCE.get(id(t)) is t
+    return INFERENCE.has(t)
 
 
 def _root(array: np.ndarray) -> np.ndarray:
@@ -63,9 +80,9 @@ def _inherit_view(t: "Tensor", sources: tuple) -> None:
     for x in sources:
         if type(x) is Tensor and _root(x._data) is root:
             if is_inference(x):
-                INFERENCE[id(t)] = t
+                INFERENCE.add(t)
             else:
-                INFERENCE.pop(id(t), None)
+                INFERENCE.discard(t)
             return
 
 
@@ -304,7 +321,7 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
             t._node = None
             t.requires_grad = False
             if InferenceMode.enabled:
-                INFERENCE[id(t)] = t
+                INFERENCE.add(t)
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (data,), None, _NO_PARAMS)
         return t
@@ -437,7 +454,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             t._node = None
             t.requires_grad = False
             if InferenceMode.enabled:
-                INFERENCE[id(t)] = t
+                INFERENCE.add(t)
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
             _watch(t, op, (x, y), name, _NO_PARAMS)
         return t
@@ -471,7 +488,7 @@ class Tensor:
         self._node = None
         self.requires_grad = False
         if InferenceMode.enabled:
-            INFERENCE[id(self)] = self
+            INFERENCE.add(self)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -1241,7 +1258,7 @@ def _wrap(array: np.ndarray) -> Tensor:
     t._node = None
     t.requires_grad = False
     if InferenceMode.enabled:
-        INFERENCE[id(t)] = t
+        INFERENCE.add(t)
     return t
 
 

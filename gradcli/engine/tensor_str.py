@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradcli.engine.creation import get_default_dtype
+from gradcli.engine.tensor import WeakIds
 
 if TYPE_CHECKING:
     from gradcli.engine.tensor import Tensor
@@ -22,7 +22,7 @@ class Size(tuple):
     __str__ = __repr__
 
 
-PARAMETERS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+PARAMETERS = WeakIds()
 """The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 
 
@@ -72,4 +72,4 @@ def tensor_repr(t: "Tensor") -> str:
     elif t.requires_grad:
         extras.append("requires_grad=True")
     text = "tensor(" + body + "".join(", " + e for e in extras) + ")"
-    return "Parameter containing:\n" + text if PARAMETERS.get(id(t)) is t else text
+    return "Parameter containing:\n" + text if PARAMETERS.has(t) else text
