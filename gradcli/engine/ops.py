@@ -1599,9 +1599,7 @@ class _NumpyNamespace:
     def where(cond: Any, a: Any, b: Any) -> np.ndarray:
         return np.where(cond, a, b)
 
-    @staticmethod
-    def sum(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
-        return np.sum(x, axis=dim, keepdims=keepdim)
+    sum = staticmethod(_sum_forward)
 
     @staticmethod
     def mean(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
