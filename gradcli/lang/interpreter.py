@@ -334,13 +334,7 @@ class Interpreter:
         budget = self.budget
 
         def while_() -> Any:
-            with budget.inside(node):
-                while truth(test_of()):
-                    budget.step()
-                    signal = body()
-                    if signal is not None and signal is not _continue:
-                        return None if signal is _break else signal
-            return None
+            return _repeat(budget, node, iter(lambda: truth(test_of()), False), None, body)
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
@@ -352,14 +346,7 @@ class Interpreter:
                 values = iterate(iter_of())
             except GradcliError as exc:
                 raise self._locate(exc, node.iter) from None
-            with budget.inside(node):
-                for value in values:
-                    bind(value)
-                    budget.step()
-                    signal = body()
-                    if signal is not None and signal is not _continue:
-                        return None if signal is _break else signal
-            return None
+            return _repeat(budget, node, values, bind, body)
         return for_
 
     def _assert(self, node: ast.Assert) -> Callable[[], None]:
@@ -884,6 +871,21 @@ class _Returned:
 _break = object()
 _continue = object()
 """The signals a block's closure returns for `break` and `continue` (a `_Returned` for `return`)."""
+
+
+def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], None] | None,
+            body: Callable[[], Any]) -> Any:
+    """The loop both `while` (its values: the test, until false) and `for` run: a step counted per
+    pass, `break`/`continue` consumed here, a `return` handed on outward."""
+    with budget.inside(node):
+        for value in values:
+            if bind is not None:
+                bind(value)
+            budget.step()
+            signal = body()
+            if signal is not None and signal is not _continue:
+                return None if signal is _break else signal
+    return None
 
 
 def _breaking() -> object:
