@@ -238,7 +238,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
-    with engine_settings(settings):
+    with engine_settings(settings, watch=False):
         try:
             source = _read(path)
             tree = parse_program(source, str(path))
