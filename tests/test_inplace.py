@@ -383,6 +383,10 @@ def test_views_pytorch_refuses_to_update_and_the_one_gradcli_cannot():
                                          "inplace operation by an out-of-place one."),
         (lambda: x.split([1, 3])[1].mul_(2), "Output 1 of SplitWithSizes is a view"),
         (lambda: x.chunk(2)[0][0].mul_(2), "Output 0 of Split is a view"),
+        (lambda: C.zeros(3).expand(2, 3)[0].add_(1), "an in-place update of a piece of an expand()ed tensor is not "
+                                                     "supported by gradcli"),
+        (lambda: (C.zeros(3, requires_grad=True) * 1).expand(2, 3)[1].mul_(3), "an in-place update of a piece of an "
+                                                                              "expand()ed tensor"),
         (lambda: C.zeros(2, 2).diagonal().fill_(1), "gradcli cannot update the view that diagonal() returns in place: "
                                                     "PyTorch writes it through to the tensor it views, but gradcli's "
                                                     "diagonal() is a copy"),
@@ -454,3 +458,12 @@ def test_an_expand_that_repeats_nothing_is_a_view_that_writes_through():
     assert x.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]] and x.grad_fn.name == "CopySlices"
     x.sum().backward()
     assert w.grad.item() == 3.0
+
+
+def test_fill_takes_a_number_not_anything_numpy_would_convert():
+    from gradcli.errors import ArgumentError
+    for value, kind in [(None, "NoneType"), ("a", "str")]:
+        with pytest.raises(ArgumentError) as caught:
+            C.ones(2).fill_(value)
+        assert caught.value.message == f"fill_(): argument 'value' must be a number, not {kind}"
+    assert C.ones(2).fill_(True).tolist() == [1.0, 1.0]

@@ -107,3 +107,16 @@ def test_the_pytest_plugin_takes_a_timeout_option_and_ini_value(pytester: pytest
     pytester.makeini("[pytest]\ngradcli_timeout = 1e-6\n")
     pytester.runpytest(*quiet).assert_outcomes(failed=1)
     pytester.runpytest(*quiet, "--gradcli-timeout", "60").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("line", ["    n = n * n", "    n *= n", "    n = n + n * n"])
+def test_an_integer_squared_in_a_loop_stops_at_the_size_limit(cli, tmp_path, line):
+    """Python would build the number exactly until multiplying it outlasts any time limit."""
+    path = tmp_path / "ints.grad"
+    path.write_text("n = 2\nfor i in range(40):\n" + line + "\nprint(n)\n", encoding="utf-8")
+    result = cli("run", str(path), "--json")
+    assert result.exit_code == 2
+    error = __import__("json").loads(result.stdout.splitlines()[0])["error"]
+    assert error["message"] == "an integer result past 4096 bits (about 1233 digits)" and error["line"] == 3
+    small = gradcli.evaluate("f = 1\nfor i in range(1, 101):\n    f = f * i\ny = x * (f % 1000003)", {"x": "[1.0]"})
+    assert small.output.tolist() == [float(__import__("math").factorial(100) % 1000003)]

@@ -213,12 +213,19 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
     skips the heap); else (None, None).
     """
     inputs = node.inputs
+    saved = node.saved
+    if saved is RELEASED:
+        args, out = inputs, None
+    elif create_graph:  # the saved values as Tensors on the graph, so that the VJPs' own ops are recorded
+        args, out = node.unpack()
+    else:
+        args, out = saved, node.saved_out
     passed = [None] * len(inputs) if trace is not None else None
     summed: list[tuple[int, ...]] = [()] * len(inputs) if trace is not None else []
     nxt = nxt_g = None
     for i in node.needs:
         x = inputs[i]
-        gi = _input_gradient(node, i, g, ns, create_graph)
+        gi = _input_gradient(node, i, g, ns, args, out)
         shape = x.shape
         if gi.shape != shape:
             if passed is not None:
@@ -246,19 +253,9 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
     return None, None
 
 
-def _input_gradient(node: Node, i: int, g: Any, ns: Any, create_graph: bool) -> Any:
-    """Input i's gradient from the op table's VJP, given the gradient of the node's output.
-
-    The VJP reads the values the node saved; under create_graph it reads them as Tensors on the
-    graph, so that its own ops are recorded.
-    """
-    saved = node.saved
-    if saved is RELEASED:
-        args, out = node.inputs, None
-    elif create_graph:
-        args, out = node.unpack()
-    else:
-        args, out = saved, node.saved_out
+def _input_gradient(node: Node, i: int, g: Any, ns: Any, args: tuple, out: Any) -> Any:
+    """Input i's gradient from the op table's VJP, given the gradient of the node's output and the
+    values the node saved (`args`, `out`), called the cheapest way its parameters allow."""
     vjp = node.op.vjps[i]
     params = node.params
     if params is _NO_PARAMS:

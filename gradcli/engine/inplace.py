@@ -255,7 +255,9 @@ def zero_(t: Tensor) -> Tensor:
 def fill_(t: Tensor, value: Any) -> Tensor:
     """A 0-d tensor value that requires grad receives the sum of the gradient (PyTorch's FillBackward3)."""
     if not isinstance(value, Tensor):
-        return overwrite(t, lambda: np.full(t.shape, value, dtype=t.dtype), "FillBackward2")
+        from gradcli.engine.functions import number_arg
+        number = number_arg(value, "fill_", "value")
+        return overwrite(t, lambda: np.full(t.shape, number, dtype=t.dtype), "FillBackward2")
     if value.ndim:
         raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.",
                          hint="fill with a number, or a 0-d tensor such as v[0]")

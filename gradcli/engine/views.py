@@ -31,6 +31,8 @@ VIEWS: dict[int, list] = {}
 _MULTIPLE = ("Output {k} of {name} is a view and is being modified inplace. This view is the output of a function "
              "that returns multiple views. Such functions do not allow the output views to be modified inplace. You "
              "should replace the inplace operation by an out-of-place one.")
+_EXPANDED_PIECE = ("an in-place update of a piece of an expand()ed tensor is not supported by gradcli: PyTorch writes "
+                   "it into the memory all the repeats share, which gradcli's expand does not keep writeable")
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
             "Please clone() the tensor before performing the operation.")
 
@@ -95,6 +97,9 @@ def base_of(t: Tensor) -> tuple[Tensor, tuple] | None:
     if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
         raise BackwardError(_OVERLAP, hint="expand() repeats elements without copying them; clone() the expanded "
                                            "tensor before updating it")
+    if not data.flags.writeable:  # one repeat of a repeating expand (e[0]): its memory is every repeat's
+        raise BackwardError(_EXPANDED_PIECE, hint="update the tensor before expanding it (a.add_(v), then e = a.expand(...)), "
+                                                  "or clone() the expanded tensor to update a separate copy")
     return base, chain
 
 

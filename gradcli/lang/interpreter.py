@@ -32,7 +32,7 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
-from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, index,
+from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
@@ -295,7 +295,7 @@ class Interpreter:
 
     def _updated(self, op: ast.operator, current: Any, value: Any) -> Any:
         if type(current) is type(value) and type(current) in PLAIN and BINARY[type(op)][0] in EXACT:
-            return BINARY[type(op)][1](current, value)
+            return exact(BINARY[type(op)][1], current, value)
         if isinstance(current, Tensor) and type(op) in _IN_PLACE:
             return getattr(current, _IN_PLACE[type(op)])(value)
         if isinstance(current, list) and isinstance(op, ast.Add):
@@ -627,16 +627,17 @@ class Interpreter:
         symbol, fn = BINARY[type(op)]
         locate = self._locate
         on_tensors = symbol != "//"
-        on_numbers = symbol in EXACT  # two Python numbers: Python's own operator, which cannot fail
+        on_numbers = symbol in EXACT  # two Python numbers: Python's own operator, ints kept to a size
 
         def binary() -> Any:
             try:
                 left, right = left_of(), right_of()
                 # tensor with tensor or number: what `_arithmetic` would decide, without its checks
                 if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in PLAIN)
-                                   or isinstance(right, Tensor) and type(left) in PLAIN) or \
-                        on_numbers and type(left) is type(right) and type(left) in PLAIN:
+                                   or isinstance(right, Tensor) and type(left) in PLAIN):
                     return fn(left, right)
+                if on_numbers and type(left) is type(right) and type(left) in PLAIN:
+                    return exact(fn, left, right)
                 return arithmetic(op, left, right)
             except GradcliError as exc:
                 raise locate(exc, node) from None

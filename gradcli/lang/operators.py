@@ -17,7 +17,7 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
-from gradcli.errors import ArgumentError, ValueDomainError
+from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
@@ -30,8 +30,22 @@ _TRUTHFUL = (*NUMBER, type(None), str, list, tuple, range)
 PLAIN = frozenset({int, float})
 """Python numbers that meet a tensor in arithmetic with no check to make."""
 EXACT = frozenset({"+", "-", "*"})
-"""Operators that cannot raise on two ints or two floats (floats overflow to inf; ints grow, as with
-`arithmetic`); an int too large for a float can make a mixed pair raise, so those go through `arithmetic`."""
+"""Operators that cannot raise on two floats (they overflow to inf) and on two ints only past
+`MAX_INT_BITS` (see `exact`); an int too large for a float can make a mixed pair raise, so those go
+through `arithmetic`."""
+MAX_INT_BITS = 4096
+
+
+def exact(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
+    """Python's own + - * on two plain numbers, with ints kept under MAX_INT_BITS: an int squared in a
+    loop doubles its length each pass, and soon takes longer to multiply than any limit can
+    interrupt, or is too long for Python to print at all."""
+    result = fn(left, right)
+    if type(result) is int and result.bit_length() > MAX_INT_BITS:
+        raise LimitError(f"an integer result past {MAX_INT_BITS} bits (about {int(MAX_INT_BITS * math.log10(2))} "
+                         f"digits)", hint="compute with floats instead (e.g. float(x) * x), which overflow to inf "
+                                          "as PyTorch's numbers do")
+    return result
 
 BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
@@ -65,7 +79,7 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         try:
             if symbol == "**" and _huge_power(left, right):
                 return float(left) ** float(right)
-            return fn(left, right)
+            return exact(fn, left, right) if symbol in EXACT else fn(left, right)
         except OverflowError:
             raise ValueDomainError(f"{left!r} {symbol} {right!r} is too large for a float (the largest is about "
                                    f"1.8e308)", hint="use smaller numbers, or torch.inf (float('inf')) for infinity") from None
