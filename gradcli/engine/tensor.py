@@ -475,6 +475,15 @@ MAXIMUM = _elementwise(O.MAXIMUM)
 MINIMUM = _elementwise(O.MINIMUM)
 
 
+def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
+    """`x.exp_()` and its kind: the out-of-place method's result, written back into `x` by
+    `inplace.update` (which keeps the version counter, the views and the graph right)."""
+    def run(self: "Tensor") -> "Tensor":
+        return I.update(self, getattr(self, method))
+    run.__name__ = run.__qualname__ = method + "_"
+    return run
+
+
 class Tensor:
     """A NumPy array with PyTorch's autograd attributes."""
 
@@ -1183,29 +1192,14 @@ class Tensor:
     def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
         return I.update(self, lambda: F.clamp(self, min, max))
 
-    def neg_(self) -> "Tensor":
-        return I.update(self, self.neg)
-
-    def exp_(self) -> "Tensor":
-        return I.update(self, self.exp)
-
-    def log_(self) -> "Tensor":
-        return I.update(self, self.log)
-
-    def sqrt_(self) -> "Tensor":
-        return I.update(self, self.sqrt)
-
-    def abs_(self) -> "Tensor":
-        return I.update(self, self.abs)
-
-    def sigmoid_(self) -> "Tensor":
-        return I.update(self, self.sigmoid)
-
-    def tanh_(self) -> "Tensor":
-        return I.update(self, self.tanh)
-
-    def relu_(self) -> "Tensor":
-        return I.update(self, self.relu)
+    neg_ = _unary_in_place("neg")
+    exp_ = _unary_in_place("exp")
+    log_ = _unary_in_place("log")
+    sqrt_ = _unary_in_place("sqrt")
+    abs_ = _unary_in_place("abs")
+    sigmoid_ = _unary_in_place("sigmoid")
+    tanh_ = _unary_in_place("tanh")
+    relu_ = _unary_in_place("relu")
 
     def zero_(self) -> "Tensor":
         return I.zero_(self)
