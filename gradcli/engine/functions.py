@@ -20,10 +20,12 @@ from gradcli.engine.tensor import (
     MAXIMUM,
     MINIMUM,
     MUL,
+    NORM2,
     POW,
     POW_TENSOR,
     RPOW,
     SUB,
+    _NUMBER,
     Tensor,
     _general_binary,
     _root,
@@ -485,6 +487,8 @@ def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = F
 
 
 def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    if type(x) is Tensor and type(p) in _NUMBER and p == 2 and dim is None and keepdim is False:
+        return NORM2(x)
     x = _tensor_arg(x, "norm")
     if isinstance(p, str) and p == "fro":
         p = 2

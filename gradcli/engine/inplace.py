@@ -25,7 +25,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
-from gradcli.engine.tensor import (INFERENCE, WeakIds, RELEASED, GradMode, InferenceMode, Node, Tensor, _root, _sequence, _wrap,
+from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _root, _sequence, _wrap,
                                    apply, is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
@@ -40,13 +40,6 @@ _LEAF_HINT = ("update parameters inside 'with torch.no_grad():' (w -= lr * w.gra
 # id(root array) -> [weak reference to it, the version when a tensor took it, the marks of the modifications since,
 # the node name of the last in-place update recorded on it (None before one)]
 MARKS: dict[int, list] = {}
-_UNTRACKED = WeakIds()
-
-
-def untracked(alias: Tensor) -> Tensor:
-    """Mark `x.data`'s alias: its in-place writes bump no version, as in PyTorch."""
-    _UNTRACKED.add(alias)
-    return alias
 
 
 def check_leaf(t: Tensor, view: bool = False) -> None:
@@ -133,7 +126,7 @@ def _count(t: Tensor, array: np.ndarray, mark: int) -> None:
     """Bump the version of `array`, written through `t`: not through `x.data` or a view of it, which
     PyTorch gives a version counter of its own."""
     alias = V.base(t)
-    if not _UNTRACKED.has(alias):
+    if not getattr(alias, "_untracked", False):
         _remember(array, mark)
 
 

@@ -10,6 +10,7 @@ one place that decides what a node keeps.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import weakref
@@ -267,7 +268,11 @@ def _on_graph(array: np.ndarray, node: Node) -> "Tensor":
 
 def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Tensor":
     """Run one op forward and record it when any input requires grad."""
-    arrays = tuple(x._data if type(x) is Tensor else x for x in inputs)
+    if len(inputs) == 1:
+        x = inputs[0]
+        arrays = (x._data,) if type(x) is Tensor else inputs
+    else:
+        arrays = tuple([x._data if type(x) is Tensor else x for x in inputs])
     try:
         out = op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
@@ -285,7 +290,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             if type(x) is Tensor and x.requires_grad:
                 mask |= 1 << i
         if mask:
-            structure = tuple(x._node or x if type(x) is Tensor else x for x in inputs)
+            structure = tuple([x._node or x if type(x) is Tensor else x for x in inputs])
             t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
     if out.base is not None and inputs and type(inputs[0]) is Tensor:
@@ -297,9 +302,10 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
     return t
 
 
-def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
-    """`apply` for one Tensor and no parameters, specialised to `op`: the elementwise methods are these."""
-    forward, plan, label = op.forward, op.plan(1), op.node
+def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "Tensor"]:
+    """`apply` for one Tensor, specialised to `op` and fixed `params`: the elementwise methods are these,
+    and so is `x.norm()` with its defaults, which a training loop's stopping test calls every pass."""
+    forward, plan, label = (functools.partial(op.forward, **params) if params else op.forward), op.plan(1), op.node
 
     def run(x: "Tensor") -> "Tensor":
         data = x._data
@@ -315,7 +321,7 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
         t._data = out
         t.grad = None
         if x.requires_grad and GradMode.enabled:
-            t._node = Node(op, label, (x._node or x,), 1, _NO_PARAMS, plan, (data,), out)
+            t._node = Node(op, label, (x._node or x,), 1, params, plan, (data,), out)
             t.requires_grad = True
         else:
             t._node = None
@@ -323,7 +329,7 @@ def _elementwise1(op: O.Op) -> Callable[["Tensor"], "Tensor"]:
             if InferenceMode.enabled:
                 INFERENCE.add(t)
         if Anomaly.watching and Anomaly.first is None and not _finite(out):
-            _watch(t, op, (data,), None, _NO_PARAMS)
+            _watch(t, op, (data,), None, params)
         return t
 
     return run
@@ -473,6 +479,7 @@ POW_TENSOR = _elementwise(O.POW, "PowBackward1")
 RPOW = _elementwise(O.POW, "PowBackward2")
 MAXIMUM = _elementwise(O.MAXIMUM)
 MINIMUM = _elementwise(O.MINIMUM)
+NORM2 = _elementwise1(O.NORM, {"p": 2.0, "dim": None, "keepdim": False})  # x.norm(), torch.norm(x)
 
 
 def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
@@ -487,7 +494,7 @@ def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
 class Tensor:
     """A NumPy array with PyTorch's autograd attributes."""
 
-    __slots__ = ("_data", "grad", "_node", "requires_grad", "__weakref__")
+    __slots__ = ("_data", "grad", "_node", "requires_grad", "_untracked", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -504,8 +511,11 @@ class Tensor:
     # -- attributes -------------------------------------------------------------------
     @property
     def data(self) -> "Tensor":
-        """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works)."""
-        return I.untracked(self.detach())
+        """A detached Tensor sharing memory, as in PyTorch (so `x.grad.data.zero_()` works), whose in-place
+        writes bump no version (`_untracked`: left unset on every other tensor, read by `inplace`)."""
+        alias = self.detach()
+        alias._untracked = True
+        return alias
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -736,7 +746,7 @@ class Tensor:
         if self._data.size != 1:
             raise ValueDomainError(f"Boolean value of Tensor with more than one value is ambiguous "
                                    f"(shape {self.shape})", hint="reduce it first: (x > 0).all() or (x > 0).any()")
-        return bool(self._data.reshape(()))
+        return bool(self._data)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -793,12 +803,17 @@ class Tensor:
         return F.index(self, key)
 
     def _compare(self, other: Any, fn: Any) -> "Tensor":
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if type(other) in _NUMBER:
+            o = other
+        elif isinstance(other, Tensor):
+            o = other._data
+            if o.shape != self._data.shape:
+                broadcast_shape("comparison", self.shape, other.shape)
+        elif isinstance(other, (bool, np.number, np.bool_)):
+            o = other
+        else:
             raise ArgumentError(f"cannot compare a tensor with a {type(other).__name__}",
                                 hint="compare with a number or another tensor")
-        o = other._data if isinstance(other, Tensor) else other
-        if isinstance(other, Tensor) and other.shape != self.shape:
-            broadcast_shape("comparison", self.shape, other.shape)
         return _wrap(np.asarray(fn(self._data, o)))
 
     def __lt__(self, other: Any) -> "Tensor":
