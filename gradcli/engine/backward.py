@@ -220,12 +220,20 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
         args, out = node.unpack()
     else:
         args, out = saved, node.saved_out
-    passed = [None] * len(inputs) if trace is not None else None
-    summed: list[tuple[int, ...]] = [()] * len(inputs) if trace is not None else []
+    passed: list | None = None
+    if trace is not None:
+        passed, summed = [None] * len(inputs), [()] * len(inputs)
+    vjps, params, n = node.op.vjps, node.params, len(args)
     nxt = nxt_g = None
     for i in node.needs:
         x = inputs[i]
-        gi = _input_gradient(node, i, g, ns, args, out)
+        # each VJP called the cheapest way its parameters allow
+        if params is not _NO_PARAMS or n > 2:
+            gi = vjps[i](ns, g, out, *args, **params)
+        elif n == 1:
+            gi = vjps[i](ns, g, out, args[0])
+        else:
+            gi = vjps[i](ns, g, out, args[0], args[1])
         shape = x.shape
         if gi.shape != shape:
             if passed is not None:
@@ -251,20 +259,6 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
     pending[nxt] = nxt_g
     heapq.heappush(heap, (-nxt.seq, nxt))
     return None, None
-
-
-def _input_gradient(node: Node, i: int, g: Any, ns: Any, args: tuple, out: Any) -> Any:
-    """Input i's gradient from the op table's VJP, given the gradient of the node's output and the
-    values the node saved (`args`, `out`), called the cheapest way its parameters allow."""
-    vjp = node.op.vjps[i]
-    params = node.params
-    if params is _NO_PARAMS:
-        n = len(args)
-        if n == 1:
-            return vjp(ns, g, out, args[0])
-        if n == 2:
-            return vjp(ns, g, out, args[0], args[1])
-    return vjp(ns, g, out, *args, **params)
 
 
 def _deliver(leaves: dict[int, list], wanted: dict | None, found: list, create_graph: bool) -> None:
