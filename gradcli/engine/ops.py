@@ -1534,6 +1534,9 @@ def _exclusive_product(x: np.ndarray, axis: int) -> np.ndarray:
     return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
 
 
+_FILL_MAX = 1 << 16  # elements: below this a filled gradient costs less than a broadcast view
+
+
 class _NumpyNamespace:
     """The fast path for VJPs: plain NumPy with the tensor functions' names and signatures."""
 
@@ -1607,6 +1610,12 @@ class _NumpyNamespace:
 
     @staticmethod
     def expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """A sum's gradient spread over its input. `np.broadcast_to` spends several µs in Python
+        building a view; a small array is cheaper filled, a large one stays a view (no memory)."""
+        if x.ndim == 0 and math.prod(shape) <= _FILL_MAX:
+            out = np.empty(shape, x.dtype)
+            out.fill(x)
+            return out
         return np.broadcast_to(x, shape)
 
     @staticmethod
