@@ -146,44 +146,6 @@ class Node:
     __slots__ = ("op", "name", "inputs", "needs", "params", "saved", "saved_out", "shape", "dtype", "seq",
                  "retained", "__weakref__")
 
-    def __init__(self, op: O.Op, name: str, inputs: tuple, mask: int, params: dict, plan: tuple | None,
-                 arrays: tuple, out: np.ndarray) -> None:
-        """Record one application: `mask` has bit i set when input i requires grad, `plan` is
-        `op.plan(mask)`, `arrays` the inputs as the forward saw them (a Tensor's array, else the input).
-
-        The one place a node is made, so every path keeps exactly what the plan asks for. Where a
-        Tensor input is not kept, `inputs` already holds its node or leaf, and for any other input
-        `arrays` and `inputs` hold the same object; so `saved` picks per position between the two
-        tuples, and reuses one of them whole whenever it can (the common cases, with no allocation).
-        """
-        self.op = op
-        self.name = name
-        self.inputs = inputs
-        self.needs = _NEEDS[mask] if mask < 4 else tuple(i for i in range(len(inputs)) if mask >> i & 1)
-        self.params = params
-        if plan is None:
-            self.saved = RELEASED
-            self.saved_out = None
-        else:
-            keep, keep_out = plan
-            if keep is None:
-                self.saved = inputs
-            elif keep is True:
-                self.saved = arrays
-            elif keep == 0:  # of two inputs, the first only; a number is in `inputs` already
-                self.saved = inputs if arrays[0] is inputs[0] else (arrays[0], inputs[1])
-            elif keep == 1:
-                self.saved = inputs if arrays[1] is inputs[1] else (inputs[0], arrays[1])
-            else:
-                self.saved = tuple(a if k else x for a, x, k in zip(arrays, inputs, keep))
-            self.saved_out = out if keep_out else None
-        if INFERENCE:
-            _refuse_saved_inference(inputs, self.saved, arrays)
-        self.shape = out.shape
-        self.dtype = out.dtype
-        self.seq = next(_sequence)
-        self.retained = None
-
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -252,6 +214,50 @@ class AccumulateGrad:
 
 
 RELEASED = ()
+_new_node = object.__new__  # Node has no __init__: a class call would run `record` through C, twice as dear
+
+
+def record(op: O.Op, name: str, inputs: tuple, mask: int, params: dict, plan: tuple | None, arrays: tuple,
+           out: np.ndarray) -> Node:
+    """Record one application: `mask` has bit i set when input i requires grad, `plan` is
+    `op.plan(mask)`, `arrays` the inputs as the forward saw them (a Tensor's array, else the input).
+
+    The one place a node is made, so every path keeps exactly what the plan asks for. Where a
+    Tensor input is not kept, `inputs` already holds its node or leaf, and for any other input
+    `arrays` and `inputs` hold the same object; so `saved` picks per position between the two
+    tuples, and reuses one of them whole whenever it can (the common cases, with no allocation).
+    """
+    self = _new_node(Node)
+    self.op = op
+    self.name = name
+    self.inputs = inputs
+    self.needs = _NEEDS[mask] if mask < 4 else tuple(i for i in range(len(inputs)) if mask >> i & 1)
+    self.params = params
+    if plan is None:
+        self.saved = RELEASED
+        self.saved_out = None
+    else:
+        keep, keep_out = plan
+        if keep is None:
+            self.saved = inputs
+        elif keep is True:
+            self.saved = arrays
+        elif keep == 0:  # of two inputs, the first only; a number is in `inputs` already
+            self.saved = inputs if arrays[0] is inputs[0] else (arrays[0], inputs[1])
+        elif keep == 1:
+            self.saved = inputs if arrays[1] is inputs[1] else (inputs[0], arrays[1])
+        else:
+            self.saved = tuple(a if k else x for a, x, k in zip(arrays, inputs, keep))
+        self.saved_out = out if keep_out else None
+    if INFERENCE:
+        _refuse_saved_inference(inputs, self.saved, arrays)
+    self.shape = out.shape
+    self.dtype = out.dtype
+    self.seq = next(_sequence)
+    self.retained = None
+    return self
+
+
 # PyTorch's overloads that take a Python number as a scalar argument, not as a (wrapped) tensor input:
 # their next_functions list the tensor only (1 - x, x ** 2, 2 ** x)
 _SCALAR_OVERLOADS = frozenset({"RsubBackward1", "PowBackward0", "PowBackward2"})
@@ -291,7 +297,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
                 mask |= 1 << i
         if mask:
             structure = tuple([x._node or x if type(x) is Tensor else x for x in inputs])
-            t._node = Node(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
+            t._node = record(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
     if out.base is not None and inputs and type(inputs[0]) is Tensor:
         V.record(t, inputs[0], op, params, name)
@@ -321,7 +327,7 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
         t._data = out
         t.grad = None
         if x.requires_grad and GradMode.enabled:
-            t._node = Node(op, label, (x._node or x,), 1, params, plan, (data,), out)
+            t._node = record(op, label, (x._node or x,), 1, params, plan, (data,), out)
             t.requires_grad = True
         else:
             t._node = None
@@ -351,7 +357,7 @@ def _watch(t: "Tensor", op: O.Op, arrays: tuple, name: str | None, params: dict)
     if np.isfinite(out).all():
         return
     if all(np.isfinite(a).all() for a in arrays if isinstance(a, (np.ndarray, float))):
-        Anomaly.first = t._node or Node(op, name or op.node, (), 0, params, None, (), out)
+        Anomaly.first = t._node or record(op, name or op.node, (), 0, params, None, (), out)
 
 
 _BOOL_MESSAGES = {
@@ -454,7 +460,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         mask = (ta is Tensor and a.requires_grad) | (tb is Tensor and b.requires_grad) << 1 if GradMode.enabled else 0
         if mask:
             structure = (a._node or a if ta is Tensor else a, b._node or b if tb is Tensor else b)
-            t._node = Node(op, label, structure, mask, _NO_PARAMS, plans[mask], (x, y), out)
+            t._node = record(op, label, structure, mask, _NO_PARAMS, plans[mask], (x, y), out)
             t.requires_grad = True
         else:
             t._node = None
