@@ -181,7 +181,8 @@ def main() -> None:
         steps = int(np.ceil(np.log2(1000 / 2e-300)))
         seed = statistics.median(run_seconds(tiny) - run_seconds(none) for _ in range(args.repeats)) / steps
         tape = numpy_tape_us(args.repeats)
-        rows.append(("seed 000 while loop, per iteration", f"{seed * 1e6:.1f} µs", f"the NumPy tape: {tape:.2f} µs per op"))
+        rows.append(("seed 000 while loop, per iteration", f"{seed * 1e6:.1f} µs",
+                     f"the NumPy tape: {tape:.2f} µs per op"))
         rows.append(("seed 000 loop, at the reference speed", f"{reference_us(seed * 1e6, tape):.1f} µs",
                      "target <= 10 µs"))
 
