@@ -170,6 +170,8 @@ def _pow_forward(a: Any, b: Any) -> Any:
 
 def _pow_vjp_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     if isinstance(b, (int, float)):
+        if b == 2:  # a ** 1 is a copy of a: the same numbers, one kernel fewer on x.pow(2)'s every backward
+            return g * b * a
         return g * b * a ** (b - 1) if b != 0 else g * 0.0
     return g * b * a ** ns.where(b == 0, 1.0, b - 1)
 

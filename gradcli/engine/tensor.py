@@ -778,20 +778,20 @@ class Tensor:
     __mul__ = mul = MUL
     __truediv__ = div = DIV
 
-    def __radd__(self, other: Any) -> "Tensor":
-        return ADD(self, other)  # PyTorch computes 2 + x as x.add(2): the tensor comes first in the graph
+    __radd__ = ADD  # PyTorch computes 2 + x as x.add(2), and 2 * x as x.mul(2): the tensor comes first
 
     def __rsub__(self, other: Any) -> "Tensor":
         return RSUB(other, self)
 
-    def __rmul__(self, other: Any) -> "Tensor":
-        return MUL(self, other)
+    __rmul__ = MUL
 
     def __rtruediv__(self, other: Any) -> "Tensor":
         return RDIV(other, self)
 
-    def __pow__(self, other: Any) -> "Tensor":
-        return (POW_TENSOR if type(other) is Tensor else POW)(self, other)
+    def __pow__(self, exponent: Any) -> "Tensor":
+        return (POW_TENSOR if type(exponent) is Tensor else POW)(self, exponent)
+
+    pow = __pow__
 
     def __rpow__(self, other: Any) -> "Tensor":
         return RPOW(other, self)
@@ -880,8 +880,6 @@ class Tensor:
     trunc = fix = _elementwise1(O.TRUNC)
     frac = _elementwise1(O.FRAC)
 
-    def pow(self, exponent: Any) -> "Tensor":
-        return self.__pow__(exponent)
 
     def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
         return F.clamp(self, min, max)
