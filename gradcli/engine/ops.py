@@ -105,6 +105,8 @@ def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
 def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
     """The axes of a gradient that `unbroadcast` sums away (`--explain` shows them too)."""
     lead = len(gshape) - len(shape)
+    if not shape:  # a scalar parameter's gradient: every axis (each training step, per parameter)
+        return tuple(range(lead))
     return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
 
@@ -1614,9 +1616,9 @@ class _NumpyNamespace:
     def expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         """A sum's gradient spread over its input. `np.broadcast_to` spends several µs in Python
         building a view; a small array is cheaper filled, a large one stays a view (no memory)."""
-        if x.ndim == 0 and math.prod(shape) <= _FILL_MAX:
+        if x.size == 1 and x.ndim <= len(shape) and math.prod(shape) <= _FILL_MAX:
             out = np.empty(shape, x.dtype)
-            out.fill(x)
+            out.fill(x.reshape(()))
             return out
         return np.broadcast_to(x, shape)
 
