@@ -268,7 +268,7 @@ def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = No
 def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = None,
                   keepdim: bool = False) -> np.ndarray:
     if p == 2:
-        return np.sqrt(_sum_forward(x * x, dim, keepdim))
+        return np.sqrt(np.add.reduce(x * x, axis=dim, keepdims=keepdim))
     if p == 1:
         return np.sum(np.abs(x), axis=dim, keepdims=keepdim)
     if p == float("inf"):
