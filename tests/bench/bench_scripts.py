@@ -170,6 +170,7 @@ def main() -> None:
             t_it = statistics.median(float(v) for v in out.split()) / (LONG - SHORT)
             rows.append(("poly fit per iteration, torch", f"{t_it * 1e3:.3f} ms", ""))
             rows.append(("per iteration gradcli / torch", f"{g_it / t_it:.2f}x", "target <= 1.0x"))
+            rows.append(("per iteration torch / numpy", f"{t_it / n_it:.2f}x", "PyTorch's own distance from NumPy"))
             torch_file = script(torch_program(0, 0, 0), tmp, "poly_torch.py")
             g_proc = process_seconds([sys.executable, "-m", "gradcli", "run", str(long)], args.repeats)
             t_proc = process_seconds([args.torch, str(torch_file), str(LONG)], args.repeats)
