@@ -19,6 +19,7 @@ import difflib
 import inspect
 import sys
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any, Callable
 
 import numpy as np
@@ -755,14 +756,47 @@ class Interpreter:
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
     def _call(self, node: ast.Call) -> Callable[[], Any]:
-        func_of = self._expression(node.func)
+        """A call; `owner.method(...)` without keywords calls a plain method of the owner's class directly.
+
+        Whether a site's method is plain is decided per owner class, the first time the site meets
+        it, by the general path: a Python function of the class that every instance binds the same
+        way (no instance dict, no custom attribute lookup), that is not `backward` and not a gradient
+        function, so `_invoke`'s checks would all pass. The direct call skips the bound method and those
+        checks; a call whose arguments do not fit is named exactly as `_apply` names it.
+        """
+        callee = node.func
         arguments = self._arguments(node.args)
         keywords = [(k.arg, self._expression(k.value)) for k in node.keywords]
         invoke, locate, sites = self._invoke, self._locate, self.call_sites
+        if isinstance(callee, ast.Attribute) and not keywords:
+            owner_of, func_of, attr, get = self._expression(callee.value), None, callee.attr, self._get_attribute
+        else:
+            owner_of, func_of = None, self._expression(callee)
+        plain: set[type] = set()  # owner classes on which `attr` is simply getattr (see `_attribute`)
+        methods: dict[type, Callable[..., Any]] = {}  # owner classes whose `attr` is a plain method
 
         def call() -> Any:
             try:
-                func = func_of()
+                if owner_of is not None:
+                    owner = owner_of()
+                    method = methods.get(type(owner))
+                    if method is not None:
+                        args = arguments()
+                        sites.append(node)
+                        try:
+                            return method(owner, *args)
+                        except TypeError as exc:
+                            raise _argument_error(exc, MethodType(method, owner), args, {}, self.text(callee)) from None
+                        finally:
+                            sites.pop()
+                    try:
+                        func = getattr(owner, attr) if type(owner) in plain else get(owner, attr, callee, plain)
+                    except GradcliError as exc:
+                        raise locate(exc, callee) from None
+                    if type(owner) in plain and _plain_method(owner, attr, func):
+                        methods[type(owner)] = func.__func__
+                else:
+                    func = func_of()
                 args = arguments()
                 kwargs = {word: value_of() for word, value_of in keywords} if keywords else {}
                 if func is _PRINT:
@@ -940,6 +974,16 @@ def _checked_grad(owner: Tensor, value: Any) -> Tensor:
         raise ArgumentError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
                             f"'{owner.dtype}'", hint="make the dtypes match, e.g. .float() or .double()")
     return value
+
+
+def _plain_method(owner: Any, attr: str, func: Any) -> bool:
+    """Whether every instance of `owner`'s class gives `func` (a method bound to `owner`) for `attr`, and
+    `_invoke` would only call it: it is callable and not backward (a bound method is never one of the
+    gradient functions, and the call has no device= to check)."""
+    cls = type(owner)
+    return type(func) is MethodType and func.__self__ is owner and cls.__dictoffset__ == 0 and \
+        cls.__getattribute__ is object.__getattribute__ and getattr(cls, attr, None) is func.__func__ and \
+        not _is_backward(func)
 
 
 def _is_backward(func: Any) -> bool:
