@@ -33,7 +33,7 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
-from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, exact, index,
+from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
@@ -139,6 +139,12 @@ class Interpreter:
 
     def _expression(self, node: ast.expr) -> Callable[[], Any]:
         return self._expressions[type(node)](node)
+
+    def _operand(self, node: ast.expr) -> tuple[Callable[[], Any] | None, Any]:
+        """An operand's closure, or None and the operand's value when it is a constant (read without a call)."""
+        if isinstance(node, ast.Constant):
+            return None, node.value
+        return self._expression(node), None
 
     def _block(self, body: list[ast.stmt]) -> Callable[[], Any]:
         """The statements in order; the closure returns None, or the signal (break, continue, return) that ends it."""
@@ -624,7 +630,8 @@ class Interpreter:
         return self._located(node, unary)
 
     def _binary(self, node: ast.BinOp) -> Callable[[], Any]:
-        left_of, right_of, op = self._expression(node.left), self._expression(node.right), node.op
+        (left_of, left_value), (right_of, right_value) = self._operand(node.left), self._operand(node.right)
+        op = node.op
         symbol, fn = BINARY[type(op)]
         locate = self._locate
         on_tensors = symbol != "//"
@@ -632,7 +639,8 @@ class Interpreter:
 
         def binary() -> Any:
             try:
-                left, right = left_of(), right_of()
+                left = left_value if left_of is None else left_of()
+                right = right_value if right_of is None else right_of()
                 # tensor with tensor or number: what `_arithmetic` would decide, without its checks
                 if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in PLAIN)
                                    or isinstance(right, Tensor) and type(left) in PLAIN):
@@ -659,21 +667,23 @@ class Interpreter:
 
     def _compare(self, node: ast.Compare) -> Callable[[], Any]:
         left_of = self._expression(node.left)
-        pairs = [(op, self._expression(c)) for op, c in zip(node.ops, node.comparators)]
         locate = self._locate
-        if len(pairs) == 1:
-            op, right_of = pairs[0]
+        if len(node.ops) == 1:
+            op, (right_of, right_value) = node.ops[0], self._operand(node.comparators[0])
             fn = None if isinstance(op, (ast.Is, ast.IsNot)) else COMPARE[type(op)]
 
             def compare_one() -> Any:
                 try:
-                    left, right = left_of(), right_of()
-                    if fn is not None and isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
+                    left = left_of()
+                    right = right_value if right_of is None else right_of()
+                    if fn is not None and type(left) in COMPARED and type(right) in COMPARED:
                         return fn(left, right)  # numbers and tensors: what `compare` would decide
                     return compare(op, left, right)
                 except GradcliError as exc:
                     raise locate(exc, node) from None
             return compare_one
+
+        pairs = [(op, self._expression(c)) for op, c in zip(node.ops, node.comparators)]
 
         def compare_chain() -> Any:
             left = left_of()
@@ -812,6 +822,12 @@ class Interpreter:
         return call
 
     def _arguments(self, nodes: list[ast.expr]) -> Callable[[], list]:
+        """A call's positional arguments as a new list each time (no call at all when they are constants)."""
+        if all(isinstance(a, ast.Constant) for a in nodes):
+            return [a.value for a in nodes].copy
+        if len(nodes) == 1 and not isinstance(nodes[0], ast.Starred):
+            only = self._expression(nodes[0])
+            return lambda: [only()]
         if not any(isinstance(a, ast.Starred) for a in nodes):
             value_ofs = [self._expression(a) for a in nodes]
             return lambda: [value_of() for value_of in value_ofs]
