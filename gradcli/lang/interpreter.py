@@ -93,6 +93,7 @@ class Interpreter:
         self._texts: dict[ast.AST, str] = {}
         self._bodies: dict[ast.AST, Callable[[], Any]] = {}
         self._outcome_name: str | ast.AST | None = None
+        self._top_level = True  # while compiling: the module's own statements, not a function's body
         self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
@@ -192,22 +193,26 @@ class Interpreter:
 
     # -- statements -----------------------------------------------------------------------------
     def _remember(self, value: Any, name: str | ast.AST) -> None:
-        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends."""
-        if value is not None and not isinstance(value, str) and self.scope is self.globals:
+        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends.
+
+        Only the module's own statements call this (decided when compiling them, `_top_level`): they
+        run in the module's scope, and a function's statements always in a call's."""
+        if value is not None and not isinstance(value, str):
             self.outcome.value, self._outcome_name = value, name
 
     def _assign(self, node: ast.Assign) -> Callable[[], None]:
         value_of = self._expression(node.value)
         last = node.targets[-1]
         name: str | ast.AST = last.id if isinstance(last, ast.Name) else last
-        remember = self._remember
+        remember = self._remember if self._top_level else None
         if len(node.targets) == 1 and isinstance(last, ast.Name):
             target = last.id
 
             def assign_name() -> None:
                 value = value_of()
                 self.scope.values[target] = value
-                remember(value, target)
+                if remember is not None:
+                    remember(value, target)
             return assign_name
         binds = [self._binder(target) for target in node.targets]
 
@@ -215,7 +220,8 @@ class Interpreter:
             value = value_of()
             for bind in binds:
                 bind(value)
-            remember(value, name)
+            if remember is not None:
+                remember(value, name)
         return assign
 
     def _binder(self, target: ast.expr) -> Callable[[Any], None]:
@@ -271,18 +277,26 @@ class Interpreter:
     def _aug_assign(self, node: ast.AugAssign) -> Callable[[], None]:
         """Python's `t op= v`: a tensor is updated in place (PyTorch's rules), anything else rebound."""
         target, op = node.target, node.op
-        value_of = self._expression(node.value)
         if isinstance(target, ast.Name):
-            name = target.id
+            name, remember = target.id, self._remember if self._top_level else None
+            operand_of, operand = self._operand(node.value)
+            symbol, fn = BINARY[type(op)]
+            on_numbers = symbol in EXACT
 
             def update_name() -> None:
                 values = self.scope.values
                 current = values[name] if name in values else self._lookup(name)
-                value = self._updated(op, current, value_of())
+                value = operand if operand_of is None else operand_of()
+                # two Python numbers: what `_updated` would decide, without its checks
+                if on_numbers and type(current) is type(value) and type(current) in PLAIN:
+                    value = exact(fn, current, value)
+                else:
+                    value = self._updated(op, current, value)
                 values[name] = value
-                self._remember(value, name)
+                if remember is not None:
+                    remember(value, name)
             return update_name
-        owner_of = self._expression(target.value)
+        value_of, owner_of = self._expression(node.value), self._expression(target.value)
         if isinstance(target, ast.Attribute):
             def update_attribute() -> None:
                 owner = owner_of()
@@ -318,10 +332,11 @@ class Interpreter:
         value_of = self._expression(expression)
         maybe_print = isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) and \
             expression.func.id == "print"
+        top_level = self._top_level
 
         def expression_statement() -> None:
             value = value_of()
-            if value is None or maybe_print and self._is_print() or self.scope is not self.globals:
+            if not top_level or value is None or maybe_print and self._is_print():
                 return
             self._remember(value, expression)
             if self.hooks.on_display is not None:
@@ -451,7 +466,11 @@ class Interpreter:
             if isinstance(node, ast.Lambda):
                 body = self._expression(node.body)
             else:
-                block = self._block(node.body)
+                outer, self._top_level = self._top_level, False
+                try:
+                    block = self._block(node.body)
+                finally:
+                    self._top_level = outer
 
                 def body() -> Any:
                     signal = block()
