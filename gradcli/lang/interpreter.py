@@ -17,6 +17,7 @@ import ast
 import contextlib
 import difflib
 import inspect
+import itertools
 import sys
 from dataclasses import dataclass
 from types import MethodType
@@ -356,7 +357,7 @@ class Interpreter:
         budget = self.budget
 
         def while_() -> Any:
-            return _repeat(budget, node, iter(lambda: truth(test_of()), False), None, body)
+            return _repeat(budget, node, _FOREVER, None, body, test_of)
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
@@ -938,17 +939,21 @@ class _Returned:
         self.value = value
 
 
+_FOREVER = itertools.repeat(None)
+"""The values a `while` loop runs over (its test ends it)."""
 _break = object()
 _continue = object()
 """The signals a block's closure returns for `break` and `continue` (a `_Returned` for `return`)."""
 
 
 def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], None] | None,
-            body: Callable[[], Any]) -> Any:
-    """The loop both `while` (its values: the test, until false) and `for` run: a step counted per
-    pass, `break`/`continue` consumed here, a `return` handed on outward."""
+            body: Callable[[], Any], test: Callable[[], Any] | None = None) -> Any:
+    """The loop both `while` (values without end, its test until false) and `for` (its values) run: a
+    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward."""
     with budget.inside(node):
         for value in values:
+            if test is not None and not truth(test()):
+                break
             if bind is not None:
                 bind(value)
             budget.step()
