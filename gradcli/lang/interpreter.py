@@ -26,6 +26,8 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.backward import run_backward
+from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
@@ -309,7 +311,6 @@ class Interpreter:
         def update_item() -> None:
             container, key = owner_of(), key_of()
             if isinstance(container, Tensor):
-                from gradcli.engine.inplace import check_leaf
                 check_leaf(container, view=True)
             current = index(container, key)
             set_item(container, key, arithmetic(op, current, value_of()))
@@ -803,7 +804,7 @@ class Interpreter:
         else:
             owner_of, func_of = None, self._expression(callee)
         plain: set[type] = set()  # owner classes on which `attr` is simply getattr (see `_attribute`)
-        methods: dict[type, Callable[..., Any]] = {}  # owner classes whose `attr` is a plain method
+        methods: dict[type, Callable[..., Any] | None] = {}  # per owner class: its plain method `attr`, or None
 
         def call() -> Any:
             try:
@@ -823,8 +824,8 @@ class Interpreter:
                         func = getattr(owner, attr) if type(owner) in plain else get(owner, attr, callee, plain)
                     except GradcliError as exc:
                         raise locate(exc, callee) from None
-                    if type(owner) in plain and _plain_method(owner, attr, func):
-                        methods[type(owner)] = func.__func__
+                    if type(owner) in plain and type(owner) not in methods:  # decided once: None is not plain
+                        methods[type(owner)] = func.__func__ if _plain_method(owner, attr, func) else None
                 else:
                     func = func_of()
                 args = arguments()
@@ -912,7 +913,6 @@ class Interpreter:
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
-        from gradcli.engine.backward import run_backward
         tensor = method.__self__
         bound = _bind(method, "backward", args, kwargs)
 
