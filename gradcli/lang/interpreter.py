@@ -153,11 +153,14 @@ class Interpreter:
     def _block(self, body: list[ast.stmt]) -> Callable[[], Any]:
         """The statements in order; the closure returns None, or the signal (break, continue, return) that ends it."""
         steps = [(self._statements[type(stmt)](stmt), stmt) for stmt in body]
-        tick, locate = self.budget.tick, self._locate
+        budget, tick, locate = self.budget, self.budget.tick, self._locate
 
         def block() -> Any:
             for run, stmt in steps:
-                tick()
+                if budget.ticks > 0:  # `tick()`, its count written out: once per statement
+                    budget.ticks -= 1
+                else:
+                    tick()
                 try:
                     signal = run()
                 except GradcliError as exc:
