@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import gradcli
 from gradcli.engine.tensor import GradMode
 from gradcli.errors import ArgumentError, LimitError, NameLookupError, ValueDomainError
 from gradcli.lang.limits import MAX_CALL_DEPTH, MAX_CALLS
@@ -159,3 +160,10 @@ def test_positional_calls_bind_defaults_and_keep_pythons_errors():
         "f(): too many positional arguments"
     assert fails("def f(a, b, c=1):\n    return a\nf(1)", ArgumentError).message == \
         "f(): missing a required argument: 'b'"
+
+
+def test_a_functions_own_statements_never_become_the_programs_output():
+    # f's `inner = v * 5` (and its bare `inner`) run after `y = x * 2`; the output is still y, d/dx = 2
+    result = gradcli.evaluate("def f(v):\n    inner = v * 5\n    inner\n    inner += 1\n    return None\n"
+                              "y = x * 2\nf(x)", {"x": "[1.0]"})
+    assert result.output_name == "y" and result.grads["x"].tolist() == [2.0]

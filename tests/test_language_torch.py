@@ -233,3 +233,19 @@ def test_writing_through_an_expanded_view_stops_run_with_pytorchs_error(cli, tmp
     result = cli("eval", "y = x * 1; y.diagonal().mul_(2); out = y.sum()", "x=ones(2,2)")
     assert result.exit_code == 2 and "gradcli cannot update the view that diagonal() returns in place" in \
         " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("passes", [["[2, 3]"], ["[2]", "[2, 3]"]])
+def test_a_method_call_names_wrong_arguments_alike_on_every_pass_of_a_loop(passes):
+    """A site's later passes call the tensor method directly; its mistakes read as on the first pass."""
+    error = fails(f"import torch\nx = torch.ones(2)\nfor args in [{', '.join(passes)}]:\n    y = x.pow(*args)\n",
+                  ArgumentError)
+    assert (error.message, error.hint) == ("x.pow(): too many positional arguments", "usage: pow(exponent)")
+    assert (error.line, error.column, error.length) == (4, 9, len("x.pow(*args)"))
+
+
+def test_an_error_inside_a_method_called_on_a_later_pass_keeps_its_place_and_call_stack():
+    error = fails("import torch\ndef first(n):\n    return torch.ones(n).item()\nfor n in [1, 3]:\n    y = first(n)\n",
+                  ValueDomainError)
+    assert (error.line, error.column, error.length) == (3, 12, len("torch.ones(n).item()"))
+    assert error.calls == [(5, 9, len("first(n)"))]

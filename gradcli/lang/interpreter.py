@@ -17,13 +17,17 @@ import ast
 import contextlib
 import difflib
 import inspect
+import itertools
 import sys
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.backward import run_backward
+from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
@@ -32,7 +36,7 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
-from gradcli.lang.operators import (BINARY, COMPARE, EXACT, NUMBER, NUMERIC, PLAIN, arithmetic, compare, exact, index,
+from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
@@ -92,6 +96,7 @@ class Interpreter:
         self._texts: dict[ast.AST, str] = {}
         self._bodies: dict[ast.AST, Callable[[], Any]] = {}
         self._outcome_name: str | ast.AST | None = None
+        self._top_level = True  # while compiling: the module's own statements, not a function's body
         self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
@@ -139,14 +144,23 @@ class Interpreter:
     def _expression(self, node: ast.expr) -> Callable[[], Any]:
         return self._expressions[type(node)](node)
 
+    def _operand(self, node: ast.expr) -> tuple[Callable[[], Any] | None, Any]:
+        """An operand's closure, or None and the operand's value when it is a constant (read without a call)."""
+        if isinstance(node, ast.Constant):
+            return None, node.value
+        return self._expression(node), None
+
     def _block(self, body: list[ast.stmt]) -> Callable[[], Any]:
         """The statements in order; the closure returns None, or the signal (break, continue, return) that ends it."""
         steps = [(self._statements[type(stmt)](stmt), stmt) for stmt in body]
-        tick, locate = self.budget.tick, self._locate
+        budget, tick, locate = self.budget, self.budget.tick, self._locate
 
         def block() -> Any:
             for run, stmt in steps:
-                tick()
+                if budget.ticks > 0:  # `tick()`, its count written out: once per statement
+                    budget.ticks -= 1
+                else:
+                    tick()
                 try:
                     signal = run()
                 except GradcliError as exc:
@@ -185,22 +199,26 @@ class Interpreter:
 
     # -- statements -----------------------------------------------------------------------------
     def _remember(self, value: Any, name: str | ast.AST) -> None:
-        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends."""
-        if value is not None and not isinstance(value, str) and self.scope is self.globals:
+        """Keep a top-level value as the outcome; a name given as its node is written out when the run ends.
+
+        Only the module's own statements call this (decided when compiling them, `_top_level`): they
+        run in the module's scope, and a function's statements always in a call's."""
+        if value is not None and not isinstance(value, str):
             self.outcome.value, self._outcome_name = value, name
 
     def _assign(self, node: ast.Assign) -> Callable[[], None]:
         value_of = self._expression(node.value)
         last = node.targets[-1]
         name: str | ast.AST = last.id if isinstance(last, ast.Name) else last
-        remember = self._remember
+        remember = self._remember if self._top_level else None
         if len(node.targets) == 1 and isinstance(last, ast.Name):
             target = last.id
 
             def assign_name() -> None:
                 value = value_of()
                 self.scope.values[target] = value
-                remember(value, target)
+                if remember is not None:
+                    remember(value, target)
             return assign_name
         binds = [self._binder(target) for target in node.targets]
 
@@ -208,7 +226,8 @@ class Interpreter:
             value = value_of()
             for bind in binds:
                 bind(value)
-            remember(value, name)
+            if remember is not None:
+                remember(value, name)
         return assign
 
     def _binder(self, target: ast.expr) -> Callable[[Any], None]:
@@ -264,18 +283,26 @@ class Interpreter:
     def _aug_assign(self, node: ast.AugAssign) -> Callable[[], None]:
         """Python's `t op= v`: a tensor is updated in place (PyTorch's rules), anything else rebound."""
         target, op = node.target, node.op
-        value_of = self._expression(node.value)
         if isinstance(target, ast.Name):
-            name = target.id
+            name, remember = target.id, self._remember if self._top_level else None
+            operand_of, operand = self._operand(node.value)
+            symbol, fn = BINARY[type(op)]
+            on_numbers = symbol in EXACT
 
             def update_name() -> None:
                 values = self.scope.values
                 current = values[name] if name in values else self._lookup(name)
-                value = self._updated(op, current, value_of())
+                value = operand if operand_of is None else operand_of()
+                # two Python numbers: what `_updated` would decide, without its checks
+                if on_numbers and type(current) is type(value) and type(current) in PLAIN:
+                    value = exact(fn, current, value)
+                else:
+                    value = self._updated(op, current, value)
                 values[name] = value
-                self._remember(value, name)
+                if remember is not None:
+                    remember(value, name)
             return update_name
-        owner_of = self._expression(target.value)
+        value_of, owner_of = self._expression(node.value), self._expression(target.value)
         if isinstance(target, ast.Attribute):
             def update_attribute() -> None:
                 owner = owner_of()
@@ -287,7 +314,6 @@ class Interpreter:
         def update_item() -> None:
             container, key = owner_of(), key_of()
             if isinstance(container, Tensor):
-                from gradcli.engine.inplace import check_leaf
                 check_leaf(container, view=True)
             current = index(container, key)
             set_item(container, key, arithmetic(op, current, value_of()))
@@ -311,10 +337,11 @@ class Interpreter:
         value_of = self._expression(expression)
         maybe_print = isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) and \
             expression.func.id == "print"
+        top_level = self._top_level
 
         def expression_statement() -> None:
             value = value_of()
-            if value is None or maybe_print and self._is_print() or self.scope is not self.globals:
+            if not top_level or value is None or maybe_print and self._is_print():
                 return
             self._remember(value, expression)
             if self.hooks.on_display is not None:
@@ -334,7 +361,7 @@ class Interpreter:
         budget = self.budget
 
         def while_() -> Any:
-            return _repeat(budget, node, iter(lambda: truth(test_of()), False), None, body)
+            return _repeat(budget, node, _FOREVER, None, body, test_of)
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
@@ -444,7 +471,11 @@ class Interpreter:
             if isinstance(node, ast.Lambda):
                 body = self._expression(node.body)
             else:
-                block = self._block(node.body)
+                outer, self._top_level = self._top_level, False
+                try:
+                    block = self._block(node.body)
+                finally:
+                    self._top_level = outer
 
                 def body() -> Any:
                     signal = block()
@@ -623,7 +654,8 @@ class Interpreter:
         return self._located(node, unary)
 
     def _binary(self, node: ast.BinOp) -> Callable[[], Any]:
-        left_of, right_of, op = self._expression(node.left), self._expression(node.right), node.op
+        (left_of, left_value), (right_of, right_value) = self._operand(node.left), self._operand(node.right)
+        op = node.op
         symbol, fn = BINARY[type(op)]
         locate = self._locate
         on_tensors = symbol != "//"
@@ -631,7 +663,8 @@ class Interpreter:
 
         def binary() -> Any:
             try:
-                left, right = left_of(), right_of()
+                left = left_value if left_of is None else left_of()
+                right = right_value if right_of is None else right_of()
                 # tensor with tensor or number: what `_arithmetic` would decide, without its checks
                 if on_tensors and (isinstance(left, Tensor) and (isinstance(right, Tensor) or type(right) in PLAIN)
                                    or isinstance(right, Tensor) and type(left) in PLAIN):
@@ -658,21 +691,23 @@ class Interpreter:
 
     def _compare(self, node: ast.Compare) -> Callable[[], Any]:
         left_of = self._expression(node.left)
-        pairs = [(op, self._expression(c)) for op, c in zip(node.ops, node.comparators)]
         locate = self._locate
-        if len(pairs) == 1:
-            op, right_of = pairs[0]
+        if len(node.ops) == 1:
+            op, (right_of, right_value) = node.ops[0], self._operand(node.comparators[0])
             fn = None if isinstance(op, (ast.Is, ast.IsNot)) else COMPARE[type(op)]
 
             def compare_one() -> Any:
                 try:
-                    left, right = left_of(), right_of()
-                    if fn is not None and isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
+                    left = left_of()
+                    right = right_value if right_of is None else right_of()
+                    if fn is not None and type(left) in COMPARED and type(right) in COMPARED:
                         return fn(left, right)  # numbers and tensors: what `compare` would decide
                     return compare(op, left, right)
                 except GradcliError as exc:
                     raise locate(exc, node) from None
             return compare_one
+
+        pairs = [(op, self._expression(c)) for op, c in zip(node.ops, node.comparators)]
 
         def compare_chain() -> Any:
             left = left_of()
@@ -755,14 +790,47 @@ class Interpreter:
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
     def _call(self, node: ast.Call) -> Callable[[], Any]:
-        func_of = self._expression(node.func)
+        """A call; `owner.method(...)` without keywords calls a plain method of the owner's class directly.
+
+        Whether a site's method is plain is decided per owner class, the first time the site meets
+        it, by the general path: a Python function of the class that every instance binds the same
+        way (no instance dict, no custom attribute lookup), that is not `backward` and not a gradient
+        function, so `_invoke`'s checks would all pass. The direct call skips the bound method and those
+        checks; a call whose arguments do not fit is named exactly as `_apply` names it.
+        """
+        callee = node.func
         arguments = self._arguments(node.args)
         keywords = [(k.arg, self._expression(k.value)) for k in node.keywords]
         invoke, locate, sites = self._invoke, self._locate, self.call_sites
+        if isinstance(callee, ast.Attribute) and not keywords:
+            owner_of, func_of, attr, get = self._expression(callee.value), None, callee.attr, self._get_attribute
+        else:
+            owner_of, func_of = None, self._expression(callee)
+        plain: set[type] = set()  # owner classes on which `attr` is simply getattr (see `_attribute`)
+        methods: dict[type, Callable[..., Any] | None] = {}  # per owner class: its plain method `attr`, or None
 
         def call() -> Any:
             try:
-                func = func_of()
+                if owner_of is not None:
+                    owner = owner_of()
+                    method = methods.get(type(owner))
+                    if method is not None:
+                        args = arguments()
+                        sites.append(node)
+                        try:
+                            return method(owner, *args)
+                        except TypeError as exc:
+                            raise _argument_error(exc, MethodType(method, owner), args, {}, self.text(callee)) from None
+                        finally:
+                            sites.pop()
+                    try:
+                        func = getattr(owner, attr) if type(owner) in plain else get(owner, attr, callee, plain)
+                    except GradcliError as exc:
+                        raise locate(exc, callee) from None
+                    if type(owner) in plain and type(owner) not in methods:  # decided once: None is not plain
+                        methods[type(owner)] = func.__func__ if _plain_method(owner, attr, func) else None
+                else:
+                    func = func_of()
                 args = arguments()
                 kwargs = {word: value_of() for word, value_of in keywords} if keywords else {}
                 if func is _PRINT:
@@ -778,6 +846,12 @@ class Interpreter:
         return call
 
     def _arguments(self, nodes: list[ast.expr]) -> Callable[[], list]:
+        """A call's positional arguments as a new list each time (no call at all when they are constants)."""
+        if all(isinstance(a, ast.Constant) for a in nodes):
+            return [a.value for a in nodes].copy
+        if len(nodes) == 1 and not isinstance(nodes[0], ast.Starred):
+            only = self._expression(nodes[0])
+            return lambda: [only()]
         if not any(isinstance(a, ast.Starred) for a in nodes):
             value_ofs = [self._expression(a) for a in nodes]
             return lambda: [value_of() for value_of in value_ofs]
@@ -842,7 +916,6 @@ class Interpreter:
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
-        from gradcli.engine.backward import run_backward
         tensor = method.__self__
         bound = _bind(method, "backward", args, kwargs)
 
@@ -869,17 +942,21 @@ class _Returned:
         self.value = value
 
 
+_FOREVER = itertools.repeat(None)
+"""The values a `while` loop runs over (its test ends it)."""
 _break = object()
 _continue = object()
 """The signals a block's closure returns for `break` and `continue` (a `_Returned` for `return`)."""
 
 
 def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], None] | None,
-            body: Callable[[], Any]) -> Any:
-    """The loop both `while` (its values: the test, until false) and `for` run: a step counted per
-    pass, `break`/`continue` consumed here, a `return` handed on outward."""
+            body: Callable[[], Any], test: Callable[[], Any] | None = None) -> Any:
+    """The loop both `while` (values without end, its test until false) and `for` (its values) run: a
+    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward."""
     with budget.inside(node):
         for value in values:
+            if test is not None and not truth(test()):
+                break
             if bind is not None:
                 bind(value)
             budget.step()
@@ -940,6 +1017,16 @@ def _checked_grad(owner: Tensor, value: Any) -> Tensor:
         raise ArgumentError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
                             f"'{owner.dtype}'", hint="make the dtypes match, e.g. .float() or .double()")
     return value
+
+
+def _plain_method(owner: Any, attr: str, func: Any) -> bool:
+    """Whether every instance of `owner`'s class gives `func` (a method bound to `owner`) for `attr`, and
+    `_invoke` would only call it: it is callable and not backward (a bound method is never one of the
+    gradient functions, and the call has no device= to check)."""
+    cls = type(owner)
+    return type(func) is MethodType and func.__self__ is owner and cls.__dictoffset__ == 0 and \
+        cls.__getattribute__ is object.__getattribute__ and getattr(cls, attr, None) is func.__func__ and \
+        not _is_backward(func)
 
 
 def _is_backward(func: Any) -> bool:

@@ -4,7 +4,8 @@ it can grow that the engine does not see (call depth, lists, strings, format wid
 The interpreter calls `step` once per loop pass and `tick` once per statement it runs and per
 item a comprehension visits, so a runaway `while` loop and a long straight run of ops (a long
 program, a huge comprehension) both meet the clock, and so does deep recursion (`call`); `tick`
-reads the clock only every `TICKS` calls, one decrement on the hot path.
+reads the clock only every `TICKS` calls, one decrement on the hot path (written out in the
+interpreter's blocks).
 A limit raises `LimitError` located at the loop that was running, which the message names with
 the option that raises the limit. The language has no `try`, and nothing resets the budget, so a
 program can neither catch a limit nor outrun it. Time the caller spends in its own hooks (showing
@@ -50,7 +51,7 @@ class Budget:
         self.calls = 0
         self.loop: ast.AST | None = None
         self.deadline = math.inf
-        self._ticks = TICKS
+        self.ticks = TICKS
 
     def start(self) -> None:
         """The clock starts when the program does."""
@@ -62,7 +63,8 @@ class Budget:
         if self.steps > self.max_steps:
             raise self._exceeded(f"the program ran more than {self.max_steps:,} loop iterations",
                                  "--max-steps N")
-        self._clock()
+        if time.monotonic() > self.deadline:  # `_clock`, written out: this runs once per loop pass
+            raise self._too_long()
 
     def call(self) -> None:
         """One call of a program's function."""
@@ -74,14 +76,21 @@ class Budget:
         self._clock()
 
     def tick(self) -> None:
-        self._ticks -= 1
-        if self._ticks < 0:
-            self._ticks = TICKS
+        """A statement run or a comprehension item visited: the clock is read once every TICKS + 1.
+
+        The interpreter's blocks, which run most statements, count `ticks` down themselves while it
+        is positive (a call per statement costs more than the count) and call this when it is not."""
+        self.ticks -= 1
+        if self.ticks < 0:
+            self.ticks = TICKS
             self._clock()
 
     def _clock(self) -> None:
         if time.monotonic() > self.deadline:
-            raise self._exceeded(f"the program ran for more than {self.timeout:g} seconds", "--timeout SECONDS")
+            raise self._too_long()
+
+    def _too_long(self) -> LimitError:
+        return self._exceeded(f"the program ran for more than {self.timeout:g} seconds", "--timeout SECONDS")
 
     @contextlib.contextmanager
     def inside(self, loop: ast.AST) -> Iterator[None]:

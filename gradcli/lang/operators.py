@@ -29,6 +29,8 @@ _OPERANDS = (Tensor, *NUMBER, list, tuple)
 _TRUTHFUL = (*NUMBER, type(None), str, list, tuple, range)
 PLAIN = frozenset({int, float})
 """Python numbers that meet a tensor in arithmetic with no check to make."""
+COMPARED = frozenset({Tensor, int, float, bool})
+"""Types (exactly) whose ordering and equality are Python's own operators, as `compare` decides for NUMERIC."""
 EXACT = frozenset({"+", "-", "*"})
 """Operators that cannot raise on two floats (they overflow to inf) and on two ints only past
 `MAX_INT_BITS` (see `exact`); an int too large for a float can make a mixed pair raise, so those go
