@@ -436,3 +436,40 @@ def test_softmax_of_a_zero_dim_tensor_is_a_one_element_distribution():
     y = gradcli.log_softmax(x) + gradcli.softmax(x)
     y.backward()
     assert y.shape == () and y.item() == 1.0 and x.grad.item() == 0.0
+
+
+@pytest.mark.parametrize("call", [lambda x: x.norm(), lambda x: F.norm(x), lambda x: x.norm(2.0),
+                                  lambda x: x.norm(p=2, dim=(0, 1)), lambda x: x.norm("fro")])
+def test_the_default_norm_path_records_what_the_general_one_does(call) -> None:
+    """x.norm() takes a specialised kernel; its value, node, parameters and gradient are the general path's."""
+    values = np.array([[3.0, -4.0], [1e-3, 12.0]])
+    x = gradcli.tensor(values, requires_grad=True)
+    y = call(x)
+    general = F.norm(gradcli.tensor(values, requires_grad=True), 2, (0, 1))
+    assert y.item() == general.item() == np.sqrt((values * values).sum())
+    assert y.grad_fn.name == general.grad_fn.name == "LinalgVectorNormBackward0"
+    assert y.grad_fn.params["p"] == 2.0 and not y.grad_fn.params["keepdim"]
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), values / np.sqrt((values * values).sum()), rtol=1e-15)
+
+
+def test_norm_of_a_tiny_value_underflows_as_in_pytorch() -> None:
+    """sqrt(x*x), not |x|: seed 000's loop runs ~1,000 passes from 1e-300 because the norm reads 0 until x*x is normal."""
+    assert gradcli.tensor([1e-300]).norm().item() == 0.0
+    assert gradcli.tensor([1e-100]).norm().item() == pytest.approx(1e-100)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (300, 300)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_a_sums_gradient_is_a_writable_array_of_its_own(shape: tuple, keepdim: bool) -> None:
+    """Small inputs get a filled gradient, large ones (over 65,536 elements) a broadcast view: either way
+    .grad is ones, writable, and shared with nothing (zeroing one leaf's leaves the other's)."""
+    a = gradcli.ones(*shape, requires_grad=True)
+    b = gradcli.ones(*shape, requires_grad=True)
+    s = a.sum(dim=tuple(range(len(shape))), keepdim=True) if keepdim else a.sum()
+    (s.sum() * 3 + b.sum()).backward()
+    a.grad.zero_()
+    assert a.grad._data.flags.writeable
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(shape))
+    (a.sum() * 2).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(shape, 2.0))

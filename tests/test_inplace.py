@@ -45,6 +45,18 @@ def test_data_writes_reach_the_tensor_and_bump_no_version():
     np.testing.assert_array_equal(x.grad.numpy(), [198.0, 398.0])
 
 
+def test_a_view_of_data_bumps_no_version_but_the_tensor_itself_does():
+    x = C.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    x.data[1:].mul_(2)  # a view of the .data alias: still unseen by autograd
+    y.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 8.0, 12.0])
+    w = x.detach()  # a detached tensor is not .data: PyTorch counts its writes
+    w.add_(1)
+    with pytest.raises(BackwardError, match="modified by an inplace operation"):
+        y.backward()
+
+
 def test_in_place_on_a_non_leaf_rebases_its_history():
     x = C.ones(3, requires_grad=True)
     y = x * 2
