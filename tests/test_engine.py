@@ -462,7 +462,7 @@ def test_norm_of_a_tiny_value_underflows_as_in_pytorch() -> None:
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (300, 300)])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_a_sums_gradient_is_a_writable_array_of_its_own(shape: tuple, keepdim: bool) -> None:
-    """Small inputs get a filled gradient, large ones (over 65,536 elements) a broadcast view: either way
+    """Small inputs get a filled gradient, large ones (over 4,096 elements) a broadcast view: either way
     .grad is ones, writable, and shared with nothing (zeroing one leaf's leaves the other's)."""
     a = gradcli.ones(*shape, requires_grad=True)
     b = gradcli.ones(*shape, requires_grad=True)

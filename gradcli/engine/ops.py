@@ -1538,7 +1538,10 @@ def _exclusive_product(x: np.ndarray, axis: int) -> np.ndarray:
     return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
 
 
-_FILL_MAX = 1 << 16  # elements: below this a filled gradient costs less than a broadcast view
+_FILL_MAX = 1 << 12
+"""Elements up to which a filled gradient, written and then read by the next VJP, costs less than
+`np.broadcast_to`'s view (about 9 µs of Python, then read through a zero stride); measured: 1,000
+elements 4.5 against 14 µs, 4,000 10 against 14, 16,000 28 against 15."""
 
 
 class _NumpyNamespace:
