@@ -453,10 +453,25 @@ def test_the_default_norm_path_records_what_the_general_one_does(call) -> None:
     np.testing.assert_allclose(x.grad.numpy(), values / np.sqrt((values * values).sum()), rtol=1e-15)
 
 
-def test_norm_of_a_tiny_value_underflows_as_in_pytorch() -> None:
-    """sqrt(x*x), not |x|: seed 000's loop runs ~1,000 passes from 1e-300 because the norm reads 0 until x*x is normal."""
-    assert gradcli.tensor([1e-300]).norm().item() == 0.0
-    assert gradcli.tensor([1e-100]).norm().item() == pytest.approx(1e-100)
+@pytest.mark.parametrize("value, p", [(1e-300, 2), (-1e-300, 2), (1e200, 2), (1e-200, 3), (-2.0, 3), (5.0, 1)])
+def test_the_norm_of_one_element_is_its_magnitude_as_in_pytorch(value: float, p: float) -> None:
+    """PyTorch 2.13: a one-element norm never squares, so 1e-300 neither underflows to 0 nor 1e200 overflows
+    to inf; the gradient is the sign (checked for p=2, where PyTorch's is finite)."""
+    x = gradcli.tensor([value], requires_grad=True)
+    y = x.norm(p)
+    assert y.item() == abs(value)
+    if p == 2:
+        y.backward()
+        assert x.grad.item() == np.sign(value)
+    rows = gradcli.tensor([[value], [-3.0]], requires_grad=True).norm(p, dim=1)
+    np.testing.assert_array_equal(rows.detach().numpy(), [abs(value), 3.0])
+
+
+def test_a_norm_over_two_tiny_elements_underflows_as_in_pytorch() -> None:
+    assert gradcli.tensor([1e-200, 1e-200]).norm().item() == 0.0
+    np.testing.assert_array_equal(gradcli.tensor([[1e-300, 0.0]]).norm(dim=1).numpy(), [0.0])
+    with np.errstate(over="ignore"):
+        assert gradcli.tensor([1e200, 1e200]).norm().item() == np.inf
 
 
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (300, 300)])

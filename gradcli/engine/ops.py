@@ -267,6 +267,10 @@ def _std_vjp(ns: Any, g: Any, out: Any, x: Any, dim: tuple[int, ...] | None = No
 
 def _norm_forward(x: np.ndarray, p: float = 2.0, dim: tuple[int, ...] | None = None,
                   keepdim: bool = False) -> np.ndarray:
+    if x.dtype.kind == "f" and (x.size if dim is None else math.prod(x.shape[d] for d in dim)) == 1:
+        # PyTorch's norm of a single element is its magnitude, for any p: no power to underflow or
+        # overflow ([1e-300].norm() is 1e-300, [1e200].norm() 1e200); two elements square as usual
+        return np.add.reduce(np.abs(x), axis=dim, keepdims=keepdim)
     if p == 2:
         return np.sqrt(np.add.reduce(x * x, axis=dim, keepdims=keepdim))
     if p == 1:
