@@ -27,6 +27,8 @@ from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.lang import containers
+from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -348,8 +350,10 @@ def _attribute_names(value: Any) -> frozenset:
         return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
     if isinstance(value, optim.Optimizer):
         return OPTIMIZER_ATTRIBUTES
-    if isinstance(value, (str, list)):
+    if type(value) in SEQUENCE_METHODS:
         return frozenset(SEQUENCE_METHODS[type(value)])
+    if isinstance(value, ExceptionValue):
+        return EXCEPTION_ATTRIBUTES
     if isinstance(value, D.Device):
         return DEVICE_ATTRIBUTES
     if isinstance(value, RemovableHandle):
@@ -381,12 +385,72 @@ def _extend(values: list, more: Any) -> None:
     values.extend(added)
 
 
+def _insert(values: list, where: int, value: Any) -> None:
+    check_list(len(values) + 1)
+    values.insert(where, value)
+
+
+def _list_pop(values: list, where: int = -1) -> Any:
+    from gradcli.lang.exceptions import raise_python
+    if not values:
+        raise_python("IndexError", "pop from empty list")
+    if not -len(values) <= where < len(values):
+        raise_python("IndexError", "pop index out of range")
+    return values.pop(where)
+
+
+def _position(values: list | str, value: Any, *bounds: int) -> int:
+    from gradcli.lang.exceptions import raise_python
+    try:
+        return values.index(value, *bounds)
+    except ValueError:
+        raise_python("ValueError", f"{value!r} is not in list" if isinstance(values, list) else "substring not found")
+    return -1
+
+
+def _list_remove(values: list, value: Any) -> None:
+    del values[_position(values, value)]
+
+
+def _sort(values: list, reverse: bool = False) -> None:
+    from gradcli.lang.python_builtins import sorted_
+    values[:] = sorted_(values, reverse=reverse)
+
+
+def _split(text: str, sep: str | None = None, maxsplit: int = -1) -> list[str]:
+    check_list(text.count(sep) + 1 if sep else len(text) // 2 + 1)
+    return text.split(sep, maxsplit)
+
+
+def _replace(text: str, old: str, new: str, count: int = -1) -> str:
+    check_string(len(text) + (text.count(old) if old else len(text) + 1) * max(len(new) - len(old), 0))
+    return text.replace(old, new, count)
+
+
+def _padded(method: Callable[..., str]) -> Callable[..., str]:
+    def pad(text: str, width: int, *fill: str) -> str:
+        check_string(width)
+        return method(text, width, *fill)
+    pad.__name__ = method.__name__
+    return pad
+
+
 SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
     str: {"format": lambda s, *args, **kwargs: format_template(s, args, kwargs), "join": _join,
           "upper": str.upper, "lower": str.lower, "strip": str.strip, "startswith": str.startswith,
-          "endswith": str.endswith},
-    list: {"append": _append, "extend": _extend},
+          "endswith": str.endswith, "split": _split, "replace": _replace, "lstrip": str.lstrip,
+          "rstrip": str.rstrip, "title": str.title, "capitalize": str.capitalize, "find": str.find,
+          "count": str.count, "index": _position, "isdigit": str.isdigit, "isalpha": str.isalpha,
+          "isspace": str.isspace, "isupper": str.isupper, "islower": str.islower, "splitlines": str.splitlines,
+          "center": _padded(str.center), "ljust": _padded(str.ljust), "rjust": _padded(str.rjust),
+          "zfill": _padded(str.zfill)},
+    list: {"append": _append, "extend": _extend, "insert": _insert, "pop": _list_pop, "index": _position,
+           "count": list.count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
+           "clear": list.clear},
+    dict: containers.DICT_METHODS,
+    set: containers.SET_METHODS,
 }
+EXCEPTION_ATTRIBUTES = frozenset({"args"})
 DEVICE_ATTRIBUTES = frozenset({"type", "index"})
 HANDLE_ATTRIBUTES = frozenset({"remove"})
 
@@ -400,7 +464,7 @@ class NodeName(str):
             f"torch::autograd::{self}"
 
 
-def bound_method(owner: str | list, name: str) -> Callable[..., Any]:
+def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any]:
     """`'...'.format`, `xs.append`: gradcli's safe version of the method, bound to `owner`."""
     method = SEQUENCE_METHODS[type(owner)][name]
 
