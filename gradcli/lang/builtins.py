@@ -27,6 +27,7 @@ from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine import func as FUNC
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -142,6 +143,8 @@ _GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the
 
 
 def gradient_kind(func: Any) -> str | None:
+    if type(func) is FUNC.Transform:
+        return "func" if func.kind is not None else None
     return _GRADIENT_KINDS.get(id(func))
 
 
@@ -230,7 +233,12 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device,
                "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
+# -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
+TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
+FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
+_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH}
+
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap, "nn": NN, "linalg": LINALG, "optim": OPTIM,
                             **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
@@ -281,7 +289,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
                                  "torch.optim": OPTIM,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}

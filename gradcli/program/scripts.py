@@ -332,6 +332,8 @@ class _Session:
         A functional that traces a function of its own runs as its traced variant, so the check
         sees the graph it differentiated.
         """
+        if kind == "func":
+            return self._transformed(run, args, line)
         from gradcli.engine.autograd import TRACED
         traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
@@ -342,6 +344,23 @@ class _Session:
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = self.checker.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
                                              of=subject, progress=progress)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        return value
+
+    def _transformed(self, run: Callable[..., Any], args: list, line: int) -> Any:
+        """A call of `torch.func.grad(f)` or `jacrev(f)`: its result is the Jacobian of f's output by the
+        differentiated arguments, judged as `jacobian(f, inputs)` is."""
+        func = run.__defaults__[0]
+        value, traced, blocks = run(func.traced)
+        if not blocks:  # several outputs: no single Jacobian to judge
+            return value
+        names = self._names([x for xs in traced.given for x in xs])
+        subject = self.subjects.get(line, "")
+        what = f"{func.what}({subject})(…)"
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            verdict = self.checker.functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), names, traced=(traced.flat, traced.out),
+                                             line=line, what=what, of=subject, progress=progress)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
         return value
