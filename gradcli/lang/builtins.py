@@ -28,6 +28,7 @@ from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine import func as FUNC
+from gradcli.engine import hooks as HK
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -236,7 +237,12 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
-_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH}
+AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {
+    "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks), "save_on_cpu": _constructor(HK.save_on_cpu)})
+AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks,)
+"""What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
+_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH}
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap, "nn": NN, "linalg": LINALG, "optim": OPTIM,
                             **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
@@ -321,8 +327,10 @@ TENSOR_METHODS |= {
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
-NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
-ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
+TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
+NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook"})
+ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
+                                   "register_prehook"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 

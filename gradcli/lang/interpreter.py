@@ -523,7 +523,7 @@ class Interpreter:
             with contextlib.ExitStack() as stack:
                 for mode_of, written in items:
                     mode = mode_of()
-                    if not isinstance(mode, GradModeContext):
+                    if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
                         raise NotAllowedError("'with' works only with a gradient mode",
                                               hint="call it: 'with torch.no_grad():'").at(
                             *node_span(written, self.source))

@@ -40,6 +40,7 @@ _IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional",
                          "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
+_AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level"})  # graph hooks, forward AD
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 _ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 _ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
@@ -433,7 +434,7 @@ class _Checker:
             call = item.context_expr
             func = call.func if isinstance(call, ast.Call) else call
             named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if named not in _GRAD_MODES:
+            if named not in _GRAD_MODES and named not in _AUTOGRAD_CONTEXTS:
                 raise self.refuse(call, "'with' is only supported for gradient modes", _WITH_HINT)
             if item.optional_vars is not None:
                 raise self.refuse(item.optional_vars, "'with ... as NAME' is not supported for gradient modes",
