@@ -29,6 +29,7 @@ from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine import func as FUNC
 from gradcli.engine import hooks as HK
+from gradcli.engine import forward_ad as FWD
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -238,14 +239,19 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
 AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {
-    "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks), "save_on_cpu": _constructor(HK.save_on_cpu)})
+    "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks),
+    "save_on_cpu": _constructor(HK.save_on_cpu)})
 AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks,)
+FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
+AUTOGRAD.members["forward_ad"] = FORWARD_AD
+DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
-_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH}
+_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
+                 "torch.autograd.forward_ad": FORWARD_AD}
 
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap, "nn": NN, "linalg": LINALG, "optim": OPTIM,
-                            **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
+                            "nn": NN, "linalg": LINALG, "optim": OPTIM, **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
     values = data._data if isinstance(data, Tensor) else data
@@ -358,6 +364,8 @@ def _attribute_names(value: Any) -> frozenset:
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):
         return RESULT_ATTRIBUTES
+    if isinstance(value, FWD.UnpackedDualTensor):
+        return DUAL_ATTRIBUTES
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
     if isinstance(value, nn.Module):
