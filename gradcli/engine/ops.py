@@ -236,8 +236,8 @@ def _pow_forward(a: Any, b: Any) -> Any:
 
 def _pow_vjp_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     if isinstance(b, (int, float)):
-        if b == 2:  # a ** 1 is a copy of a: the same numbers, one kernel fewer on x.pow(2)'s every backward
-            return g * b * a
+        if b == 2 and ns is NUMPY:  # a ** 1 is a copy of a: the same numbers, one kernel fewer on x.pow(2)'s
+            return g * b * a         # every backward; under create_graph PyTorch records a.pow(1), and so must we
         return g * b * a ** (b - 1) if b != 0 else g * 0.0
     return g * b * a ** ns.where(b == 0, 1.0, b - 1)
 
@@ -644,9 +644,16 @@ TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns,
 SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forward,
                  vjp=lambda ns, g, o, x: g * o * (1.0 - o),
                  rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
+def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    """Under create_graph the gradient stays on x's graph with a zero derivative, as PyTorch's
+    threshold_backward does (so a second derivative of relu is 0 that still requires grad, not an error)."""
+    if ns is NUMPY:
+        return g * ns.where(x > 0, 1.0, 0.0)
+    return ns.where(x > 0, g, x * 0.0)
+
+
 RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
-              vjp=lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
-              rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
+              vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
               kink=lambda K, x: K.zero_kink(x))
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
                   vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
