@@ -30,6 +30,7 @@ from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine import func as FUNC
 from gradcli.engine import hooks as HK
 from gradcli.engine import forward_ad as FWD
+from gradcli.lang import arrays as ARR
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -366,6 +367,8 @@ def _attribute_names(value: Any) -> frozenset:
         return RESULT_ATTRIBUTES
     if isinstance(value, FWD.UnpackedDualTensor):
         return DUAL_ATTRIBUTES
+    if isinstance(value, np.ndarray):
+        return ARR.NDARRAY_ATTRIBUTES | frozenset(ARR.NDARRAY_METHODS)
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
     if isinstance(value, nn.Module):

@@ -33,6 +33,7 @@ from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
+from gradcli.lang import arrays as ARR
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -773,8 +774,10 @@ class Interpreter:
         elif attr in B.attribute_names(owner):
             if isinstance(owner, (str, list)):
                 return B.bound_method(owner, attr)
+            if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
+                return ARR.bound(owner, attr)
             value = getattr(owner, attr)
-            if attr == "shape":
+            if attr == "shape" and type(owner) is not np.ndarray:
                 return Size(value)
             if attr == "name" and isinstance(owner, (Node, AccumulateGrad)):
                 return B.NodeName(value)
