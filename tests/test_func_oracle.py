@@ -85,3 +85,12 @@ def test_forward_mode_tangents_match_pytorch() -> None:
         theirs = fwAD.unpack_dual(chain(torch, fwAD.make_dual(_t(x), _t(v))))
     np.testing.assert_allclose(ours.primal._data, theirs.primal.numpy())
     np.testing.assert_allclose(ours.tangent._data, theirs.tangent.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("source, printed", [("ORDER", "ORDER_PRINTED"), ("SAVED", "SAVED_PRINTED")])
+def test_the_recorded_hook_outputs_are_pytorchs(source: str, printed: str) -> None:
+    from tests import test_graph_hooks as recorded
+    lines: list[str] = []
+    namespace = {"torch": torch, "print": lambda *args: lines.append(" ".join(map(str, args)))}
+    exec(compile(getattr(recorded, source), "<recorded>", "exec"), namespace)  # the test's own program, run by torch
+    assert lines == getattr(recorded, printed)

@@ -159,3 +159,32 @@ def test_per_sample_gradients_by_vmap_of_grad_of_functional_call() -> None:
 def test_functorch_names_are_the_same() -> None:
     np.testing.assert_allclose(np.asarray(run("import torch\nfrom functorch import grad\n"
                                               "r = grad(lambda x: (x * x).sum())(torch.ones(2))")["r"]._data), [2, 2])
+
+
+# -- --check proves torch.func.grad and jacrev ------------------------------------------------------------
+CHECKED = PRE + "x = torch.tensor([1.0, 2.0])\ng = grad(lambda t: (t * t.sin()).sum())(x)\nJ = jacrev(lambda t: t * t)(x)\n"
+
+
+def _checked(tmp_path):
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    path = tmp_path / "func.py"
+    path.write_text(CHECKED, encoding="utf-8")
+    return run_file(path, checker("symbolic"))
+
+
+def test_check_proves_grad_and_jacrev_results(tmp_path) -> None:
+    result = _checked(tmp_path)
+    assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
+    assert [c.line for c in result.checks] == [4, 5]
+
+
+def test_check_catches_a_wrong_vjp_under_a_transform(tmp_path) -> None:
+    from gradcli.engine import ops as O
+    right = O.MUL.vjps
+    object.__setattr__(O.MUL, "vjps", (lambda ns, g, o, a, b: 2 * g * b, right[1]))
+    try:
+        result = _checked(tmp_path)
+    finally:
+        object.__setattr__(O.MUL, "vjps", right)
+    assert result.status == "failed" and result.checks_failed == 2

@@ -41,11 +41,15 @@ def register_hook(t: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
     if not callable(hook):
         raise BackwardError("register_hook() takes a function of the gradient",
                             hint="e.g. x.register_hook(lambda g: g * 2)")
-    owner = t._node if t._node is not None else t
+    return _store(HOOKS, t._node if t._node is not None else t, hook)
+
+
+def _store(table: dict, owner: Any, hook: Callable[..., Any]) -> RemovableHandle:
+    """Keep `hook` for `owner` in `table`, weakly: the entry goes when the owner does."""
     key = id(owner)
-    entry = HOOKS.get(key)
+    entry = table.get(key)
     if entry is None or entry[0]() is not owner:
-        entry = HOOKS[key] = (weakref.ref(owner, lambda _, key=key: HOOKS.pop(key, None)), [])
+        entry = table[key] = (weakref.ref(owner, lambda _, key=key: table.pop(key, None)), [])
     entry[1].append(hook)
     return RemovableHandle(entry[1], hook)
 
@@ -80,12 +84,7 @@ POST_ACCUMULATE: dict[int, tuple[weakref.ref, list[Callable[..., Any]]]] = {}
 def _add(table: dict, owner: Any, hook: Callable[..., Any], what: str) -> RemovableHandle:
     if not callable(hook):
         raise BackwardError(f"{what}() takes a function", hint=f"e.g. {what}(lambda *grads: None)")
-    key = id(owner)
-    entry = table.get(key)
-    if entry is None or entry[0]() is not owner:
-        entry = table[key] = (weakref.ref(owner, lambda _, key=key: table.pop(key, None)), [])
-    entry[1].append(hook)
-    return RemovableHandle(entry[1], hook)
+    return _store(table, owner, hook)
 
 
 def register_prehook(node: Any, hook: Callable[..., Any]) -> RemovableHandle:
