@@ -109,3 +109,41 @@ def test_each_jvp_rule_agrees_with_finite_differences_of_the_forward(name: str, 
 
 def test_every_table_entry_has_a_jvp_rule() -> None:
     assert [op.name for op in O.TABLE if op.jvp is None] == []
+
+
+# -- --check proves tangents against SymPy's directional derivative -------------------------------------------
+DUAL_SCRIPT = PRE + ("x = torch.tensor([1.0, 2.0])\nwith fwAD.dual_level():\n"
+                     "    dx = fwAD.make_dual(x, torch.tensor([1.0, -0.5]))\n    y = (dx.sin() * dx).exp() + dx @ dx\n"
+                     "    dx.mul_(2.0)\n    z = dx.tanh()\n    ty = fwAD.unpack_dual(y).tangent\n"
+                     "    tz = fwAD.unpack_dual(z).tangent\n")
+
+
+def _checked(tmp_path):
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    path = tmp_path / "dual.py"
+    path.write_text(DUAL_SCRIPT, encoding="utf-8")
+    return run_file(path, checker("symbolic"))
+
+
+def test_check_proves_tangents_through_a_chain_and_an_in_place_update(tmp_path) -> None:
+    result = _checked(tmp_path)
+    assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
+    assert [c.line for c in result.checks] == [9, 10]
+    assert not FA.Directions.on and not FA.Directions.shadows  # nothing is followed after the checked run
+
+
+def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
+    wrong = lambda op, ts, out, x: 2 * np.cos(x) * ts[0]  # noqa: E731  (twice the true derivative)
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", wrong)
+    try:
+        result = _checked(tmp_path)
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    assert result.status == "failed" and result.checks_failed == 1  # y's tangent; z's does not read sin
+
+
+def test_a_run_without_check_follows_no_shadow() -> None:
+    ran = run(DUAL_SCRIPT)
+    assert ran["ty"] is not None and not FA.Directions.shadows

@@ -7,8 +7,9 @@ tensors (weakly, by identity) and forgotten when the level closes, as PyTorch fo
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
@@ -19,6 +20,56 @@ from gradcli.errors import ArgumentError, BackwardError, ShapeError
 # id(tensor) -> (weak reference to it, its tangent array)
 TANGENTS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 _LEVELS: list[int] = []
+
+
+class Directions:
+    """For `--check`: beside each dual tensor, its value as a recorded function of one scalar leaf `s`
+    (at s = 0), x + s·v for a dual made from x with tangent v. The tangent of any result is then
+    d(shadow)/ds, a derivative the checker proves in SymPy: the directional derivative, by the op
+    table's SymPy meanings and never by a JVP rule. Off unless a checking runner turns it on."""
+
+    on = False
+    s: Tensor | None = None
+    shadows: dict[int, tuple[weakref.ref, Tensor]] = {}
+
+
+@contextlib.contextmanager
+def directions(on: bool) -> Iterator[None]:
+    """Follow dual tensors' shadows for one checked run."""
+    previous, Directions.on = Directions.on, on
+    try:
+        yield
+    finally:
+        Directions.on = previous
+
+
+def shadow_of(t: Any) -> tuple[Tensor, Tensor] | None:
+    """(t's shadow, the direction leaf s) when --check follows it, else None."""
+    entry = Directions.shadows.get(id(t)) if type(t) is Tensor else None
+    if entry is None or entry[0]() is not t or Directions.s is None:
+        return None
+    return entry[1], Directions.s
+
+
+def _shadow(t: Tensor, make: Any) -> None:
+    from gradcli.engine.tensor import GradMode
+    previous, GradMode.enabled = GradMode.enabled, True
+    try:
+        value = make()
+    finally:
+        GradMode.enabled = previous
+    key = id(t)
+    Directions.shadows[key] = (weakref.ref(t, lambda _, key=key: Directions.shadows.pop(key, None)), value)
+
+
+def _follow(t: Tensor, op: O.Op, inputs: tuple, params: dict) -> None:
+    """The shadow of an op's output: the op applied to its inputs' shadows (constants elsewhere)."""
+    from gradcli.engine.tensor import apply
+    parts = []
+    for x in inputs:
+        found = shadow_of(x)
+        parts.append(found[0] if found is not None else _wrap(x._data) if type(x) is Tensor else x)
+    _shadow(t, lambda: apply(op, *parts, **params))
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -52,6 +103,8 @@ def _propagate(t: Tensor, op: O.Op, inputs: tuple, arrays: tuple, params: dict) 
     if tangent.shape != out.shape:
         tangent = np.broadcast_to(tangent, out.shape)
     _set(t, np.array(tangent, dtype=out.dtype))
+    if Directions.on:
+        _follow(t, op, inputs, params)
 
 
 def carry(out: Tensor, t: Tensor) -> None:
@@ -61,6 +114,11 @@ def carry(out: Tensor, t: Tensor) -> None:
         _set(t, tangent)
     else:
         TANGENTS.pop(id(t), None)
+    shadow = shadow_of(out)
+    if shadow is not None:
+        _shadow(t, lambda: shadow[0])
+    else:
+        Directions.shadows.pop(id(t), None)
 
 
 class dual_level:
@@ -77,6 +135,8 @@ class dual_level:
         if not _LEVELS:
             Observe.discard(_propagate)
             TANGENTS.clear()
+            Directions.shadows.clear()
+            Directions.s = None
 
 
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Tensor:
@@ -98,6 +158,11 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Tensor:
                          hint="give the tangent the primal's shape")
     dual = view_as(tensor, tensor) if tensor.requires_grad else _wrap(tensor._data)
     _set(dual, np.array(as_tensor(tangent)._data, dtype=tensor.dtype))
+    if Directions.on:
+        if Directions.s is None:
+            Directions.s = _wrap(np.zeros((), tensor.dtype)).requires_grad_(True)
+        direction = _wrap(tangent_of(dual))
+        _shadow(dual, lambda: _wrap(np.array(tensor._data)) + Directions.s * direction)
     return dual
 
 

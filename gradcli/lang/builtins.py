@@ -148,6 +148,8 @@ _GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the
 def gradient_kind(func: Any) -> str | None:
     if type(func) is FUNC.Transform:
         return "func" if func.kind is not None else None
+    if func is FWD.unpack_dual:
+        return "tangent"
     return _GRADIENT_KINDS.get(id(func))
 
 
