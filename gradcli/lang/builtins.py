@@ -18,6 +18,8 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import nn, optim
+from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
+from gradcli.lang import arrays as ARR
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
@@ -27,10 +29,6 @@ from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
-from gradcli.engine import func as FUNC
-from gradcli.engine import hooks as HK
-from gradcli.engine import forward_ad as FWD
-from gradcli.lang import arrays as ARR
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
