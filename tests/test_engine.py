@@ -380,9 +380,10 @@ def test_clone_is_a_copy_on_the_graph() -> None:
 
 
 def test_anomaly_watch_names_the_first_op_making_non_finite_values() -> None:
-    from gradcli.engine.tensor import Anomaly
+    from gradcli.engine.tensor import Anomaly, Observe
     saved = Anomaly.watching, Anomaly.first
     Anomaly.watching, Anomaly.first = True, None
+    Observe.refresh()
     try:
         with np.errstate(all="ignore"):  # as eval runs programs
             x = gradcli.tensor([1e200, -1e200, 2.0], requires_grad=True)
@@ -394,18 +395,21 @@ def test_anomaly_watch_names_the_first_op_making_non_finite_values() -> None:
         assert w.grad_fn is not Anomaly.first
     finally:
         Anomaly.watching, Anomaly.first = saved
+        Observe.refresh()
 
 
 def test_anomaly_watch_names_an_op_whose_output_is_not_tracked() -> None:
-    from gradcli.engine.tensor import Anomaly
+    from gradcli.engine.tensor import Anomaly, Observe
     saved = Anomaly.watching, Anomaly.first
     Anomaly.watching, Anomaly.first = True, None
+    Observe.refresh()
     try:
         with np.errstate(all="ignore"):
             gradcli.tensor([0.0, 1.0]).log()
         assert Anomaly.first is not None and Anomaly.first.name == "LogBackward0"
     finally:
         Anomaly.watching, Anomaly.first = saved
+        Observe.refresh()
 
 
 @pytest.mark.parametrize("exponent", [2, 3, 2.0, 3.0])

@@ -250,9 +250,10 @@ def test_exact_messages_and_hints():
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import os")
-    assert caught.value.message == ("import of 'os' is not supported; gradcli accepts imports of math, numpy, torch, "
-                                    "torch.autograd, torch.autograd.functional, torch.nn, torch.nn.functional, "
-                                    "torch.nn.init, torch.optim (under any alias)")
+    assert caught.value.message == ("import of 'os' is not supported; gradcli accepts imports of functorch, math, "
+                                    "numpy, torch, torch.autograd, torch.autograd.forward_ad, "
+                                    "torch.autograd.functional, torch.autograd.graph, torch.func, torch.nn, "
+                                    "torch.nn.functional, torch.nn.init, torch.optim (under any alias)")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("y = x & 1")

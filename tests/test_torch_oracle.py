@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 
 import gradcli  # noqa: E402  (after the skip, so the module needs no torch to be collected)
 from gradcli.engine import functions  # noqa: E402
+from gradcli.engine.tensor import AccumulateGrad, Node  # noqa: E402
 from gradcli.lang import builtins  # noqa: E402
 from gradcli.errors import GradcliError  # noqa: E402
 
@@ -82,7 +83,7 @@ def graph_names(t: Any) -> list[str]:
         if fn is None or id(fn) in seen:
             continue
         seen[id(fn)] = fn  # kept alive, so ids stay unique
-        names.append(type(fn).__name__ if hasattr(fn, "register_hook") else fn.name)
+        names.append(fn.name if isinstance(fn, (Node, AccumulateGrad)) else type(fn).__name__)
         todo.extend(f for f, _ in fn.next_functions)
     return sorted(names)
 

@@ -13,9 +13,10 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.errors import BackwardError
-from gradcli.engine.hooks import HOOKS, run_hooks
+from gradcli.engine.hooks import (HOOKS, PACKED, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, run_hooks, run_post_accumulate,
+                                  run_posthooks, run_prehooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
-from gradcli.engine.tensor import _NO_PARAMS, RELEASED, GradMode, Node, Tensor, _wrap, apply
+from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -170,7 +171,7 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
             pending[out._node] = pending[out._node] + g if out._node in pending else g
     heap = [(-node.seq, node) for node in pending]
     heapq.heapify(heap)
-    watched = bool(MARKS or HOOKS) or wanted is not None
+    watched = bool(MARKS or HOOKS or PREHOOKS or POSTHOOKS or PACKED) or wanted is not None
     node = g = None
     while node is not None or heap:
         if node is None:
@@ -179,7 +180,10 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if watched or node.saved is None or node.retained is not None:
             g = _arrive(node, g, create_graph, wanted, found)
         done = node
-        node, g = _route(node, g, ns, create_graph, trace, pending, heap, leaves)
+        if watched and POSTHOOKS and id(node) in POSTHOOKS:
+            node, g = _route_hooked(node, g, ns, create_graph, trace, pending, heap, leaves)
+        else:
+            node, g = _route(node, g, ns, create_graph, trace, pending, heap, leaves)
         if not retain_graph and done.saved is not RELEASED:
             done.saved = done.saved_out = None
     _deliver(leaves, wanted, found, create_graph)
@@ -195,6 +199,10 @@ def _arrive(node: Node, g: Any, create_graph: bool, wanted: dict | None, found: 
         check_saved(node)
     if HOOKS:
         g = run_hooks(node, g)
+    if PREHOOKS:
+        g = run_prehooks(node, g)
+    if PACKED:
+        unpack_saved(node)
     if node.retained is not None:
         kept = node.retained()
         if kept is not None:
@@ -261,15 +269,51 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
     return None, None
 
 
+def _route_hooked(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None, pending: dict, heap: list,
+                  leaves: dict) -> tuple[None, None]:
+    """`_route` for a node with `register_hook` hooks: its gradients are caught, shown to the hooks
+    (which may replace them), then sent on as `_route` would have sent them."""
+    caught_pending: dict = {}
+    caught_leaves: dict = {}
+    nxt, nxt_g = _route(node, g, ns, create_graph, trace, caught_pending, [], caught_leaves)
+    if nxt is not None:
+        caught_pending[nxt] = nxt_g
+    by_input = {**{id(x): gi for x, gi in caught_pending.items()},
+                **{key: entry[1] for key, entry in caught_leaves.items()}}
+    listed = node.listed_inputs()
+    grad_inputs = [by_input.pop(id(x), None) for x in listed]  # an input listed twice: its sum, shown once
+    grad_inputs = run_posthooks(node, grad_inputs, g)
+    for x, gi in zip(listed, grad_inputs):
+        if gi is None:
+            continue
+        if type(x) is Tensor:
+            _collect(leaves, x, gi, True)
+        elif x in pending:
+            pending[x] = pending[x] + gi
+        else:
+            pending[x] = gi
+            heapq.heappush(heap, (-x.seq, x))
+    return None, None
+
+
 def _deliver(leaves: dict[int, list], wanted: dict | None, found: list, create_graph: bool) -> None:
     """The leaves' summed gradients, after their hooks, into `.grad` (or into `found` for `autograd.grad`)."""
+    graph_hooks = bool(PREHOOKS or POSTHOOKS or POST_ACCUMULATE)
     for leaf, g, owned in leaves.values():
         if HOOKS:
             hooked = run_hooks(leaf, g)
             g, owned = hooked, owned or hooked is not g
+        accumulator = AccumulateGrad._live.get(id(leaf)) if graph_hooks else None
+        if accumulator is not None:
+            hooked = run_prehooks(accumulator, g)
+            g, owned = hooked, owned or hooked is not g
         if wanted is None:
             if leaf.requires_grad:
                 _accumulate(leaf, g, owned, create_graph)
+                if graph_hooks:
+                    run_post_accumulate(leaf)
+                    if accumulator is not None:
+                        run_posthooks(accumulator, [], g)
         elif id(leaf) in wanted:
             found[wanted[id(leaf)]] = g
 

@@ -41,11 +41,15 @@ def register_hook(t: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
     if not callable(hook):
         raise BackwardError("register_hook() takes a function of the gradient",
                             hint="e.g. x.register_hook(lambda g: g * 2)")
-    owner = t._node if t._node is not None else t
+    return _store(HOOKS, t._node if t._node is not None else t, hook)
+
+
+def _store(table: dict, owner: Any, hook: Callable[..., Any]) -> RemovableHandle:
+    """Keep `hook` for `owner` in `table`, weakly: the entry goes when the owner does."""
     key = id(owner)
-    entry = HOOKS.get(key)
+    entry = table.get(key)
     if entry is None or entry[0]() is not owner:
-        entry = HOOKS[key] = (weakref.ref(owner, lambda _, key=key: HOOKS.pop(key, None)), [])
+        entry = table[key] = (weakref.ref(owner, lambda _, key=key: table.pop(key, None)), [])
     entry[1].append(hook)
     return RemovableHandle(entry[1], hook)
 
@@ -68,3 +72,176 @@ def run_hooks(owner: Any, g: Any) -> Any:
                              hint=f"return a gradient of shape {tuple(given.shape)}")
         g = result if type(g) is Tensor else result._data
     return g
+
+
+# -- hooks on graph nodes (torch.autograd.graph.Node) and after a leaf's accumulation ------------------------
+# id(node or leaf) -> (weak reference to it, its hooks in registration order), one table per kind
+PREHOOKS: dict[int, tuple[weakref.ref, list[Callable[..., Any]]]] = {}
+POSTHOOKS: dict[int, tuple[weakref.ref, list[Callable[..., Any]]]] = {}
+POST_ACCUMULATE: dict[int, tuple[weakref.ref, list[Callable[..., Any]]]] = {}
+
+
+def _add(table: dict, owner: Any, hook: Callable[..., Any], what: str) -> RemovableHandle:
+    if not callable(hook):
+        raise BackwardError(f"{what}() takes a function", hint=f"e.g. {what}(lambda *grads: None)")
+    return _store(table, owner, hook)
+
+
+def register_prehook(node: Any, hook: Callable[..., Any]) -> RemovableHandle:
+    """`grad_fn.register_prehook(fn)`: fn(grad_outputs) before the node runs; a tuple it returns replaces them."""
+    return _add(PREHOOKS, node, hook, "register_prehook")
+
+
+def register_node_hook(node: Any, hook: Callable[..., Any]) -> RemovableHandle:
+    """`grad_fn.register_hook(fn)`: fn(grad_inputs, grad_outputs) after the node ran; a tuple it returns
+    replaces grad_inputs."""
+    return _add(POSTHOOKS, node, hook, "register_hook")
+
+
+def register_post_accumulate_grad_hook(t: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
+    """`x.register_post_accumulate_grad_hook(fn)`: fn(x) once backward has added into a leaf's `.grad`."""
+    if t._node is not None:
+        raise BackwardError("post accumulate grad hooks cannot be registered on non-leaf tensors",
+                            hint="register it on a leaf (a tensor created with requires_grad=True)")
+    if not t.requires_grad:
+        raise BackwardError("cannot register a hook on a tensor that doesn't require gradient",
+                            hint="create the tensor with requires_grad=True")
+    return _add(POST_ACCUMULATE, t, hook, "register_post_accumulate_grad_hook")
+
+
+def hooks_of(table: dict, owner: Any) -> list[Callable[..., Any]]:
+    entry = table.get(id(owner))
+    return list(entry[1]) if entry is not None and entry[0]() is owner else []
+
+
+def _as_tensor(g: Any) -> Tensor | None:
+    return None if g is None else g if type(g) is Tensor else _wrap(np.array(g))
+
+
+def replaced(hook: Callable[..., Any], result: Any, given: tuple, what: str) -> tuple | None:
+    """A node hook's returned tuple of gradients, checked against the ones it was given (None: unchanged)."""
+    if result is None:
+        return None
+    name = getattr(hook, "__name__", "hook")
+    if not isinstance(result, (tuple, list)) or len(result) != len(given):
+        raise BackwardError(f"hook '{name}' that returns a value must return a tuple of {len(given)} {what}, got "
+                            f"{type(result).__name__}", hint="return the gradients as a tuple, or nothing")
+    for new, old in zip(result, given):
+        if new is None and old is None:
+            continue
+        if not isinstance(new, Tensor) or old is None or new.shape != old.shape:
+            raise ShapeError(f"hook '{name}' returned {type(new).__name__ if not isinstance(new, Tensor) else tuple(new.shape)}"
+                             f" where the gradient has shape {None if old is None else tuple(old.shape)}",
+                             hint="return gradients of the shapes the hook was given")
+    return tuple(result)
+
+
+def run_prehooks(owner: Any, g: Any) -> Any:
+    """The gradient after `owner`'s node prehooks (given and returning a tuple of one gradient)."""
+    for hook in hooks_of(PREHOOKS, owner):
+        given = (_as_tensor(g),)
+        new = replaced(hook, hook(given), given, "gradients")
+        if new is not None:
+            g = new[0] if type(g) is Tensor else new[0]._data
+    return g
+
+
+def run_posthooks(owner: Any, grad_inputs: list, g: Any) -> list:
+    """`grad_inputs` (one per input, None where no gradient flows) after `owner`'s node hooks."""
+    for hook in hooks_of(POSTHOOKS, owner):
+        given = tuple(_as_tensor(x) for x in grad_inputs)
+        new = replaced(hook, hook(given, (_as_tensor(g),)), given, "gradients")
+        if new is not None:
+            grad_inputs = [None if n is None else n if type(o) is Tensor else n._data
+                           for n, o in zip(new, grad_inputs)]
+    return grad_inputs
+
+
+def run_post_accumulate(leaf: Tensor) -> None:
+    for hook in hooks_of(POST_ACCUMULATE, leaf):
+        hook(leaf)
+
+
+# -- torch.autograd.graph.saved_tensors_hooks ----------------------------------------------------------------
+# id(node) -> (weak reference to it, unpack hook, [(position or RESULT, what pack returned)])
+PACKED: dict[int, tuple[weakref.ref, Callable[[Any], Any], list[tuple[int, Any]]]] = {}
+RESULT = -1
+
+
+class saved_tensors_hooks:
+    """`with torch.autograd.graph.saved_tensors_hooks(pack, unpack):` pack sees each tensor a node keeps for
+    backward as it is saved; unpack gets back what pack returned when backward needs the value, and its
+    tensor (of the saved value's shape) is what the VJP reads."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise BackwardError("saved_tensors_hooks(pack_hook, unpack_hook) takes two functions",
+                                hint="e.g. saved_tensors_hooks(lambda x: x, lambda x: x)")
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+        self.observer = self._packed  # one bound method, so that exit removes the very one enter added
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        from gradcli.engine.tensor import Observe
+        Observe.add(self.observer)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from gradcli.engine.tensor import Observe
+        Observe.discard(self.observer)
+
+    def _packed(self, t: Tensor, op: Any, inputs: tuple, arrays: tuple, params: dict) -> None:
+        from gradcli.engine.tensor import RELEASED, Node, _on_graph
+        node = t._node
+        if node is None or node.saved is RELEASED or node.saved is None:
+            return
+        kept = []
+        for i in reversed(range(len(node.saved))):
+            value = node.saved[i]
+            if type(value) is np.ndarray and value is arrays[i]:
+                x = inputs[i]
+                source = x if type(x) is Tensor and x._data is value else \
+                    _on_graph(value, x._node) if type(x) is Tensor and x._node is not None else _wrap(value)
+                kept.append((i, self.pack_hook(source)))
+        if node.saved_out is not None:
+            kept.append((RESULT, self.pack_hook(t)))
+        if kept:
+            key = id(node)
+            PACKED[key] = (weakref.ref(node, lambda _, key=key: PACKED.pop(key, None)), self.unpack_hook, kept)
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """`torch.autograd.graph.save_on_cpu()`: gradcli's tensors are on the CPU already, so it keeps them as they are."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        self.pin_memory = pin_memory
+
+    def __enter__(self) -> "save_on_cpu":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def unpack_saved(node: Any) -> None:
+    """Before a packed node's VJPs run: its saved values as the unpack hook gives them back."""
+    entry = PACKED.get(id(node))
+    if entry is None or entry[0]() is not node:
+        return
+    _, unpack, kept = entry
+    saved = list(node.saved)
+    for where, packed in kept:
+        old = node.saved_out if where == RESULT else saved[where]
+        value = unpack(packed)
+        if not isinstance(value, Tensor):
+            raise BackwardError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                                f"{type(value).__name__}", hint="return the tensor pack_hook was given (or its copy)")
+        if value.shape != old.shape:
+            raise ShapeError(f"unpack_hook returned a tensor of shape {tuple(value.shape)} for a saved tensor of "
+                             f"shape {tuple(old.shape)}", hint="return a tensor of the saved tensor's shape")
+        array = value._data.astype(old.dtype, copy=False)
+        if where == RESULT:
+            node.saved_out = array
+        else:
+            saved[where] = array
+    node.saved = tuple(saved)

@@ -25,8 +25,8 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
-from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Tensor, _root, _sequence, _wrap,
-                                   apply, is_inference)
+from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Observe, Tensor, _root, _sequence,
+                                   _wrap, apply, is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -78,6 +78,9 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
     if out.shape != t.shape:
         raise ShapeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(out.shape)}",
                          hint="an in-place update keeps the tensor's shape; write y = y + ... for a new shape")
+    if Observe.on:
+        from gradcli.engine.forward_ad import carry
+        carry(out, t)
     data = out._data
     if data.dtype != memory.dtype:
         if np.result_type(data.dtype, memory.dtype) != memory.dtype:

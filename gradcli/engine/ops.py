@@ -47,6 +47,11 @@ class Op:
 
     `elementwise` is True when each output element depends only on the input elements at its own
     (broadcast) position: `gradcli plot` sweeps a program built only of such ops in one batch.
+
+    `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
+    per input, None where an input has none), giving the output's tangent: one of the rules below
+    (`diagonal_jvp`, `linear_jvp`, `sum_linear_jvp`, `product_jvp`, `transposed_jvp`) or the op's own.
+    None: forward AD refuses the op, as PyTorch refuses an op with no forward derivative.
     """
 
     name: str
@@ -61,6 +66,7 @@ class Op:
     nests: bool = True
     elementwise: bool = False
     plans: tuple = field(default=(), repr=False)
+    jvp: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:
@@ -100,6 +106,64 @@ def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
     if axes:
         g = ns.sum(g, dim=axes, keepdim=True)
     return ns.reshape(g, shape)
+
+
+def diagonal_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An elementwise op's Jacobian is diagonal, so it is its own transpose: the VJP applied to the tangent
+    (broadcast to the output) is the JVP."""
+    total = None
+    for vjp, t in zip(op.vjps, tangents):
+        if t is not None and vjp is not None:
+            term = vjp(NUMPY, np.broadcast_to(t, out.shape), out, *args, **params)
+            total = term if total is None else total + term
+    return np.zeros(out.shape, out.dtype) if total is None else np.broadcast_to(total, out.shape)
+
+
+def linear_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in its one tensor input (a view, a sum): the forward of the tangent."""
+    return op.forward(tangents[0], *args[1:], **params)
+
+
+def sum_linear_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in all its tensor inputs together (cat, stack, scatter): the forward of the tangents,
+    zeros standing in for an input without one."""
+    parts = [t if t is not None else np.zeros_like(a) if type(a) is np.ndarray and (i < len(op.vjps) or not op.vjps)
+             else a for i, (a, t) in enumerate(zip(args, tangents))]
+    return op.forward(*parts, **params)
+
+
+def product_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in each input separately (matmul, cross, einsum): the product rule, one term per tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            term = op.forward(*args[:i], t, *args[i + 1:], **params)
+            total = term if total is None else total + term
+    return np.zeros(out.shape, out.dtype) if total is None else total
+
+
+def transposed_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """Any op whose VJPs are written against `ns`: a VJP is linear in the gradient g, so J·t is the gradient
+    by g of ⟨VJP(g), t⟩, taken through the VJPs' own recorded ops (double backward)."""
+    from gradcli.engine import functions as F
+    from gradcli.engine.autograd import grad
+    from gradcli.engine.tensor import GradMode, Tensor, _wrap
+    g = _wrap(np.zeros(out.shape, out.dtype)).requires_grad_(True)
+    inputs = tuple(_wrap(a) if type(a) is np.ndarray else a for a in args)
+    previous, GradMode.enabled = GradMode.enabled, True
+    try:
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None or op.vjps[i] is None:
+                continue
+            v = unbroadcast(F, op.vjps[i](F, g, _wrap(out), *inputs, **params), np.shape(args[i]))
+            term = (v * _wrap(np.asarray(t, dtype=out.dtype))).sum()
+            total = term if total is None else total + term
+        found = None if total is None or not isinstance(total, Tensor) or not total.requires_grad else \
+            grad(total, g, allow_unused=True)[0]
+    finally:
+        GradMode.enabled = previous
+    return np.zeros(out.shape, out.dtype) if found is None else found._data
 
 
 def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -172,8 +236,8 @@ def _pow_forward(a: Any, b: Any) -> Any:
 
 def _pow_vjp_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     if isinstance(b, (int, float)):
-        if b == 2:  # a ** 1 is a copy of a: the same numbers, one kernel fewer on x.pow(2)'s every backward
-            return g * b * a
+        if b == 2 and ns is NUMPY:  # a ** 1 is a copy of a: the same numbers, one kernel fewer on x.pow(2)'s
+            return g * b * a         # every backward; under create_graph PyTorch records a.pow(1), and so must we
         return g * b * a ** (b - 1) if b != 0 else g * 0.0
     return g * b * a ** ns.where(b == 0, 1.0, b - 1)
 
@@ -394,8 +458,9 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
            sym: Callable | None = None, kink: Callable | None = None, nests: bool = True) -> Op:
+    """An elementwise op of one input; its JVP is therefore `diagonal_jvp`."""
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
-              sym=sym, kink=kink, nests=nests, elementwise=True)
+              sym=sym, kink=kink, nests=nests, elementwise=True, jvp=diagonal_jvp)
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -409,42 +474,42 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 
 ADD = Op(name="add", node="AddBackward0", forward=np.add,
          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: g),
-         rule="∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
+         jvp=diagonal_jvp, rule="∂(a+b)/∂a = 1, ∂(a+b)/∂b = 1",
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.add, a, b))
 SUB = Op(name="sub", node="SubBackward0", forward=np.subtract,
          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
-         rule="∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
+         jvp=diagonal_jvp, rule="∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
 MUL = Op(name="mul", node="MulBackward0", forward=np.multiply,
          vjps=(lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
-         rule="∂(a*b)/∂a = b, ∂(a*b)/∂b = a", saves=("b", "a"),
+         jvp=diagonal_jvp, rule="∂(a*b)/∂a = b, ∂(a*b)/∂b = a", saves=("b", "a"),
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.mul, a, b))
 DIV = Op(name="div", node="DivBackward0", forward=np.true_divide,
          vjps=(lambda ns, g, o, a, b: g / b, lambda ns, g, o, a, b: -g * a / (b * b)),
-         rule="∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", saves=("b", "ab"),
+         jvp=diagonal_jvp, rule="∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = -a/b²", saves=("b", "ab"),
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.div, a, b))
 POW = Op(name="pow", node="PowBackward0", forward=_pow_forward, vjps=(_pow_vjp_base, _pow_vjp_exponent),
-         rule="∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", saves=("ab", "ao"),
+         jvp=diagonal_jvp, rule="∂(a**b)/∂a = b·a**(b-1), ∂(a**b)/∂b = a**b·log(a)", saves=("ab", "ao"),
          sym=lambda S, a, b: _binary_sym(S, S.pow, a, b),
          kink=lambda K, a, b: K.pow_kink(a, b), elementwise=True)
 MAXIMUM = Op(name="maximum", node="MaximumBackward0", forward=np.maximum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a >= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
+             jvp=diagonal_jvp, rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
 MINIMUM = Op(name="minimum", node="MinimumBackward0", forward=np.minimum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
-             rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
+             jvp=diagonal_jvp, rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
              kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
 WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
            vjps=(None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
-           rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
+           jvp=diagonal_jvp, rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
            nests=False, elementwise=True, sym=lambda S, c, a, b: S.where(c, a, b))
 MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_matmul_vjp_a, _matmul_vjp_b),
-            rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
+            jvp=product_jvp, rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
             nests=False, sym=lambda S, a, b: S.matmul(a, b))
 
 # -- linear algebra (torch.linalg.det ... torch.linalg.cholesky) -----------------------------------
@@ -525,22 +590,22 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
 
 
 DET = Op(name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
-         rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
+         jvp=transposed_jvp, rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
          sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")))
 LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
                vjps=(lambda ns, g, o, a: _matrix_of(ns, g) * _mT(ns, ns.inverse(a)),),
-               rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
+               jvp=transposed_jvp, rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
                sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
 INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
              vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
-             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
+             jvp=transposed_jvp, rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
 SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
-           rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
+           jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
            sym=lambda S, a, b: S.solve(a, b))
 CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
               vjps=(_cholesky_vjp,),
-              rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
+              jvp=transposed_jvp, rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
               sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x))
 
 
@@ -579,9 +644,16 @@ TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns,
 SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forward,
                  vjp=lambda ns, g, o, x: g * o * (1.0 - o),
                  rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
+def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    """Under create_graph the gradient stays on x's graph with a zero derivative, as PyTorch's
+    threshold_backward does (so a second derivative of relu is 0 that still requires grad, not an error)."""
+    if ns is NUMPY:
+        return g * ns.where(x > 0, 1.0, 0.0)
+    return ns.where(x > 0, g, x * 0.0)
+
+
 RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
-              vjp=lambda ns, g, o, x: g * ns.where(x > 0, 1.0, 0.0),
-              rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
+              vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
               kink=lambda K, x: K.zero_kink(x))
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
                   vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
@@ -591,7 +663,7 @@ SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_f
                       lambda u: S.div(S.log(1 + S.exp(S.mul(u, S.number(beta)))), S.number(beta)), x))
 CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            vjps=(lambda ns, g, o, x, min=None, max=None: g * _clamp_mask(ns, x, min, max),),
-           rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
+           jvp=transposed_jvp, rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max), elementwise=True)
 
@@ -599,7 +671,7 @@ CLAMP_TENSOR = Op(name="clamp_tensor", node="ClampBackward0", forward=_clamp_ten
                   vjps=(lambda ns, g, o, x, lo, hi: g * ns.where(x >= lo, 1.0, 0.0) * ns.where(x <= hi, 1.0, 0.0),
                         lambda ns, g, o, x, lo, hi: g * ns.where(x < lo, 1.0, 0.0) * ns.where(lo < hi, 1.0, 0.0),
                         lambda ns, g, o, x, lo, hi: g * ns.where(x > hi, 1.0, ns.where(hi < lo, 1.0, 0.0))),
-                  rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi], ∂/∂lo = [x < lo], ∂/∂hi = [x > hi]",
+                  jvp=diagonal_jvp, rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi], ∂/∂lo = [x < lo], ∂/∂hi = [x > hi]",
                   saves=("xab", "xab", "xab"), args="xab",
                   sym=lambda S, x, lo, hi: _binary_sym(S, S.Min, _binary_sym(S, S.Max, x, lo), hi),
                   kink=lambda K, x, lo, hi: K.tie_kink(x, lo) | K.tie_kink(x, hi))
@@ -707,17 +779,17 @@ LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
 DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
                  vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)", sym=_sym_map("digamma"))
 POLYGAMMA = Op(name="polygamma", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
-               vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),), rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
+               vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),), jvp=diagonal_jvp, rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
                saves=("x",), sym=lambda S, x, n: S.map(lambda u: S.polygamma(n, u), x))
 LOGIT = Op(name="logit", node="LogitBackward0", forward=_logit_forward, vjps=(_logit_vjp,),
-           rule="∂log(x/(1-x))/∂x = 1/(x(1-x)) (0 outside [eps, 1-eps])", saves=("x",),
+           jvp=diagonal_jvp, rule="∂log(x/(1-x))/∂x = 1/(x(1-x)) (0 outside [eps, 1-eps])", saves=("x",),
            sym=lambda S, x, eps=None: S.map(lambda u: S.logit(u, eps), x),
            kink=lambda K, x, eps=None: K.clamp_kink(x, eps, None if eps is None else 1.0 - eps))
 FLOOR = _step("floor", "FloorBackward0", np.floor, lambda K, x: K.jump_kink(x, 0.0))
 CEIL = _step("ceil", "CeilBackward0", np.ceil, lambda K, x: K.jump_kink(x, 0.0))
 TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0.0))
 ROUND = Op(name="round", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
-           rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
+           jvp=diagonal_jvp, rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
                lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
 FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
               rule="∂(x - trunc(x))/∂x = 1", saves="", sym=_sym_map("frac"), kink=lambda K, x: K.jump_kink(x, 0.0))
@@ -725,93 +797,93 @@ FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(
 ATAN2 = Op(name="atan2", node="Atan2Backward0", forward=np.arctan2,
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
                  lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
-           rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
+           jvp=diagonal_jvp, rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
            sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
 HYPOT = Op(name="hypot", node="HypotBackward0", forward=np.hypot,
            vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
-           rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
+           jvp=diagonal_jvp, rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
            sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
 FMOD = Op(name="fmod", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
           vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
-          rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
+          jvp=diagonal_jvp, rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
           sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
 REMAINDER = Op(name="remainder", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
-               rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
+               jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
                sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
 XLOGY = Op(name="xlogy", node="XlogyBackward0", forward=_xlogy_forward,
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
-           rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
+           jvp=diagonal_jvp, rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
            sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b))
 FMAX = Op(name="fmax", node="FmaxBackward0", forward=np.fmax,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u >= v))),
-          rule="∂fmax(a,b)/∂a = [a ≥ b or b is nan]", saves=("ab", "ab"),
+          jvp=diagonal_jvp, rule="∂fmax(a,b)/∂a = [a ≥ b or b is nan]", saves=("ab", "ab"),
           sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
 FMIN = Op(name="fmin", node="FminBackward0", forward=np.fmin,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u <= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u <= v))),
-          rule="∂fmin(a,b)/∂a = [a ≤ b or b is nan]", saves=("ab", "ab"),
+          jvp=diagonal_jvp, rule="∂fmin(a,b)/∂a = [a ≤ b or b is nan]", saves=("ab", "ab"),
           sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
 LERP = Op(name="lerp", node="LerpBackward1", forward=_lerp_forward,
           vjps=(lambda ns, g, o, a, b, w: g * (1.0 - w), lambda ns, g, o, a, b, w: g * w,
                 lambda ns, g, o, a, b, w: g * (b - a)),
-          rule="∂lerp(a,b,w)/∂a = 1-w, ∂/∂b = w, ∂/∂w = b-a", saves=("w", "w", "ab"), args="abw",
+          jvp=diagonal_jvp, rule="∂lerp(a,b,w)/∂a = 1-w, ∂/∂b = w, ∂/∂w = b-a", saves=("w", "w", "ab"), args="abw",
           nests=False, sym=lambda S, a, b, w: S.lerp(a, b, w))
 ADDCMUL = Op(name="addcmul", node="AddcmulBackward0", forward=lambda x, a, b, value=1.0: x + value * a * b,
              vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * b * value,
                    lambda ns, g, o, x, a, b, value=1.0: g * a * value),
-             rule="∂(x + v·a·b)/∂a = v·b", saves=("", "b", "a"), args="xab",
+             jvp=diagonal_jvp, rule="∂(x + v·a·b)/∂a = v·b", saves=("", "b", "a"), args="xab",
              nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.mul, x, a, b, value))
 ADDCDIV = Op(name="addcdiv", node="AddcdivBackward0", forward=lambda x, a, b, value=1.0: x + value * a / b,
              vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * value / b,
                    lambda ns, g, o, x, a, b, value=1.0: -g * value * a / (b * b)),
-             rule="∂(x + v·a/b)/∂a = v/b, ∂/∂b = -v·a/b²", saves=("", "b", "ab"), args="xab",
+             jvp=diagonal_jvp, rule="∂(x + v·a/b)/∂a = v/b, ∂/∂b = -v·a/b²", saves=("", "b", "ab"), args="xab",
              nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.div, x, a, b, value))
 
 
 SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
-         rule="∂Σx/∂xᵢ = 1",
+         jvp=linear_jvp, rule="∂Σx/∂xᵢ = 1",
          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
 MEAN = Op(name="mean", node="MeanBackward1", forward=_mean_forward,
           vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
            ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * _per(_count(x, dim)),),
-          rule="∂mean(x)/∂xᵢ = 1/n",
+          jvp=linear_jvp, rule="∂mean(x)/∂xᵢ = 1/n",
           nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
 MAX = Op(name="max", node="MaxBackward0", forward=_extremum_forward(np.max), vjps=(_extremum_vjp,),
-         rule="∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", saves=("xo",),
+         jvp=transposed_jvp, rule="∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", saves=("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
 MIN = Op(name="min", node="MinBackward0", forward=_extremum_forward(np.min), vjps=(_extremum_vjp,),
-         rule="∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", saves=("xo",),
+         jvp=transposed_jvp, rule="∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", saves=("xo",),
          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
 PROD = Op(name="prod", node="ProdBackward1", forward=lambda x, dim=None,
           keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
-          vjps=(_prod_vjp,), rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
+          vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
 VAR = Op(name="var", node="VarBackward0", forward=_var_forward, vjps=(_var_vjp,),
-         rule="∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", saves=("x",),
+         jvp=transposed_jvp, rule="∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", saves=("x",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.var_all(v, correction), x, dim, keepdim))
 STD = Op(name="std", node="StdBackward0", forward=_std_forward, vjps=(_std_vjp,),
-         rule="∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", saves=("xo",),
+         jvp=transposed_jvp, rule="∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", saves=("xo",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
              lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim))
 NORM = Op(name="norm", node="LinalgVectorNormBackward0", forward=_norm_forward, vjps=(_norm_vjp,),
-          rule="∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
+          jvp=transposed_jvp, rule="∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
           saves=("xo",),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
           kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim))
 SOFTMAX = Op(name="softmax", node="SoftmaxBackward0", forward=_softmax_forward,
              vjps=(lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
-             rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),
+             jvp=transposed_jvp, rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),
              sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim))
 LOG_SOFTMAX = Op(name="log_softmax", node="LogSoftmaxBackward0", forward=_log_softmax_forward,
                  vjps=(lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
-                 rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
+                 jvp=transposed_jvp, rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
                  sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
 
 # -- more reductions and scans (torch.cumsum ... torch.median) --------------------------------------
@@ -853,54 +925,54 @@ def _cumprod_vjp(ns: Any, g: Any, out: Any, x: Any, dim: int) -> Any:
 LOGSUMEXP = Op(name="logsumexp", node="LogsumexpBackward0", forward=_logsumexp_forward,
                vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
                      _back_to(ns, g, x, dim, keepdim) * ns.exp(x - _back_to(ns, o, x, dim, keepdim)),),
-               rule="∂logΣexp(x)/∂xᵢ = exp(xᵢ - logΣexp(x))", saves=("xo",),
+               jvp=transposed_jvp, rule="∂logΣexp(x)/∂xᵢ = exp(xᵢ - logΣexp(x))", saves=("xo",),
                sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.logsumexp_all, x, dim, keepdim))
 AMAX = Op(name="amax", node="AmaxBackward0", forward=_extremum_forward(np.max), vjps=(_share_vjp,),
-          rule="∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)", saves=("xo",),
+          jvp=transposed_jvp, rule="∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
           kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
 AMIN = Op(name="amin", node="AminBackward0", forward=_extremum_forward(np.min), vjps=(_share_vjp,),
-          rule="∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)", saves=("xo",),
+          jvp=transposed_jvp, rule="∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
           kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
 MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.reshape(-1)[at],
             vjps=(lambda ns, g, o, x, at: _share_vjp(ns, g, o, x),),
-            rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
+            jvp=transposed_jvp, rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
             nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at))
 CUMSUM = Op(name="cumsum", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim),
             vjps=(lambda ns, g, o, x, dim: _reverse_cumsum(ns, g, dim),),
-            rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
+            jvp=linear_jvp, rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
             nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim))
 CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim),
-             vjps=(_cumprod_vjp,), rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
+             vjps=(_cumprod_vjp,), jvp=transposed_jvp, rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
              nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim))
 
 
 RESHAPE = Op(name="reshape", node="ViewBackward0", forward=lambda x, shape: np.reshape(x, shape),
-             vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), rule="reshape back to the input's shape",
+             vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), jvp=linear_jvp, rule="reshape back to the input's shape",
              nests=False, sym=lambda S, x, shape: x.reshape(shape))
 TRANSPOSE = Op(name="transpose", node="TransposeBackward0", forward=_swap,
                vjps=(lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),),
-               rule="transpose the gradient back",
+               jvp=linear_jvp, rule="transpose the gradient back",
                nests=False, sym=lambda S, x, dim0, dim1: np.swapaxes(x, dim0, dim1))
 PERMUTE = Op(name="permute", node="PermuteBackward0", forward=lambda x, dims: np.transpose(x, dims),
              vjps=(lambda ns, g, o, x, dims: ns.permute(g, tuple(np.argsort(dims))),),
-             rule="permute the gradient back",
+             jvp=linear_jvp, rule="permute the gradient back",
              nests=False, sym=lambda S, x, dims: np.transpose(x, dims))
 EXPAND = Op(name="expand", node="ExpandBackward0", forward=_expand_forward,
-            vjps=(lambda ns, g, o, x, shape: g,), rule="sum the gradient over the expanded axes",
+            vjps=(lambda ns, g, o, x, shape: g,), jvp=linear_jvp, rule="sum the gradient over the expanded axes",
             nests=False, sym=lambda S, x, shape: np.broadcast_to(x, shape))
 INDEX = Op(name="index", node="IndexBackward0", forward=_index_forward,
            vjps=(lambda ns, g, o, x, key: ns.index_put(g, x.shape, key),),
-           rule="scatter the gradient back into zeros",
+           jvp=linear_jvp, rule="scatter the gradient back into zeros",
            nests=False, sym=lambda S, x, key: S.as_array(x[key]))
 INDEX_PUT = Op(name="index_put", node="IndexPutBackward0", forward=_index_put_forward,
-               vjps=(lambda ns, g, o, v, shape, key: ns.index(g, key),), rule="gather the gradient at the indices",
+               vjps=(lambda ns, g, o, v, shape, key: ns.index(g, key),), jvp=linear_jvp, rule="gather the gradient at the indices",
                nests=False, sym=lambda S, v, shape, key: S.index_put(v, shape, key))
-CAT = Op(name="cat", node="CatBackward0", forward=_cat_forward, vjps=(), rule="split the gradient back along dim",
+CAT = Op(name="cat", node="CatBackward0", forward=_cat_forward, vjps=(), jvp=sum_linear_jvp, rule="split the gradient back along dim",
          nests=False, sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
 STACK = Op(name="stack", node="StackBackward0", forward=_stack_forward, vjps=(),
-           rule="select each input's slice of the gradient",
+           jvp=sum_linear_jvp, rule="select each input's slice of the gradient",
            nests=False, sym=lambda S, *xs, dim=0: np.stack(xs, axis=dim))
 
 # -- more shapes and indexing (flip ... einsum) ----------------------------------------------------
@@ -1040,36 +1112,36 @@ def _einsum_vjp(ns: Any, g: Any, xs: tuple, i: int, equation: str) -> Any:
 
 
 FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, dims).copy(),  # a copy, as PyTorch's
-          vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), rule="flip the gradient back",
+          vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), jvp=linear_jvp, rule="flip the gradient back",
           nests=False, sym=lambda S, x, dims: np.flip(x, dims))
 ROLL = Op(name="roll", node="RollBackward0", forward=_roll_forward, vjps=(_roll_vjp,),
-          rule="roll the gradient back", nests=False, sym=lambda S, x, shifts, dims: _roll_forward(x, shifts, dims))
+          jvp=linear_jvp, rule="roll the gradient back", nests=False, sym=lambda S, x, shifts, dims: _roll_forward(x, shifts, dims))
 REPEAT = Op(name="repeat", node="RepeatBackward0", forward=_repeat_forward, vjps=(_repeat_vjp,),
-            rule="sum the gradient over the copies", nests=False, sym=lambda S, x, repeats: np.tile(x, repeats))
+            jvp=linear_jvp, rule="sum the gradient over the copies", nests=False, sym=lambda S, x, repeats: np.tile(x, repeats))
 TRIL = Op(name="tril", node="TrilBackward0", forward=_triangle(upper=False),
-          vjps=(lambda ns, g, o, x, diagonal=0: ns.tril(g, diagonal),), rule="keep the gradient's lower triangle",
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.tril(g, diagonal),), jvp=linear_jvp, rule="keep the gradient's lower triangle",
           nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=False)))
 TRIU = Op(name="triu", node="TriuBackward0", forward=_triangle(upper=True),
-          vjps=(lambda ns, g, o, x, diagonal=0: ns.triu(g, diagonal),), rule="keep the gradient's upper triangle",
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.triu(g, diagonal),), jvp=linear_jvp, rule="keep the gradient's upper triangle",
           nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=True)))
 DIAG_EMBED = Op(name="diag_embed", node="DiagEmbedBackward0", forward=_diag_embed_forward, vjps=(_diag_embed_vjp,),
-                rule="take the gradient's diagonal", nests=False,
+                jvp=linear_jvp, rule="take the gradient's diagonal", nests=False,
                 sym=lambda S, x, offset=0, dim1=-2, dim2=-1: S.diag_embed(x, offset, dim1, dim2))
 SCATTER = Op(name="scatter", node="ScatterBackward0", forward=_scatter_forward,
              vjps=(lambda ns, g, o, x, src, key: g * _untouched(g.shape, key, g.dtype),
                    lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
-             rule="∂/∂input = 1 where not written, ∂/∂src = the gradient at the index", args="xs",
+             jvp=sum_linear_jvp, rule="∂/∂input = 1 where not written, ∂/∂src = the gradient at the index", args="xs",
              nests=False, sym=lambda S, x, src, key: S.scatter(x, _scattered(src, key), key, add=False))
 SCATTER_ADD = Op(name="scatter_add", node="ScatterAddBackward0", forward=_scatter_add_forward,
                  vjps=(lambda ns, g, o, x, src, key: g, lambda ns, g, o, x, src, key: _src_gradient(ns, g, src, key)),
-                 rule="∂/∂input = 1, ∂/∂src = the gradient at the index", args="xs",
+                 jvp=sum_linear_jvp, rule="∂/∂input = 1, ∂/∂src = the gradient at the index", args="xs",
                  nests=False, sym=lambda S, x, src, key: S.scatter(x, _scattered(src, key), key, add=True))
 CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
            vjps=(lambda ns, g, o, a, b, dim: ns.cross(b, g, dim), lambda ns, g, o, a, b, dim: ns.cross(g, a, dim)),
-           rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
+           jvp=product_jvp, rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
            nests=False, sym=lambda S, a, b, dim: S.cross(a, b, dim))
 EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
-            rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
+            jvp=product_jvp, rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
             nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs))
 
 
@@ -1077,7 +1149,7 @@ CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda
                rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
 CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
-          vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), rule="cast the gradient back to the input's dtype",
+          vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
           nests=False, elementwise=True, sym=lambda S, x, dtype: x)
 
 
@@ -1413,28 +1485,28 @@ def _bce_logits_sym(S: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any 
 HARDTANH = Op(name="hardtanh", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
               np.clip(x, min_val, max_val),
               vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0: g * _hardtanh_mask(ns, x, min_val, max_val),),
-              rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
+              jvp=diagonal_jvp, rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
               sym=lambda S, x, min_val=-1.0, max_val=1.0: S.map(lambda u: S.clamp(u, min_val, max_val), x),
               kink=lambda K, x, min_val=-1.0, max_val=1.0: K.clamp_kink(x, min_val, max_val))
 LEAKY_RELU = Op(name="leaky_relu", node="LeakyReluBackward0",
                 forward=lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
                 vjps=(lambda ns, g, o, x, negative_slope=0.01: g * ns.where(x > 0, 1.0, negative_slope),),
-                rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
+                jvp=diagonal_jvp, rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
                 sym=lambda S, x, negative_slope=0.01: S.map(
                     lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
                 kink=lambda K, x, negative_slope=0.01: K.zero_kink(x) & (negative_slope != 1))
 ELU = Op(name="elu", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
-         rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
+         jvp=diagonal_jvp, rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
          kink=lambda K, x, alpha=1.0, scale=1.0, input_scale=1.0: K.zero_kink(x) & (alpha * input_scale != 1))
 GELU = Op(name="gelu", node="GeluBackward0", forward=_gelu_forward,
           vjps=(lambda ns, g, o, x, approximate="none": ns.gelu_backward(g, x, approximate),),
-          rule="∂gelu(x)/∂x = Φ(x) + x·φ(x)", saves=("x",),
+          jvp=diagonal_jvp, rule="∂gelu(x)/∂x = Φ(x) + x·φ(x)", saves=("x",),
           sym=lambda S, x, approximate="none": S.map(lambda u: _gelu_sym(S, u, approximate), x))
 GELU_BACKWARD = Op(name="gelu_backward", node="GeluBackwardBackward0",
                    forward=lambda g, x, approximate="none": g * _gelu_slope(x, approximate),
                    vjps=(lambda ns, gg, o, g, x, approximate="none": ns.gelu_backward(gg, x, approximate),
                          lambda ns, gg, o, g, x, approximate="none": gg * g * _gelu_curvature(ns, x, approximate)),
-                   rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
+                   jvp=diagonal_jvp, rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
                    sym=lambda S, g, x, approximate="none": S.broadcast(
                        lambda v, u: S.mul(v, _gelu_slope_sym(S, u, approximate)), g, x))
 SILU = _unary(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
@@ -1460,24 +1532,24 @@ ADDMM = Op(name="addmm", node="AddmmBackward0", forward=_addmm_forward,
            vjps=(lambda ns, g, o, c, a, b: g,
                  lambda ns, g, o, c, a, b: ns.matmul(g, ns.transpose(b, 0, 1)),
                  lambda ns, g, o, c, a, b: ns.matmul(ns.transpose(a, 0, 1), g)),
-           rule="∂(c + A@B)/∂c = 1, ∂/∂A = G@Bᵀ, ∂/∂B = Aᵀ@G", saves=("", "b", "a"), args="cab", nests=False,
+           jvp=transposed_jvp, rule="∂(c + A@B)/∂c = 1, ∂/∂A = G@Bᵀ, ∂/∂B = Aᵀ@G", saves=("", "b", "a"), args="cab", nests=False,
            sym=lambda S, c, a, b: S.broadcast(S.add, c, S.matmul(a, b)))
 CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forward,
                   vjps=(lambda ns, g, o, x, pad, value=0.0: ns.constant_pad_nd(g, tuple(-p for p in pad), 0.0),),
-                  rule="crop the padding off the gradient", nests=False,
+                  jvp=transposed_jvp, rule="crop the padding off the gradient", nests=False,
                   sym=lambda S, x, pad, value=0.0: _constant_pad(
                       x, pad, S.number(value), lambda a, w, v: np.pad(a, w, constant_values=v)))
 LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_layer_norm_forward,
                 vjps=(_layer_norm_vjp_x,
                       lambda ns, g, o, x, w, b, count, eps: g * _layer_norm_parts(ns, x, count, eps)[0],
                       lambda ns, g, o, x, w, b, count, eps: g),
-                rule="∂LN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)), ĝ = g·w; ∂/∂w = g·x̂; ∂/∂b = g",
+                jvp=transposed_jvp, rule="∂LN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)), ĝ = g·w; ∂/∂w = g·x̂; ∂/∂b = g",
                 saves=("xw", "x", ""), args="xwb", sym=_layer_norm_sym)
 MSE_LOSS = Op(name="mse_loss", node="MseLossBackward0",
               forward=lambda a, b, reduction="mean": _reduce_loss((a - b) * (a - b), reduction),
               vjps=(lambda ns, g, o, a, b, reduction="mean": _loss_grad(ns, g, a - b, reduction) * (a - b) * 2.0,
                     lambda ns, g, o, a, b, reduction="mean": _loss_grad(ns, g, a - b, reduction) * (b - a) * 2.0),
-              rule="∂mse/∂a = 2(a-b)/n", saves=("ab", "ab"),
+              jvp=transposed_jvp, rule="∂mse/∂a = 2(a-b)/n", saves=("ab", "ab"),
               sym=lambda S, a, b, reduction="mean": _loss_sym(
                   S, lambda u, v: S.pow(S.sub(u, v), 2), a, b, reduction))
 SMOOTH_L1_LOSS = Op(name="smooth_l1_loss", node="SmoothL1LossBackward0",
@@ -1485,24 +1557,24 @@ SMOOTH_L1_LOSS = Op(name="smooth_l1_loss", node="SmoothL1LossBackward0",
                         _smooth_forward(a, b, beta) / beta, reduction),
                     vjps=(_smooth_l1_vjp, lambda ns, g, o, a, b, reduction="mean", beta=1.0:
                           -_smooth_l1_vjp(ns, g, o, a, b, reduction, beta)),
-                    rule="∂/∂a = (a-b)/β inside |a-b| < β, else sign(a-b)", saves=("ab", "ab"),
+                    jvp=transposed_jvp, rule="∂/∂a = (a-b)/β inside |a-b| < β, else sign(a-b)", saves=("ab", "ab"),
                     sym=lambda S, a, b, reduction="mean", beta=1.0: _loss_sym(
                         S, lambda u, v: S.div(_smooth_sym(S, u, v, beta), S.number(beta)), a, b, reduction))
 HUBER_LOSS = Op(name="huber_loss", node="HuberLossBackward0",
                 forward=lambda a, b, reduction="mean", delta=1.0: _reduce_loss(_smooth_forward(a, b, delta), reduction),
                 vjps=(_huber_vjp, lambda ns, g, o, a, b, reduction="mean", delta=1.0:
                       -_huber_vjp(ns, g, o, a, b, reduction, delta)),
-                rule="∂/∂a = a-b inside |a-b| ≤ δ, else δ·sign(a-b)", saves=("ab", "ab"),
+                jvp=transposed_jvp, rule="∂/∂a = a-b inside |a-b| ≤ δ, else δ·sign(a-b)", saves=("ab", "ab"),
                 sym=lambda S, a, b, reduction="mean", delta=1.0: _loss_sym(
                     S, lambda u, v: _smooth_sym(S, u, v, delta), a, b, reduction))
 NLL_LOSS = Op(name="nll_loss", node="NllLossBackward0", forward=_nll_forward, vjps=(_nll_vjp,),
-              rule="∂nll/∂x[i,c] = -w[c]·[c = target[i]] (/Σw for mean)", saves=("",), nests=False, sym=_nll_sym)
+              jvp=transposed_jvp, rule="∂nll/∂x[i,c] = -w[c]·[c = target[i]] (/Σw for mean)", saves=("",), nests=False, sym=_nll_sym)
 BINARY_CROSS_ENTROPY = Op(name="binary_cross_entropy", node="BinaryCrossEntropyBackward0", forward=_bce_forward,
-                          vjps=(_bce_vjp_x, _bce_vjp_y), rule="∂bce/∂x = (x-y)/(x(1-x)), ∂/∂y = log((1-x)/x)",
+                          vjps=(_bce_vjp_x, _bce_vjp_y), jvp=transposed_jvp, rule="∂bce/∂x = (x-y)/(x(1-x)), ∂/∂y = log((1-x)/x)",
                           saves=("ab", "a"), sym=_bce_sym)
 BCE_WITH_LOGITS = Op(name="binary_cross_entropy_with_logits", node="BinaryCrossEntropyWithLogitsBackward0",
                      forward=_bce_logits_forward, vjps=(_bce_logits_vjp_x, _bce_logits_vjp_y),
-                     rule="∂/∂x = σ(x) - y (with pos_weight: (1-y) - lw·σ(-x)), ∂/∂y = -x", saves=("ab", "a"),
+                     jvp=transposed_jvp, rule="∂/∂x = σ(x) - y (with pos_weight: (1-y) - lw·σ(-x)), ∂/∂y = -x", saves=("ab", "a"),
                      sym=_bce_logits_sym)
 
 

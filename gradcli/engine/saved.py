@@ -47,6 +47,8 @@ def saved_attribute(node: Node, name: str) -> Any:
         return None  # the node keeps nothing for this input (its gradient is not needed)
     if type(x) is Node:
         return _on_graph(value, x)
+    if value is x._data:  # the input itself, unchanged: PyTorch hands back the very tensor (`_saved_self is x`)
+        return x
     copy = _wrap(value)
     copy.requires_grad = x.requires_grad
     return copy

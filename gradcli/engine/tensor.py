@@ -110,6 +110,39 @@ class Anomaly:
     first: "Node | None" = None
 
 
+class Observe:
+    """What some programs ask of every op after it ran: eval's anomaly watch, forward-mode tangents
+    (engine/forward_ad.py), saved-tensor hooks (engine/hooks.py). `on` is the one flag the ops read,
+    so a program that uses none of them pays one test per op, as it did for the anomaly watch alone.
+
+    An observer is `fn(t, op, inputs, arrays, params)`, called after `t` is made (and recorded).
+    """
+
+    on = False
+    each: list = []
+
+    @classmethod
+    def refresh(cls) -> None:
+        cls.on = Anomaly.watching or bool(cls.each)
+
+    @classmethod
+    def add(cls, fn: Callable[..., None]) -> None:
+        cls.each = [*cls.each, fn]
+        cls.refresh()
+
+    @classmethod
+    def discard(cls, fn: Callable[..., None]) -> None:
+        cls.each = [f for f in cls.each if f is not fn]
+        cls.refresh()
+
+
+def _observe(t: "Tensor", op: O.Op, inputs: tuple, arrays: tuple, name: str | None, params: dict) -> None:
+    if Anomaly.watching and Anomaly.first is None and not _finite(t._data):
+        _watch(t, op, arrays, name, params)
+    for fn in Observe.each:
+        fn(t, op, inputs, arrays, params)
+
+
 class SavedTensor:
     """PyTorch's `grad_fn._saved_self`, `_saved_result`, ... (engine/saved.py says which node has which).
 
@@ -153,16 +186,13 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """PyTorch's view of the parents: (node or AccumulateGrad or None, 0) per input."""
-        out = []
+        return tuple(((x, 0) if type(x) is Node else (AccumulateGrad.of(x), 0) if type(x) is Tensor and
+                      x.requires_grad else (None, 0)) for x in self.listed_inputs())
+
+    def listed_inputs(self) -> list:
+        """The inputs `next_functions` lists (and node hooks' grad_inputs follow), in order."""
         numbers_listed = self.name not in _SCALAR_OVERLOADS
-        for x in self.inputs:
-            if type(x) is Node:
-                out.append((x, 0))
-            elif type(x) is Tensor and x.requires_grad:
-                out.append((AccumulateGrad.of(x), 0))
-            elif numbers_listed or type(x) is Tensor:
-                out.append((None, 0))
-        return tuple(out)
+        return [x for x in self.inputs if type(x) is Node or type(x) is Tensor or numbers_listed]
 
     def unpack(self) -> tuple[tuple, "Tensor | None"]:
         """The saved values as Tensors on the graph, so a VJP under `create_graph` is differentiable.
@@ -179,6 +209,18 @@ class Node:
             tensors.append(a)
         out = self.saved_out
         return tuple(tensors), None if out is None else _on_graph(out, self)
+
+    @property
+    def metadata(self) -> dict:
+        return _metadata(self)
+
+    def register_hook(self, hook: Callable[..., Any]) -> Any:
+        from gradcli.engine.hooks import register_node_hook
+        return register_node_hook(self, hook)
+
+    def register_prehook(self, hook: Callable[..., Any]) -> Any:
+        from gradcli.engine.hooks import register_prehook
+        return register_prehook(self, hook)
 
     _saved_self = SavedTensor()
     _saved_other = SavedTensor()
@@ -209,8 +251,23 @@ class AccumulateGrad:
             acc = cls._live[id(variable)] = cls(variable)
         return acc
 
+    metadata = Node.metadata
+    register_hook = Node.register_hook
+    register_prehook = Node.register_prehook
+
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
+
+
+_METADATA: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _metadata(node: Any) -> dict:
+    """`grad_fn.metadata`: a dict a program may fill, kept as long as the node (made on first use)."""
+    found = _METADATA.get(node)
+    if found is None:
+        found = _METADATA[node] = {}
+    return found
 
 
 RELEASED = ()
@@ -303,8 +360,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         V.record(t, inputs[0], op, params, name)
     if INFERENCE or InferenceMode.enabled:
         _inherit_view(t, inputs)
-    if Anomaly.watching and Anomaly.first is None and not _finite(out):
-        _watch(t, op, arrays, name, params)
+    if Observe.on:
+        _observe(t, op, inputs, arrays, name, params)
     return t
 
 
@@ -334,8 +391,8 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             t.requires_grad = False
             if InferenceMode.enabled:
                 INFERENCE.add(t)
-        if Anomaly.watching and Anomaly.first is None and not _finite(out):
-            _watch(t, op, (data,), None, params)
+        if Observe.on:
+            _observe(t, op, (x,), (data,), None, params)
         return t
 
     return run
@@ -467,8 +524,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             t.requires_grad = False
             if InferenceMode.enabled:
                 INFERENCE.add(t)
-        if Anomaly.watching and Anomaly.first is None and not _finite(out):
-            _watch(t, op, (x, y), name, _NO_PARAMS)
+        if Observe.on:
+            _observe(t, op, (a, b), (x, y), name, _NO_PARAMS)
         return t
 
     return run
@@ -1251,6 +1308,11 @@ class Tensor:
         """Call `hook(grad)` when backward computes this tensor's gradient (engine/hooks.py)."""
         from gradcli.engine.hooks import register_hook
         return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call `hook(self)` once backward has accumulated into this leaf's `.grad` (engine/hooks.py)."""
+        from gradcli.engine.hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
 
     def equal(self, other: "Tensor") -> bool:
         """`torch.equal`: same shape and the same values (no broadcasting)."""

@@ -18,6 +18,8 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import nn, optim
+from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
+from gradcli.lang import arrays as ARR
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
@@ -144,6 +146,10 @@ _GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the
 
 
 def gradient_kind(func: Any) -> str | None:
+    if type(func) is FUNC.Transform:
+        return "func" if func.kind is not None else None
+    if func is FWD.unpack_dual:
+        return "tangent"
     return _GRADIENT_KINDS.get(id(func))
 
 
@@ -232,8 +238,23 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device,
                "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "nn": NN, "linalg": LINALG, "optim": OPTIM,
-                            **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
+# -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
+TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
+FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
+AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {
+    "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks),
+    "save_on_cpu": _constructor(HK.save_on_cpu)})
+AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
+FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
+AUTOGRAD.members["forward_ad"] = FORWARD_AD
+DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level)
+"""What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
+_FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
+                 "torch.autograd.forward_ad": FORWARD_AD}
+
+TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
+                            "nn": NN, "linalg": LINALG, "optim": OPTIM, **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
     values = data._data if isinstance(data, Tensor) else data
@@ -283,7 +304,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
                                  "torch.optim": OPTIM,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
@@ -315,8 +336,10 @@ TENSOR_METHODS |= {
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
-NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
-ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
+TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
+NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook"})
+ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
+                                   "register_prehook"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
 
@@ -344,6 +367,10 @@ def _attribute_names(value: Any) -> frozenset:
         return ACCUMULATE_ATTRIBUTES
     if isinstance(value, F.MaxMin):
         return RESULT_ATTRIBUTES
+    if isinstance(value, FWD.UnpackedDualTensor):
+        return DUAL_ATTRIBUTES
+    if isinstance(value, np.ndarray):
+        return ARR.NDARRAY_ATTRIBUTES | frozenset(ARR.NDARRAY_METHODS)
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
     if isinstance(value, nn.Module):

@@ -33,6 +33,7 @@ from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
+from gradcli.lang import arrays as ARR
 from gradcli.lang import builtins as B
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
@@ -649,7 +650,7 @@ class Interpreter:
             with contextlib.ExitStack() as stack:
                 for mode_of, written in items:
                     mode = mode_of()
-                    if not isinstance(mode, GradModeContext):
+                    if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
                         raise NotAllowedError("'with' works only with a gradient mode",
                                               hint="call it: 'with torch.no_grad():'").at(
                             *node_span(written, self.source))
@@ -932,8 +933,10 @@ class Interpreter:
         elif attr in B.attribute_names(owner):
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
+            if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
+                return ARR.bound(owner, attr)
             value = getattr(owner, attr)
-            if attr == "shape":
+            if attr == "shape" and type(owner) is not np.ndarray:
                 return Size(value)
             if attr == "name" and isinstance(owner, (Node, AccumulateGrad)):
                 return B.NodeName(value)

@@ -18,6 +18,7 @@ from gradcli.engine import functions as F
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
+from gradcli.lang import arrays
 from gradcli.lang import builtins as B
 from gradcli.lang import formatting as T
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
@@ -156,6 +157,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         if not isinstance(left, (Tensor, *plain)) or not isinstance(right, (Tensor, *plain)):
             return (left is right) == isinstance(op, ast.Eq)  # functions, types: equal only to themselves
     symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
+        return arrays.compare(fn, left, right, symbol)
     raise ArgumentError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")
 
@@ -192,6 +195,8 @@ def truth(value: Any) -> bool:
         return bool(value)
     if isinstance(value, _TRUTHFUL):
         return bool(value)
+    if isinstance(value, np.ndarray):
+        return arrays.truth(value)
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
 

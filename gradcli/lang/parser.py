@@ -36,9 +36,11 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.nn.init", "torch.optim", "numpy", "math"})
+                         "torch.nn.init", "torch.optim", "numpy", "math",
+                         "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
+_AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level"})  # graph hooks, forward AD
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
@@ -421,7 +423,7 @@ class _Checker:
             call = item.context_expr
             func = call.func if isinstance(call, ast.Call) else call
             named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if named not in _GRAD_MODES:
+            if named not in _GRAD_MODES and named not in _AUTOGRAD_CONTEXTS:
                 raise self.refuse(call, "'with' is only supported for gradient modes", _WITH_HINT)
             if item.optional_vars is not None:
                 raise self.refuse(item.optional_vars, "'with ... as NAME' is not supported for gradient modes",

@@ -22,7 +22,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.lang.parser import parse_program
 from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
-from gradcli.engine.tensor import Anomaly, Limits, Node, Tensor
+from gradcli.engine.tensor import Anomaly, Limits, Node, Observe, Tensor
 
 DTYPES = ("float64", "float32")
 # Scripts run in PyTorch's default dtype, so what they print is what PyTorch prints; `gradcli eval`,
@@ -59,6 +59,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     manual_seed(settings.seed)
     Limits.max_elements = settings.max_elements
     Anomaly.watching, Anomaly.first = watch, None
+    Observe.refresh()
     try:
         # NumPy's own warnings (divide by zero, mean of an empty slice) would reach the terminal raw;
         # gradcli reports non-finite results itself, naming the op that made them.
@@ -67,6 +68,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
             yield
     finally:
         Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
+        Observe.refresh()
 
 
 @dataclass

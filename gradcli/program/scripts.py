@@ -36,6 +36,7 @@ from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
+from gradcli.engine.forward_ad import directions
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
@@ -238,7 +239,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
-    with engine_settings(settings, watch=False):
+    with engine_settings(settings, watch=False), directions(checker is not None):
         try:
             source = _read(path)
             tree = parse_program(source, str(path))
@@ -332,6 +333,10 @@ class _Session:
         A functional that traces a function of its own runs as its traced variant, so the check
         sees the graph it differentiated.
         """
+        if kind == "func":
+            return self._transformed(run, args, line)
+        if kind == "tangent":
+            return self._tangent(run, args, line)
         from gradcli.engine.autograd import TRACED
         traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
@@ -342,6 +347,40 @@ class _Session:
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = self.checker.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
                                              of=subject, progress=progress)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        return value
+
+    def _transformed(self, run: Callable[..., Any], args: list, line: int) -> Any:
+        """A call of `torch.func.grad(f)` or `jacrev(f)`: its result is the Jacobian of f's output by the
+        differentiated arguments, judged as `jacobian(f, inputs)` is."""
+        func = run.__defaults__[0]
+        value, traced, blocks = run(func.traced)
+        if not blocks:  # several outputs: no single Jacobian to judge
+            return value
+        names = self._names([x for xs in traced.given for x in xs])
+        subject = self.subjects.get(line, "")
+        what = f"{func.what}({subject})(…)"
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            verdict = self.checker.functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), names, traced=(traced.flat, traced.out),
+                                             line=line, what=what, of=subject, progress=progress)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        return value
+
+    def _tangent(self, run: Callable[..., Any], args: list, line: int) -> Any:
+        """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""
+        from gradcli.engine.forward_ad import shadow_of
+        value = run()
+        followed = shadow_of(args[0]) if args else None
+        if followed is None or value.tangent is None:
+            return value
+        shadow, s = followed
+        subject = self.subjects.get(line, "")
+        what = f"unpack_dual({subject}).tangent"
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+            verdict = self.checker.jacobian(shadow, {"direction": s}, {"direction": value.tangent._data}, line=line,
+                                            what=what, of=subject, progress=progress)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
         return value
@@ -360,13 +399,17 @@ class _Session:
         return leaf_names(graph_nodes(tensor)[1], self.env)
 
 
+_TRANSFORM_NAMES = frozenset({"unpack_dual", "jacrev", "jacfwd"})
+"""Calls checked besides GRADIENT_FUNCTIONS' (torch.func's grad is among those by name)."""
+
+
 def _gradient_subjects(tree: ast.Module) -> dict[int, str]:
     """Line → source of the first argument of a gradient function (`y` in `grad(y, x)`), to name a check by."""
     subjects: dict[int, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if name in GRADIENT_FUNCTIONS:
+            if name in GRADIENT_FUNCTIONS or name in _TRANSFORM_NAMES:
                 subjects.setdefault(node.lineno, ast.unparse(node.args[0]))
     return subjects
 

@@ -1,0 +1,464 @@
+"""`torch.func` (and `functorch`): function transforms built on the one backward engine.
+
+A transform calls the function on fresh leaves (a view of an input that itself requires grad, so
+that an outer transform or a later backward still reaches it) and differentiates the result with
+`autograd.grad(create_graph=True)`: transforms nest (`jacfwd(jacrev(f))`, `vmap(grad(f))`) because
+each level's result is on the graph of the level outside it. A result whose graph reaches none of
+the caller's tensors is detached, as PyTorch's transforms hand back plain tensors.
+
+`jacfwd` gives the numbers of forward mode by reverse mode (the Jacobian is the same matrix); `vmap`
+runs the function once per example and stacks the results, with PyTorch's shapes and errors.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from gradcli.engine.autograd import grad as autograd_grad
+from gradcli.engine.autograd import jacobian_of, jacobian_on_graph
+from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
+from gradcli.errors import ArgumentError, BackwardError, ShapeError
+
+
+def _leaves(tree: Any) -> list[Tensor]:
+    """The tensors of a (nested) tuple, list or dict of tensors, in order."""
+    if isinstance(tree, Tensor):
+        return [tree]
+    if isinstance(tree, (tuple, list)):
+        return [t for part in tree for t in _leaves(part)]
+    if isinstance(tree, dict):
+        return [t for part in tree.values() for t in _leaves(part)]
+    raise ArgumentError(f"Thing passed to transform API must be Tensor, got {type(tree)}",
+                        hint="pass tensors (or tuples, lists or dicts of tensors) as the differentiated arguments")
+
+
+def _is_tree(value: Any) -> bool:
+    """Whether `value` is a tensor or a (nested) tuple, list or dict of nothing but tensors."""
+    if isinstance(value, Tensor):
+        return True
+    parts = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else None
+    return parts is not None and all(_is_tree(p) for p in parts)
+
+
+def _rebuild(tree: Any, values: Any) -> Any:
+    """`tree` with its tensors replaced, in order, by the next of `values` (an iterator)."""
+    if isinstance(tree, Tensor):
+        return next(values)
+    if isinstance(tree, tuple):
+        return tuple(_rebuild(part, values) for part in tree)
+    if isinstance(tree, list):
+        return [_rebuild(part, values) for part in tree]
+    return {k: _rebuild(part, values) for k, part in tree.items()}
+
+
+def _fresh(x: Tensor) -> Tensor:
+    """What the function sees: a view of `x` on its graph when `x` requires grad, else a new leaf."""
+    from gradcli.engine.functions import view_as
+    if not np.issubdtype(x.dtype, np.floating):
+        raise BackwardError("only Tensors of floating point dtype can require gradients",
+                            hint="make the input a float tensor, e.g. torch.tensor([1.0, 2.0])")
+    return view_as(x, x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
+    """The positions differentiated, and whether one was named alone (the result is then not a tuple)."""
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else tuple(argnums) if isinstance(argnums, (tuple, list)) else None
+    if not nums or not all(isinstance(n, int) and not isinstance(n, bool) for n in nums):
+        raise ArgumentError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}",
+                            hint="e.g. argnums=0 or argnums=(0, 1)")
+    for n in nums:
+        if not -len(args) <= n < len(args):
+            raise ArgumentError(f"Got argnum={n}, but only {len(args)} positional inputs",
+                                hint="count the function's positional arguments from 0")
+    return tuple(n % len(args) for n in nums), single
+
+
+class Traced:
+    """One call of the function on fresh leaves: what every transform differentiates."""
+
+    def __init__(self, func: Callable[..., Any], args: tuple, kwargs: dict, argnums: Any, has_aux: bool,
+                 what: str) -> None:
+        self.nums, self.single = _argnums(argnums, args)
+        self.trees = [args[n] for n in self.nums]
+        self.given = [_leaves(tree) for tree in self.trees]
+        self.keep = any(x.requires_grad for xs in self.given for x in xs)
+        self.xs = [[_fresh(x) for x in xs] for xs in self.given]
+        call_args = list(args)
+        for n, tree, xs in zip(self.nums, self.trees, self.xs):
+            call_args[n] = _rebuild(tree, iter(xs))
+        result = func(*call_args, **kwargs)
+        self.aux = None
+        if has_aux:
+            if not isinstance(result, tuple) or len(result) != 2:
+                raise ArgumentError(f"{what}(f)(*args): output of function f should be a tuple: (output, aux) "
+                                    "if has_aux is True", hint="return (output, aux) from the function")
+            result, aux = result
+            self.aux = _rebuild(aux, iter([t.detach() for t in _leaves(aux)])) if _is_tree(aux) else aux
+        self.out = result
+
+    @property
+    def flat(self) -> list[Tensor]:
+        return [x for xs in self.xs for x in xs]
+
+    def shaped(self, values: list[Any]) -> Any:
+        """Per-input values (one per fresh leaf, in order) in the shape of the differentiated arguments."""
+        it = iter(values)
+        parts = [_rebuild(tree, it) for tree in self.trees]
+        return parts[0] if self.single else tuple(parts)
+
+    def finish(self, t: Tensor) -> Tensor:
+        """A result as the caller sees it: on the graph only when the caller's own tensors are on it."""
+        return t if self.keep or _reaches_outside(t, self.flat) else t.detach()
+
+
+def _reaches_outside(t: Tensor, fresh: list[Tensor]) -> bool:
+    """Whether `t`'s graph reaches a leaf that requires grad other than this transform's own."""
+    if not t.requires_grad:
+        return False
+    own = {id(x) for x in fresh}
+    seen, todo = set(), [t._node]
+    while todo:  # iterative: a graph may be a long chain
+        node = todo.pop()
+        for x in node.inputs:
+            if type(x) is Tensor and x.requires_grad and id(x) not in own:
+                return True
+            if type(x) is Node and id(x) not in seen:
+                seen.add(id(x))
+                todo.append(x)
+    return False
+
+
+def _scalar(out: Any, what: str) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise ArgumentError(f"{what}(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}",
+                            hint="return a tensor with one element, e.g. y.sum()")
+    if out.numel() != 1 or out.ndim != 0:
+        raise ShapeError(f"{what}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+                         f"{out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?",
+                         hint="reduce the output to one number, e.g. return y.sum()")
+    return out
+
+
+def _gradients(out: Tensor, xs: list[Tensor], cotangent: Any = None) -> list[Tensor]:
+    """d out / d xs on the graph (create_graph), zeros where out does not depend on an input."""
+    if not out.requires_grad:
+        return [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in xs]
+    found = autograd_grad(out, xs, grad_outputs=cotangent, retain_graph=True, create_graph=True, allow_unused=True)
+    return [_wrap(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for x, g in zip(xs, found)]
+
+
+class Transform:
+    """A transformed function: what `grad(f)`, `jacrev(f)`... return, and what a program then calls.
+
+    `kind` says how `--check` judges a call: "jacobian" (the result is the Jacobian of f's output by
+    the differentiated arguments, for grad and jacrev/jacfwd), or None (not checked).
+    """
+
+    def __init__(self, what: str, func: Callable[..., Any], run: Callable[..., Any], kind: str | None) -> None:
+        if not callable(func) or isinstance(func, Tensor):
+            raise ArgumentError(f"{what}(): the first argument must be a function, not {type(func).__name__}",
+                                hint=f"pass the function itself: {what}(f)(x)")
+        self.what = what
+        self.func = func
+        self.run = run
+        self.kind = kind
+        self.__name__ = f"{what}({getattr(func, '__name__', 'f')})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.run(*args, **kwargs)[0]
+
+    def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        """The result, the call it differentiated, and the result's Jacobian blocks by fresh leaf (for --check)."""
+        return self.run(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__}>"
+
+
+def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Transform:
+    """`torch.func.grad_and_value`: (gradient, value), or ((gradient, (value, aux)) with has_aux."""
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        tr = Traced(func, args, kwargs, argnums, has_aux, "grad_and_value")
+        out = _scalar(tr.out, "grad_and_value")
+        gs = [tr.finish(g) for g in _gradients(out, tr.flat)]
+        value = tr.finish(out)
+        return (tr.shaped(gs), value if not has_aux else (value, tr.aux)), tr, gs
+    return Transform("grad_and_value", func, run, None)
+
+
+def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Transform:
+    """`torch.func.grad`: the gradient of a function returning one number, by its argument(s) `argnums`."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        (gs, value), tr, blocks = inner.run(*args, **kwargs)
+        return (gs, value[1]) if has_aux else gs, tr, blocks
+    return Transform("grad", func, run, "jacobian")
+
+
+def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
+    if isinstance(out, Tensor):
+        return [out], True
+    if isinstance(out, (tuple, list)) and out and all(isinstance(o, Tensor) for o in out):
+        return list(out), False
+    raise ArgumentError(f"{what}(f, ...): expected f(*args) to return a Tensor or a tuple of Tensors, "
+                        f"got {type(out)}", hint="return tensors from the function")
+
+
+def jacrev(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
+           chunk_size: int | None = None, _what: str = "jacrev") -> Transform:
+    """`torch.func.jacrev`: the Jacobian blocks (output shape + input shape) of f by its argument(s)."""
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        tr = Traced(func, args, kwargs, argnums, has_aux, _what)
+        outs, single_out = _outputs(tr.out, _what)
+        xs = tr.flat
+        per_output = []
+        for out in outs:
+            for x in xs:
+                check_elements(out.shape + x.shape, f"the Jacobian of {_what}")
+            blocks = jacobian_on_graph(out, xs) if out.requires_grad else \
+                [_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs]
+            per_output.append([tr.finish(b) for b in blocks])
+        shaped = [tr.shaped(blocks) for blocks in per_output]
+        result = shaped[0] if single_out else tuple(shaped)
+        return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
+    return Transform(_what, func, run, "jacobian")
+
+
+def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Transform:
+    """`torch.func.jacfwd`: the same Jacobian as jacrev (computed here by reverse mode)."""
+    return jacrev(func, argnums, has_aux, _what="jacfwd")
+
+
+def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
+    """`torch.func.hessian`: jacfwd(jacrev(f)), blocks of shape output + input + input."""
+    outer = jacfwd(jacrev(func, argnums), argnums)
+    return Transform("hessian", func, outer.run, None)
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """`torch.func.vjp`: (f(*primals), vjp_fn), where vjp_fn(cotangents) gives one gradient per primal."""
+    if not callable(func) or isinstance(func, Tensor):
+        raise ArgumentError(f"vjp(): the first argument must be a function, not {type(func).__name__}",
+                            hint="vjp(f, x) returns (f(x), vjp_fn)")
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+    outs, single_out = _outputs(tr.out, "vjp")
+
+    def vjp_fn(*cotangents: Any) -> tuple:
+        from gradcli.engine.functions import as_tensor
+        cts = list(cotangents[0]) if len(cotangents) == 1 and not single_out else list(cotangents)
+        if len(cts) != len(outs) or any(not isinstance(c, Tensor) or c.shape != o.shape for c, o in zip(cts, outs)):
+            raise ShapeError(f"Expected pytree structure of cotangents to be the same as pytree structure of "
+                             f"outputs to the function: {len(outs)} tensor(s) of shape(s) "
+                             f"{[tuple(o.shape) for o in outs]}", hint="pass one cotangent per output, shaped like it")
+        live = [(o, as_tensor(c)) for o, c in zip(outs, cts) if o.requires_grad]
+        if not live:
+            gs = [_wrap(np.zeros(x.shape, dtype=x.dtype)) for x in tr.flat]
+        else:
+            found = autograd_grad([o for o, _ in live], tr.flat, grad_outputs=[c for _, c in live],
+                                  retain_graph=True, create_graph=True, allow_unused=True)
+            gs = [_wrap(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for x, g in zip(tr.flat, found)]
+        it = iter([tr.finish(g) for g in gs])
+        return tuple(_rebuild(tree, it) for tree in tr.trees)
+    value = tr.finish(outs[0]) if single_out else tuple(tr.finish(o) for o in outs)
+    return (value, vjp_fn, tr.aux) if has_aux else (value, vjp_fn)
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> Any:
+    """`torch.func.jvp`: (f(*primals), J·tangents), J contracted from the Jacobian of the one engine."""
+    from gradcli.engine.functions import tensordot
+    for name, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, tuple):
+            raise ArgumentError(f"jvp(f, primals, tangents): Expected {name} to be a tuple. "
+                                "E.g. it should be valid to call f(*primals).",
+                                hint="wrap single tensors in a tuple: jvp(f, (x,), (v,))")
+    if len(primals) != len(tangents):
+        raise ArgumentError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
+                            f"Got primals with structure {len(primals)} and tangents with structure {len(tangents)}",
+                            hint="give one tangent per primal")
+    vs = [t for tree in tangents for t in _leaves(tree)]
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "jvp")
+    for x, v in zip(tr.flat, vs):
+        if v.shape != x.shape:
+            raise ShapeError("Trying to set a forward gradient that has a different size than that of the original "
+                             f"Tensor, this is not supported. Tensor is of size {list(x.shape)} while the given "
+                             f"forward gradient is of size {list(v.shape)}.", hint="give each tangent its primal's shape")
+    outs, single_out = _outputs(tr.out, "jvp")
+    results = []
+    for out in outs:
+        if not out.requires_grad:
+            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype)))
+            continue
+        terms = [tensordot(block, v, x.ndim) for block, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
+        results.append(tr.finish(sum(terms[1:], terms[0])))
+    values = [tr.finish(o) for o in outs]
+    pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
+    return (*pair, tr.aux) if has_aux else pair
+
+
+# -- vmap ---------------------------------------------------------------------------------------------------
+
+MAX_BATCH = 100_000
+"""vmap runs the function once per example: a batch past this is refused before the first call."""
+
+
+def _in_dims(in_dims: Any, args: tuple, name: str) -> list[Any]:
+    """One in_dim per positional argument (an int or None, or a tuple matching a tuple argument)."""
+    if isinstance(in_dims, int) and not isinstance(in_dims, bool):
+        return [in_dims] * len(args)
+    if isinstance(in_dims, tuple) and len(in_dims) == len(args):
+        return list(in_dims)
+    if isinstance(in_dims, tuple):
+        raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+                            f"structure of `inputs`: in_dims has {len(in_dims)} entries but there are "
+                            f"{len(args)} inputs", hint="give one in_dim per positional argument (None: not mapped)")
+    raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+                        f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.",
+                        hint="e.g. in_dims=0 or in_dims=(0, None)")
+
+
+def _mapped(arg: Any, dim: Any, name: str, sizes: list[int]) -> Any:
+    """`arg` with the mapped dimension normalised: (tensor, dim) pairs found in `sizes`, others untouched."""
+    if dim is None:
+        return arg
+    if isinstance(arg, Tensor):
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise ArgumentError(f"vmap({name}, ...): in_dim must be an int or None, got {dim!r}",
+                                hint="e.g. in_dims=0")
+        if not -arg.ndim <= dim < arg.ndim:
+            raise ShapeError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for some input, but that input is a "
+                             f"Tensor of dimensionality {arg.ndim} so expected in_dim to satisfy "
+                             f"-{arg.ndim} <= in_dim < {arg.ndim}.", hint="map over a dimension the input has")
+        dim %= arg.ndim
+        sizes.append(arg.shape[dim])
+        return ("mapped", arg, dim)
+    if isinstance(arg, (tuple, list)):
+        dims = dim if isinstance(dim, (tuple, list)) else [dim] * len(arg)
+        parts = [_mapped(a, d, name, sizes) for a, d in zip(arg, dims)]
+        return tuple(parts) if isinstance(arg, tuple) else parts
+    if isinstance(arg, dict):
+        return {k: _mapped(v, dim, name, sizes) for k, v in arg.items()}
+    raise ArgumentError(f"vmap({name}, in_dims=..., ...)(<inputs>): Got in_dim={dim} for an input but the input is "
+                        f"of type {type(arg)}. We cannot vmap over non-Tensor arguments, please use None as the "
+                        "respective in_dim", hint="give None as the in_dim of a number or other non-tensor argument")
+
+
+def _example(arg: Any, i: int) -> Any:
+    if isinstance(arg, tuple) and len(arg) == 3 and arg[0] == "mapped" and isinstance(arg[1], Tensor):
+        _, t, dim = arg
+        return t[(slice(None),) * dim + (i,)]
+    if isinstance(arg, (tuple, list)):
+        parts = [_example(a, i) for a in arg]
+        return tuple(parts) if isinstance(arg, tuple) else parts
+    if isinstance(arg, dict):
+        return {k: _example(v, i) for k, v in arg.items()}
+    return arg
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:
+    """`torch.func.vmap`: f over a batch dimension, one call per example, results stacked at out_dims."""
+    if not callable(func) or isinstance(func, Tensor):
+        raise ArgumentError(f"vmap(): the first argument must be a function, not {type(func).__name__}",
+                            hint="vmap(f)(xs) runs f on each xs[i]")
+    name = getattr(func, "__name__", "f")
+
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        if not args:
+            raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                                "trying to vmap over a function with no inputs. The latter is unsupported.",
+                                hint="pass the batched tensors as positional arguments")
+        sizes: list[int] = []
+        mapped = [_mapped(a, d, name, sizes) for a, d in zip(args, _in_dims(in_dims, args, name))]
+        if not sizes:
+            raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
+                                "Tensor mapped over a dimension (in_dims are all None)",
+                                hint="give at least one tensor argument an in_dim")
+        if len(set(sizes)) > 1:
+            raise ShapeError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension", hint="give every mapped input the same batch size")
+        n = sizes[0]
+        if n > MAX_BATCH:
+            from gradcli.errors import LimitError
+            raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
+                             f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
+        results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
+        return _stacked(results, out_dims, name)
+    batched.__name__ = f"vmap({name})"
+    return batched
+
+
+def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:
+    from gradcli.engine.functions import stack
+    first = results[0]
+    if isinstance(first, tuple):
+        dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
+        return tuple(_stacked([r[k] for r in results], d, name) for k, d in enumerate(dims))
+    if isinstance(first, dict):
+        return {k: _stacked([r[k] for r in results], out_dims, name) for k in first}
+    if out_dims is None:
+        return first
+    if not isinstance(first, Tensor):
+        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(first)}. Did you "
+                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
+    if not -(first.ndim + 1) <= out_dims < first.ndim + 1:
+        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(first.ndim + 1)}, {first.ndim}], "
+                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
+    check_elements((len(results),) + tuple(first.shape), "vmap's stacked result")
+    return stack(results, dim=out_dims)
+
+
+# -- functional_call ------------------------------------------------------------------------------------------
+
+def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = (), kwargs: dict | None = None, *,
+                    tie_weights: bool = True, strict: bool = False) -> Any:
+    """`torch.func.functional_call`: the module run with the given tensors in place of its parameters."""
+    from gradcli.engine.nn import Module
+    if not isinstance(module, Module):
+        raise ArgumentError(f"functional_call(): expected a module, got {type(module).__name__}",
+                            hint="functional_call(model, params, (x,))")
+    dicts = parameter_and_buffer_dicts if isinstance(parameter_and_buffer_dicts, (tuple, list)) else \
+        [parameter_and_buffer_dicts]
+    given: dict[str, Tensor] = {}
+    for d in dicts:
+        if not isinstance(d, dict):
+            raise ArgumentError(f"functional_call(): expected a dict of tensors by name, got {type(d).__name__}",
+                                hint="e.g. dict(model.named_parameters())")
+        given.update(d)
+    owners = _parameter_owners(module)
+    unknown = [k for k in given if k not in owners]
+    if unknown or (strict and set(owners) - set(given)):
+        missing = sorted(set(owners) - set(given)) if strict else []
+        raise ArgumentError(f"Error(s) in reparametrizing for {type(module).__name__}: unexpected key(s): "
+                            f"{', '.join(map(repr, unknown))}; missing key(s): {', '.join(map(repr, missing))}.",
+                            hint="use the names of model.named_parameters()")
+    saved = {k: owners[k][0]._parameters[owners[k][1]] for k in given}
+    try:
+        for k, t in given.items():
+            owner, attr = owners[k]
+            owner._parameters[attr] = t
+        call_args = args if isinstance(args, tuple) else (args,)
+        return module(*call_args, **(kwargs or {}))
+    finally:
+        for k, t in saved.items():
+            owner, attr = owners[k]
+            owner._parameters[attr] = t
+
+
+def _parameter_owners(module: Any, prefix: str = "") -> dict[str, tuple[Any, str]]:
+    found = {prefix + name: (module, name) for name in module._parameters}
+    for name, child in module._modules.items():
+        found.update(_parameter_owners(child, prefix + name + "."))
+    return found
+
+
+NAMES: dict[str, Callable[..., Any]] = {
+    "grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev, "jacfwd": jacfwd,
+    "hessian": hessian, "vmap": vmap, "functional_call": functional_call}
+"""torch.func's members, as `lang/builtins.py` registers them (functorch has the same)."""
+

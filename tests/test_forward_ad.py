@@ -1,0 +1,149 @@
+"""Forward-mode AD: dual tensors through chains of primitives, every table entry's JVP rule against
+central finite differences of the forward (independent of the VJPs), PyTorch's errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+from gradcli.engine import forward_ad as FA
+from gradcli.engine import ops as O
+from gradcli.engine.tensor import Observe, apply
+from gradcli.errors import BackwardError, ShapeError
+from tests.language_helpers import fails, run
+
+PRE = "import torch\nimport torch.autograd.forward_ad as fwAD\n"
+
+
+# -- hostile input first ----------------------------------------------------------------------------------
+def test_make_dual_outside_a_level_is_pytorchs_error() -> None:
+    assert fails(PRE + "d = fwAD.make_dual(torch.ones(2), torch.ones(2))", BackwardError).message == \
+        "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() first."
+
+
+def test_a_tangent_of_another_shape_is_refused() -> None:
+    assert "Tensor is of size [2] while the given forward gradient is of size [3]" in fails(
+        PRE + "with fwAD.dual_level():\n    d = fwAD.make_dual(torch.ones(2), torch.ones(3))\n", ShapeError).message
+
+
+def test_an_op_without_a_jvp_rule_is_refused_as_pytorch_refuses_it() -> None:
+    no_rule = O.Op(name="no_rule", node="NoRuleBackward0", forward=np.negative, vjps=(None,), rule="-")
+    with FA.dual_level():
+        d = FA.make_dual(C.tensor([1.0]), C.tensor([1.0]))
+        with pytest.raises(BackwardError, match="Trying to use forward AD with no_rule that does not support it"):
+            apply(no_rule, d)
+
+
+def test_no_op_pays_for_forward_ad_outside_a_level() -> None:
+    assert not Observe.on and not FA.TANGENTS
+    with FA.dual_level():
+        assert Observe.on
+        FA.make_dual(C.tensor([1.0]), C.tensor([1.0]))
+    assert not Observe.on and not FA.TANGENTS  # tangents are forgotten with the level
+
+
+def test_a_dual_computation_that_never_ends_hits_the_step_cap() -> None:
+    from gradcli.errors import LimitError
+    fails(PRE + "with fwAD.dual_level():\n    d = fwAD.make_dual(torch.ones(2), torch.ones(2))\n"
+                "    while True:\n        d = d * 1.0\n", LimitError, max_steps=500)
+
+
+# -- values ---------------------------------------------------------------------------------------------
+def test_a_chain_of_primitives_carries_its_tangent() -> None:
+    ran = run(PRE + "x = torch.tensor([1.0, 2.0])\nwith fwAD.dual_level():\n"
+                    "    dx = fwAD.make_dual(x, torch.tensor([1.0, 0.0]))\n"
+                    "    y = (dx.sin() * dx).exp().sum() + (dx @ dx) + dx.softmax(0)[0] + dx.norm()\n"
+                    "    p, t = fwAD.unpack_dual(y)\n    q = fwAD.unpack_dual(torch.ones(2)).tangent\n"
+                    "    dx.mul_(3)\n    t3 = fwAD.unpack_dual(dx).tangent\n    keep = dx * 3\n"
+                    "after = fwAD.unpack_dual(keep).tangent\n", dtype="float64")
+    x = np.array([1.0, 2.0])
+    s = np.exp(x) / np.exp(x).sum()
+    # d/dx0 of each term, by hand
+    want = np.exp(np.sin(1.0) * 1.0) * (np.cos(1.0) * 1.0 + np.sin(1.0)) + 2 * 1.0 + s[0] * (1 - s[0]) + 1.0 / np.sqrt(5)
+    assert float(ran["t"]) == pytest.approx(want, rel=1e-12)  # PyTorch 2.13 (float32): 5.8492
+    assert ran["q"] is None and ran["after"] is None
+    np.testing.assert_allclose(ran["t3"]._data, [3.0, 0.0])
+
+
+def _samples() -> list[tuple[str, object, list[np.ndarray]]]:
+    """(name, function of tensors, inputs) for the table's entries, at points away from kinks and poles."""
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.2, 0.8, (2, 3)), rng.uniform(0.2, 0.8, (2, 3))
+    m, n = rng.uniform(-1, 1, (3, 3)) + 3 * np.eye(3), rng.uniform(-1, 1, (3, 2))
+    unary = ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "softplus", "asin", "acos",
+             "atan", "sinh", "cosh", "asinh", "atanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv",
+             "rsqrt", "reciprocal", "lgamma", "digamma", "neg", "abs", "relu", "square", "logit"]
+    cases = [(name, getattr(F, name), [a]) for name in unary]
+    cases += [(name, getattr(F, name), [a, b]) for name in
+              ("add", "sub", "mul", "div", "pow", "atan2", "hypot", "xlogy", "maximum", "minimum")]
+    cases += [("acosh", F.acosh, [a + 1]), ("matmul", F.matmul, [m, n]), ("det", F.det, [m]),
+              ("inverse", F.inverse, [m]), ("sum", lambda x: F.sum(x, 1), [a]), ("mean", F.mean, [a]),
+              ("prod", F.prod, [a]), ("var", F.var, [a]), ("std", lambda x: F.std(x, 0), [a]), ("norm", F.norm, [a]),
+              ("softmax", lambda x: F.softmax(x, 1), [a]), ("log_softmax", lambda x: F.log_softmax(x, 0), [a]),
+              ("logsumexp", lambda x: F.logsumexp(x, 1), [a]), ("cumsum", lambda x: F.cumsum(x, 1), [a]),
+              ("cumprod", lambda x: F.cumprod(x, 1), [a]), ("transpose", F.t, [a]), ("reshape", lambda x: F.reshape(x, (3, 2)), [a]),
+              ("index", lambda x: x[1, 1:], [a]), ("cat", lambda x, y: F.cat([x, y], 1), [a, b]),
+              ("stack", lambda x, y: F.stack([x, y]), [a, b]), ("where", lambda x, y: F.where(x > 0.5, x, y), [a, b]),
+              ("clamp", lambda x: F.clamp(x, 0.3, 0.6), [a]), ("lerp", lambda x, y: F.lerp(x, y, 0.3), [a, b]),
+              ("cross", lambda x, y: F.cross(x, y, dim=1), [a, b]), ("expand", lambda x: x[0].expand(4, 3), [a]),
+              ("einsum", lambda x, y: F.einsum("ij,kj->ik", x, y), [a, b]), ("amax", lambda x: F.amax(x, 1), [a]),
+              ("flip", lambda x: F.flip(x, (0,)), [a]), ("tril", F.tril, [m]), ("cholesky", F.cholesky, [m @ m.T])]
+    return cases
+
+
+@pytest.mark.parametrize("name, fn, inputs", _samples(), ids=[c[0] for c in _samples()])
+def test_each_jvp_rule_agrees_with_finite_differences_of_the_forward(name: str, fn, inputs) -> None:
+    rng = np.random.default_rng(1)
+    tangents = [rng.uniform(-1, 1, x.shape) for x in inputs]
+    if name == "cholesky":  # its domain is symmetric matrices: a direction within it
+        tangents = [t + t.T for t in tangents]
+    with FA.dual_level():
+        duals = [FA.make_dual(C.tensor(x, dtype="float64"), C.tensor(t, dtype="float64")) for x, t in zip(inputs, tangents)]
+        got = FA.unpack_dual(fn(*duals)).tangent._data
+    h = 1e-6
+    plus = fn(*[C.tensor(x + h * t, dtype="float64") for x, t in zip(inputs, tangents)])._data
+    minus = fn(*[C.tensor(x - h * t, dtype="float64") for x, t in zip(inputs, tangents)])._data
+    np.testing.assert_allclose(got, (plus - minus) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+def test_every_table_entry_has_a_jvp_rule() -> None:
+    assert [op.name for op in O.TABLE if op.jvp is None] == []
+
+
+# -- --check proves tangents against SymPy's directional derivative -------------------------------------------
+DUAL_SCRIPT = PRE + ("x = torch.tensor([1.0, 2.0])\nwith fwAD.dual_level():\n"
+                     "    dx = fwAD.make_dual(x, torch.tensor([1.0, -0.5]))\n    y = (dx.sin() * dx).exp() + dx @ dx\n"
+                     "    dx.mul_(2.0)\n    z = dx.tanh()\n    ty = fwAD.unpack_dual(y).tangent\n"
+                     "    tz = fwAD.unpack_dual(z).tangent\n")
+
+
+def _checked(tmp_path):
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    path = tmp_path / "dual.py"
+    path.write_text(DUAL_SCRIPT, encoding="utf-8")
+    return run_file(path, checker("symbolic"))
+
+
+def test_check_proves_tangents_through_a_chain_and_an_in_place_update(tmp_path) -> None:
+    result = _checked(tmp_path)
+    assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
+    assert [c.line for c in result.checks] == [9, 10]
+    assert not FA.Directions.on and not FA.Directions.shadows  # nothing is followed after the checked run
+
+
+def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
+    wrong = lambda op, ts, out, x: 2 * np.cos(x) * ts[0]  # noqa: E731  (twice the true derivative)
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", wrong)
+    try:
+        result = _checked(tmp_path)
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    assert result.status == "failed" and result.checks_failed == 1  # y's tangent; z's does not read sin
+
+
+def test_a_run_without_check_follows_no_shadow() -> None:
+    ran = run(DUAL_SCRIPT)
+    assert ran["ty"] is not None and not FA.Directions.shadows
