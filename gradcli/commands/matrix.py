@@ -25,8 +25,7 @@ Dtype = options.dtype("float64", "a calculator's precision")
 JacobianJson = options.as_json("one JSON object instead of tables: the output and one block per input")
 HessianJson = options.as_json("one JSON object instead of tables: the output and one block per pair of inputs, "
                               "hessian[A][B]")
-JacobianCheck = options.check("every element of each block (large blocks on a seeded sample)")
-HessianCheck = options.check("every element of each block (large blocks on a seeded sample)")
+Check = options.check("every element of each block (large blocks on a seeded sample)")
 MaxElements = options.max_elements("in the program, and each block: an n-element output by an m-element input "
                                    "makes n·m")
 MaxSteps = options.max_steps("in the program")
@@ -35,7 +34,7 @@ Timeout = options.timeout("the program's run", "the derivatives after it are bou
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                      wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
-                     check: JacobianCheck = None, full: Full = False, debug: Debug = False,
+                     check: Check = None, full: Full = False, debug: Debug = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                      timeout: Timeout = DEFAULT_TIMEOUT) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
@@ -58,7 +57,7 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
 
 def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
-                    check: HessianCheck = None, full: Full = False, debug: Debug = False,
+                    check: Check = None, full: Full = False, debug: Debug = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                     timeout: Timeout = DEFAULT_TIMEOUT) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
