@@ -141,6 +141,7 @@ class Shell:
         if not argv or argv[0] != "gradcli":
             raise AssertionError(f"`$ {shlex.join(argv)}` is not run by the docs test: show it in a ```console block")
         args, keep = argv[1:], {"stdout", "stderr"}
+        assert not {"|", "&&", ";", "<"} & set(args), "pipes and command lists are not understood: one command a line"
         for redirect, stream in ((">", "stdout"), ("2>", "stderr")):
             if redirect in args:
                 at = args.index(redirect)
