@@ -189,6 +189,31 @@ def test_the_pages_hold_examples():
     assert len(ALL) >= 30
 
 
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    return {slug(line.lstrip("#")) for line in text.split("\n") if line.startswith("#")}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_link_leads_somewhere(page):
+    for target in _LINK.findall(page.read_text(encoding="utf-8")):
+        if target.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        assert resolved.exists(), f"{page.relative_to(ROOT)}: the link {target} leads nowhere"
+        if anchor:
+            assert anchor in anchors(resolved), f"{page.relative_to(ROOT)}: no heading for #{anchor} in {path or 'it'}"
+
+
 @pytest.mark.parametrize("shown, got, expected", [
     (["a", "...", "d"], ["a", "b", "c", "d"], True),
     (["a", "...", "d"], ["a", "d"], True),
