@@ -27,6 +27,14 @@ def test_help_is_the_golden_text(cli, name):
     assert result.stdout == (GOLDEN / f"help_{name}.txt").read_text(encoding="utf-8")
 
 
+def test_the_command_list_is_not_cut_short(cli):
+    result = cli("--help")
+    assert result.exit_code == 0
+    assert result.stdout == (GOLDEN / "help.txt").read_text(encoding="utf-8")
+    commands = result.stdout.split("Commands:")[1]
+    assert "..." not in commands and all(f"  {name}  " in commands for name in COMMANDS)
+
+
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_option_and_argument_is_described(name):
     for param in command(name).params:
