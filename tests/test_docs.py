@@ -19,10 +19,12 @@ are printed, to be cut by hand); read every change before committing it.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,20 +232,18 @@ def test_a_gap_stands_for_any_lines_and_nothing_else(shown, got, expected):
 def _rewrite() -> None:
     """Replace each differing output on its page (gaps excepted), printing what changed."""
     from tests.conftest import Cli
-    import tempfile
     for page in PAGES:
         lines = page.read_text(encoding="utf-8").split("\n")
         edits: list[tuple[int, int, list[str]]] = []
         for block in blocks(page):
             with tempfile.TemporaryDirectory() as tmp:
-                import os
                 os.chdir(workdir(Path(tmp)))
                 shell = Shell(Cli(), Path(tmp))
                 for step in block.steps:
                     got, _ = shell(step.argv)
-                    actual = [line.rstrip() for line in got.rstrip("\n").split("\n")] if got.strip() else []
                     if block.varies or matches(normal("\n".join(step.shown)), normal(got)):
                         continue
+                    actual = [line.rstrip() for line in got.rstrip("\n").split("\n")] if got.strip() else []
                     if any(text.strip() == GAP for text in step.shown):
                         print(f"--- {block.id} (has gaps: cut by hand)\n" + "\n".join(actual))
                         continue
