@@ -20,6 +20,7 @@ from gradcli.commands.run import run_command
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="gradcli: a gradient calculator. Tensor programs in, autograd gradients out, "
                        "each one provable by SymPy (--check).",
+                  epilog="gradcli COMMAND --help describes each option; README.md and docs/ show examples.",
                   context_settings={"help_option_names": ["-h", "--help"]})
 
 
@@ -36,12 +37,12 @@ def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_ve
     """gradcli: tensor programs in, autograd gradients out."""
 
 
-app.command("eval")(eval_command)
-app.command("jacobian")(jacobian_command)
-app.command("hessian")(hessian_command)
-app.command("ops")(ops_command)
-app.command("run")(run_command)
-app.command("plot")(plot_command)
+app.command("eval", short_help="Gradients of a program's output, as tables.")(eval_command)
+app.command("jacobian", short_help="Every first derivative, in PyTorch's layout.")(jacobian_command)
+app.command("hessian", short_help="Every second derivative of a scalar output.")(hessian_command)
+app.command("ops", short_help="What a program can call, with derivative rules.")(ops_command)
+app.command("run", short_help="Run .grad scripts, as the tutorials write them.")(run_command)
+app.command("plot", short_help="Draw an output and its derivative over a range.")(plot_command)
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

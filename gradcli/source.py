@@ -11,9 +11,21 @@ import unicodedata
 from bisect import bisect_right
 
 TAB_WIDTH = 4
+_ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
 SHOWN_CELLS = 120
 BOM = "\ufeff"
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # exactly the line breaks Python's tokenizer counts
+
+
+def operand(text: str) -> str:
+    """The user's expression as it reads after ∂ or before `.sum()`: a name, attribute, index or call
+    (`out`, `x.grad`, `y[0]`, `f(x)`) as it is, an expression with an operator in parentheses, so
+    `∂(sin(x) * x ** 2)/∂x` never reads as `∂sin(x)` times the rest. Only parsed, never evaluated."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):
+        return f"({text})"
+    return text if isinstance(node, _ATOMS) else f"({text})"
 
 
 def split_lines(text: str) -> list[str]:

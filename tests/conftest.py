@@ -27,7 +27,7 @@ class Cli:
         self.runner = CliRunner()
 
     def __call__(self, *args: str):
-        return self.runner.invoke(app, normalise_argv(list(args)), env=ENV, catch_exceptions=False)
+        return self.runner.invoke(app, normalise_argv(list(args)), env=ENV, prog_name="gradcli", catch_exceptions=False)
 
     def json(self, *args: str) -> dict:
         result = self(*args, "--json")

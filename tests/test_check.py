@@ -408,3 +408,17 @@ def test_each_new_op_passes_and_a_wrong_vjp_of_it_is_caught(name, patched, monke
     report = run(out, leaves)
     assert report.status == "fail"
     assert all(c.status == "fail" for c in report.inputs.values())
+
+
+@pytest.mark.parametrize("terminal, shown", [(False, False), (True, True)])
+def test_the_progress_bar_shows_on_a_terminal_only(terminal, shown):
+    """In a pipe a bar would leave an empty line before the check's report (seen in the docs test)."""
+    import io
+
+    from rich.console import Console
+
+    from gradcli.views.check_view import progress_reporter
+    out = io.StringIO()
+    with progress_reporter(Console(file=out, force_terminal=terminal, width=60), after=0.0) as progress:
+        progress(1, 2)
+    assert bool(out.getvalue()) is shown

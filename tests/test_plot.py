@@ -134,15 +134,59 @@ def test_check_puts_sympy_formula_in_the_legend(cli):
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
-def test_out_writes_a_file(cli, tmp_path, suffix, magic):
+def test_out_writes_a_file(cli, tmp_path, monkeypatch, suffix, magic):
     pytest.importorskip("matplotlib")
-    path = tmp_path / f"plot{suffix}"
-    result = cli("plot", "out = relu(x)", "--range", "-1:1", "--out", str(path), "--points", "50")
-    assert result.exit_code == 0 and path.read_bytes().startswith(magic)
-    assert result.stderr.startswith("wrote ")
-    two = tmp_path / f"field{suffix}"
-    assert cli("plot", "out = x * y", "--range", "x=-1:1", "--range", "y=-1:1", "--out", str(two)).exit_code == 0
-    assert two.read_bytes().startswith(magic)
+    monkeypatch.chdir(tmp_path)
+    result = cli("plot", "out = relu(x)", "--range", "-1:1", "--out", f"plot{suffix}", "--points", "50")
+    assert result.exit_code == 0 and (tmp_path / f"plot{suffix}").read_bytes().startswith(magic)
+    assert result.output == f"wrote plot{suffix}\n"
+    assert cli("plot", "out = x * y", "--range", "x=-1:1", "--range", "y=-1:1", "--out", f"field{suffix}").exit_code == 0
+    assert (tmp_path / f"field{suffix}").read_bytes().startswith(magic)
+
+
+@pytest.fixture
+def fake_matplotlib(monkeypatch):
+    """A stand-in for matplotlib whose figures write the file name they are saved to, so what
+    `--out` prints is tested where matplotlib (an optional extra) is not installed."""
+    import importlib.machinery
+    import types
+    from unittest import mock
+
+    def saved(name, **_):
+        Path(name).write_text("figure")
+
+    package = types.ModuleType("matplotlib")
+    package.__spec__ = importlib.machinery.ModuleSpec("matplotlib", None)
+    figures = types.ModuleType("matplotlib.figure")
+    figures.Figure = lambda **_: mock.MagicMock(savefig=mock.MagicMock(side_effect=saved))
+    monkeypatch.setitem(sys.modules, "matplotlib", package)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", figures)
+
+
+@pytest.mark.parametrize("ranges", [["-1:1"], ["x=-1:1", "--range", "y=-1:1"]])
+def test_out_alone_writes_the_file_and_says_so_in_one_line(cli, tmp_path, monkeypatch, fake_matplotlib, ranges):
+    monkeypatch.chdir(tmp_path)
+    result = cli("plot", "out = relu(x) * 2" if len(ranges) == 1 else "out = x * y", "--range", *ranges,
+                 "--out", "plot.png", "--points", "25")
+    assert result.exit_code == 0
+    assert result.output == "wrote plot.png\n"
+    assert (tmp_path / "plot.png").read_text() == "figure"
+
+
+def test_out_with_show_also_draws_the_terminal_plot(cli, tmp_path, monkeypatch, fake_matplotlib):
+    monkeypatch.chdir(tmp_path)
+    shown = cli("plot", "out = relu(x)", "--range", "-1:1", "--out", "plot.png", "--show", "--points", "25")
+    alone = cli("plot", "out = relu(x)", "--range", "-1:1", "--points", "25")
+    assert shown.exit_code == 0 and shown.stdout == alone.stdout
+    assert "undefined derivative at 1 point" in shown.stdout
+    assert shown.stderr == "wrote plot.png\n"
+
+
+def test_out_with_json_keeps_stdout_json(cli, tmp_path, monkeypatch, fake_matplotlib):
+    monkeypatch.chdir(tmp_path)
+    result = cli("plot", "out = x * x", "--range", "-1:1", "--points", "5", "--out", "plot.svg", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["value"] == [1.0, 0.25, 0.0, 0.25, 1.0]
+    assert result.stderr == "wrote plot.svg\n"
 
 
 def test_out_without_matplotlib_says_how_to_install_it(cli, monkeypatch, tmp_path):

@@ -18,6 +18,7 @@ from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_
 from gradcli.check.report import CheckReport, InputCheck, overall, tolerance, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
+from gradcli.source import operand
 
 MODES = ("symbolic", "numeric", "all")
 BUDGET = 256
@@ -28,10 +29,9 @@ SECONDS = 10.0
 
 def _of(of: str, weights: np.ndarray) -> str:
     """What is differentiated: the output itself, or the weighted sum backward started from."""
+    of = operand(of)
     if weights.size == 1 and weights.reshape(-1)[0] == 1:
         return of
-    if not of.isidentifier():
-        of = f"({of})"
     return f"Σ{of}" if np.all(weights == 1) else f"(v·{of})"
 
 
@@ -137,6 +137,7 @@ def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians
     Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
     Tolerances and `magnitudes` work as in `check_gradients`, per checked entry.
     """
+    of = operand(of)
     tr = trace(output, leaves)
     names = list(leaves)
     rows = select(output._data.size, budget, sample, seed + len(names))
@@ -168,6 +169,7 @@ def hessian_check(output: Tensor, leaves: dict[str, Tensor], computed_hessian_bl
     """
     if output._data.size != 1:
         raise ValueError(f"the Hessian needs a one-element output, got shape {tuple(output.shape)}")
+    of = operand(of)
     tr = trace(output, leaves)
     names = list(leaves)
     sel = _selection(tr, names, budget, sample, seed)

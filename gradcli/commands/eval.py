@@ -7,26 +7,40 @@ import typer
 
 from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, require_known_inputs, split_names)
-from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Full, InputOption, Inputs,
-                                      Json, MaxElements, MaxSteps, Of, Program, Rtol, Seed, Timeout, Wrt)
+from gradcli.commands import options
+from gradcli.commands.options import Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from gradcli.check.report import CheckReport
     from gradcli.program.evaluation import Result
 
+Seed = options.seed("in the inputs and the program; printed under the output")
+Dtype = options.dtype("float64", "a calculator's precision")
+Json = options.as_json("one JSON object instead of tables: the output, the gradients and the seed (and the "
+                       "check, the backward steps, when asked for)")
+Check = options.check("every gradient")
+Explain = options.explain("the backward pass")
+MaxElements = options.max_elements("in the program and its inputs")
+MaxSteps = options.max_steps("in the program")
+Timeout = options.timeout("the program", "printing and checking are not counted")
+
 
 def eval_command(
     program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
     grad: Annotated[Optional[str], typer.Option(
-        "--grad", "-g", help="Gradient backward starts from (default: ones, i.e. the output's sum), e.g. "
-                             "[0.1, 1.0, 0.0001].")] = None,
+        "--grad", "-g", metavar="SPEC", help="The gradient backward starts from, as y.backward(gradient), e.g. "
+                                             "[0.1, 1.0, 0.0001], or ones (of the output's shape). Default: ones, "
+                                             "so a non-scalar output's gradients are those of its sum.")] = None,
     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
-    graph: Annotated[bool, typer.Option("--graph", help="Show the autograd graph as a tree.")] = False,
+    graph: Annotated[bool, typer.Option("--graph", help="Show the autograd graph as a tree, with PyTorch's node "
+                                                        "names.")] = False,
     dot: Annotated[Optional[str], typer.Option(
-        "--dot", help="Write the graph as Graphviz DOT (.dot, .svg, .png).")] = None,
+        "--dot", metavar="FILE", help="Write the graph, with each tensor's value and gradient, to FILE: Graphviz DOT "
+                                      "text, or FILE.svg, .png, .pdf rendered by Graphviz's dot when installed.")] = None,
     explain: Explain = False, full: Full = False, check: Check = None, rtol: Rtol = None, atol: Atol = None,
-    exact: Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly, not in float64.")] = False,
+    exact: Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly for --check, not in "
+                                                        "float64.")] = False,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
     timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
 ) -> None:

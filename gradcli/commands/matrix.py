@@ -12,16 +12,28 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, require_known_inputs, split_names)
-from gradcli.commands.options import (Check, Debug, Dtype, Full, InputOption, Inputs, Json, MaxElements,
-                                      MaxSteps, Of, Program, Seed, Timeout, Wrt)
+from gradcli.commands import options
+from gradcli.commands.options import Debug, Full, InputOption, Inputs, Of, Program, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
+from gradcli.source import operand
 
 if TYPE_CHECKING:
     from gradcli.program.evaluation import Settings
 
+Seed = options.seed("in the inputs and the program")
+Dtype = options.dtype("float64", "a calculator's precision")
+JacobianJson = options.as_json("one JSON object instead of tables: the output and one block per input")
+HessianJson = options.as_json("one JSON object instead of tables: the output and one block per pair of inputs, "
+                              "hessian[A][B]")
+Check = options.check("every element of each block (large blocks on a seeded sample)")
+MaxElements = options.max_elements("in the program, and each block: an n-element output by an m-element input "
+                                   "makes n·m")
+MaxSteps = options.max_steps("in the program")
+Timeout = options.timeout("the program's run", "the derivatives after it are bounded by --max-elements")
+
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
-                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
+                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
                      check: Check = None, full: Full = False, debug: Debug = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                      timeout: Timeout = DEFAULT_TIMEOUT) -> None:
@@ -39,12 +51,12 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
         report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
                                                             progress=progress, of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "jacobian", lambda: {name: block_json(b) for name, b in blocks.items()},
-              lambda: [block_view(f"∂{prog.output_name}/∂{name}", prog.output_name, prog.output.shape, name,
+              lambda: [block_view(f"∂{operand(prog.output_name)}/∂{name}", operand(prog.output_name), prog.output.shape, name,
                                   leaves[name].shape, block, full) for name, block in blocks.items()])
 
 
 def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
-                    wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
+                    wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
                     check: Check = None, full: Full = False, debug: Debug = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                     timeout: Timeout = DEFAULT_TIMEOUT) -> None:
@@ -63,7 +75,7 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
                                                            progress=progress, of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "hessian",
               lambda: {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
-              lambda: [block_view(f"∂²{prog.output_name}/∂{a}∂{b}", a, leaves[a].shape, b, leaves[b].shape,
+              lambda: [block_view(f"∂²{operand(prog.output_name)}/∂{a}∂{b}", a, leaves[a].shape, b, leaves[b].shape,
                                   block, full) for a, row in blocks.items() for b, block in row.items()])
 
 

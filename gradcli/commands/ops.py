@@ -1,17 +1,22 @@
 """`gradcli ops [FILTER]`: the catalogue of `gradcli.program.catalog`, filtered and shown."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
+from gradcli.commands import options
 from gradcli.commands.common import console, emit_json, guarded
+from gradcli.commands.options import Debug
+
+
+Json = options.as_json("the entries and the namespaces as one JSON object instead of a table")
 
 
 def ops_command(
-    text: Optional[str] = typer.Argument(None, metavar="[FILTER]", help="Show only entries whose name contains this."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+    text: Annotated[Optional[str], typer.Argument(
+        metavar="[FILTER]", help="Show only entries whose name or node contains this, e.g. softplus or Backward.")] = None,
+    as_json: Json = False, debug: Debug = False,
 ) -> None:
     """Every function, method, attribute and operator a program can use, with its derivative rule."""
     with guarded(as_json, debug):

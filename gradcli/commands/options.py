@@ -1,33 +1,78 @@
-"""The options several commands share, each written once: one flag, one help text, everywhere.
+"""The options several commands share: each flag, metavar and type written once, in the words of
+the command that shows it.
 
-Used as annotations (`seed: Seed = 0`). typer takes defaults from the signature only, so the
-defaults that are limits come from `gradcli.lang.limits`, which enforces them.
+An option whose meaning is the same everywhere (`--of`, `--wrt`, `--full`) is one annotation.
+One whose default or scope differs by command (`--seed`, `--dtype`, `--json`, `--check`, the
+limits) is a function of the command's own wording, so `gradcli eval --help` never describes
+what `run` does. Used as annotations (`seed: Seed = 0`, with `Seed = options.seed("...")` in the
+command's module); typer takes defaults from the signature only, so the defaults that are limits
+come from `gradcli.lang.limits`, which enforces them.
 """
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
+from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
+
 Program = Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'y = x + 2; out = (y*y*3).mean()'.")]
-Inputs = Annotated[Optional[list[str]], typer.Argument(metavar="[NAME=SPEC]...", help="Inputs as NAME=SPEC, e.g. x=ones(2,2), w=@w.npy.")]
-InputOption = Annotated[Optional[list[str]], typer.Option("--input", "-i", help="An input NAME=SPEC (repeatable).")]
-Of = Annotated[Optional[str], typer.Option("--of", help="Differentiate this variable instead of the last value.")]
-Wrt = Annotated[Optional[str], typer.Option("--wrt", help="Only these inputs, e.g. --wrt x,w.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed for rand/randn (each script file starts from it).")]
-Dtype = Annotated[str, typer.Option("--dtype", help="Default float dtype: float64 or float32 (eval, jacobian and hessian default to float64, a calculator's precision; run to float32, PyTorch's default).")]
-Json = Annotated[bool, typer.Option("--json", help="Print JSON (run: one line per file, then a summary line).")]
-Full = Annotated[bool, typer.Option("--full", help="Do not summarise large tensors.")]
-Explain = Annotated[bool, typer.Option("--explain", help="Show the backward pass step by step.")]
-Check = Annotated[Optional[str], typer.Option(
-    "--check", help="Verify the derivatives: symbolic (SymPy, the default), numeric (finite differences) or all.")]
-Rtol = Annotated[Optional[float], typer.Option("--rtol", help="Relative tolerance of --check.")]
-Atol = Annotated[Optional[float], typer.Option("--atol", help="Absolute tolerance of --check.")]
-MaxElements = Annotated[int, typer.Option(
-    "--max-elements", help="Largest tensor allowed (elements), Jacobian and Hessian blocks included.")]
-MaxSteps = Annotated[int, typer.Option(
-    "--max-steps", help="Most loop iterations a program may run in total (run: per file).")]
-Timeout = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS",
-    help="Stop a program (run: each file) that runs longer than this many seconds, wall clock.")]
-Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks.")]
+Inputs = Annotated[Optional[list[str]], typer.Argument(
+    metavar="[NAME=SPEC]...", help="Inputs as NAME=SPEC, e.g. x=ones(2,2), x=[1.0, 2.0], w=@w.npy.")]
+InputOption = Annotated[Optional[list[str]], typer.Option(
+    "--input", "-i", metavar="NAME=SPEC", help="An input, as the arguments give them (repeatable).")]
+Of = Annotated[Optional[str], typer.Option(
+    "--of", metavar="NAME", help="Differentiate this variable of the program instead of its last value.")]
+Wrt = Annotated[Optional[str], typer.Option("--wrt", metavar="NAMES", help="Only these inputs, e.g. --wrt x,w.")]
+Full = Annotated[bool, typer.Option("--full", help="Show every element of large tensors (no … summary).")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks of errors.")]
+Rtol = Annotated[Optional[float], typer.Option(
+    "--rtol", metavar="X", help="Relative tolerance of --check, e.g. 1e-6; with --atol it replaces the tolerance "
+                                "model by |got - expected| <= atol + rtol·|expected|.")]
+Atol = Annotated[Optional[float], typer.Option(
+    "--atol", metavar="X", help="Absolute tolerance of --check, e.g. 1e-9 (see --rtol).")]
+
+
+def seed(scope: str) -> Any:
+    return Annotated[int, typer.Option("--seed", metavar="N", help=f"Seed of PyTorch's generator for rand, randn, "
+                                                                   f"... {scope}.")]
+
+
+def dtype(default: str, why: str) -> Any:
+    other = "float32" if default == "float64" else "float64"
+    return Annotated[str, typer.Option("--dtype", metavar="DTYPE", help=f"The default float dtype: {default} "
+                                                                        f"({why}) or {other}.")]
+
+
+def as_json(what: str) -> Any:
+    return Annotated[bool, typer.Option("--json", help=f"Print {what}.")]
+
+
+def check(what: str) -> Any:
+    return Annotated[Optional[str], typer.Option(
+        "--check", metavar="[MODE]", help=f"Prove {what}: symbolic (SymPy's derivative; bare --check), numeric "
+                                          f"(central finite differences) or all (both).")]
+
+
+def explain(what: str) -> Any:
+    return Annotated[bool, typer.Option("--explain", help=f"Show {what} step by step: each node, the gradient it "
+                                                          f"receives, its rule and what it passes on.")]
+
+
+def max_elements(scope: str) -> Any:
+    return Annotated[int, typer.Option(
+        "--max-elements", metavar="N", show_default=False,
+        help=f"Largest tensor allowed, in elements, checked before allocating (default {DEFAULT_MAX_ELEMENTS:,}; "
+             f"{scope}).")]
+
+
+def max_steps(scope: str) -> Any:
+    return Annotated[int, typer.Option(
+        "--max-steps", metavar="N", show_default=False,
+        help=f"Most loop iterations allowed, all loops together (default {DEFAULT_MAX_STEPS:,}; {scope}).")]
+
+
+def timeout(subject: str, note: str) -> Any:
+    return Annotated[float, typer.Option(
+        "--timeout", metavar="SECONDS", show_default=False,
+        help=f"Stop {subject} after this many seconds of wall clock (default {DEFAULT_TIMEOUT:g}; {note}).")]

@@ -1,20 +1,22 @@
 """`gradcli plot PROGRAM --range a:b [NAME=SPEC ...]`: the output and its derivative over a range, drawn.
 
 One `--range` draws curves in the terminal (plotext); two draw a heat map with gradient arrows.
-`--out` writes the same picture with matplotlib (the optional extra `gradcli[plot]`), `--json`
-prints the samples.
+`--out` writes the same picture with matplotlib (the optional extra `gradcli[plot]`) instead, and
+`--show` as well; `--json` prints the samples.
 """
 from __future__ import annotations
 
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from gradcli.commands import options
 from gradcli.commands.common import (check_mode, collect_inputs, console, emit_json, exit_if_failed, guarded,
                                      print_check)
+from gradcli.commands.options import Debug, InputOption
 
 if TYPE_CHECKING:
     from gradcli.check.sweep import Sweep
@@ -23,24 +25,35 @@ FILE_TYPES = (".png", ".svg", ".pdf")
 PLOT_HEIGHT = (12, 24)
 """Fewest and most rows of the terminal plot; in between, a third of the console's width."""
 
+Seed = options.seed("in the inputs held fixed and the program")
+Json = options.as_json("the samples as one JSON object instead of a plot")
+
 
 def plot_command(
-    program: str = typer.Argument(..., help="The program, e.g. 'out = sin(x) * x'."),
-    inputs: Optional[list[str]] = typer.Argument(None, help="The other inputs as NAME=SPEC, held fixed, e.g. w=2.0."),
-    input_option: Optional[list[str]] = typer.Option(None, "--input", "-i", help="An input NAME=SPEC (repeatable)."),
-    ranges: list[str] = typer.Option(..., "--range", "-r", help="The range to sweep: a:b, or NAME=a:b to name the "
-                                                                "input; twice for two inputs (a heat map)."),
-    points: int = typer.Option(400, "--points", "-n", help="How many samples (two inputs: a square grid of about "
-                                                           "this many)."),
-    order: int = typer.Option(1, "--order", help="1: the derivative; 2: the second derivative as well."),
-    of: Optional[str] = typer.Option(None, "--of", help="Plot this variable instead of the last value."),
-    check: Optional[str] = typer.Option(None, "--check", help="Put SymPy's formula of the derivative in the legend "
-                                                              "(checked at one point)."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Also write the picture to FILE.png, .svg or .pdf "
-                                                                "(needs: pip install \"gradcli[plot]\")."),
-    seed: int = typer.Option(0, "--seed", help="Seed for rand/randn."),
-    as_json: bool = typer.Option(False, "--json", help="Print the samples as one JSON object instead of a plot."),
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks."),
+    program: Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'out = sin(x) * x'.")],
+    ranges: Annotated[list[str], typer.Option(
+        "--range", "-r", metavar="[NAME=]A:B", help="The range to sweep, e.g. -2:2, or x=-1:1 to name the input; "
+                                                    "twice for two inputs (a heat map).")],
+    inputs: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[NAME=SPEC]...", help="The other inputs, held fixed, e.g. w=2.0.")] = None,
+    input_option: InputOption = None,
+    points: Annotated[int, typer.Option(
+        "--points", "-n", metavar="N", help="How many samples, plus 0 when the range holds it (two inputs: a square "
+                                            "grid of about this many).")] = 400,
+    order: Annotated[int, typer.Option(
+        "--order", metavar="1|2", help="1: the derivative; 2: the second derivative as well.")] = 1,
+    of: Annotated[Optional[str], typer.Option(
+        "--of", metavar="NAME", help="Plot this variable of the program instead of its last value.")] = None,
+    check: Annotated[Optional[str], typer.Option(
+        "--check", metavar="[symbolic]", help="Put SymPy's formula of the derivative in the legend, and check "
+                                              "autograd against it at one point (exit 1 if they disagree).")] = None,
+    out: Annotated[Optional[str], typer.Option(
+        "--out", "-o", metavar="FILE", help="Write the picture to FILE.png, .svg or .pdf with matplotlib (pip install "
+                                            "\"gradcli[plot]\") and say so in one line, instead of drawing it in the "
+                                            "terminal.")] = None,
+    show: Annotated[bool, typer.Option(
+        "--show", help="With --out, draw the plot in the terminal as well.")] = False,
+    seed: Seed = 0, as_json: Json = False, debug: Debug = False,
 ) -> None:
     """Sweep one input of PROGRAM over a range and draw the output with its derivative."""
     with guarded(as_json, debug):
@@ -54,15 +67,23 @@ def plot_command(
         result = sweep(program, names, axes, points, order, of, Settings(seed=seed), check=check is not None)
         if as_json:
             emit_json(result.to_json())
-        else:
+        elif out is None or show:
             _show(result)
         if out is not None:
-            from rich.text import Text
-
-            from gradcli.views.plot import figure
-            figure(result).savefig(out)
-            console(stderr=True).print(Text(f"wrote {out}"))
+            _write(result, out, to_stderr=as_json or show)
         exit_if_failed(result.check)
+
+
+def _write(result: Sweep, out: str, to_stderr: bool) -> None:
+    """The picture to a file, and one line that says so: on stdout when it is the command's only
+    output, on stderr beside JSON or a terminal plot. A failed check is still shown in full."""
+    from rich.text import Text
+
+    from gradcli.views.plot import figure
+    figure(result).savefig(out)
+    console(stderr=to_stderr).print(Text(f"wrote {out}"))
+    if not to_stderr and result.check is not None and result.check.status == "fail":
+        print_check(result.check)
 
 
 def _show(result: Sweep) -> None:

@@ -13,8 +13,8 @@ import typer
 
 from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded,
                                      print_error)
-from gradcli.commands.options import (Atol, Check, Debug, Dtype, Explain, Json, MaxElements, MaxSteps,
-                                      Rtol, Seed, Timeout)
+from gradcli.commands import options
+from gradcli.commands.options import Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.script_view import backward_text, failure_view, print_line, sites_view, summary_table
 
@@ -22,9 +22,20 @@ if TYPE_CHECKING:
 
     from gradcli.program.scripts import BackwardCheck, Event, FileResult, ProgressFactory
 
+Seed = options.seed("each file starts from (torch.manual_seed in a script takes over)")
+Dtype = options.dtype("float32", "PyTorch's default, so a script prints what PyTorch prints")
+Json = options.as_json("JSON lines instead of tables: one object per file as it finishes, then a summary object")
+Check = options.check("every gradient the scripts compute (each graph structure by the witness asked for at its "
+                      "first call, later calls by finite differences)")
+Explain = options.explain("each backward call")
+MaxElements = options.max_elements("in each file")
+MaxSteps = options.max_steps("in each file")
+Timeout = options.timeout("a file", "the other files still run")
+
 
 def run_command(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Script files (*.grad) or directories of them.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Script files (*.grad) or directories of them "
+                                                                       "(every *.grad file directly inside).")],
     check: Check = None, as_json: Json = False, seed: Seed = 0, dtype: Dtype = "float32",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show only the summary (and why a file failed).")] = False,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", "-x", help="Stop after the first file that fails.")] = False,

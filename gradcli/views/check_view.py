@@ -63,14 +63,16 @@ def check_view(report: Any) -> RenderableType:
 
 @contextlib.contextmanager
 def progress_reporter(console: Console, after: float = 1.0) -> Iterator[Callable[[int, int], None]]:
-    """A `progress(done, total)` callback that shows a bar once the work has run for `after` seconds."""
+    """A `progress(done, total)` callback that shows a bar once the work has run for `after` seconds.
+
+    Only on a terminal: in a pipe or a file the bar would leave an empty line in the output."""
     from rich.progress import Progress
     start = time.perf_counter()
     state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
         if "bar" not in state:
-            if time.perf_counter() - start < after:
+            if not console.is_terminal or time.perf_counter() - start < after:
                 return
             bar = Progress(console=console, transient=True)
             bar.start()

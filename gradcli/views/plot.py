@@ -17,6 +17,7 @@ from rich.text import Text
 
 from gradcli.jsonable import number
 from gradcli.check.sweep import Sweep
+from gradcli.source import operand
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,8 +32,8 @@ _SHOWN = 4
 
 def labels(sw: Sweep) -> list[str]:
     """Legend entries: the output, its derivative (SymPy's formula with --check), the second derivative."""
-    of, name = sw.output_name, sw.names[0]
-    out = [of, sw.formulas.get(name) or f"∂{of}/∂{name}"]
+    of, name = operand(sw.output_name), sw.names[0]
+    out = [sw.output_name, sw.formulas.get(name) or f"∂{of}/∂{name}"]
     if sw.second is not None:
         out.append(f"∂²{of}/∂{name}²")
     return out
@@ -131,7 +132,7 @@ def heat_map(sw: Sweep, width: int) -> Text:
 
 
 def _grad_name(sw: Sweep) -> str:
-    return ", ".join(sw.formulas.get(n) or f"∂{sw.output_name}/∂{n}" for n in sw.names)
+    return ", ".join(sw.formulas.get(n) or f"∂{operand(sw.output_name)}/∂{n}" for n in sw.names)
 
 
 def _arrow(gx: float, gy: float) -> str:
@@ -146,7 +147,7 @@ def gradient_table(sw: Sweep) -> Table:
     """The gradient at the corners and the centre of a two-input sweep, in numbers."""
     xs, ys = sw.grid
     table = Table(title=f"{escape(sw.output_name)} and its gradient at five points", title_justify="left")
-    for heading in (*sw.names, sw.output_name, *(f"∂{sw.output_name}/∂{n}" for n in sw.names)):
+    for heading in (*sw.names, sw.output_name, *(f"∂{operand(sw.output_name)}/∂{n}" for n in sw.names)):
         table.add_column(escape(heading), justify="right")
     picks = [(0, 0), (0, len(xs) - 1), (len(ys) // 2, len(xs) // 2), (len(ys) - 1, 0), (len(ys) - 1, len(xs) - 1)]
     for row, col in dict.fromkeys(picks):

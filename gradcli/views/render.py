@@ -20,6 +20,7 @@ from rich.tree import Tree
 from gradcli.errors import GradcliError, ProgramAssertionError
 from gradcli.program.graph import label
 from gradcli.jsonable import number
+from gradcli.source import operand
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
@@ -134,9 +135,9 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
         if wrt and name not in wrt:
             continue
         if g is None:
-            parts.append(Text(f"∂{result.output_name}/∂{name}: None (the output does not depend on {name})"))
+            parts.append(Text(f"∂{operand(result.output_name)}/∂{name}: None (the output does not depend on {name})"))
         else:
-            parts.append(array_view(f"∂{result.output_name}/∂{name}", g, full))
+            parts.append(array_view(f"∂{operand(result.output_name)}/∂{name}", g, full))
     parts.append(Text(f"seed {result.seed} · dtype {result.dtype}", style="dim"))
     warning = nonfinite_warning(result)
     if warning is not None:
@@ -146,9 +147,9 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
 
 def summed_note(name: str) -> Text:
     """eval's answer for an output that is not one number: say which convention gave it, and PyTorch's way."""
-    z = name if name.isidentifier() else f"({name})"
+    z = operand(name)
     return Text(f"note: gradients of {z}.sum() ({name} is not a scalar); in PyTorch: "
-                f"{z}.backward(torch.ones_like({z}))", style="dim")
+                f"{z}.backward(torch.ones_like({name}))", style="dim")
 
 
 def nonfinite_warning(result: Any) -> Text | None:

@@ -1,0 +1,73 @@
+"""Each command's --help speaks for that command: its own defaults and scope, a unit or an example
+where one helps, and no option without a description. Golden files at a fixed width (the Cli
+fixture sets COLUMNS=100 and TERM=dumb; click caps help at 80 columns), so nothing depends on the
+terminal the tests run in."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+
+from gradcli.cli import app
+
+GOLDEN = Path(__file__).parent / "golden"
+COMMANDS = ("eval", "jacobian", "hessian", "run", "plot", "ops")
+
+
+def command(name: str) -> Any:
+    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_help_is_the_golden_text(cli, name):
+    result = cli(name, "--help")
+    assert result.exit_code == 0
+    assert result.stdout == (GOLDEN / f"help_{name}.txt").read_text(encoding="utf-8")
+
+
+def test_the_command_list_is_not_cut_short(cli):
+    result = cli("--help")
+    assert result.exit_code == 0
+    assert result.stdout == (GOLDEN / "help.txt").read_text(encoding="utf-8")
+    commands = result.stdout.split("Commands:")[1]
+    assert "..." not in commands and all(f"  {name}  " in commands for name in COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_option_and_argument_is_described(name):
+    for param in command(name).params:
+        assert (getattr(param, "help", None) or "").strip(), f"gradcli {name}: {param.name} has no help"
+
+
+@pytest.mark.parametrize("name, default, other", [("eval", "float64", "float32"), ("jacobian", "float64", "float32"),
+                                                  ("hessian", "float64", "float32"), ("run", "float32", "float64")])
+def test_dtype_names_the_commands_own_default(cli, name, default, other):
+    help_text = " ".join(cli(name, "--help").stdout.split())
+    assert f"--dtype DTYPE The default float dtype: {default} (" in help_text
+    assert f"[default: {default}]" in help_text and f"defaults to {other}" not in help_text
+
+
+@pytest.mark.parametrize("name", ("eval", "jacobian", "hessian", "plot"))
+def test_a_single_program_command_says_nothing_of_script_files(cli, name):
+    help_text = " ".join(cli(name, "--help").stdout.split())
+    for words in ("script file", "each file", "run:", "per file", "one line per file"):
+        assert words not in help_text, f"gradcli {name} --help: {words!r}"
+
+
+@pytest.mark.parametrize("name", ("eval", "jacobian", "hessian", "run"))
+def test_limits_give_their_unit_and_default(cli, name):
+    help_text = " ".join(cli(name, "--help").stdout.split())
+    assert "--timeout SECONDS Stop" in help_text and "(default 30;" in help_text
+    assert "--max-steps N Most loop iterations allowed, all loops together (default 10,000;" in help_text
+    assert "--max-elements N Largest tensor allowed, in elements, checked before allocating (default 50,000,000;" \
+        in help_text
+
+
+def test_run_speaks_of_files_where_eval_speaks_of_the_program(cli):
+    run = " ".join(cli("run", "--help").stdout.split())
+    assert "Stop a file after this many seconds" in run and "one object per file as it finishes" in run
+    assert "each file starts from" in run
+    evaluate = " ".join(cli("eval", "--help").stdout.split())
+    assert "Stop the program after this many seconds" in evaluate and "printed under the output" in evaluate
