@@ -38,6 +38,8 @@ def _stand_ins() -> dict[int, tuple[str, tuple[type, ...], Any]]:
             cls = getattr(member, "__wrapped__", None)
             if isinstance(cls, type):
                 table[id(member)] = (cls.__name__, (cls,), member)
+    from gradcli.engine.tensor import AccumulateGrad, Node  # torch.autograd.graph.Node covers every node, as in PyTorch
+    table[id(Node)] = ("Node", (Node, AccumulateGrad), Node)
     if isinstance(nn.Parameter, type):
         table[id(B.NN.members["Parameter"])] = ("Parameter", (nn.Parameter,), B.NN.members["Parameter"])
     return table
