@@ -34,6 +34,7 @@ from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
+from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
@@ -44,6 +45,7 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 
@@ -115,7 +117,7 @@ class Interpreter:
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
             ast.Pass: lambda node: _nothing, ast.Break: lambda node: _breaking,
             ast.Continue: lambda node: _continuing,
-            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def,
+            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def, ast.ClassDef: self._class_def,
             ast.Return: self._return, ast.With: self._with,
             ast.AnnAssign: self._ann_assign, ast.Try: self._try, ast.Raise: self._raise,
             ast.Global: lambda node: _nothing, ast.Nonlocal: lambda node: _nothing, ast.Delete: self._delete,
@@ -325,7 +327,9 @@ class Interpreter:
         return enclosing
 
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
-        if not isinstance(owner, Tensor):
+        if isinstance(owner, C.SETTABLE):
+            return C.set_attribute(owner, target.attr, value)
+        if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
@@ -521,6 +525,19 @@ class Interpreter:
                 value = decorator(value)
             self.scope.values[node.name] = value
         return function_def
+
+    def _class_def(self, node: ast.ClassDef) -> Callable[[], None]:
+        """A class: its bases evaluated and its body run where it is defined; `classes` builds the rest."""
+        base_ofs = [self._expression(b) for b in node.bases]
+        outer, self._top_level = self._top_level, False
+        try:
+            body = self._block(node.body)
+        finally:
+            self._top_level = outer
+
+        def class_def() -> None:
+            self.scope.values[node.name] = C.define(self, node, [b() for b in base_ofs], body)
+        return class_def
 
     def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
         """A closure that makes the function `node` defines, its defaults evaluated where it is defined."""
@@ -929,6 +946,8 @@ class Interpreter:
                 return owner.members[attr]
         elif attr == "__name__":
             return S.name_of(owner)
+        elif isinstance(owner, C.OWNERS):
+            return C.attribute(owner, attr)
         elif attr in B.attribute_names(owner):
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
@@ -1151,6 +1170,8 @@ _PRINT = object()
 
 def _shown(value: Any) -> Any:
     """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
+    if isinstance(value, C.Instance):  # its own __str__, run now, under the program's budget
+        return T.Shown(T.to_str(value))
     return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) else value
 
 
