@@ -15,8 +15,9 @@ backward sees all the gradients at once, and those no path reached as zeros (or 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -24,9 +25,22 @@ from gradcli.engine import ops as O
 from gradcli.engine.tensor import GradMode, Node, Tensor, _wrap, record
 from gradcli.errors import ArgumentError, BackwardError
 
-CHECKING: list[Callable[[type, "FunctionCtx", tuple, Any], None]] = []
-"""While `--check` runs: a recorder told of each application (class, ctx, inputs, outputs), so the
-checker can replay the forward's own primitives; empty otherwise, so a plain run pays nothing."""
+RECORD_FORWARD = [False]
+"""True while `--check` runs: the forward then runs with gradients on, over stand-ins of its inputs, so
+its own primitives are recorded for the checker to replay; a plain run records nothing and pays nothing."""
+
+@contextlib.contextmanager
+def recording_forwards(on: bool) -> Iterator[None]:
+    """While a checked program runs, each Function's forward records its primitives (`RECORD_FORWARD`)."""
+    previous, RECORD_FORWARD[0] = RECORD_FORWARD[0], on
+    try:
+        yield
+    finally:
+        RECORD_FORWARD[0] = previous
+
+
+SYMBOLIC: list[Callable[..., Any]] = []
+"""The checker's replay of a recorded forward (`gradcli.check.custom` installs it when it loads)."""
 
 
 class FunctionCtx:
@@ -108,28 +122,39 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(needs)
-    custom_setup = cls.setup_context is not Function.setup_context
-    previous, GradMode.enabled = GradMode.enabled, False
-    try:
-        if custom_setup:
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args, **kwargs)
-    finally:
-        GradMode.enabled = previous
+    recording = RECORD_FORWARD[0] and GradMode.enabled and any(needs)
+    stand_ins = tuple(_wrap(a._data).requires_grad_(True) if n else a for a, n in zip(args, needs)) \
+        if recording else args
+    output = _forward(cls, ctx, stand_ins, kwargs, recording)
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     if not (GradMode.enabled and any(needs)):
         return output
-    wrapped = tuple(_fresh(o, args, ctx) for o in outputs)
+    wrapped = tuple(_fresh(o, stand_ins, ctx) for o in outputs)
+    if recording:
+        swap = {id(s): a for s, a in zip(stand_ins, args)}
+        swap.update({id(o): w for o, w in zip(outputs, wrapped)})
+        ctx._saved = tuple(swap.get(id(t), t) for t in ctx._saved)
     differentiable = [k for k, o in enumerate(wrapped) if isinstance(o, Tensor) and
                       not any(o is t for t in ctx._non_differentiable) and o.dtype.kind in "fc"]
     if differentiable:
-        _record(cls, ctx, args, wrapped, differentiable)
-    if CHECKING:
-        CHECKING[-1](cls, ctx, args, wrapped)
+        state = _record(cls, ctx, args, wrapped, differentiable)
+        if recording:
+            state.recorded = (stand_ins, tuple(outputs[k] for k in differentiable))
     return wrapped[0] if single else wrapped
+
+
+def _forward(cls: type, ctx: FunctionCtx, args: tuple, kwargs: dict, recording: bool) -> Any:
+    """The program's forward, with gradients off (PyTorch's rule) unless its primitives are being recorded."""
+    previous, GradMode.enabled = GradMode.enabled, recording
+    try:
+        if cls.setup_context is not Function.setup_context:
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, output)
+            return output
+        return cls.forward(ctx, *args, **kwargs)
+    finally:
+        GradMode.enabled = previous
 
 
 def _fresh(output: Any, args: tuple, ctx: FunctionCtx) -> Any:
@@ -147,7 +172,7 @@ def _fresh(output: Any, args: tuple, ctx: FunctionCtx) -> Any:
     return output
 
 
-def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, differentiable: list[int]) -> None:
+def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, differentiable: list[int]) -> "_Backward":
     name = f"{cls.__name__}Backward"
     structure = tuple(a._node or a if isinstance(a, Tensor) else a for a in args)
     mask = sum(1 << i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
@@ -167,6 +192,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, differenti
             out._node, out.requires_grad = part, True
     state.needs = node.needs
     state.node = node
+    return state
 
 
 @functools.cache
@@ -174,21 +200,39 @@ def _op(cls: type, inputs: int) -> O.Op:
     """The op a Function's nodes are recorded with: one VJP per input, each asking the one backward call."""
     def vjp(i: int) -> Callable[..., Any]:
         return lambda ns, g, out, *args, state: state.gradient(i, g, ns)
-    return O.Op(name=cls.__name__, node=f"{cls.__name__}Backward", forward=_never, vjps=tuple(vjp(i) for i in
-                                                                                          range(inputs)),
-                rule="the program's own backward")
+    return O.Op(name=cls.__name__, node=f"{cls.__name__}Backward", forward=_rerun,
+                vjps=tuple(vjp(i) for i in range(inputs)), sym=_symbolic, rule="the program's own backward")
 
 
-def _never(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("a Function's node is never run forward")
+def _rerun(*arrays: Any, state: "_Backward") -> np.ndarray:
+    """The forward again on these values, with gradients off (the checker's finite differences call it)."""
+    args = tuple(_wrap(np.asarray(v)) if isinstance(a, Tensor) else v for v, a in zip(arrays, state.args))
+    output = _forward(state.cls, FunctionCtx(state.ctx.needs_input_grad), args, {}, False)
+    outputs = output if isinstance(output, tuple) else (output,)
+    parts = [outputs[k]._data for k in state.differentiable]
+    return parts[0] if len(parts) == 1 else np.concatenate([p.ravel() for p in parts])
+
+
+def _symbolic(meaning: Any, *args: Any, state: "_Backward") -> Any:
+    return SYMBOLIC[0](meaning, state, args)
 
 
 def _pick_vjp(ns: Any, g: Any, out: Any, packed: Any, *, state: "_Backward", slot: int) -> Any:
     return state.place(slot, g, ns)
 
 
-_PICK = O.Op(name="function_output", node="FunctionOutputBackward", forward=_never, vjps=(_pick_vjp,),
-             rule="one output of a Function with several")
+def _pick(packed: Any, *, state: "_Backward", slot: int) -> Any:
+    sizes = [int(np.prod(state.shapes[k][0])) for k in state.differentiable]
+    start = sum(sizes[:slot])
+    return np.asarray(packed)[start:start + sizes[slot]].reshape(state.shapes[state.differentiable[slot]][0])
+
+
+def _pick_sym(meaning: Any, packed: Any, *, state: "_Backward", slot: int) -> Any:
+    return _pick(packed, state=state, slot=slot)
+
+
+_PICK = O.Op(name="function_output", node="FunctionOutputBackward", forward=_pick, vjps=(_pick_vjp,),
+             sym=_pick_sym, rule="one output of a Function with several")
 
 
 class _Backward:
@@ -203,6 +247,8 @@ class _Backward:
         self.needs: tuple[int, ...] = ()
         self.node: Node | None = None
         self.cached: tuple | None = None
+        self.recorded: tuple | None = None
+        """Under --check: the stand-ins the forward ran on and its differentiable outputs, on their graph."""
 
     def place(self, slot: int, g: Any, ns: Any) -> Any:
         """An output's gradient put in its place in the packed gradient (zeros elsewhere)."""
