@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.check.meaning import TooLarge
 from gradcli.engine.tensor import Node, Tensor
 
 
 def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
     """The Function's output (its differentiable outputs packed flat, when several) as SymPy expressions."""
+    from gradcli.check.meaning import TooLarge  # SymPy is imported only when a symbolic check runs
     name = state.cls.__name__
     if state.recorded is None:
         raise TooLarge(f"the forward of {name} was not recorded")
