@@ -190,7 +190,8 @@ def truth(value: Any) -> bool:
         return value
     if isinstance(value, Tensor):
         return bool(value)
-    if isinstance(value, _TRUTHFUL):
+    if isinstance(value, _TRUTHFUL) or hasattr(type(value), "program_attributes") and \
+            hasattr(type(value), "__len__"):
         return bool(value)
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
@@ -212,6 +213,9 @@ def index(value: Any, key: Any) -> Any:
         except IndexError:
             from gradcli.lang.exceptions import raise_python
             raise_python("IndexError", f"{type_name(value)} index out of range")
+    by_facade = getattr(type(value), "program_index", None)  # a facade's object that defines indexing
+    if by_facade is not None:
+        return by_facade(value, key)
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 
