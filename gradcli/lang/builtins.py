@@ -232,7 +232,7 @@ MODULE_ATTRIBUTES = frozenset({
     "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
     "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
     "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
-    "extra_repr", "append", "extend"})
+    "extra_repr"})
 MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}

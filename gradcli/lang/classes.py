@@ -23,12 +23,30 @@ from gradcli.engine import function as AF
 from gradcli.engine import nn, optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang.class_syntax import SPECIAL_METHODS
-from gradcli.lang.exceptions import ProgramType
+from gradcli.lang.exceptions import ProgramType, RaisedError
 from gradcli.lang.user_functions import UserFunction
 
 
 class Instance:
-    """Every object a program's class makes is one (mixed into the Python type behind the class)."""
+    """Every object a program's class makes is one (mixed into the Python type behind the class).
+
+    `program_attributes` marks it for the builtins' protocols (`len`, `for`, truth: Python's own
+    special methods, which the class's wrappers give); `program_index` and `program_set_item` are
+    what `obj[k]` and `obj[k] = v` call. What a program reads on it is `attribute`'s decision."""
+
+    program_attributes: frozenset[str] = frozenset()
+
+    def program_index(self, key: Any) -> Any:
+        if not hasattr(type(self), "__getitem__"):
+            raise ArgumentError(f"'{type(self).__name__}' object is not subscriptable",
+                                hint="define __getitem__(self, index) in the class")
+        return self[key]  # type: ignore[index]
+
+    def program_set_item(self, key: Any, value: Any) -> None:
+        if not hasattr(type(self), "__setitem__"):
+            raise ArgumentError(f"'{type(self).__name__}' object does not support item assignment",
+                                hint="define __setitem__(self, index, value) in the class")
+        self[key] = value  # type: ignore[index]
 
 
 class UserClass(ProgramType):
@@ -265,7 +283,7 @@ def _python_value(value: Any) -> Any:
         return property(None if value.fget is None else _method(value.fget),
                         None if value.fset is None else _method(value.fset))
     if isinstance(value, UserFunction):
-        return _method(value)
+        return _next(value) if value.__name__ == "__next__" else _method(value)
     return value
 
 
@@ -274,7 +292,19 @@ def _method(fn: Any) -> Callable[..., Any]:
     @functools.wraps(fn, assigned=("__name__",), updated=())
     def method(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
-    method.program_function = fn  # type: ignore[attr-defined]
+    return method
+
+
+def _next(fn: Any) -> Callable[..., Any]:
+    """`__next__`: the program's `raise StopIteration` ends Python's iteration, as in Python."""
+    def method(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except RaisedError as exc:
+            if exc.value.type.name == "StopIteration":
+                raise StopIteration from None
+            raise
+    method.__name__ = "__next__"
     return method
 
 
@@ -303,8 +333,6 @@ def attribute(owner: Any, attr: str) -> Any:
     elif isinstance(owner, (UserClass, BaseClass)):
         if attr in getattr(owner, "own", ()) or attr in owner.base_members:
             return getattr(owner.pytype, attr)
-        if attr == "__doc__":
-            return getattr(owner, "doc", None)
     elif _allowed_on(type(owner), attr, owner):
         try:
             return getattr(owner, attr)

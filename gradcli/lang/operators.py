@@ -234,6 +234,8 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         if not -len(container) <= key < len(container):
             raise ArgumentError("list assignment index out of range")
         container[key] = value
+    elif hasattr(type(container), "program_set_item"):  # a program's object with __setitem__
+        container.program_set_item(key, value)
     else:
         raise ArgumentError(f"a {type_name(container)} does not support item assignment",
                             hint="assign into a tensor (x[0] = 1.0) or a list")
