@@ -36,7 +36,8 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.nn.init", "torch.optim", "numpy", "math"})
+                         "torch.nn.init", "torch.optim", "numpy", "math",
+                         "torch.utils", "torch.utils.data", "torch.nn.utils", "torch.optim.lr_scheduler"})
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"

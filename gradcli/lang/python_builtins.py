@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.data import DataLoader, Dataset
+from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
@@ -20,11 +22,12 @@ from gradcli.lang.formatting import to_repr, to_str
 from gradcli.lang.limits import check_list, check_string
 
 _SEQUENCES = (list, tuple, range, str)
+_ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict)  # torch objects a for loop and len() take
 
 
 def iterate(value: Any) -> Iterator[Any]:
     """What `for v in value` visits: a sequence's items, a tensor's slices along its first dimension."""
-    if isinstance(value, _SEQUENCES):
+    if isinstance(value, (*_SEQUENCES, *_ENGINE_ITERABLES)):
         return iter(value)
     if isinstance(value, Tensor):
         if value.ndim == 0:
@@ -137,7 +140,7 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor, Sequential)):
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, *_ENGINE_ITERABLES)):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "
                                                                                  "and strings")
