@@ -168,7 +168,7 @@ class _BatchNorm(Module):
         if affine:
             self._parameters["weight"] = Parameter(ones(self.num_features))
             self._parameters["bias"] = Parameter(zeros(self.num_features)) if bias else None
-        self.bias_enabled = bias
+        self.bias_enabled = bias and affine
         self.running_mean = zeros(self.num_features) if track_running_stats else None
         self.running_var = ones(self.num_features) if track_running_stats else None
         self.num_batches_tracked = _wrap(np.array(0, dtype=np.int64)) if track_running_stats else None

@@ -15,6 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.data import Dataset
+from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
@@ -160,6 +162,8 @@ def truth(value: Any) -> bool:
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
 
+_ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict)
+
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
@@ -173,6 +177,8 @@ def index(value: Any, key: Any) -> Any:
             return value[key]
         except IndexError:
             raise ArgumentError(f"index {key} is out of range for a sequence of length {len(value)}") from None
+    if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
+        return value[int(key) if isinstance(key, Tensor) else key]
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 
