@@ -171,19 +171,11 @@ def test_multi_line_node_is_underlined_to_the_end_of_its_first_line():
 
 # (source, error class, words the message must contain, line, column)
 REJECTED = {
-    "set comprehension": ("y = {i for i in range(3)}", NotAllowedError, "set and dict comprehensions", 1, 5),
-    "dict comprehension": ("y = {i: i for i in range(3)}", NotAllowedError, "comprehensions", 1, 5),
     "async def": ("async def f():\n    pass", NotAllowedError, "async functions", 1, 1),
-    "class": ("class A:\n    pass", NotAllowedError, "class definitions", 1, 1),
-    "del": ("del x", NotAllowedError, "'del' statements", 1, 1),
-    "global": ("global x", NotAllowedError, "'global' statements", 1, 1),
-    "nonlocal": ("nonlocal x", NotAllowedError, "'nonlocal' statements", 1, 1),
-    "try": ("try:\n    x = 1\nexcept Exception:\n    pass", NotAllowedError, "'try' statements", 1, 1),
-    "raise": ("raise ValueError('no')", NotAllowedError, "'raise' statements", 1, 1),
+    "metaclass": ("class A(metaclass=M):\n    pass", NotAllowedError, "class keyword 'metaclass='", 1, 9),
     "return outside function": ("return x", ParseError, "'return' outside function", 1, 1),
     "with open": ("with open('f') as f:\n    pass", NotAllowedError, "'with' is only supported for gradient modes", 1, 6),
     "with a gradient mode as": ("with torch.no_grad() as g:\n    pass", NotAllowedError, "'with ... as NAME'", 1, 25),
-    "keyword collection": ("def f(**options):\n    pass", NotAllowedError, "keyword collection ('**kwargs')", 1, 9),
     "dunder parameter": ("def f(__x):\n    pass", NotAllowedError, "name '__x' is not available", 1, 7),
     "dunder function name": ("def __init__(x):\n    pass", NotAllowedError, "name '__init__' is not available", 1, 1),
     "dunder in a lambda": ("f = lambda: x.__class__", NotAllowedError, "attribute '__class__'", 1, 15),
@@ -191,14 +183,8 @@ REJECTED = {
     "dunder in a comprehension": ("s = [v.__dict__ for v in x]", NotAllowedError, "attribute '__dict__'", 1, 8),
     "return in a loop of the module": ("for i in range(2):\n    return i", ParseError, "'return' outside function", 2, 5),
     "break in a function in a loop": ("for i in range(2):\n    def f():\n        break", ParseError, "'break' outside loop", 3, 9),
-    "yield": ("y = (yield x)", NotAllowedError, "'yield' is not supported", 1, 6),
     "await": ("await x", NotAllowedError, "'await' is not supported", 1, 1),
     "walrus": ("if (n := 3) > 2:\n    pass", NotAllowedError, "assignment expressions (':=')", 1, 5),
-    "starred expression": ("y = [*x]", NotAllowedError, "starred expressions", 1, 6),
-    "starred target": ("a, *b = x", NotAllowedError, "starred assignment", 1, 4),
-    "star star kwargs": ("y = f(1, **k)", NotAllowedError, "keyword unpacking ('**kwargs')", 1, 10),
-    "dict literal": ("d = {'a': 1}", NotAllowedError, "dict literals are not supported", 1, 5),
-    "set literal": ("s = {1, 2}", NotAllowedError, "set literals are not supported", 1, 5),
     "import os": ("import os; z = x.sum()", NotAllowedError, "import of 'os' is not supported", 1, 8),
     "import os.path": ("import os.path", NotAllowedError, "import of 'os.path'", 1, 8),
     "import torch.utils": ("import torch, torch.utils", NotAllowedError, "import of 'torch.utils'", 1, 15),
@@ -208,7 +194,6 @@ REJECTED = {
     "private import": ("from torch import _C", NotAllowedError, "attribute '_C' is not available", 1, 19),
     "dunder import alias": ("import torch as __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 8),
     "match": ("match x:\n    case 1:\n        pass", NotAllowedError, "'match' statements", 1, 1),
-    "annotation": ("x: int = 1", NotAllowedError, "type annotations are not supported", 1, 1),
     "bitwise and": ("y = x & 1", NotAllowedError, "operator '&' is not supported", 1, 7),
     "bitwise or": ("y = x | 1", NotAllowedError, "operator '|' is not supported", 1, 7),
     "xor meant as power": ("y = x ^ 2", NotAllowedError, "operator '^' is not supported", 1, 7),
@@ -216,8 +201,6 @@ REJECTED = {
     "right shift": ("y = (x) >> (2)", NotAllowedError, "operator '>>' is not supported", 1, 9),
     "invert": ("y = ~x", NotAllowedError, "operator '~' is not supported", 1, 5),
     "augmented bitwise": ("y &= 1", NotAllowedError, "operator '&=' is not supported", 1, 3),
-    "in": ("ok = 1 in x", NotAllowedError, "operator 'in' is not supported", 1, 8),
-    "not in": ("ok = 1 not in x", NotAllowedError, "operator 'not in' is not supported", 1, 8),
     "complex": ("z = 1j", NotAllowedError, "complex numbers are not supported", 1, 5),
     "bytes": ("z = b'x'", NotAllowedError, "bytes literals are not supported", 1, 5),
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
@@ -231,7 +214,6 @@ REJECTED = {
                        "name '__import__' is not available", 1, 1),
     "builtins": ("b = __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 5),
     "dunder target": ("__x = 1", NotAllowedError, "name '__x' is not available", 1, 1),
-    "other attribute assignment": ("x.foo = 1", NotAllowedError, "assignment to attribute 'foo'", 1, 1),
     "private attribute assignment": ("x._grad = 1", NotAllowedError, "attribute '_grad' is not available", 1, 3),
     "unpacking into attribute": ("a, x.grad = y", NotAllowedError, "only names can be unpacked into", 1, 4),
     "for else": ("for i in range(3):\n    pass\nelse:\n    y = 1", NotAllowedError, "'else' on a 'for' loop", 3, 1),
@@ -255,9 +237,9 @@ def test_refuses_with_a_message_naming_the_construct(source, kind, words, line, 
 
 def test_exact_messages_and_hints():
     with pytest.raises(NotAllowedError) as caught:
-        parse_program("class Net:\n    pass")
-    assert caught.value.message == "class definitions are not supported"
-    assert "def" in caught.value.hint
+        parse_program("class Net:\n    def __del__(self):\n        pass")
+    assert caught.value.message == "defining the special method '__del__' is not supported"
+    assert "__init__" in caught.value.hint
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("x.__class__")
@@ -268,8 +250,9 @@ def test_exact_messages_and_hints():
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import os")
     assert caught.value.message == ("import of 'os' is not supported; gradcli accepts imports of math, numpy, torch, "
-                                    "torch.autograd, torch.autograd.functional, torch.nn, torch.nn.functional, "
-                                    "torch.nn.init, torch.optim (under any alias)")
+                                    "torch.autograd, torch.autograd.function, torch.autograd.functional, torch.nn, "
+                                    "torch.nn.functional, torch.nn.init, torch.optim, torch.optim.optimizer "
+                                    "(under any alias)")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("y = x & 1")

@@ -1,5 +1,5 @@
 """The layers of image and sequence models: convolutions, pooling, batch norm, channel dropout,
-embeddings, unflatten and the module containers, on `nn.Module` and `engine/nn_conv.py`.
+embeddings, unflatten and `ModuleDict`, on `nn.Module` and `engine/nn_conv.py`.
 
 Initialisation draws what PyTorch draws, in its order (a convolution's weight by kaiming_uniform_
 with a=√5, then its bias from U(±1/√fan_in); an embedding from N(0, 1)), so the same seed gives the
@@ -169,9 +169,10 @@ class _BatchNorm(Module):
             self._parameters["weight"] = Parameter(ones(self.num_features))
             self._parameters["bias"] = Parameter(zeros(self.num_features)) if bias else None
         self.bias_enabled = bias and affine
-        self.running_mean = zeros(self.num_features) if track_running_stats else None
-        self.running_var = ones(self.num_features) if track_running_stats else None
-        self.num_batches_tracked = _wrap(np.array(0, dtype=np.int64)) if track_running_stats else None
+        self.register_buffer("running_mean", zeros(self.num_features) if track_running_stats else None)
+        self.register_buffer("running_var", ones(self.num_features) if track_running_stats else None)
+        self.register_buffer("num_batches_tracked",
+                             _wrap(np.array(0, dtype=np.int64)) if track_running_stats else None)
 
     def forward(self, input: Any) -> Tensor:
         x = F._tensor_arg(input, type(self).__name__)
@@ -184,7 +185,7 @@ class _BatchNorm(Module):
                                   f"{self.num_features}")
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            self.num_batches_tracked = _wrap(self.num_batches_tracked._data + 1)
+            self.num_batches_tracked.add_(1)
         return C.batch_norm(x, self.running_mean if self.track_running_stats else None,
                             self.running_var if self.track_running_stats else None,
                             self._parameters.get("weight"), self._parameters.get("bias"), use_batch,
@@ -254,43 +255,6 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class ModuleList(Module):
-    """Sub-modules by position ("0", "1", ...), registered so their parameters are the model's."""
-
-    def __init__(self, modules: Any = None) -> None:
-        super().__init__()
-        for m in list(modules or ()):
-            self.append(m)
-
-    def append(self, module: Any) -> "ModuleList":
-        if not isinstance(module, Module):
-            raise ArgumentError(f"ModuleList.append() takes a module, not {type(module).__name__}",
-                                hint="e.g. layers.append(nn.Linear(4, 4))")
-        self._modules[str(len(self._modules))] = module
-        return self
-
-    def extend(self, modules: Any) -> "ModuleList":
-        for m in list(modules):
-            self.append(m)
-        return self
-
-    def __getitem__(self, index: int) -> Module:
-        items = list(self._modules.values())
-        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
-            raise ArgumentError(f"index {index} is out of range", hint=f"this ModuleList has {len(items)} modules")
-        return items[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._modules.values()))
-
-    def forward(self, *inputs: Any) -> Any:
-        raise ArgumentError("ModuleList has no forward(): call its modules", hint="for layer in self.layers: x = "
-                                                                                 "layer(x)")
-
-
 class ModuleDict(Module):
     """Sub-modules by name, in insertion order."""
 
@@ -328,7 +292,7 @@ class ModuleDict(Module):
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
-    Unflatten, ModuleList, ModuleDict)}
+    Unflatten, ModuleDict)}
 """The module classes of this file, by their `torch.nn` name."""
 
 MEMBERS: dict[type, frozenset] = {
@@ -340,7 +304,7 @@ MEMBERS: dict[type, frozenset] = {
                                                             "num_batches_tracked", "num_features", "eps",
                                                             "momentum"})),
     Dropout2d: frozenset({"p"}), Embedding: frozenset({"weight", "num_embeddings", "embedding_dim"}),
-    Unflatten: frozenset({"dim", "unflattened_size"}), ModuleList: frozenset({"append", "extend"}),
+    Unflatten: frozenset({"dim", "unflattened_size"}),
     ModuleDict: frozenset({"keys", "values", "items"}),
 }
 """The attributes a program may read on each, beside the module API."""

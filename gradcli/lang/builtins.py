@@ -17,8 +17,10 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
+from gradcli.engine import function as AF
 from gradcli.engine import nn, optim
 from gradcli.engine import data, layers, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
+from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
@@ -28,6 +30,8 @@ from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.lang import containers
+from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.formatting import format_template
 from gradcli.lang.limits import check_list, check_string
 
@@ -185,8 +189,12 @@ _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
                                                                "jvp": jvp, "hvp": hvp, "vhp": vhp})
+AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
+                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
+                                                          "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
-                                        "functional": AUTOGRAD_FUNCTIONAL})
+                                        "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
+                                        "function": AUTOGRAD_FUNCTION})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
@@ -218,17 +226,24 @@ NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.N
 OP_OF.update(nn_conv.OPS)
 NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
-                            "utils": NN_UTILS,
+                            "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
 LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
                                                       for name, cls in lr_scheduler.SCHEDULERS.items()})
-OPTIM = Namespace("torch.optim", {"lr_scheduler": LR_SCHEDULER,
+OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
+OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
+                                  "lr_scheduler": LR_SCHEDULER,
                                   **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
 DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
+                                      "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
-MODULE_ATTRIBUTES = frozenset({"parameters", "named_parameters", "children", "zero_grad", "train", "eval",
-                               "training", "requires_grad_", "forward"})
+MODULE_ATTRIBUTES = frozenset({
+    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
+    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
+    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
+    "extra_repr", "append", "extend"})
 MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
@@ -294,12 +309,13 @@ MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
-                                 "torch.optim": OPTIM, "torch.optim.lr_scheduler": LR_SCHEDULER,
+                                 "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
+                                 "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
-PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
+PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
                                "ndim", "T", "retains_grad"})
@@ -369,8 +385,10 @@ def _attribute_names(value: Any) -> frozenset:
         return GENERATOR_ATTRIBUTES
     if type(value) in data.MEMBERS:
         return data.MEMBERS[type(value)]
-    if isinstance(value, (str, list)):
+    if type(value) in SEQUENCE_METHODS:
         return frozenset(SEQUENCE_METHODS[type(value)])
+    if isinstance(value, ExceptionValue):
+        return EXCEPTION_ATTRIBUTES
     if isinstance(value, D.Device):
         return DEVICE_ATTRIBUTES
     if isinstance(value, RemovableHandle):
@@ -402,12 +420,72 @@ def _extend(values: list, more: Any) -> None:
     values.extend(added)
 
 
+def _insert(values: list, where: int, value: Any) -> None:
+    check_list(len(values) + 1)
+    values.insert(where, value)
+
+
+def _list_pop(values: list, where: int = -1) -> Any:
+    from gradcli.lang.exceptions import raise_python
+    if not values:
+        raise_python("IndexError", "pop from empty list")
+    if not -len(values) <= where < len(values):
+        raise_python("IndexError", "pop index out of range")
+    return values.pop(where)
+
+
+def _position(values: list | str, value: Any, *bounds: int) -> int:
+    from gradcli.lang.exceptions import raise_python
+    try:
+        return values.index(value, *bounds)
+    except ValueError:
+        raise_python("ValueError", f"{value!r} is not in list" if isinstance(values, list) else "substring not found")
+    return -1
+
+
+def _list_remove(values: list, value: Any) -> None:
+    del values[_position(values, value)]
+
+
+def _sort(values: list, reverse: bool = False) -> None:
+    from gradcli.lang.python_builtins import sorted_
+    values[:] = sorted_(values, reverse=reverse)
+
+
+def _split(text: str, sep: str | None = None, maxsplit: int = -1) -> list[str]:
+    check_list(text.count(sep) + 1 if sep else len(text) // 2 + 1)
+    return text.split(sep, maxsplit)
+
+
+def _replace(text: str, old: str, new: str, count: int = -1) -> str:
+    check_string(len(text) + (text.count(old) if old else len(text) + 1) * max(len(new) - len(old), 0))
+    return text.replace(old, new, count)
+
+
+def _padded(method: Callable[..., str]) -> Callable[..., str]:
+    def pad(text: str, width: int, *fill: str) -> str:
+        check_string(width)
+        return method(text, width, *fill)
+    pad.__name__ = method.__name__
+    return pad
+
+
 SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
     str: {"format": lambda s, *args, **kwargs: format_template(s, args, kwargs), "join": _join,
           "upper": str.upper, "lower": str.lower, "strip": str.strip, "startswith": str.startswith,
-          "endswith": str.endswith},
-    list: {"append": _append, "extend": _extend},
+          "endswith": str.endswith, "split": _split, "replace": _replace, "lstrip": str.lstrip,
+          "rstrip": str.rstrip, "title": str.title, "capitalize": str.capitalize, "find": str.find,
+          "count": str.count, "index": _position, "isdigit": str.isdigit, "isalpha": str.isalpha,
+          "isspace": str.isspace, "isupper": str.isupper, "islower": str.islower, "splitlines": str.splitlines,
+          "center": _padded(str.center), "ljust": _padded(str.ljust), "rjust": _padded(str.rjust),
+          "zfill": _padded(str.zfill)},
+    list: {"append": _append, "extend": _extend, "insert": _insert, "pop": _list_pop, "index": _position,
+           "count": list.count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
+           "clear": list.clear},
+    dict: containers.DICT_METHODS,
+    set: containers.SET_METHODS,
 }
+EXCEPTION_ATTRIBUTES = frozenset({"args"})
 DEVICE_ATTRIBUTES = frozenset({"type", "index"})
 HANDLE_ATTRIBUTES = frozenset({"remove"})
 
@@ -417,11 +495,11 @@ class NodeName(str):
     which spells the nodes that are not derivative formulas with their C++ namespace)."""
 
     def __call__(self) -> str:
-        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2")) else \
+        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2", "Backward")) else \
             f"torch::autograd::{self}"
 
 
-def bound_method(owner: str | list, name: str) -> Callable[..., Any]:
+def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any]:
     """`'...'.format`, `xs.append`: gradcli's safe version of the method, bound to `owner`."""
     method = SEQUENCE_METHODS[type(owner)][name]
 

@@ -19,6 +19,8 @@ from gradcli.engine.devices import Device
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
+from gradcli.lang.classes import Instance, text
+from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
 _SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
@@ -32,8 +34,10 @@ def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (Device, np.ndarray)):
-        return str(value)  # NumPy's own text for x.numpy(): [1. 2.]
+    if isinstance(value, (Device, np.ndarray, ExceptionValue)):
+        return str(value)  # NumPy's own text for x.numpy(): [1. 2.]; an exception's message
+    if isinstance(value, Instance):
+        return text(value, str)
     return to_repr(value)
 
 
@@ -57,6 +61,18 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
             return "[" + inner + "]"
         prefix = type(value).__name__ if hasattr(value, "_fields") else ""
         return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
+    if isinstance(value, (dict, set)):
+        budget = budget if budget is not None else [MAX_STRING]
+        if not value:
+            return "{}" if isinstance(value, dict) else "set()"
+        parts = []
+        for key in value:
+            text = to_repr(key, budget) + (": " + to_repr(value[key], budget) if isinstance(value, dict) else "")
+            budget[0] -= len(text) + 2
+            if budget[0] < 0:
+                check_string(MAX_STRING + 1)
+            parts.append(text)
+        return "{" + ", ".join(parts) + "}"
     if isinstance(value, Tensor):
         return tensor_repr(value)
     if isinstance(value, (bool, np.bool_)):
@@ -65,6 +81,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
+    if isinstance(value, Instance):
+        return text(value, repr)
     return repr(value)
 
 

@@ -34,12 +34,18 @@ from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import builtins as B
+from gradcli.lang import classes as C
+from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
-from gradcli.lang.limits import DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
+from gradcli.lang import statements as S
+from gradcli.lang.exceptions import RaisedError
+from gradcli.lang.generators import ProgramGenerator, is_generator
+from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
-from gradcli.lang.python_builtins import PYTHON, iterate
+from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 
@@ -82,7 +88,8 @@ class Interpreter:
     """
 
     def __init__(self, source: str, env: dict[str, Any] | None = None, hooks: Hooks | None = None,
-                 max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None) -> None:
+                 max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None,
+                 displayed: set[int] | None = None) -> None:
         self.source = source
         self.filename = filename
         self.env: dict[str, Any] = dict(env or {})
@@ -97,13 +104,23 @@ class Interpreter:
         self._bodies: dict[ast.AST, Callable[[], Any]] = {}
         self._outcome_name: str | ast.AST | None = None
         self._top_level = True  # while compiling: the module's own statements, not a function's body
+        self._nested = False  # while compiling: inside a compound statement's body (nothing there is displayed)
+        self._declared: dict[str, str] = {}  # while compiling a function: its `global` / `nonlocal` names
+        self._displayed = displayed
+        """The lines whose bare expression is shown (a notebook cell's last); None: every top-level one."""
+        self.handling: list[Any] = []  # the exceptions being handled (`raise` alone re-raises the innermost)
+        self.generator: ProgramGenerator | None = None  # the program generator whose body runs now
+        self.generators: list[ProgramGenerator] = []  # every one started, closed when the run ends
+        self.own = S.own_builtins(self)
         self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
             ast.Pass: lambda node: _nothing, ast.Break: lambda node: _breaking,
             ast.Continue: lambda node: _continuing,
-            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def,
+            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def, ast.ClassDef: self._class_def,
             ast.Return: self._return, ast.With: self._with,
+            ast.AnnAssign: self._ann_assign, ast.Try: self._try, ast.Raise: self._raise,
+            ast.Global: lambda node: _nothing, ast.Nonlocal: lambda node: _nothing, ast.Delete: self._delete,
         }
         self._expressions: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Constant: _constant, ast.Name: self._name, ast.List: self._list, ast.Tuple: self._tuple,
@@ -111,7 +128,8 @@ class Interpreter:
             ast.Compare: self._compare, ast.IfExp: self._if_exp, ast.Subscript: self._subscript,
             ast.Slice: self._slice, ast.Call: self._call, ast.Attribute: self._attribute, ast.Lambda: self._lambda,
             ast.ListComp: self._comprehension, ast.GeneratorExp: self._comprehension,
-            ast.JoinedStr: self._f_string,
+            ast.JoinedStr: self._f_string, ast.Dict: self._dict, ast.Set: self._set,
+            ast.SetComp: self._comprehension, ast.DictComp: self._comprehension, ast.Yield: self._yield,
         }
 
     # -- running ------------------------------------------------------------------------------
@@ -120,11 +138,15 @@ class Interpreter:
         # not Python's, is what a deep recursion must meet.
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
+        ACTIVE.append(self.budget)
         try:
             body = self._block(tree.body)
             self.budget.start()
             body()
         finally:
+            ACTIVE.pop()
+            for generator in self.generators:
+                generator.close()
             sys.setrecursionlimit(limit)
         name = self._outcome_name
         self.outcome.name = self.text(name) if isinstance(name, ast.AST) else name
@@ -211,7 +233,7 @@ class Interpreter:
         last = node.targets[-1]
         name: str | ast.AST = last.id if isinstance(last, ast.Name) else last
         remember = self._remember if self._top_level else None
-        if len(node.targets) == 1 and isinstance(last, ast.Name):
+        if len(node.targets) == 1 and isinstance(last, ast.Name) and last.id not in self._declared:
             target = last.id
 
             def assign_name() -> None:
@@ -234,13 +256,29 @@ class Interpreter:
         """A closure that binds a value to `target` (a name, a tuple of targets, an item or an attribute)."""
         if isinstance(target, ast.Name):
             name = target.id
+            if name in self._declared:
+                values_of = self._declared_values(name)
+
+                def bind_declared(value: Any) -> None:
+                    values_of()[name] = value
+                return bind_declared
 
             def bind_name(value: Any) -> None:
                 self.scope.values[name] = value
             return bind_name
         if isinstance(target, (ast.Tuple, ast.List)):
-            binds = [self._binder(t) for t in target.elts]
+            starred = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            binds = [self._binder(t.value if isinstance(t, ast.Starred) else t) for t in target.elts]
             count = len(binds)
+            if starred:
+                star = starred[0]
+
+                def bind_starred(value: Any) -> None:
+                    values = self._unpack(value, count, target, star)
+                    after = len(values) - (count - star - 1)
+                    for bind, item in zip(binds, [*values[:star], values[star:after], *values[after:]]):
+                        bind(item)
+                return bind_starred
 
             def bind_each(value: Any) -> None:
                 for bind, item in zip(binds, self._unpack(value, count, target)):
@@ -258,18 +296,40 @@ class Interpreter:
             self._set_attribute(owner_of(), target, value)
         return bind_attribute
 
-    def _unpack(self, value: Any, count: int, target: ast.expr) -> list:
+    def _unpack(self, value: Any, count: int, target: ast.expr, star: int | None = None) -> list:
+        """The values `a, b = value` (or `a, *rest = value`, `star` the starred name's place) binds."""
         if isinstance(value, (tuple, list)) or isinstance(value, Tensor) and value.ndim > 0:
-            items = list(value)
-            if len(items) == count:
-                return items
-            raise ArgumentError(f"cannot unpack {len(items)} values into {count} names").at(
-                *node_span(target, self.source))
-        raise ArgumentError(f"cannot unpack a {type(value).__name__} into {count} names").at(
+            values = list(value)
+        else:
+            try:
+                values = items(value)
+            except GradcliError:
+                raise ArgumentError(f"cannot unpack a {type_name(value)} into {count} names").at(
+                    *node_span(target, self.source)) from None
+        if len(values) == count if star is None else len(values) >= count - 1:
+            return values
+        raise ArgumentError(f"cannot unpack {len(values)} values into {count} names").at(
             *node_span(target, self.source))
 
+    def _declared_values(self, name: str) -> Callable[[], dict]:
+        """Where a `global` or `nonlocal` name of the function being compiled lives, found when it is bound."""
+        if self._declared[name] == "global":
+            return lambda: self.globals.values
+
+        def enclosing() -> dict:
+            scope = self.scope.parent
+            while scope is not None and scope is not self.globals:
+                if name in scope.values or name in scope.local_names:
+                    return scope.values
+                scope = scope.parent
+            raise NameLookupError(f"no binding for nonlocal '{name}' found",
+                                  hint="assign it in the enclosing function first")
+        return enclosing
+
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
-        if not isinstance(owner, Tensor):
+        if isinstance(owner, C.SETTABLE):
+            return C.set_attribute(owner, target.attr, value)
+        if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
@@ -283,6 +343,10 @@ class Interpreter:
     def _aug_assign(self, node: ast.AugAssign) -> Callable[[], None]:
         """Python's `t op= v`: a tensor is updated in place (PyTorch's rules), anything else rebound."""
         target, op = node.target, node.op
+        if isinstance(target, ast.Name) and target.id in self._declared:
+            read, bind, value_of = self._expression(ast.Name(target.id, ast.Load())), self._binder(target), \
+                self._expression(node.value)
+            return lambda: bind(self._updated(op, read(), value_of()))
         if isinstance(target, ast.Name):
             name, remember = target.id, self._remember if self._top_level else None
             operand_of, operand = self._operand(node.value)
@@ -316,6 +380,9 @@ class Interpreter:
             if isinstance(container, Tensor):
                 check_leaf(container, view=True)
             current = index(container, key)
+            if isinstance(container, dict):
+                D.set_item(container, key, self._updated(op, current, value_of()))
+                return
             set_item(container, key, arithmetic(op, current, value_of()))
         return update_item
 
@@ -338,26 +405,35 @@ class Interpreter:
         maybe_print = isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) and \
             expression.func.id == "print"
         top_level = self._top_level
+        shown = top_level and not self._nested and (self._displayed is None or node.lineno in self._displayed)
 
         def expression_statement() -> None:
             value = value_of()
             if not top_level or value is None or maybe_print and self._is_print():
                 return
             self._remember(value, expression)
-            if self.hooks.on_display is not None:
+            if shown and self.hooks.on_display is not None:
                 with self.budget.paused():
                     self.hooks.on_display(self.text(expression), _shown(value), node.lineno)
         return expression_statement
 
+    def _inner(self, body: list[ast.stmt]) -> Callable[[], Any]:
+        """A compound statement's body: compiled like any block, but its bare expressions are never shown."""
+        outer, self._nested = self._nested, True
+        try:
+            return self._block(body)
+        finally:
+            self._nested = outer
+
     def _if(self, node: ast.If) -> Callable[[], Any]:
-        test_of, body, orelse = self._expression(node.test), self._block(node.body), self._block(node.orelse)
+        test_of, body, orelse = self._expression(node.test), self._inner(node.body), self._inner(node.orelse)
 
         def if_() -> Any:
             return body() if truth(test_of()) else orelse()
         return if_
 
     def _while(self, node: ast.While) -> Callable[[], Any]:
-        test_of, body = self._expression(node.test), self._block(node.body)
+        test_of, body = self._expression(node.test), self._inner(node.body)
         budget = self.budget
 
         def while_() -> Any:
@@ -365,7 +441,7 @@ class Interpreter:
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
-        iter_of, bind, body = self._expression(node.iter), self._binder(node.target), self._block(node.body)
+        iter_of, bind, body = self._expression(node.iter), self._binder(node.target), self._inner(node.body)
         budget = self.budget
 
         def for_() -> Any:
@@ -386,7 +462,7 @@ class Interpreter:
             def check() -> tuple[Any, list]:
                 func = func_of()
                 args = arguments()
-                kwargs = {word: value_of() for word, value_of in keywords}
+                kwargs = S.keywords(keywords)
                 shown = [_shown(v) for v in args]
                 return self._invoke(func, args, kwargs, test), list(zip(test.args, shown))
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
@@ -450,6 +526,19 @@ class Interpreter:
             self.scope.values[node.name] = value
         return function_def
 
+    def _class_def(self, node: ast.ClassDef) -> Callable[[], None]:
+        """A class: its bases evaluated and its body run where it is defined; `classes` builds the rest."""
+        base_ofs = [self._expression(b) for b in node.bases]
+        outer, self._top_level = self._top_level, False
+        try:
+            body = self._block(node.body)
+        finally:
+            self._top_level = outer
+
+        def class_def() -> None:
+            self.scope.values[node.name] = C.define(self, node, [b() for b in base_ofs], body)
+        return class_def
+
     def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
         """A closure that makes the function `node` defines, its defaults evaluated where it is defined."""
         args = node.args
@@ -471,11 +560,12 @@ class Interpreter:
             if isinstance(node, ast.Lambda):
                 body = self._expression(node.body)
             else:
-                outer, self._top_level = self._top_level, False
+                outer = self._top_level, self._nested, self._declared
+                self._top_level, self._nested, self._declared = False, True, S.declarations(node)
                 try:
                     block = self._block(node.body)
                 finally:
-                    self._top_level = outer
+                    self._top_level, self._nested, self._declared = outer
 
                 def body() -> Any:
                     signal = block()
@@ -497,6 +587,8 @@ class Interpreter:
         scope = Scope(fn.bind(args, kwargs), fn.local_names, fn.scope)
         site = self.call_sites[-1] if self.call_sites else None
         body = self._body(fn.node)
+        if fn.generator:
+            return ProgramGenerator(self, fn.__name__, scope, body, site)
         outer, self.scope = self.scope, scope
         self.depth += 1
         try:
@@ -509,6 +601,57 @@ class Interpreter:
             self.scope = outer
             self.depth -= 1
 
+    def _ann_assign(self, node: ast.AnnAssign) -> Callable[[], None]:
+        """`x: T = v` binds as `x = v` would; `x: T` alone binds nothing. The annotation is never evaluated."""
+        if node.value is None:
+            return _nothing
+        return self._assign(ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno,
+                                       col_offset=node.col_offset, end_lineno=node.end_lineno,
+                                       end_col_offset=node.end_col_offset))
+
+    def _try(self, node: ast.Try) -> Callable[[], Any]:
+        handlers = [(None if h.type is None else self._expression(h.type), h.name, self._inner(h.body), h)
+                    for h in node.handlers]
+        return S.try_statement(self, self._inner(node.body), handlers, self._inner(node.orelse),
+                               self._inner(node.finalbody) if node.finalbody else None)
+
+    def _raise(self, node: ast.Raise) -> Callable[[], None]:
+        return S.raise_statement(self, None if node.exc is None else self._expression(node.exc), node)
+
+    def _delete(self, node: ast.Delete) -> Callable[[], None]:
+        deletes = [self._deleter(target) for target in node.targets]
+
+        def delete() -> None:
+            for run in deletes:
+                run()
+        return delete
+
+    def _deleter(self, target: ast.expr) -> Callable[[], None]:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            parts = [self._deleter(t) for t in target.elts]
+            return lambda: [run() for run in parts] and None
+        if isinstance(target, ast.Subscript):
+            owner_of, key_of = self._expression(target.value), self._expression(target.slice)
+            return self._located(target, lambda: S.delete_item(owner_of(), key_of()))
+        name = target.id
+        values_of = self._declared_values(name) if name in self._declared else lambda: self.scope.values
+
+        def delete_name() -> None:
+            values = values_of()
+            if name not in values:
+                raise NameLookupError(f"name '{name}' is not defined", hint="del removes a name bound before").at(
+                    *node_span(target, self.source))
+            del values[name]
+        return delete_name
+
+    def _yield(self, node: ast.Yield) -> Callable[[], Any]:
+        value_of = None if node.value is None else self._expression(node.value)
+
+        def yield_() -> Any:
+            value = None if value_of is None else value_of()
+            return self.generator.give(value)
+        return yield_
+
     def _return(self, node: ast.Return) -> Callable[[], "_Returned"]:
         if node.value is None:
             return lambda: _Returned(None)
@@ -517,7 +660,7 @@ class Interpreter:
 
     def _with(self, node: ast.With) -> Callable[[], Any]:
         items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
-        body = self._block(node.body)
+        body = self._inner(node.body)
 
         def with_() -> Any:
             with contextlib.ExitStack() as stack:
@@ -556,11 +699,13 @@ class Interpreter:
                                       f"value", hint=f"assign '{name}' before this line in the function, or pass "
                                                      "it in as an argument")
             scope = scope.parent
-        for table in (B.PRELUDE, PYTHON, B.FUNCTIONS):
+        for table in (B.PRELUDE, self.own, PYTHON, B.FUNCTIONS):
             if name in table:
                 return table[name]
         if name == "print":
             return _PRINT
+        if name == "__name__":
+            return "__main__"
         known = list(self.env) + list(self.scope.values) + list(B.PRELUDE) + list(PYTHON) + list(B.FUNCTIONS) + \
             ["print"]
         raise NameLookupError(f"name '{name}' is not defined", hint=_suggest(name, known) or
@@ -573,8 +718,15 @@ class Interpreter:
         """A list comprehension or generator expression, built eagerly into a list (bounded)."""
         generators = [(self._expression(g.iter), self._binder(g.target), [self._expression(t) for t in g.ifs])
                       for g in node.generators]
-        element_of = self._expression(node.elt)
+        if isinstance(node, ast.DictComp):
+            key_of, item_of = self._expression(node.key), self._expression(node.value)
+
+            def element_of() -> tuple:
+                return key_of(), item_of()
+        else:
+            element_of = self._expression(node.elt)
         tick = self.budget.tick
+        made = {ast.SetComp: D.set_, ast.DictComp: D.dict_}.get(type(node))
 
         def generate(level: int, values: Any, result: list) -> None:
             _, bind, tests = generators[level]
@@ -597,7 +749,7 @@ class Interpreter:
                 generate(0, first, result)
             finally:
                 self.scope = outer
-            return result
+            return result if made is None else made(result)
         return self._located(node, comprehension)
 
     def _f_string(self, node: ast.JoinedStr) -> Callable[[], str]:
@@ -631,12 +783,34 @@ class Interpreter:
         return f_string
 
     def _list(self, node: ast.List) -> Callable[[], list]:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return self._located(node, self._arguments(node.elts))
         element_ofs = [self._expression(e) for e in node.elts]
         return self._located(node, lambda: [e() for e in element_ofs])
 
     def _tuple(self, node: ast.Tuple) -> Callable[[], tuple]:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            elements = self._arguments(node.elts)
+            return self._located(node, lambda: tuple(elements()))
         element_ofs = [self._expression(e) for e in node.elts]
         return self._located(node, lambda: tuple(e() for e in element_ofs))
+
+    def _set(self, node: ast.Set) -> Callable[[], set]:
+        elements = self._arguments(node.elts)
+        return self._located(node, lambda: D.set_(elements()))
+
+    def _dict(self, node: ast.Dict) -> Callable[[], dict]:
+        parts = [(None if k is None else self._expression(k), self._expression(v)) for k, v in zip(node.keys, node.values)]
+
+        def dict_() -> dict:
+            out: dict = {}
+            for key_of, value_of in parts:
+                if key_of is None:
+                    D.update_from(out, value_of())
+                else:
+                    D.set_item(out, key_of(), value_of())
+            return out
+        return self._located(node, dict_)
 
     def _unary(self, node: ast.UnaryOp) -> Callable[[], Any]:
         operand_of, operand, op = self._expression(node.operand), node.operand, node.op
@@ -770,8 +944,12 @@ class Interpreter:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
+        elif attr == "__name__":
+            return S.name_of(owner)
+        elif isinstance(owner, C.OWNERS):
+            return C.attribute(owner, attr)
         elif attr in B.attribute_names(owner):
-            if isinstance(owner, (str, list)):
+            if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape":
@@ -801,6 +979,7 @@ class Interpreter:
         callee = node.func
         arguments = self._arguments(node.args)
         keywords = [(k.arg, self._expression(k.value)) for k in node.keywords]
+        spread = any(word is None for word, _ in keywords)
         invoke, locate, sites = self._invoke, self._locate, self.call_sites
         if isinstance(callee, ast.Attribute) and not keywords:
             owner_of, func_of, attr, get = self._expression(callee.value), None, callee.attr, self._get_attribute
@@ -832,7 +1011,8 @@ class Interpreter:
                 else:
                     func = func_of()
                 args = arguments()
-                kwargs = {word: value_of() for word, value_of in keywords} if keywords else {}
+                kwargs = {word: value_of() for word, value_of in keywords} if keywords and not spread else \
+                    S.keywords(keywords) if keywords else {}
                 if func is _PRINT:
                     self._print(node, args, kwargs)
                     return None
@@ -862,7 +1042,9 @@ class Interpreter:
             args: list = []
             for starred, value_of in parts:
                 if starred:
-                    args.extend(PYTHON["list"](value_of()))
+                    more = items(value_of())
+                    check_list(len(args) + len(more))
+                    args.extend(more)
                 else:
                     args.append(value_of())
             return args
@@ -988,7 +1170,9 @@ _PRINT = object()
 
 def _shown(value: Any) -> Any:
     """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
-    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple)) else value
+    if isinstance(value, C.Instance):  # its own __str__, run now, under the program's budget
+        return T.Shown(T.to_str(value))
+    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) else value
 
 
 _PYTHON_FRAMES_PER_CALL = 30

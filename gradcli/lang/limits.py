@@ -135,6 +135,37 @@ class _Stretch:
         self.budget.deadline += self.sign * (time.monotonic() - self.began)
 
 
+ACTIVE: list[Budget] = []
+"""The budget of the program running now (innermost last): builtins and facades that produce or
+consume items one by one count them here, where no interpreter loop sees them."""
+
+
+def count_step() -> None:
+    """One item produced or consumed by a builtin or a facade: a step of the running program's budget."""
+    if ACTIVE:
+        ACTIVE[-1].step()
+
+
+class Lazy:
+    """An iterator a builtin or facade hands the program (`map`, `iter`, `itertools.count()`): each
+    item it produces is a step, so an endless one meets the step limit wherever it is consumed."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Iterator) -> None:
+        self.inner = inner
+
+    def __iter__(self) -> "Lazy":
+        return self
+
+    def __next__(self) -> object:
+        count_step()
+        return next(self.inner)
+
+    def __repr__(self) -> str:
+        return "<iterator>"
+
+
 def check_list(length: int) -> None:
     if length > MAX_LIST:
         raise LimitError(f"a list would have {length:,} items, over the limit of {MAX_LIST:,}",

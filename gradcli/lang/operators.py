@@ -16,8 +16,8 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.data import Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList
-from gradcli.engine.nn import Sequential
+from gradcli.engine.layers import ModuleDict
+from gradcli.engine.nn import ModuleList, Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import builtins as B
@@ -28,7 +28,7 @@ from gradcli.lang.user_functions import UserFunction
 NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
 NUMERIC = (Tensor, *NUMBER)
 _OPERANDS = (Tensor, *NUMBER, list, tuple)
-_TRUTHFUL = (*NUMBER, type(None), str, list, tuple, range)
+_TRUTHFUL = (*NUMBER, type(None), str, list, tuple, range, dict, set)
 PLAIN = frozenset({int, float})
 """Python numbers that meet a tensor in arithmetic with no check to make."""
 COMPARED = frozenset({Tensor, int, float, bool})
@@ -56,10 +56,32 @@ BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
     ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
 }
+def contains(item: Any, container: Any) -> bool:
+    """`item in container`: Python's on strings, dicts, sets and ranges; on lists and tuples element by
+    element as `==` decides here (a tensor is found by identity or by a true comparison)."""
+    if isinstance(container, str):
+        if not isinstance(item, str):
+            raise ArgumentError(f"'in <string>' requires string as left operand, not {type_name(item)}")
+        return item in container
+    if isinstance(container, (dict, set)):
+        from gradcli.lang.containers import hashable
+        return hashable(item) in container
+    if isinstance(container, range):
+        return item in container if isinstance(item, (int, float)) else False
+    if isinstance(container, (list, tuple)):
+        return any(v is item or truth(compare(_EQ, v, item)) for v in container)
+    if isinstance(container, Tensor):
+        return bool((container == item).any())
+    raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
+                        hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
+
+
 COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: contains, ast.NotIn: lambda item, container: not contains(item, container),
 }
+_EQ = ast.Eq()
 
 
 def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
@@ -123,13 +145,18 @@ def _huge_power(base: Any, exponent: Any) -> bool:
 def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
     fn = COMPARE[type(op)]
-    if isinstance(op, (ast.Is, ast.IsNot)):
+    if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         return fn(left, right)
     if isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
         return fn(left, right)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        if isinstance(left, (dict, set)) and type(left) is type(right):
+            return _equal_containers(left, right) == isinstance(op, ast.Eq)
+        if not isinstance(left, (Tensor, *plain)) or not isinstance(right, (Tensor, *plain)):
+            return (left is right) == isinstance(op, ast.Eq)  # functions, types: equal only to themselves
     symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
     raise ArgumentError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")
@@ -151,6 +178,14 @@ def _equal(left: Any, right: Any, budget: list[int]) -> bool:
     return bool(left == right)
 
 
+def _equal_containers(left: dict | set, right: dict | set) -> bool:
+    if len(left) != len(right):
+        return False
+    if isinstance(left, set):
+        return all(k in right for k in left)
+    return all(k in right and (left[k] is right[k] or truth(compare(_EQ, left[k], right[k]))) for k in left)
+
+
 def truth(value: Any) -> bool:
     """`if value:`; a value Python would call true by default (a function, a module) is refused instead."""
     if value is True or value is False:
@@ -168,6 +203,9 @@ def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
         return value[key]
+    if isinstance(value, dict):
+        from gradcli.lang.containers import get_item
+        return get_item(value, key)
     if isinstance(value, (list, tuple, range, str, Sequential)):
         if isinstance(key, Tensor):
             key = int(key)
@@ -176,7 +214,8 @@ def index(value: Any, key: Any) -> Any:
         try:
             return value[key]
         except IndexError:
-            raise ArgumentError(f"index {key} is out of range for a sequence of length {len(value)}") from None
+            from gradcli.lang.exceptions import raise_python
+            raise_python("IndexError", f"{type_name(value)} index out of range")
     if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
         return value[int(key) if isinstance(key, Tensor) else key]
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
@@ -186,6 +225,9 @@ def set_item(container: Any, key: Any, value: Any) -> None:
     """`container[key] = value`: into tensors (PyTorch's in-place rules) and lists only."""
     if isinstance(container, Tensor):
         container[key] = value
+    elif isinstance(container, dict):
+        from gradcli.lang.containers import set_item as set_entry
+        set_entry(container, key, value)
     elif isinstance(container, list):
         if isinstance(key, Tensor):
             key = int(key)
@@ -210,4 +252,4 @@ def type_name(value: Any) -> str:
     if isinstance(value, UserFunction) or callable(value):
         return "function"
     return {bool: "bool", int: "number", float: "number", str: "string", list: "list", tuple: "tuple",
-            range: "range"}.get(type(value), type(value).__name__)
+            range: "range", dict: "dict", set: "set"}.get(type(value), type(value).__name__)

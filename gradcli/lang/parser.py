@@ -24,6 +24,7 @@ from itertools import accumulate
 from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
+from gradcli.lang import class_syntax
 from gradcli.source import BOM, position_of, split_lines
 from gradcli.source import span as span_of
 
@@ -36,23 +37,28 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.nn.init", "torch.optim", "numpy", "math",
-                         "torch.utils", "torch.utils.data", "torch.nn.utils", "torch.optim.lr_scheduler"})
+                         "torch.nn.init", "torch.optim", "numpy", "math", "torch.autograd.function",
+                         "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
+                         "torch.optim.lr_scheduler"})
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
-_ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
-_ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
+ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
+ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "
                     "as in x.requires_grad = True")
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
 # PyTorch's documented saved tensors on a node: the only names starting with '_' a program may read
 SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_saved_exponent", "_saved_mat2",
                               "_saved_tensor"})
+# The one dunder a program may read: a type's or function's name (`type(e).__name__`), and the module's
+# `__name__` ("__main__"); it is a string, and reading it runs nothing.
+READABLE_DUNDER = "__name__"
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult})
 _UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not})
-_COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot})
+_COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In,
+                          ast.NotIn})
 _BOOLEAN_OPERATORS = frozenset({ast.And, ast.Or})
 
 # Only to *name* an operator in a refusal; whether it is allowed is decided by the sets above.
@@ -69,33 +75,13 @@ _OPERATOR_HINTS: dict[str, str] = {
     "~": "to negate a condition write 'not'",
 }
 
-_SET_OR_DICT_COMPREHENSION = ("set and dict comprehensions are not supported",
-                               "use a list comprehension: [f(v) for v in values]")
 _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.AsyncFunctionDef: ("async functions are not supported", None),
-    ast.ClassDef: ("class definitions are not supported",
-                   "build a model from layers instead: model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), "
-                   "nn.Linear(8, 1)), or write functions (def) that take the tensors they need"),
-    ast.Delete: ("'del' statements are not supported", "assign None to the name, or let it be"),
-    ast.AnnAssign: ("type annotations are not supported", "write 'x = value' without ': type'"),
     ast.AsyncFor: ("'async for' loops are not supported", None),
     ast.AsyncWith: ("'async with' statements are not supported", None),
     ast.Match: ("'match' statements are not supported", "use if / elif / else"),
-    ast.Raise: ("'raise' statements are not supported", "use assert to stop with a message"),
-    ast.Try: ("'try' statements are not supported",
-              "errors stop a gradcli program; check values with if or assert instead"),
-    ast.TryStar: ("'try' statements are not supported", None),
-    ast.Global: ("'global' statements are not supported",
-                 "pass the value in as an argument and return the new value"),
-    ast.Nonlocal: ("'nonlocal' statements are not supported",
-                   "pass the value in as an argument and return the new value"),
-    ast.SetComp: _SET_OR_DICT_COMPREHENSION,
-    ast.DictComp: _SET_OR_DICT_COMPREHENSION,
-    ast.Dict: ("dict literals are not supported", None),
-    ast.Set: ("set literals are not supported", None),
+    ast.TryStar: ("'try' with 'except*' is not supported", "write 'except TYPE:'"),
     ast.NamedExpr: ("assignment expressions (':=') are not supported", "assign on a line of its own"),
-    ast.Starred: ("starred expressions ('*x') are not supported", None),
-    ast.Yield: ("'yield' is not supported", "build a list and return it"),
     ast.YieldFrom: ("'yield from' is not supported", None),
     ast.Await: ("'await' is not supported", None),
 }
@@ -267,6 +253,7 @@ class _Checker:
         self.filename = filename
         self.loops = 0
         self.functions = 0
+        self.lambdas = 0
 
     def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
                kind: type[GradcliError] = NotAllowedError,
@@ -335,12 +322,14 @@ class _Checker:
         raise self.refuse(node, f"operator '{symbol}{suffix}' is not supported", _OPERATOR_HINTS.get(symbol),
                           span=span)
 
-    def identifier(self, name: str, node: ast.AST) -> None:
-        if name.startswith("__"):
+    def identifier(self, name: str, node: ast.AST, reading: bool = False) -> None:
+        if name.startswith("__") and not (reading and name == READABLE_DUNDER):
             raise self.refuse(node, f"name '{name}' is not available", _LISTED_BY_OPS)
 
     def attribute_name(self, node: ast.Attribute) -> None:
-        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES:
+        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or \
+                node.attr == READABLE_DUNDER and isinstance(node.ctx, ast.Load) or \
+                class_syntax.through_super(node):
             return
         span = None
         start = node.end_col_offset - len(node.attr)
@@ -360,18 +349,19 @@ class _Checker:
         if isinstance(node, ast.Name):
             self.identifier(node.id, node)
         elif isinstance(node, (ast.Tuple, ast.List)):
+            if sum(isinstance(e, ast.Starred) for e in node.elts) > 1:
+                raise self.refuse(node, "multiple starred expressions in assignment", kind=ParseError)
             for element in node.elts:
                 self.target(element, depth + 1, unpacking=True)
         elif isinstance(node, ast.Attribute) and not unpacking:
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
-            if node.attr not in _ASSIGNABLE_ATTRIBUTES:
-                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported",
-                                  _ASSIGNABLE_HINT)
+            if node.attr.startswith("_"):
+                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", ASSIGNABLE_HINT)
         elif isinstance(node, ast.Subscript) and not unpacking:
             self.subscript(node, depth + 1)
-        elif isinstance(node, ast.Starred):
-            raise self.refuse(node, "starred assignment ('*rest') is not supported")
+        elif isinstance(node, ast.Starred) and unpacking:
+            self.target(node.value, depth + 1, unpacking=True)
         elif unpacking:
             raise self.refuse(node, "only names can be unpacked into", "unpack into names: a, (b, c) = ...")
         else:
@@ -401,23 +391,36 @@ class _Checker:
         self.expression(node.iter, depth)
         self.loop_body(node, depth, "for")
 
-    def function_def(self, node: ast.FunctionDef, depth: int) -> None:
+    def class_def(self, node: ast.ClassDef, depth: int) -> None:
+        """What a class may say is decided by `class_syntax.refusal`; its methods are checked as functions."""
+        refused = class_syntax.refusal(node)
+        if refused is not None:
+            where, message, hint = refused
+            raise self.refuse(where, message, hint)
+        for base in node.bases:
+            self.expression(base, depth)
+        for statement in node.body:
+            if isinstance(statement, ast.FunctionDef):
+                self.function_def(statement, depth, method=True)
+            else:
+                self.statement(statement, depth)
+
+    def function_def(self, node: ast.FunctionDef, depth: int, method: bool = False) -> None:
         for decorator in node.decorator_list:
             self.expression(decorator, depth)
-        self.identifier(node.name, node)
+        if not method:
+            self.identifier(node.name, node)
         self.arguments(node.args, node, depth)
-        loops, self.loops = self.loops, 0
+        loops, lambdas, self.loops, self.lambdas = self.loops, self.lambdas, 0, 0
         self.functions += 1
         self.block(node.body, depth)
         self.functions -= 1
-        self.loops = loops
+        self.loops, self.lambdas = loops, lambdas
 
     def arguments(self, args: ast.arguments, node: ast.AST, depth: int) -> None:
         """Parameters are names with optional defaults; annotations are never evaluated, so never checked."""
-        if args.kwarg is not None:
-            raise self.refuse(args.kwarg, "keyword collection ('**kwargs') is not supported",
-                              "name the keyword parameters: def f(x, scale=1.0)")
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, *([args.vararg] if args.vararg else [])]:
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, *([args.vararg] if args.vararg else []),
+                    *([args.kwarg] if args.kwarg else [])]:
             self.identifier(arg.arg, arg)
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self.expression(default, depth)
@@ -454,6 +457,51 @@ class _Checker:
         self.expression(node.test, depth)
         if node.msg is not None:
             self.expression(node.msg, depth)
+
+    def ann_assign(self, node: ast.AnnAssign, depth: int) -> None:
+        """`x: T = v`: the annotation is never checked, since it is never evaluated (it cannot run code)."""
+        if not isinstance(node.target, (ast.Name, ast.Subscript)):
+            raise self.refuse(node.target, "an annotated assignment names one variable or item",
+                              "write 'x: T = value'")
+        self.target(node.target, depth)
+        if node.value is not None:
+            self.expression(node.value, depth)
+
+    def try_(self, node: ast.Try, depth: int) -> None:
+        self.block(node.body, depth)
+        for handler in node.handlers:
+            self.bound(handler, depth)
+            if handler.type is not None:
+                self.expression(handler.type, depth + 1)
+            if handler.name is not None:
+                self.identifier(handler.name, handler)
+            self.block(handler.body, depth + 1)
+        self.block(node.orelse, depth)
+        self.block(node.finalbody, depth)
+
+    def raise_(self, node: ast.Raise, depth: int) -> None:
+        for part in (node.exc, node.cause):
+            if part is not None:
+                self.expression(part, depth)
+
+    def declaration(self, node: ast.Global | ast.Nonlocal, depth: int) -> None:
+        if isinstance(node, ast.Nonlocal) and not self.functions:
+            raise self.refuse(node, "nonlocal declaration not allowed at module level", kind=ParseError)
+        for name in node.names:
+            self.identifier(name, node)
+
+    def delete(self, node: ast.Delete, depth: int) -> None:
+        for target in node.targets:
+            self.bound(target, depth)
+            if isinstance(target, ast.Name):
+                self.identifier(target.id, target)
+            elif isinstance(target, ast.Subscript):
+                self.subscript(target, depth + 1)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                self.delete(ast.Delete(targets=target.elts), depth + 1)
+            else:
+                raise self.refuse(target, f"'del' of '{_in_words(type(target).__name__)}' is not supported",
+                                  "del removes names and items: del x, del d[key]")
 
     def pass_(self, node: ast.Pass, depth: int) -> None:
         """Nothing to check: `pass` has no parts."""
@@ -497,11 +545,27 @@ class _Checker:
         raise self.refuse(node, message)
 
     def name(self, node: ast.Name, depth: int) -> None:
-        self.identifier(node.id, node)
+        self.identifier(node.id, node, reading=isinstance(node.ctx, ast.Load))
 
-    def sequence(self, node: ast.List | ast.Tuple, depth: int) -> None:
+    def sequence(self, node: ast.List | ast.Tuple | ast.Set, depth: int) -> None:
         for element in node.elts:
-            self.expression(element, depth)
+            if isinstance(element, ast.Starred):
+                self.bound(element, depth)
+                self.expression(element.value, depth + 1)
+            else:
+                self.expression(element, depth)
+
+    def dict_(self, node: ast.Dict, depth: int) -> None:
+        for key, value in zip(node.keys, node.values):
+            if key is not None:  # None: `**other`
+                self.expression(key, depth)
+            self.expression(value, depth)
+
+    def yield_(self, node: ast.Yield, depth: int) -> None:
+        if not self.functions or self.lambdas:
+            raise self.refuse(node, "'yield' outside function", kind=ParseError)
+        if node.value is not None:
+            self.expression(node.value, depth)
 
     def unary(self, node: ast.UnaryOp, depth: int) -> None:
         self.operator(node, node.op, _UNARY_OPERATORS, None, node.operand)
@@ -554,8 +618,6 @@ class _Checker:
             if isinstance(argument, ast.Starred):
                 self.expression(argument.value, depth + 1)
             elif isinstance(argument, ast.keyword):
-                if argument.arg is None:
-                    raise self.refuse(argument, "keyword unpacking ('**kwargs') is not supported")
                 self.expression(argument.value, depth)
             else:
                 self.expression(argument, depth)
@@ -563,10 +625,13 @@ class _Checker:
     def lambda_(self, node: ast.Lambda, depth: int) -> None:
         self.arguments(node.args, node, depth)
         self.functions += 1
+        self.lambdas += 1
         self.expression(node.body, depth)
+        self.lambdas -= 1
         self.functions -= 1
 
-    def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> None:
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp,
+                      depth: int) -> None:
         for generator in node.generators:
             if generator.is_async:
                 raise self.refuse(node, "'async for' in a comprehension is not supported")
@@ -574,7 +639,11 @@ class _Checker:
             self.expression(generator.iter, depth)
             for condition in generator.ifs:
                 self.expression(condition, depth)
-        self.expression(node.elt, depth)
+        if isinstance(node, ast.DictComp):
+            self.expression(node.key, depth)
+            self.expression(node.value, depth)
+        else:
+            self.expression(node.elt, depth)
 
     def f_string(self, node: ast.JoinedStr, depth: int) -> None:
         for part in node.values:
@@ -613,8 +682,15 @@ _STATEMENTS: dict[type[ast.AST], _Check] = {
     ast.Import: _Checker.import_,
     ast.ImportFrom: _Checker.import_from,
     ast.FunctionDef: _Checker.function_def,
+    ast.ClassDef: _Checker.class_def,
     ast.Return: _Checker.return_,
     ast.With: _Checker.with_,
+    ast.AnnAssign: _Checker.ann_assign,
+    ast.Try: _Checker.try_,
+    ast.Raise: _Checker.raise_,
+    ast.Global: _Checker.declaration,
+    ast.Nonlocal: _Checker.declaration,
+    ast.Delete: _Checker.delete,
 }
 
 _EXPRESSIONS: dict[type[ast.AST], _Check] = {
@@ -634,4 +710,9 @@ _EXPRESSIONS: dict[type[ast.AST], _Check] = {
     ast.ListComp: _Checker.comprehension,
     ast.GeneratorExp: _Checker.comprehension,
     ast.JoinedStr: _Checker.f_string,
+    ast.Set: _Checker.sequence,
+    ast.Dict: _Checker.dict_,
+    ast.SetComp: _Checker.comprehension,
+    ast.DictComp: _Checker.comprehension,
+    ast.Yield: _Checker.yield_,
 }

@@ -14,21 +14,31 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.data import DataLoader, Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList
-from gradcli.engine.nn import Sequential
+from gradcli.engine.layers import ModuleDict
+from gradcli.engine.nn import ModuleList, Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
+from gradcli.lang import containers
+from gradcli.lang import type_tests
+from gradcli.lang.exceptions import EXCEPTIONS, raise_python
 from gradcli.lang.formatting import to_repr, to_str
-from gradcli.lang.limits import check_list, check_string
+from gradcli.lang.generators import ProgramGenerator
+from gradcli.lang.limits import Lazy, check_list, check_string, count_step
 
 _SEQUENCES = (list, tuple, range, str)
 _ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict)  # torch objects a for loop and len() take
+_ITERATORS = (Lazy, ProgramGenerator)
+"""Iterators that produce their items one at a time (each a step of the budget where it is made)."""
 
 
 def iterate(value: Any) -> Iterator[Any]:
     """What `for v in value` visits: a sequence's items, a tensor's slices along its first dimension."""
     if isinstance(value, (*_SEQUENCES, *_ENGINE_ITERABLES)):
         return iter(value)
+    if isinstance(value, _ITERATORS):
+        return value
+    if isinstance(value, (dict, set)):
+        return iter(list(value))  # a snapshot: the loop may change the dict
     if isinstance(value, Tensor):
         if value.ndim == 0:
             raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
@@ -38,17 +48,36 @@ def iterate(value: Any) -> Iterator[Any]:
 
 
 def items(value: Any) -> list:
-    """`list(value)`, refusing a list past the limit before it is built."""
-    if isinstance(value, (*_SEQUENCES, Tensor)) and not (isinstance(value, Tensor) and value.ndim == 0):
+    """`list(value)`, refusing a list past the limit before it is built (or, for an iterator, as it grows)."""
+    if isinstance(value, _ITERATORS):
+        out: list = []
+        for item in value:
+            check_list(len(out) + 1)
+            out.append(item)
+        return out
+    if isinstance(value, (*_SEQUENCES, Tensor, dict, set)) and not (isinstance(value, Tensor) and value.ndim == 0):
         check_list(len(value))
     return list(iterate(value))
 
 
-def zip_(*iterables: Any) -> list[tuple]:
+def consume(value: Any) -> Iterator[Any]:
+    """The items a builtin that reduces an iterable (sum, any, min...) visits: a range's count as steps,
+    as an iterator's do where they are made, since nothing else bounds them (sum(range(10**12)))."""
+    if isinstance(value, range):
+        return Lazy(iter(value))
+    return iterate(value)
+
+
+def zip_(*iterables: Any) -> list[tuple] | Lazy:
+    """A list of tuples, as gradcli has always given; lazy when one of them is an iterator (zip(count(), xs))."""
+    if py.any(isinstance(v, _ITERATORS) for v in iterables):
+        return Lazy(py.zip(*(iterate(v) for v in iterables)))
     return list(py.zip(*(items(v) for v in iterables)))
 
 
-def enumerate_(iterable: Any, start: int = 0) -> list[tuple[int, Any]]:
+def enumerate_(iterable: Any, start: int = 0) -> list[tuple[int, Any]] | Lazy:
+    if isinstance(iterable, _ITERATORS):
+        return Lazy(py.enumerate(iterable, start))
     return list(py.enumerate(items(iterable), start))
 
 
@@ -76,8 +105,57 @@ def bool_(value: Any = False) -> bool:
     return bool(value)
 
 
-def reversed_(sequence: Any) -> list:
-    return items(sequence)[::-1]
+def reversed_(sequence: Any) -> Lazy:
+    return Lazy(iter(items(sequence)[::-1]))
+
+
+def iter_(value: Any) -> Lazy | ProgramGenerator:
+    return value if isinstance(value, _ITERATORS) else Lazy(iterate(value))
+
+
+_NO_DEFAULT = object()
+
+
+def next_(iterator: Any, default: Any = _NO_DEFAULT) -> Any:
+    if not isinstance(iterator, _ITERATORS):
+        raise_python("TypeError", f"'{_type_name(iterator)}' object is not an iterator")
+    try:
+        return next(iterator)
+    except StopIteration:
+        if default is _NO_DEFAULT:
+            raise_python("StopIteration")
+        return default
+
+
+def map_(fn: Any, *iterables: Any) -> Lazy:
+    if not iterables:
+        raise ArgumentError("map() must have at least two arguments", hint="map(f, values)")
+    return Lazy(py.map(fn, *(iterate(v) for v in iterables)))
+
+
+def filter_(fn: Any, iterable: Any) -> Lazy:
+    test = bool if fn is None else fn
+    return Lazy(v for v in iterate(iterable) if test(v))
+
+
+def divmod_(a: Any, b: Any) -> tuple:
+    if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in (a, b)):
+        raise ArgumentError("divmod() takes two numbers")
+    if b == 0:
+        raise_python("ZeroDivisionError", "integer division or modulo by zero")
+    return py.divmod(a, b)
+
+
+def chr_(code: Any) -> str:
+    if not isinstance(code, (int, np.integer)) or not 0 <= code <= 0x10FFFF:
+        raise_python("ValueError", "chr() arg not in range(0x110000)")
+    return chr(int(code))
+
+
+def ord_(text: Any) -> int:
+    if not isinstance(text, str) or len(text) != 1:
+        raise_python("TypeError", "ord() expected a character")
+    return ord(text)
 
 
 def _ordered(pick: Callable[..., Any], values: list, word: str, **options: Any) -> Any:
@@ -95,11 +173,11 @@ def sorted_(iterable: Any, reverse: bool = False) -> list:
 
 
 def any_(iterable: Any) -> bool:
-    return py.any(bool(v) for v in iterate(iterable))
+    return py.any(bool(v) for v in consume(iterable))
 
 
 def all_(iterable: Any) -> bool:
-    return py.all(bool(v) for v in iterate(iterable))
+    return py.all(bool(v) for v in consume(iterable))
 
 
 def range_(*args: Any) -> range:
@@ -140,7 +218,7 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, *_ENGINE_ITERABLES)):
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *_ENGINE_ITERABLES)):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "
                                                                                  "and strings")
@@ -156,7 +234,7 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
     if isinstance(iterable, str) or isinstance(start, str):
         raise ArgumentError("sum() can't sum strings", hint="join them: ''.join(parts)")
     total = start
-    for value in iterate(iterable):
+    for value in consume(iterable):
         if not isinstance(value, (Tensor, int, float, np.integer, np.floating)):
             raise ArgumentError(f"sum() adds numbers and tensors, not a {_type_name(value)}",
                                 hint="make a tensor of the list first: torch.tensor(values).sum()")
@@ -167,10 +245,11 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
 def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str) -> Callable[..., Any]:
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple, range)):
-            if not args[0]:
-                raise ArgumentError(f"{word}() arg is an empty sequence")
-            return _ordered(pick, list(args[0]), word)
+        if len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)):
+            values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
+            if not values:
+                raise_python("ValueError", f"{word}() arg is an empty sequence")
+            return _ordered(pick, values, word)
         if len(args) >= 2 and not kwargs and py.all(isinstance(a, (int, float)) for a in args):
             return pick(args)
         return tensor_fn(*args, **kwargs)
@@ -195,4 +274,8 @@ PYTHON: dict[str, Callable[..., Any]] = {
     "zip": zip_, "enumerate": enumerate_, "list": list_, "tuple": tuple_, "str": str_, "repr": repr_, "bool": bool_,
     "reversed": reversed_, "sorted": sorted_, "any": any_, "all": all_, "len": len_,
     "sum": sum_, "max": max_, "min": min_, "range": range_, "float": float_, "int": int_,
+    "dict": containers.dict_, "set": containers.set_, "frozenset": containers.set_,
+    "isinstance": type_tests.isinstance_, "issubclass": type_tests.issubclass_, "type": type_tests.type_,
+    "callable": type_tests.callable_, "id": id, "iter": iter_, "next": next_, "map": map_, "filter": filter_,
+    "divmod": divmod_, "chr": chr_, "ord": ord_, **EXCEPTIONS,
 }

@@ -13,6 +13,7 @@ import inspect
 from typing import Any, Callable
 
 from gradcli.errors import ArgumentError
+from gradcli.lang.generators import is_generator
 
 
 class Scope:
@@ -38,6 +39,7 @@ class UserFunction:
         self.signature = signature
         self.scope = scope
         self.local_names = local_names(node) if names is None else names
+        self.generator = is_generator(node)
         self._run = run
         params = list(signature.parameters.values())
         # A call with positions only, of a function with positional parameters only, binds without
@@ -83,6 +85,8 @@ def signature(args: ast.arguments, defaults: list[Any], kw_defaults: list[Any]) 
         params.append(P(args.vararg.arg, P.VAR_POSITIONAL))
     params += [P(a.arg, P.KEYWORD_ONLY, default=P.empty if d is REQUIRED else d)
                for a, d in zip(args.kwonlyargs, kw_defaults)]
+    if args.kwarg is not None:
+        params.append(P(args.kwarg.arg, P.VAR_KEYWORD))
     return inspect.Signature(params)
 
 
@@ -94,26 +98,32 @@ def local_names(node: ast.FunctionDef | ast.Lambda) -> frozenset[str]:
     """Parameters and every name the body binds, not looking into nested functions or comprehensions."""
     args = node.args
     names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    if args.vararg is not None:
-        names.add(args.vararg.arg)
+    for collected in (args.vararg, args.kwarg):
+        if collected is not None:
+            names.add(collected.arg)
     if isinstance(node, ast.Lambda):
         return frozenset(names)
+    declared: set[str] = set()
     stack: list[ast.AST] = list(node.body)
     while stack:
         item = stack.pop()
         if isinstance(item, ast.FunctionDef):
             names.add(item.name)
             continue
-        if isinstance(item, (ast.Lambda, ast.ListComp, ast.GeneratorExp)):
+        if isinstance(item, (ast.Global, ast.Nonlocal)):
+            declared.update(item.names)
+        if isinstance(item, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             continue
+        if isinstance(item, ast.ExceptHandler) and item.name:
+            names.add(item.name)
         if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store):
             names.add(item.id)
         elif isinstance(item, ast.alias):
             names.add(item.asname or item.name.split(".")[0])
         stack.extend(ast.iter_child_nodes(item))
-    return frozenset(names)
+    return frozenset(names - declared)
 
 
 def _shown(sig: inspect.Signature) -> str:
-    return "(" + ", ".join(("*" if p.kind is p.VAR_POSITIONAL else "") + p.name + ("" if p.default is p.empty else "=...")
+    return "(" + ", ".join(("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + p.name + ("" if p.default is p.empty else "=...")
                            for p in sig.parameters.values()) + ")"

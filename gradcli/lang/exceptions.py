@@ -1,0 +1,151 @@
+"""The exceptions a program can raise and catch: Python's types as values, never Python's own classes.
+
+`ValueError`, `RuntimeError`, ... are `ExceptionType` objects: calling one makes an
+`ExceptionValue`, `raise` throws it inside a `RaisedError` (a `GradcliError`, so an uncaught one
+ends the program as a user error with its caret), and `except T` matches by `ExceptionType.covers`.
+gradcli's own errors are caught as the Python type PyTorch would raise (a shape mismatch is a
+`RuntimeError` whose text is PyTorch's); `python_value` decides which.
+
+What can never be caught: a limit (`LimitError`: steps, time, sizes, depth, recursion) and a
+refusal (`NotAllowedError`), whatever the `except` names, bare or `BaseException`; see `catchable`.
+
+Types are values with a name and bases (`ProgramType`), so a user class (lang/classes.py) can
+subclass `Exception` by making an `ExceptionType` whose base is it, and `isinstance` treats the
+program's types and gradcli's stand-ins for Python's (`int`, `torch.Tensor`) alike.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gradcli.errors import (ArgumentError, BackwardError, DtypeError, GradcliError, InputSpecError, LimitError,
+                            NameLookupError, NotAllowedError, ProgramAssertionError, ShapeError, ValueDomainError)
+
+
+class ProgramType:
+    """A type a program can name: `isinstance(v, T)`, `issubclass(S, T)`, `type(v)`, `T.__name__`."""
+
+    name: str = "object"
+    bases: tuple["ProgramType", ...] = ()
+
+    def covers(self, value: Any) -> bool:
+        """isinstance(value, self)."""
+        raise NotImplementedError
+
+    def includes(self, other: "ProgramType") -> bool:
+        """issubclass(other, self): self is other or one of its bases, transitively."""
+        stack = [other]
+        while stack:
+            kind = stack.pop()
+            if kind is self:
+                return True
+            stack.extend(kind.bases)
+        return False
+
+
+class ExceptionType(ProgramType):
+    """`ValueError` and its kind: calling it makes the exception value a `raise` throws."""
+
+    def __init__(self, name: str, base: "ExceptionType | None") -> None:
+        self.name = self.__name__ = name
+        self.bases = (base,) if base is not None else ()
+
+    def __call__(self, *args: Any) -> "ExceptionValue":
+        return ExceptionValue(self, args)
+
+    def covers(self, value: Any) -> bool:
+        return isinstance(value, ExceptionValue) and self.includes(value.type)
+
+    def __repr__(self) -> str:
+        return f"<class '{self.name}'>"
+
+
+class ExceptionValue:
+    """One exception: its type and arguments (`e.args`); `str(e)` and `repr(e)` as Python writes them."""
+
+    def __init__(self, kind: ExceptionType, args: tuple, origin: GradcliError | ProgramAssertionError | None = None
+                 ) -> None:
+        self.type = kind
+        self.args = tuple(args)
+        self.origin = origin
+        """The gradcli error this value stands for when one was caught, re-raised as itself."""
+
+    def __str__(self) -> str:
+        from gradcli.lang.formatting import to_repr, to_str
+        if not self.args:
+            return ""
+        if len(self.args) == 1:
+            only = self.args[0]
+            return to_repr(only) if self.type.name == "KeyError" else to_str(only)
+        return to_repr(self.args)
+
+    def __repr__(self) -> str:
+        from gradcli.lang.formatting import to_repr
+        inner = to_repr(self.args)
+        return f"{self.type.name}({inner[1:-2] if len(self.args) == 1 else inner[1:-1]})"
+
+
+class RaisedError(GradcliError):
+    """An exception the program raised (or a caught one raised again) that nothing caught."""
+
+    kind = "exception"
+
+    def __init__(self, value: ExceptionValue) -> None:
+        text = str(value)
+        super().__init__(f"{value.type.name}: {text}" if text else value.type.name)
+        self.value = value
+
+
+def _hierarchy() -> dict[str, ExceptionType]:
+    """Python's built-in exception types that tutorials raise and catch, with Python's bases."""
+    table: dict[str, ExceptionType] = {}
+    for name, base in [("BaseException", None), ("Exception", "BaseException"), ("ArithmeticError", "Exception"),
+                       ("ZeroDivisionError", "ArithmeticError"), ("OverflowError", "ArithmeticError"),
+                       ("LookupError", "Exception"), ("IndexError", "LookupError"), ("KeyError", "LookupError"),
+                       ("RuntimeError", "Exception"), ("NotImplementedError", "RuntimeError"),
+                       ("ValueError", "Exception"), ("TypeError", "Exception"), ("NameError", "Exception"),
+                       ("AttributeError", "Exception"), ("AssertionError", "Exception"),
+                       ("StopIteration", "Exception"), ("ImportError", "Exception"),
+                       ("ModuleNotFoundError", "ImportError"), ("Warning", "Exception"),
+                       ("UserWarning", "Warning"), ("DeprecationWarning", "Warning"),
+                       ("RuntimeWarning", "Warning"), ("UnicodeError", "ValueError")]:
+        table[name] = ExceptionType(name, table[base] if base else None)
+    return table
+
+
+EXCEPTIONS: dict[str, ExceptionType] = _hierarchy()
+
+
+def raise_python(name: str, *args: Any) -> None:
+    """Raise the program's own exception `name(*args)` (a KeyError of a dict, a StopIteration of next)."""
+    raise RaisedError(EXCEPTIONS[name](*args))
+
+
+def catchable(exc: BaseException) -> bool:
+    """Whether any `except` may see `exc`: never a limit or a refusal, never one of gradcli's own bugs."""
+    return isinstance(exc, (GradcliError, ProgramAssertionError)) and not isinstance(exc, (LimitError,
+                                                                                          NotAllowedError))
+
+
+def python_value(exc: GradcliError | ProgramAssertionError) -> ExceptionValue:
+    """The exception a program's `except` sees for a catchable error: PyTorch's type and text."""
+    if isinstance(exc, RaisedError):
+        return exc.value
+    if isinstance(exc, ProgramAssertionError):
+        return ExceptionValue(EXCEPTIONS["AssertionError"], () if exc.message is None else (exc.message,), exc)
+    return ExceptionValue(EXCEPTIONS[_python_name(exc)], (exc.message,), exc)
+
+
+def _python_name(exc: GradcliError) -> str:
+    message = exc.message
+    if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
+        return "RuntimeError"
+    if isinstance(exc, NameLookupError):
+        return "AttributeError" if message.startswith(("attribute", "cannot import")) else "NameError"
+    if isinstance(exc, ValueDomainError):
+        return "ZeroDivisionError" if "division by zero" in message else \
+            "OverflowError" if "too large" in message else "ValueError"
+    if isinstance(exc, ArgumentError):
+        return "IndexError" if "out of range" in message else "TypeError"
+    if isinstance(exc, InputSpecError):
+        return "ValueError"
+    return "RuntimeError"

@@ -1,0 +1,101 @@
+"""`isinstance`, `issubclass`, `type` and `callable` over the names a program has for types.
+
+A program never holds a Python class: `int`, `list`, `torch.Tensor`, `nn.Linear` are gradcli's
+callables that stand in for them, and `Exception` and its kind are `ProgramType`s (as a user's
+class will be). `isinstance(v, T)` asks a `ProgramType` itself, and maps a stand-in to the Python
+types it means; `type(v)` gives back the stand-in, so `type(x) is int` and `type(e).__name__` read
+as in Python.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from gradcli.errors import ArgumentError
+from gradcli.lang.exceptions import ExceptionValue, ProgramType
+
+
+@functools.cache
+def _stand_ins() -> dict[int, tuple[str, tuple[type, ...], Any]]:
+    """id(stand-in) -> (Python's name, the Python types it covers, the stand-in)."""
+    from gradcli.engine import creation as C
+    from gradcli.engine import nn
+    from gradcli.engine.tensor import Tensor
+    from gradcli.lang import builtins as B
+    from gradcli.lang import containers
+    from gradcli.lang import python_builtins as P
+    table: dict[int, tuple[str, tuple[type, ...], Any]] = {}
+    for fn, name, types in [(P.PYTHON["int"], "int", (int, np.integer)), (P.PYTHON["float"], "float", (float, np.floating)),
+                            (P.PYTHON["bool"], "bool", (bool, np.bool_)), (P.PYTHON["str"], "str", (str,)),
+                            (P.PYTHON["list"], "list", (list,)), (P.PYTHON["tuple"], "tuple", (tuple,)),
+                            (P.PYTHON["range"], "range", (range,)), (containers.dict_, "dict", (dict,)),
+                            (containers.set_, "set", (set,)), (C.float_tensor, "Tensor", (Tensor,))]:
+        table[id(fn)] = (name, types, fn)
+    for namespace in (B.NN, B.OPTIM):
+        for member in namespace.members.values():
+            cls = getattr(member, "__wrapped__", None)
+            if isinstance(cls, type):
+                table[id(member)] = (cls.__name__, (cls,), member)
+    if isinstance(nn.Parameter, type):
+        table[id(B.NN.members["Parameter"])] = ("Parameter", (nn.Parameter,), B.NN.members["Parameter"])
+    return table
+
+
+def stand_in_name(value: Any) -> str | None:
+    known = _stand_ins().get(id(value))
+    return None if known is None else known[0]
+
+
+def _covers(kind: Any, value: Any) -> bool:
+    if isinstance(kind, ProgramType):
+        return kind.covers(value)
+    known = _stand_ins().get(id(kind))
+    if known is None:
+        raise ArgumentError("isinstance() arg 2 must be a type, a tuple of types, or a union",
+                            hint="e.g. isinstance(x, torch.Tensor) or isinstance(n, (int, float))")
+    if known[0] == "int" and isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, known[1])
+
+
+def isinstance_(value: Any, kinds: Any) -> bool:
+    return any(_covers(kind, value) for kind in (kinds if isinstance(kinds, tuple) else (kinds,)))
+
+
+def issubclass_(kind: Any, kinds: Any) -> bool:
+    if not isinstance(kind, ProgramType) and id(kind) not in _stand_ins():
+        raise ArgumentError("issubclass() arg 1 must be a class")
+    for other in kinds if isinstance(kinds, tuple) else (kinds,):
+        if isinstance(other, ProgramType) and isinstance(kind, ProgramType):
+            if other.includes(kind):
+                return True
+        elif other is kind:
+            return True
+        elif id(other) in _stand_ins() and id(kind) in _stand_ins():
+            if issubclass(_stand_ins()[id(kind)][1][0], _stand_ins()[id(other)][1]):
+                return True
+    return False
+
+
+def type_(value: Any) -> Any:
+    """`type(value)`: the program's own name for its type."""
+    if isinstance(value, ExceptionValue):
+        return value.type
+    best = None
+    for name, types, fn in _stand_ins().values():
+        if type(value) in types or isinstance(value, types) and (best is None or issubclass(types[0], best[1][0])):
+            if type(value) in types:
+                return fn
+            best = (name, types, fn)
+    if best is not None:
+        return best[2]
+    raise ArgumentError(f"type() of a {type(value).__name__} is not available",
+                        hint="test types with isinstance(x, torch.Tensor), isinstance(n, int)")
+
+
+def callable_(value: Any) -> bool:
+    from gradcli.engine.tensor import Tensor
+    from gradcli.lang.builtins import Namespace
+    return callable(value) and not isinstance(value, (Tensor, Namespace))
