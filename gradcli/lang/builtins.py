@@ -280,31 +280,6 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
 
 
-# Python's math module: numbers in, numbers out
-def _math(name: str) -> Callable[..., Any]:
-    """`math.NAME` on numbers (and one-element tensors, as Python's math takes them), errors as gradcli's."""
-    fn = getattr(math, name)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        values = [float(a) if isinstance(a, Tensor) else a for a in args]
-        if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in [*values, *kwargs.values()]):
-            raise ArgumentError(f"math.{name}() takes numbers", hint=f"for a tensor use torch's: x.{name}()")
-        try:
-            return fn(*values, **kwargs)
-        except ValueError:
-            raise ValueDomainError(f"math domain error: math.{name} of {', '.join(map(repr, values))}",
-                                   hint="check the values that reach this line") from None
-    call.__name__ = name
-    call.__doc__ = fn.__doc__
-    return call
-
-
-_MATH_FUNCTIONS = ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
-                   "atan", "atan2", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "fabs", "pow", "hypot",
-                   "copysign", "fmod", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose")
-MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
-                          "pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan})
-
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
@@ -312,7 +287,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
@@ -393,7 +368,8 @@ def _attribute_names(value: Any) -> frozenset:
         return DEVICE_ATTRIBUTES
     if isinstance(value, RemovableHandle):
         return HANDLE_ATTRIBUTES
-    return frozenset()
+    listed = getattr(type(value), "program_attributes", None)  # a facade's objects list their own
+    return listed if isinstance(listed, frozenset) else frozenset()
 
 
 # -- string and list methods, devices, hook handles --------------------------------------------
@@ -516,3 +492,14 @@ def takes_device(func: Any) -> bool:
 
 
 check_device = D.check_device
+
+
+def _standard_modules() -> None:
+    """`math` and `np.random` are facades (lang/stdlib), reachable from here as Python and NumPy reach them."""
+    from gradcli.lang.stdlib.math_module import MATH
+    from gradcli.lang.stdlib.numpy_random import NUMPY_RANDOM
+    MODULES["math"] = MATH
+    NUMPY.members["random"] = NUMPY_RANDOM
+
+
+_standard_modules()

@@ -59,8 +59,13 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         inner = ", ".join(parts)
         if isinstance(value, list):
             return "[" + inner + "]"
-        prefix = type(value).__name__ if hasattr(value, "_fields") else ""
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None and len(fields) == len(parts) and type(value).__module__.startswith("gradcli.lang"):
+            inner = ", ".join(f"{name}={part}" for name, part in zip(fields, parts))
+        prefix = type(value).__name__ if fields is not None else ""
         return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
+    if isinstance(value, (dict, set)) and type(value) not in (dict, set):
+        return repr(value)  # a collections facade's kind writes its own (bounded the same way)
     if isinstance(value, (dict, set)):
         budget = budget if budget is not None else [MAX_STRING]
         if not value:

@@ -38,6 +38,7 @@ from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
+from gradcli.lang import stdlib
 from gradcli.lang.exceptions import RaisedError
 from gradcli.lang.generators import ProgramGenerator, is_generator
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -139,12 +140,15 @@ class Interpreter:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         ACTIVE.append(self.budget)
+        stdlib.PRINTERS.append(self._show_text)
+        stdlib.reset_all()
         try:
             body = self._block(tree.body)
             self.budget.start()
             body()
         finally:
             ACTIVE.pop()
+            stdlib.PRINTERS.pop()
             for generator in self.generators:
                 generator.close()
             sys.setrecursionlimit(limit)
@@ -500,6 +504,9 @@ class Interpreter:
         return import_
 
     def _import_from(self, node: ast.ImportFrom) -> Callable[[], None]:
+        if node.module == "__future__":
+            return _nothing  # accepted, no effect: gradcli already reads Python 3's meaning
+
         def import_from() -> None:
             module = _module(node.module or "")
             for alias in node.names:
@@ -1069,6 +1076,14 @@ class Interpreter:
             with self.budget.paused():
                 self.hooks.on_print(items, node.lineno)
 
+    def _show_text(self, text: str) -> None:
+        """What a facade prints (pprint, warnings.warn), as a print of the call that asked."""
+        site = self.call_sites[-1] if self.call_sites else None
+        if self.hooks.on_print is not None:
+            with self.budget.paused():
+                self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
+                                    site.lineno if site is not None else 0)
+
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
             raise ArgumentError(f"'{self.text(node.func)}' is not a function", hint="call functions and methods only")
@@ -1182,6 +1197,8 @@ _IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast
 
 def _module(name: str) -> "B.Namespace":
     module = B.MODULES.get(name)
+    if module is None and name in stdlib.NAMES:
+        return stdlib.facade(name)
     if module is None:
         raise NameLookupError(f"module '{name}' is not available in gradcli yet",
                               hint="available: " + ", ".join(sorted(B.MODULES)))

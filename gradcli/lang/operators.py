@@ -192,7 +192,8 @@ def truth(value: Any) -> bool:
         return value
     if isinstance(value, Tensor):
         return bool(value)
-    if isinstance(value, _TRUTHFUL):
+    if isinstance(value, _TRUTHFUL) or hasattr(type(value), "program_attributes") and \
+            hasattr(type(value), "__len__"):
         return bool(value)
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
@@ -218,6 +219,9 @@ def index(value: Any, key: Any) -> Any:
             raise_python("IndexError", f"{type_name(value)} index out of range")
     if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
         return value[int(key) if isinstance(key, Tensor) else key]
+    by_facade = getattr(type(value), "program_index", None)  # a facade's object that defines indexing
+    if by_facade is not None:
+        return by_facade(value, key)
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 

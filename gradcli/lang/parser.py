@@ -25,6 +25,7 @@ from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
 from gradcli.lang import class_syntax
+from gradcli.lang import stdlib
 from gradcli.source import BOM, position_of, split_lines
 from gradcli.source import span as span_of
 
@@ -36,11 +37,13 @@ _TOO_DEEP = f"expression nested too deeply (over {MAX_DEPTH} levels)"
 _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
-_IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.nn.init", "torch.optim", "numpy", "math", "torch.autograd.function",
-                         "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
-                         "torch.optim.lr_scheduler"})
-_IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
+_TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
+                            "torch.nn.init", "torch.optim", "numpy", "torch.autograd.function",
+                            "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
+                            "torch.optim.lr_scheduler"})
+_IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
+_IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \
+    " (under any alias) and of the standard modules " + ", ".join(sorted(stdlib.NAMES - {"numpy.random"}))
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
@@ -237,6 +240,9 @@ def _in_words(type_name: str) -> str:
 
 
 def _import_refusal(module: str) -> str:
+    reason = stdlib.REFUSED.get(module.split(".")[0])
+    if reason is not None:
+        return f"import of '{module}' is refused: {reason}; {_IMPORTS_ACCEPTED}"
     return f"import of '{module}' is not supported; {_IMPORTS_ACCEPTED}"
 
 
