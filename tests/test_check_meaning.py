@@ -10,6 +10,7 @@ import pytest
 import sympy as sp
 
 from gradcli.engine import ops as O
+from gradcli.engine import sliding
 from gradcli.check.calculus import Calculus, FloatEvaluator, float_pow
 from gradcli.check.meaning import Meaning
 
@@ -140,6 +141,21 @@ CASES.update({
                               {"weight": positive(3), "reduction": "mean"})],
     "binary_cross_entropy_with_logits": [((normal(2, 3), R.uniform(0, 1, (2, 3))),
                                           {"weight": None, "pos_weight": positive(3), "reduction": "sum"})],
+})
+# sliding windows (engine/sliding.py)
+_POOLED = normal(1, 2, 4, 5)
+CASES.update({
+    "unfold": [((normal(1, 2, 3, 3),), {"kernel": (2, 2), "dilation": (1, 1), "padding": ((1, 1), (0, 0)),
+                                        "stride": (1, 2)})],
+    "fold": [((normal(1, 8, 4),), {"output_size": (3, 3), "kernel": (2, 2), "dilation": (1, 1),
+                                   "padding": ((0, 0), (0, 0)), "stride": (1, 1)})],
+    "convolution": [((normal(1, 2, 4, 4), normal(4, 1, 2, 2), normal(4)), {"stride": (1, 2), "padding": ((1, 0), (0, 1)),
+                                                                          "dilation": (1, 1), "groups": 2}),
+                    ((normal(2, 1, 5), normal(2, 1, 2), 0.0), {"stride": (2,), "padding": ((0, 0),),
+                                                               "dilation": (2,), "groups": 1})],
+    "max_pool": [((_POOLED,), {"key": sliding.max_pool_at(_POOLED, (2, 2), (1, 1), ((1, 1), (0, 0)), (2, 2)),
+                               "kernel": (2, 2), "dilation": (1, 1), "padding": ((1, 1), (0, 0)), "stride": (2, 2)})],
+    "avg_pool": [((normal(1, 2, 4, 4),), {"kernel": (2, 2), "padding": ((1, 1), (1, 1)), "stride": (2, 2)})],
 })
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
 

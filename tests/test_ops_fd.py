@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import gradcli
 from gradcli.engine import functions as F
+from gradcli.engine import nn_conv as NC
 from gradcli.engine import nn_functional as NF
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import Node
@@ -373,6 +374,13 @@ CASES += [
     P(lambda a, b: NF.binary_cross_entropy_with_logits(a, b, pos_weight=gradcli.tensor([1.0, 2.0, 0.5])),
       [r(4, 3), r(4, 3, seed=1)], id="bce_with_logits"),
     P(lambda a, b: NF.kl_div(a, b.softmax(1), reduction="batchmean"), [r(4, 3), r(4, 3, seed=1)], id="kl_div"),
+    P(lambda x, w, b: NC.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2), [r(2, 2, 4, 4), r(4, 1, 2, 3), r(4)],
+      id="conv2d"),
+    P(lambda x, w: NC.conv1d(x, w, padding="same", dilation=2), [r(1, 2, 6), r(3, 2, 3)], id="conv1d-same"),
+    P(lambda x: NC.max_pool2d(x, 2, padding=1), [r(1, 2, 4, 5)], id="max_pool2d"),
+    P(lambda x: NC.avg_pool2d(x, 3, stride=2, padding=1), [r(1, 2, 5, 4)], id="avg_pool2d"),
+    P(lambda x: NC.fold(NC.unfold(x, 2, padding=1, stride=2).exp(), (3, 4), 2, padding=1, stride=2),
+      [r(1, 2, 3, 4)], id="unfold-fold"),
 ]
 
 # The forward rounds to float32, so finite differences need float32-sized steps and tolerances.

@@ -1573,3 +1573,16 @@ def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
 
 def constant_pad_nd(x: Tensor, pad: tuple[int, ...], value: float = 0.0) -> Tensor:
     return apply(O.CONSTANT_PAD, x, pad=tuple(pad), value=float(value))
+
+
+def im2col(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[tuple[int, int], ...],
+           stride: tuple[int, ...]) -> Tensor:
+    """Unfold (N, C, *spatial) into (N, C·∏kernel, ∏out): a convolution's and an unfold's primitive."""
+    return apply(O.IM2COL, x, kernel=kernel, dilation=dilation, padding=padding, stride=stride)
+
+
+def col2im(cols: Tensor, output_size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
+           padding: tuple[tuple[int, int], ...], stride: tuple[int, ...]) -> Tensor:
+    """Fold columns back into (N, C, *output_size), adding overlaps: im2col's transpose."""
+    return apply(O.COL2IM, cols, output_size=output_size, kernel=kernel, dilation=dilation, padding=padding,
+                 stride=stride)

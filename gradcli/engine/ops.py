@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.engine import special
+from gradcli.engine import sliding, special
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -1637,6 +1637,33 @@ _FILL_MAX = 1 << 12
 elements 4.5 against 14 µs, 4,000 10 against 14, 16,000 28 against 15."""
 
 
+# -- sliding windows: convolution, pooling, unfold/fold (the arithmetic is in engine/sliding.py) -------
+IM2COL = Op(name="unfold", node="Im2ColBackward0", forward=sliding.im2col,
+            vjps=(lambda ns, g, o, x, kernel, dilation, padding, stride:
+                  ns.col2im(g, tuple(x.shape[2:]), kernel, dilation, padding, stride),),
+            rule="fold the gradient back (col2im): each entry added where it was read", nests=False,
+            sym=lambda S, x, kernel, dilation, padding, stride: sliding.im2col(x, kernel, dilation, padding, stride,
+                                                                               S.number(0)))
+COL2IM = Op(name="fold", node="Col2ImBackward0", forward=sliding.col2im,
+            vjps=(lambda ns, g, o, x, output_size, kernel, dilation, padding, stride:
+                  ns.im2col(g, kernel, dilation, padding, stride),),
+            rule="unfold the gradient (im2col): each entry reads the position it was added to", nests=False,
+            sym=lambda S, x, output_size, kernel, dilation, padding, stride: sliding.col2im(
+                x, output_size, kernel, dilation, padding, stride, S.number(0)))
+CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
+                 vjps=(sliding.conv_vjp_input, sliding.conv_vjp_weight, sliding.conv_vjp_bias),
+                 rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
+                 nests=False, sym=sliding.conv_sym)
+MAX_POOL = Op(name="max_pool", node="MaxPool2DWithIndicesBackward0",
+              forward=lambda x, key, kernel, dilation, padding, stride: x[key],
+              vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride: ns.index_put(g, x.shape, key),),
+              rule="∂maxpool/∂xᵢ = [xᵢ is its window's first maximum]", saves=("",), nests=False,
+              sym=sliding.max_pool_sym, kink=sliding.max_pool_kink)
+AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_pool_forward,
+              vjps=(sliding.avg_pool_vjp,), rule="∂avgpool/∂xᵢ = Σ over the windows holding xᵢ of 1/|window|",
+              saves=("",), nests=False, sym=sliding.avg_pool_sym)
+
+
 class _NumpyNamespace:
     """The fast path for VJPs: plain NumPy with the tensor functions' names and signatures."""
 
@@ -1730,6 +1757,8 @@ class _NumpyNamespace:
     tanh = staticmethod(np.tanh)
     softplus = staticmethod(_softplus_forward)
     constant_pad_nd = staticmethod(_pad_forward)
+    im2col = staticmethod(sliding.im2col)
+    col2im = staticmethod(sliding.col2im)
 
     @staticmethod
     def gelu_backward(g: np.ndarray, x: np.ndarray, approximate: str) -> np.ndarray:
@@ -1751,4 +1780,5 @@ TABLE: tuple[Op, ...] = (
     FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
     CONSTANT_PAD, LAYER_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
+    IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
 )

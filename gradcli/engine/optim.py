@@ -35,7 +35,7 @@ def _invalid(condition: bool, message: str, hint: str) -> None:
 
 
 class Optimizer:
-    """One group of parameters with its options; per-parameter state by position."""
+    """Groups of parameters, each with its own options (PyTorch's `param_groups`), and per-parameter state."""
 
     defaults: dict[str, Any] = {}
 
@@ -48,7 +48,23 @@ class Optimizer:
         if not params:
             raise ValueDomainError("optimizer got an empty parameter list",
                                    hint="pass the tensors to train, e.g. model.parameters() or [w, b]")
-        for p in params:
+        self.options = self.defaults = options
+        self.param_groups: list[dict[str, Any]] = []
+        self.states: dict[int, dict[str, Any]] = {}
+        for group in params if all(isinstance(g, dict) for g in params) else [{"params": params}]:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: Any) -> None:
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise ArgumentError("param group must be a dict with a 'params' key", hint="e.g. {'params': [w], 'lr': 0.1}")
+        unknown = sorted(set(param_group) - set(self.options) - {"params"})
+        if unknown:
+            raise ArgumentError(f"param group has unknown option(s): {', '.join(unknown)}",
+                                hint=f"options of {type(self).__name__}: {', '.join(sorted(self.options))}")
+        group_params = param_group["params"]
+        group_params = [group_params] if isinstance(group_params, Tensor) else list(group_params)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group_params:
             if not isinstance(p, Tensor):
                 raise ArgumentError(f"optimizer can only optimize Tensors, but one of the params is "
                                     f"{type(p).__name__}", hint="pass a list of tensors")
@@ -56,30 +72,58 @@ class Optimizer:
                 raise ValueDomainError("can't optimize a non-leaf Tensor",
                                        hint="optimize the tensors you created (with requires_grad=True), not results "
                                             "computed from them")
-        self.params = params
-        self.options = options
-        self.state: list[dict[str, Any]] = [{} for _ in params]
+            if id(p) in seen:
+                raise ValueDomainError("some parameters appear in more than one parameter group",
+                                       hint="give each tensor to one group only")
+        group = dict(self.options)
+        for key, value in param_group.items():
+            if key != "params":
+                group[key] = number_arg(value, type(self).__name__, key) if isinstance(
+                    self.options.get(key), (int, float)) and not isinstance(self.options.get(key), bool) else value
+        group["params"] = group_params
+        self.param_groups.append(group)
 
     @property
-    def param_groups(self) -> list[dict[str, Any]]:
-        return [dict(self.options, params=self.params)]
+    def params(self) -> list[Tensor]:
+        return [p for g in self.param_groups for p in g["params"]]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         from gradcli.engine.nn import _clear_grad
         for p in self.params:
             _clear_grad(p, set_to_none)
 
-    def step(self) -> None:
-        for p, state in zip(self.params, self.state):
-            if p.grad is not None:
-                assign(p, self._update(p._data, p.grad._data, state))
+    def step(self, closure: Any = None) -> Any:
+        """One update of every parameter with a gradient; with a closure, its loss (computed first)."""
+        loss = None
+        if closure is not None:
+            from gradcli.engine.modes import enable_grad
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    state = self.states.setdefault(id(p), {})
+                    assign(p, self._update(p._data, p.grad._data, state, group))
+        return loss
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         raise NotImplementedError
 
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout: per-parameter state by index, and each group's options with its parameters' indices."""
+        from gradcli.engine.tensor import _wrap
+        index = {id(p): i for i, p in enumerate(self.params)}
+        state = {index[key]: {k: _wrap(np.asarray(v)) if isinstance(v, np.ndarray) else v for k, v in s.items()}
+                 for key, s in self.states.items() if s and key in index}
+        groups = [dict({k: v for k, v in g.items() if k != "params"}, params=[index[id(p)] for p in g["params"]])
+                  for g in self.param_groups]
+        return {"state": dict(sorted(state.items())), "param_groups": groups}
+
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} (", "Parameter Group 0"]
-        lines += [f"    {key}: {value}" for key, value in sorted(self.options.items())]
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {key}: {value}" for key, value in sorted(group.items()) if key != "params"]
         return "\n".join(lines) + "\n)"
 
 
@@ -101,8 +145,8 @@ class SGD(Optimizer):
                  "dampening", "e.g. optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True)")
         super().__init__(params, dict(options, nesterov=nesterov, maximize=maximize))
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
-        o, dt = self.options, param.dtype
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
+        dt = param.dtype
         grad = -grad if o["maximize"] else grad
         if o["weight_decay"] != 0:
             grad = grad + param * _scalar(o["weight_decay"], dt)
@@ -134,9 +178,9 @@ class Adam(Optimizer):
         super().__init__(params, dict(options, betas=betas, amsgrad=amsgrad, maximize=maximize,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any]) -> np.ndarray:
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adam`, one operation at a time."""
-        o, dt = self.options, param.dtype
+        dt = param.dtype
         lr, (beta1, beta2), eps, wd = o["lr"], o["betas"], o["eps"], o["weight_decay"]
         if not state:
             state.update(step=0, exp_avg=np.zeros_like(param), exp_avg_sq=np.zeros_like(param))
@@ -179,3 +223,88 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
 
 OPTIMIZERS: dict[str, type] = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}
 """Every optimizer a program can make, by its `torch.optim` name."""
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params: Any, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-08, weight_decay: float = 0,
+                 momentum: float = 0, centered: bool = False, *, maximize: bool = False) -> None:
+        options = _options("RMSprop", lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum)
+        _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.01")
+        _invalid(options["alpha"] < 0, f"Invalid alpha value: {alpha}", "alpha must be >= 0, e.g. alpha=0.99")
+        _invalid(options["eps"] < 0, f"Invalid epsilon value: {eps}", "eps must be >= 0")
+        super().__init__(params, dict(options, centered=centered, maximize=maximize))
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
+        """PyTorch's `_single_tensor_rmsprop`."""
+        dt = param.dtype
+        if not state:
+            state.update(step=0, square_avg=np.zeros_like(param))
+            if o["momentum"] > 0:
+                state["momentum_buffer"] = np.zeros_like(param)
+            if o["centered"]:
+                state["grad_avg"] = np.zeros_like(param)
+        grad = -grad if o["maximize"] else grad
+        state["step"] += 1
+        if o["weight_decay"] != 0:
+            grad = grad + param * _scalar(o["weight_decay"], dt)
+        alpha = o["alpha"]
+        sq = state["square_avg"] = state["square_avg"] * _scalar(alpha, dt) + _scalar(1 - alpha, dt) * grad * grad
+        if o["centered"]:
+            ga = state["grad_avg"] = _lerp(state["grad_avg"], grad, 1 - alpha)
+            avg = np.sqrt(sq - ga * ga) + _scalar(o["eps"], dt)
+        else:
+            avg = np.sqrt(sq) + _scalar(o["eps"], dt)
+        if o["momentum"] > 0:
+            buf = state["momentum_buffer"] = state["momentum_buffer"] * _scalar(o["momentum"], dt) + grad / avg
+            return param + buf * _scalar(-o["lr"], dt)
+        return param + _scalar(-o["lr"], dt) * grad / avg
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params: Any, lr: float = 0.01, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False) -> None:
+        options = _options("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, eps=eps)
+        _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.01")
+        _invalid(options["lr_decay"] < 0, f"Invalid lr_decay value: {lr_decay}", "lr_decay must be >= 0")
+        super().__init__(params, dict(options, maximize=maximize))
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
+        """PyTorch's `_single_tensor_adagrad`."""
+        dt = param.dtype
+        if not state:
+            state.update(step=0, sum=np.full_like(param, o["initial_accumulator_value"]))
+        grad = -grad if o["maximize"] else grad
+        state["step"] += 1
+        if o["weight_decay"] != 0:
+            grad = grad + param * _scalar(o["weight_decay"], dt)
+        clr = o["lr"] / (1 + (state["step"] - 1) * o["lr_decay"])
+        total = state["sum"] = state["sum"] + grad * grad
+        return param + _scalar(-clr, dt) * grad / (np.sqrt(total) + _scalar(o["eps"], dt))
+
+
+class Adadelta(Optimizer):
+    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-06, weight_decay: float = 0,
+                 *, maximize: bool = False) -> None:
+        options = _options("Adadelta", lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+        _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=1.0")
+        _invalid(not 0.0 <= options["rho"] <= 1.0, f"Invalid rho value: {rho}", "rho must be in [0, 1]")
+        super().__init__(params, dict(options, maximize=maximize))
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
+        """PyTorch's `_single_tensor_adadelta`."""
+        dt = param.dtype
+        if not state:
+            state.update(step=0, square_avg=np.zeros_like(param), acc_delta=np.zeros_like(param))
+        grad = -grad if o["maximize"] else grad
+        state["step"] += 1
+        if o["weight_decay"] != 0:
+            grad = grad + param * _scalar(o["weight_decay"], dt)
+        rho, eps = _scalar(o["rho"], dt), _scalar(o["eps"], dt)
+        sq = state["square_avg"] = state["square_avg"] * rho + _scalar(1 - o["rho"], dt) * grad * grad
+        delta = np.sqrt(state["acc_delta"] + eps) / np.sqrt(sq + eps) * grad
+        state["acc_delta"] = state["acc_delta"] * rho + _scalar(1 - o["rho"], dt) * delta * delta
+        return param + delta * _scalar(-o["lr"], dt)
+
+
+OPTIMIZERS.update({"RMSprop": RMSprop, "Adagrad": Adagrad, "Adadelta": Adadelta})

@@ -58,6 +58,12 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def seed(self) -> int:
+        """A fresh seed from the operating system's entropy, as PyTorch's `Generator.seed()`."""
+        fresh = int(np.random.SeedSequence().entropy) % 2 ** 64
+        self.manual_seed(fresh)
+        return fresh
+
     # -- raw words --------------------------------------------------------------------
     def _words(self, count: int) -> np.ndarray:
         """`count` results of `random()`, as uint64 so arithmetic on them cannot wrap."""
@@ -141,6 +147,13 @@ class Generator:
         if isinstance(p, np.ndarray) and p.dtype == np.float32:
             return (self.standard_uniform(count, np.float32) < p.ravel()).astype(np.float64)
         return (self.standard_uniform(count, np.float64) < np.ravel(p)).astype(np.float64)
+
+
+def new_generator(device: object = "cpu") -> Generator:
+    """`torch.Generator()`: PyTorch's CPU generator at its default seed (`.manual_seed(n)` reseeds it)."""
+    from gradcli.engine.devices import check_device
+    check_device(device)
+    return Generator()
 
 
 # -- the float32 kernel's Box-Muller -----------------------------------------------------

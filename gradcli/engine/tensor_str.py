@@ -22,6 +22,46 @@ class Size(tuple):
     __str__ = __repr__
 
 
+class PrintOptions:
+    """`torch.set_printoptions`: what `print(tensor)` shows (PyTorch's defaults; one program's setting)."""
+
+    precision, threshold, edgeitems, linewidth = 4, 1000, 3, 80
+    sci_mode: bool | None = None
+
+    @classmethod
+    def saved(cls) -> tuple:
+        return cls.precision, cls.threshold, cls.edgeitems, cls.linewidth, cls.sci_mode
+
+    @classmethod
+    def restore(cls, values: tuple) -> None:
+        cls.precision, cls.threshold, cls.edgeitems, cls.linewidth, cls.sci_mode = values
+
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None,
+                     linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """PyTorch's rules: a profile sets all four numbers first, then each option given overrides it;
+    sci_mode is set every call (None lets the values decide)."""
+    from gradcli.errors import ArgumentError
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ArgumentError(f"set_printoptions: unknown profile '{profile}'",
+                                hint="profile='default', 'short' or 'full'")
+        PrintOptions.precision, PrintOptions.threshold, PrintOptions.edgeitems, PrintOptions.linewidth = \
+            _PROFILES[profile]
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
+                    name != "threshold" and (value != int(value) or value > 10_000)):
+                raise ArgumentError(f"set_printoptions: {name} must be a non-negative integer, got {value!r}",
+                                    hint=f"e.g. torch.set_printoptions({name}=2)")
+            setattr(PrintOptions, name, int(value) if name != "threshold" or value != math.inf else value)
+    PrintOptions.sci_mode = None if sci_mode is None else bool(sci_mode)
+
+
 PARAMETERS = WeakIds()
 """The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 
@@ -45,23 +85,29 @@ def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
     integral = finite.size == 0 or bool(np.all(np.floor(finite) == finite))
     big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
     sci = nonzero.size > 0 and (big / small > 1000.0 or big > 1e8 or small < 1e-4)
-    if integral and not (nonzero.size and big > 1e8):
+    if PrintOptions.sci_mode is not None:
+        sci = PrintOptions.sci_mode
+    p = PrintOptions.precision
+    if integral and not (nonzero.size and big > 1e8) and not PrintOptions.sci_mode:
         return ("int", "{:.0f}.")
-    return ("sci", "{:.4e}") if sci else ("fixed", "{:.4f}")
+    return ("sci", "{:.%de}" % p) if sci else ("fixed", "{:.%df}" % p)
 
 
 def tensor_repr(t: "Tensor") -> str:
     arr = t._data
     style = format_numbers(arr)
+    o = PrintOptions
+    threshold = o.threshold if o.threshold != math.inf else np.iinfo(np.int64).max
+    layout = {"threshold": int(threshold), "edgeitems": o.edgeitems, "max_line_width": o.linewidth}
     if style is None:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
+        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout)
     else:
         fmt = style[1]
 
         def cell(v: float) -> str:
             return nonfinite_text(v) or fmt.format(v)
         width = max((len(cell(v)) for v in arr.reshape(-1)[:2000]), default=1)
-        body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
                                formatter={"float_kind": lambda v: cell(v).rjust(width)})
     extras = []
     if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (

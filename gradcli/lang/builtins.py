@@ -21,6 +21,7 @@ from gradcli.engine import function as AF
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
 from gradcli.lang import arrays as ARR
+from gradcli.engine import data, layers, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -227,29 +228,42 @@ NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
     "kaiming_uniform_", "kaiming_normal_")})
+NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
+OP_OF.update(nn_conv.OPS)
+NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
-                            "Module": classes.MODULE,
-                            **{name: _constructor(cls) for name, cls in nn.MODULES.items()}})
+                            "Module": classes.MODULE, "utils": NN_UTILS,
+                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
+LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
+                                                      for name, cls in lr_scheduler.SCHEDULERS.items()})
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
+                                  "lr_scheduler": LR_SCHEDULER,
                                   **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
+DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
+                                      "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
+                                      **data.FUNCTIONS})
+UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = frozenset({
     "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
     "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
     "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
     "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
-    "extra_repr"})
-MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+    "extra_repr", "append", "extend"})
+MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
-OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups"})
+OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "add_param_group"})
+SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
+GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
-               "device": D.device,
+               "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
+               "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
@@ -292,7 +306,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
-                                 "torch.autograd.function": AUTOGRAD_FUNCTION,
+                                 "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
+                                 "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -366,6 +381,12 @@ def _attribute_names(value: Any) -> frozenset:
         return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
     if isinstance(value, optim.Optimizer):
         return OPTIMIZER_ATTRIBUTES
+    if isinstance(value, lr_scheduler.LRScheduler):
+        return SCHEDULER_ATTRIBUTES
+    if isinstance(value, RNG.Generator):
+        return GENERATOR_ATTRIBUTES
+    if type(value) in data.MEMBERS:
+        return data.MEMBERS[type(value)]
     if type(value) in SEQUENCE_METHODS:
         return frozenset(SEQUENCE_METHODS[type(value)])
     if isinstance(value, ExceptionValue):

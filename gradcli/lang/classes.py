@@ -20,7 +20,7 @@ import functools
 from typing import Any, Callable
 
 from gradcli.engine import function as AF
-from gradcli.engine import nn, optim
+from gradcli.engine import data, nn, optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang.class_syntax import SPECIAL_METHODS
 from gradcli.lang.exceptions import ProgramType, RaisedError
@@ -115,6 +115,8 @@ OBJECT = BaseClass("object", _Object)
 MODULE = BaseClass("Module", nn.Module, nn.Module)
 FUNCTION = BaseClass("Function", AF.Function)
 OPTIMIZER = BaseClass("Optimizer", optim.Optimizer)
+DATASET = BaseClass("Dataset", data.Dataset)
+ITERABLE_DATASET = BaseClass("IterableDataset", data.IterableDataset)
 
 
 class Super:

@@ -15,7 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine.nn import Sequential
+from gradcli.engine.data import Dataset
+from gradcli.engine.layers import ModuleDict
+from gradcli.engine.nn import ModuleList, Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays
@@ -201,6 +203,8 @@ def truth(value: Any) -> bool:
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
 
+_ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict)
+
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
@@ -218,6 +222,8 @@ def index(value: Any, key: Any) -> Any:
         except IndexError:
             from gradcli.lang.exceptions import raise_python
             raise_python("IndexError", f"{type_name(value)} index out of range")
+    if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
+        return value[int(key) if isinstance(key, Tensor) else key]
     by_facade = getattr(type(value), "program_index", None)  # a facade's object that defines indexing
     if by_facade is not None:
         return by_facade(value, key)

@@ -39,7 +39,8 @@ _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u 
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
                             "torch.nn.init", "torch.optim", "numpy", "torch.autograd.function",
-                            "torch.optim.optimizer",
+                            "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
+                            "torch.optim.lr_scheduler",
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
 _IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \

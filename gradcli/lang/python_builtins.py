@@ -13,7 +13,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine.nn import Sequential
+from gradcli.engine.data import DataLoader, Dataset
+from gradcli.engine.layers import ModuleDict
+from gradcli.engine.nn import ModuleList, Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import containers
@@ -24,13 +26,14 @@ from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.limits import Lazy, check_list, check_string, count_step
 
 _SEQUENCES = (list, tuple, range, str)
+_ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict)  # torch objects a for loop and len() take
 _ITERATORS = (Lazy, ProgramGenerator)
 """Iterators that produce their items one at a time (each a step of the budget where it is made)."""
 
 
 def iterate(value: Any) -> Iterator[Any]:
     """What `for v in value` visits: a sequence's items, a tensor's slices along its first dimension."""
-    if isinstance(value, _SEQUENCES):
+    if isinstance(value, (*_SEQUENCES, *_ENGINE_ITERABLES)):
         return iter(value)
     if isinstance(value, _ITERATORS):
         return value
@@ -217,7 +220,7 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set)) or \
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *_ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "

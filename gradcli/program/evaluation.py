@@ -15,6 +15,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from gradcli.engine.tensor_str import PrintOptions
 from gradcli.engine.backward import Trace, run_backward
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
@@ -55,6 +56,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     `watch` keeps the first op that made a nan or inf, for eval's warning; scripts, which show no
     such warning, skip the per-op test (about 8% of a training loop)."""
     saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
+    printing = PrintOptions.saved()
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
     Limits.max_elements = settings.max_elements
@@ -69,6 +71,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     finally:
         Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
         Observe.refresh()
+        PrintOptions.restore(printing)
 
 
 @dataclass

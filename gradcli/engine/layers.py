@@ -1,0 +1,310 @@
+"""The layers of image and sequence models: convolutions, pooling, batch norm, channel dropout,
+embeddings, unflatten and `ModuleDict`, on `nn.Module` and `engine/nn_conv.py`.
+
+Initialisation draws what PyTorch draws, in its order (a convolution's weight by kaiming_uniform_
+with a=√5, then its bias from U(±1/√fan_in); an embedding from N(0, 1)), so the same seed gives the
+same numbers; each `extra_repr` is PyTorch's, so `print(model)` reads the same.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from gradcli.engine import functions as F
+from gradcli.engine import init as I
+from gradcli.engine import nn_conv as C
+from gradcli.engine.nn import Module, Parameter, _default_dtype, _empty
+from gradcli.engine.tensor import Tensor, _wrap
+from gradcli.errors import ArgumentError, ShapeError
+
+
+def _count(value: Any, cls: str, what: str) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+        raise ArgumentError(f"{cls}(): {what} must be a positive integer, got {value!r}",
+                            hint=f"e.g. nn.{cls}(1, 6, 5): 1 input channel, 6 output channels, 5x5 kernel"
+                            if "Conv" in cls else f"{what} counts channels or entries")
+    return int(value)
+
+
+class _ConvNd(Module):
+    nd = 2
+    functional = staticmethod(C.conv2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = _count(in_channels, name, "in_channels")
+        self.out_channels = _count(out_channels, name, "out_channels")
+        self.groups = _count(groups, name, "groups")
+        if self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ArgumentError(f"{'in' if self.in_channels % self.groups else 'out'}_channels must be divisible by "
+                                f"groups", hint="groups splits the channels into equal parts")
+        if padding_mode != "zeros":
+            raise ArgumentError(f"{name}(): padding_mode='{padding_mode}' is not supported by gradcli",
+                                hint="padding_mode='zeros' (the default)")
+        self.kernel_size = C.ntuple(kernel_size, self.nd, name, "kernel_size")
+        self.stride = C.ntuple(stride, self.nd, name, "stride")
+        self.dilation = C.ntuple(dilation, self.nd, name, "dilation")
+        self.padding = padding if isinstance(padding, str) else C.ntuple(padding, self.nd, name, "padding")
+        if padding == "same" and any(s != 1 for s in self.stride):
+            raise ArgumentError("padding='same' is not supported for strided convolutions",
+                                hint="use stride=1 with padding='same'")
+        self.padding_mode = padding_mode
+        from gradcli.engine.creation import resolve_dtype
+        dt = resolve_dtype(dtype) or _default_dtype()
+        shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        self._parameters["weight"] = _empty(shape, dt)
+        self._parameters["bias"] = _empty((self.out_channels,), dt) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        I.kaiming_uniform_(self._parameters["weight"], a=math.sqrt(5))
+        if self._parameters["bias"] is not None:
+            fan_in = self.in_channels // self.groups * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            I.uniform_(self._parameters["bias"], -bound, bound)
+
+    def forward(self, input: Any) -> Tensor:
+        return type(self).functional(input, self._parameters["weight"], self._parameters["bias"], self.stride,
+                                     self.padding, self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self.nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self.nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self._parameters["bias"] is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    nd = 1
+    functional = staticmethod(C.conv1d)
+
+
+class Conv2d(_ConvNd):
+    nd = 2
+    functional = staticmethod(C.conv2d)
+
+
+class MaxPool2d(Module):
+    functional = staticmethod(C.max_pool2d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size, self.padding, self.dilation = kernel_size, padding, dilation
+        self.stride = kernel_size if stride is None else stride
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Any) -> Tensor:
+        return C.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, " \
+               f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+
+
+class MaxPool1d(MaxPool2d):
+    functional = staticmethod(C.max_pool1d)
+
+    def forward(self, input: Any) -> Tensor:
+        return C.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool2d(Module):
+    functional = staticmethod(C.avg_pool2d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: Any = None) -> None:
+        super().__init__()
+        self.kernel_size, self.padding = kernel_size, padding
+        self.stride = kernel_size if stride is None else stride
+        self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
+
+    def forward(self, input: Any) -> Tensor:
+        return C.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    functional = staticmethod(C.adaptive_avg_pool2d)
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Any) -> Tensor:
+        return C.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class _BatchNorm(Module):
+    functional = staticmethod(C.batch_norm)
+    dims: tuple[int, ...] = (2, 3)
+
+    def __init__(self, num_features: int, eps: float = 1e-05, momentum: float = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, bias: bool = True) -> None:
+        super().__init__()
+        from gradcli.engine.creation import ones, zeros
+        self.num_features = _count(num_features, type(self).__name__, "num_features")
+        self.eps, self.momentum, self.affine = eps, momentum, affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self._parameters["weight"] = Parameter(ones(self.num_features))
+            self._parameters["bias"] = Parameter(zeros(self.num_features)) if bias else None
+        self.bias_enabled = bias and affine
+        self.register_buffer("running_mean", zeros(self.num_features) if track_running_stats else None)
+        self.register_buffer("running_var", ones(self.num_features) if track_running_stats else None)
+        self.register_buffer("num_batches_tracked",
+                             _wrap(np.array(0, dtype=np.int64)) if track_running_stats else None)
+
+    def forward(self, input: Any) -> Tensor:
+        x = F._tensor_arg(input, type(self).__name__)
+        if x.ndim not in self.dims:
+            raise ShapeError(f"expected {' or '.join(f'{d}D' for d in self.dims)} input (got {x.ndim}D input)",
+                             hint=f"{type(self).__name__} takes (batch, {self.num_features} channels, ...)")
+        if x.shape[1] != self.num_features:
+            raise ShapeError(f"running_mean should contain {x.shape[1]} elements not {self.num_features}",
+                             hint=f"the input's dimension 1 has {x.shape[1]} channels; the layer was made for "
+                                  f"{self.num_features}")
+        use_batch = self.training or not self.track_running_stats
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+        return C.batch_norm(x, self.running_mean if self.track_running_stats else None,
+                            self.running_var if self.track_running_stats else None,
+                            self._parameters.get("weight"), self._parameters.get("bias"), use_batch,
+                            self.momentum, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, " \
+               f"bias={self.bias_enabled}, track_running_stats={self.track_running_stats}"
+
+
+class BatchNorm1d(_BatchNorm):
+    dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    dims = (4,)
+
+
+class Dropout2d(Module):
+    functional = staticmethod(C.dropout2d)
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        from gradcli.engine.nn_functional import _probability
+        self.p, self.inplace = _probability(p, "Dropout2d"), inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return C.dropout2d(input, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Embedding(Module):
+    functional = staticmethod(C.embedding)
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Any = None, max_norm: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if padding_idx is not None or max_norm is not None:
+            raise ArgumentError("Embedding(): padding_idx and max_norm are not supported by gradcli",
+                                hint="nn.Embedding(num_embeddings, embedding_dim)")
+        self.num_embeddings = _count(num_embeddings, "Embedding", "num_embeddings")
+        self.embedding_dim = _count(embedding_dim, "Embedding", "embedding_dim")
+        from gradcli.engine.creation import resolve_dtype
+        self._parameters["weight"] = _empty((self.num_embeddings, self.embedding_dim),
+                                            resolve_dtype(dtype) or _default_dtype())
+        I.normal_(self._parameters["weight"])
+
+    def forward(self, input: Any) -> Tensor:
+        return C.embedding(input, self._parameters["weight"])
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(F.ints_arg(unflattened_size, "Unflatten", "unflattened_size"))
+
+    def forward(self, input: Any) -> Tensor:
+        return F.unflatten(input, self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class ModuleDict(Module):
+    """Sub-modules by name, in insertion order."""
+
+    def __init__(self, modules: Any = None) -> None:
+        super().__init__()
+        for key, m in dict(modules or {}).items():
+            self[key] = m
+
+    def __setitem__(self, key: str, module: Any) -> None:
+        if not isinstance(key, str) or not isinstance(module, Module):
+            raise ArgumentError("ModuleDict maps string keys to modules", hint="e.g. nn.ModuleDict({'fc': "
+                                                                              "nn.Linear(2, 2)})")
+        self._modules[key] = module
+
+    def __getitem__(self, key: str) -> Module:
+        if key not in self._modules:
+            raise ArgumentError(f"ModuleDict has no key {key!r}", hint=f"keys: {', '.join(self._modules)}")
+        return self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._modules))
+
+    def keys(self) -> list[str]:
+        return list(self._modules)
+
+    def values(self) -> list[Module]:
+        return list(self._modules.values())
+
+    def items(self) -> list[tuple[str, Module]]:
+        return list(self._modules.items())
+
+
+LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
+    Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
+    Unflatten, ModuleDict)}
+"""The module classes of this file, by their `torch.nn` name."""
+
+MEMBERS: dict[type, frozenset] = {
+    **dict.fromkeys((Conv1d, Conv2d), frozenset({"weight", "bias", "in_channels", "out_channels", "kernel_size",
+                                                  "stride", "padding", "dilation", "groups"})),
+    **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d), frozenset({"kernel_size", "stride", "padding"})),
+    AdaptiveAvgPool2d: frozenset({"output_size"}),
+    **dict.fromkeys((BatchNorm1d, BatchNorm2d), frozenset({"weight", "bias", "running_mean", "running_var",
+                                                            "num_batches_tracked", "num_features", "eps",
+                                                            "momentum"})),
+    Dropout2d: frozenset({"p"}), Embedding: frozenset({"weight", "num_embeddings", "embedding_dim"}),
+    Unflatten: frozenset({"dim", "unflattened_size"}),
+    ModuleDict: frozenset({"keys", "values", "items"}),
+}
+"""The attributes a program may read on each, beside the module API."""

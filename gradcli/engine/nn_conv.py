@@ -1,0 +1,320 @@
+"""`torch.nn.functional` for images and sequences: convolution, pooling, unfold/fold, batch norm,
+channel dropout and embeddings, with PyTorch's argument rules and error texts.
+
+Each convolution, pooling or unfold is one primitive of the op table (`ConvolutionBackward0`,
+`MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it; batch norm and embeddings are
+compositions of existing primitives (their nodes are those of the composition, not PyTorch's
+`NativeBatchNormBackward0`/`EmbeddingBackward0`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from gradcli.engine import functions as F
+from gradcli.engine import ops as O
+from gradcli.engine.modes import no_grad
+from gradcli.engine.sliding import max_pool_at, out_size
+from gradcli.engine.tensor import Tensor, _wrap, apply
+from gradcli.errors import ArgumentError, DtypeError, ShapeError, ValueDomainError
+
+
+def ntuple(value: Any, nd: int, fn: str, name: str) -> tuple[int, ...]:
+    """An int, or a tuple of `nd` ints (PyTorch's `_pair`, `_single`)."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * nd
+    values = F.ints_arg(value, fn, name)
+    if len(values) == 1:
+        return values * nd
+    if len(values) != nd:
+        raise ArgumentError(f"{fn}(): argument '{name}' must be an int or a tuple of {nd} ints, got {list(values)}",
+                            hint=f"e.g. {name}=1 or {name}={(1,) * nd}")
+    return values
+
+
+def _batched(input: Any, nd: int, fn: str) -> tuple[Tensor, bool]:
+    """(N, C, *spatial), adding N=1 for an unbatched input as PyTorch does."""
+    x = F._tensor_arg(input, fn)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got input of "
+                         f"size: {list(x.shape)}",
+                         hint=f"{fn} takes (batch, channels, {', '.join('HW'[-nd:] if nd <= 2 else 'DHW')})")
+    if x.dtype.kind != "f":
+        raise DtypeError(f"{fn}: expected a floating point input, got {x.dtype}", hint="convert with x.float()")
+    return (F.unsqueeze(x, 0), True) if x.ndim == nd + 1 else (x, False)
+
+
+def _unbatched(out: Tensor, squeeze: bool) -> Tensor:
+    return F.squeeze(out, 0) if squeeze else out
+
+
+def _padding(padding: Any, nd: int, kernel: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...],
+             fn: str) -> tuple[tuple[int, int], ...]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ArgumentError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}",
+                                hint="padding='same' keeps the size, 'valid' pads nothing")
+        if any(s != 1 for s in stride):
+            raise ArgumentError("padding='same' is not supported for strided convolutions",
+                                hint="use stride=1 with padding='same', or give the padding as a number")
+        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    pads = ntuple(padding, nd, fn, "padding")
+    if any(p < 0 for p in pads):
+        raise ValueDomainError("negative padding is not supported", hint="padding counts zeros added on each side")
+    return tuple((p, p) for p in pads)
+
+
+def _positive(values: tuple[int, ...], fn: str, name: str) -> None:
+    if any(v <= 0 for v in values):
+        raise ValueDomainError(f"{fn}: {name} should be greater than zero, but got {name}: {list(values)}",
+                               hint=f"e.g. {name}=1")
+
+
+def _check_fits(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...], padding: tuple[tuple[int, int], ...],
+                stride: tuple[int, ...]) -> None:
+    padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], padding)]
+    reach = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(p < r for p, r in zip(padded, reach)):
+        raise ShapeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+                         f"({' x '.join(map(str, reach))}). Kernel size can't be greater than actual input size",
+                         hint="use a smaller kernel, more padding, or a larger input")
+
+
+def _conv(nd: int, fn: str, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+          groups: Any) -> Tensor:
+    x, squeeze = _batched(input, nd, fn)
+    w = F._tensor_arg(weight, fn)
+    if w.ndim != nd + 2:
+        raise ShapeError(f"{fn}: expected a {nd + 2}-D weight (out_channels, in_channels/groups, kernel...), got "
+                         f"size {list(w.shape)}", hint="e.g. nn.Conv2d(1, 6, 5).weight has size [6, 1, 5, 5]")
+    stride_, dilation_ = ntuple(stride, nd, fn, "stride"), ntuple(dilation, nd, fn, "dilation")
+    _positive(stride_, fn, "stride")
+    _positive(dilation_, fn, "dilation")
+    groups = int(F.number_arg(groups, fn, "groups", integer=True))
+    if groups <= 0:
+        raise ValueDomainError("non-positive groups is not supported", hint="groups=1 connects every channel")
+    kernel = tuple(w.shape[2:])
+    if w.shape[0] % groups or x.shape[1] != w.shape[1] * groups:
+        raise ShapeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} to "
+                         f"have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead",
+                         hint="the input's dimension 1 is its channels: it must equal in_channels of the layer")
+    b: Any = 0.0
+    if bias is not None:
+        b = F._tensor_arg(bias, fn)
+        if b.shape != (w.shape[0],):
+            raise ShapeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+                             f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead",
+                             hint="one bias per output channel")
+    pads = _padding(padding, nd, kernel, dilation_, stride_, fn)
+    _check_fits(x, kernel, dilation_, pads, stride_)
+    out = apply(O.CONVOLUTION, x, w, b, stride=stride_, padding=pads, dilation=dilation_, groups=groups)
+    return _unbatched(out, squeeze)
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+           groups: int = 1) -> Tensor:
+    return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+           groups: int = 1) -> Tensor:
+    return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+# -- pooling ----------------------------------------------------------------------------------------
+def _pool_geometry(nd: int, fn: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
+                   ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
+    if ceil_mode:
+        raise ArgumentError(f"{fn}: ceil_mode=True is not supported by gradcli",
+                            hint="leave ceil_mode=False (the default), or pad the input to a multiple of the stride")
+    kernel = ntuple(kernel_size, nd, fn, "kernel_size")
+    strides = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, fn, "stride")
+    _positive(kernel, fn, "kernel_size")
+    _positive(strides, fn, "stride")
+    pads = ntuple(padding, nd, fn, "padding")
+    if any(p < 0 or p > k // 2 for p, k in zip(pads, kernel)):
+        raise ValueDomainError(f"pad should be at most half of effective kernel size, but got pad={pads[0]}, "
+                               f"kernel_size={kernel[0]}", hint="padding at most kernel_size // 2")
+    return kernel, strides, tuple((p, p) for p in pads)
+
+
+def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+              ceil_mode: bool, return_indices: bool) -> Any:
+    if return_indices:
+        raise ArgumentError(f"{fn}: return_indices=True is not supported by gradcli", hint="leave it False")
+    x, squeeze = _batched(input, nd, fn)
+    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding, ceil_mode)
+    dilation_ = ntuple(dilation, nd, fn, "dilation")
+    _positive(dilation_, fn, "dilation")
+    _check_fits(x, kernel, dilation_, pads, strides)
+    key = max_pool_at(x._data, kernel, dilation_, pads, strides)
+    out = apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides)
+    return _unbatched(out, squeeze)
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    return _max_pool(1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+              count_include_pad: bool, divisor_override: Any = None) -> Tensor:
+    if not count_include_pad or divisor_override is not None:
+        raise ArgumentError(f"{fn}: count_include_pad=False and divisor_override are not supported by gradcli",
+                            hint="the mean counts every window position (PyTorch's default)")
+    x, squeeze = _batched(input, nd, fn)
+    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding, ceil_mode)
+    _check_fits(x, kernel, (1,) * nd, pads, strides)
+    return _unbatched(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides), squeeze)
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    return _avg_pool(1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: Any = None) -> Tensor:
+    return _avg_pool(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Tensor:
+    """Windows of equal size when the input divides evenly into the output (PyTorch's windows then);
+    otherwise refused, since PyTorch's uneven windows overlap and gradcli does not build them."""
+    x, squeeze = _batched(input, 2, "adaptive_avg_pool2d")
+    sizes = output_size if isinstance(output_size, (list, tuple)) else (output_size, output_size)
+    target = tuple(x.shape[2 + i] if s is None else int(F.number_arg(s, "adaptive_avg_pool2d", "output_size",
+                                                                      integer=True)) for i, s in enumerate(sizes))
+    if len(target) != 2 or any(t <= 0 or n % t for n, t in zip(x.shape[2:], target)):
+        raise ArgumentError(f"adaptive_avg_pool2d: output size {list(target)} does not divide the input size "
+                            f"{list(x.shape[2:])} evenly; gradcli supports only even windows",
+                            hint="choose an output size that divides the input, e.g. (1, 1)")
+    if target == (1, 1):
+        return _unbatched(F.mean(x, dim=(-2, -1), keepdim=True), squeeze)
+    kernel = tuple(n // t for n, t in zip(x.shape[2:], target))
+    out = apply(O.AVG_POOL, x, kernel=kernel, padding=((0, 0), (0, 0)), stride=kernel, name="AdaptiveAvgPool2DBackward0")
+    return _unbatched(out, squeeze)
+
+
+# -- unfold / fold ------------------------------------------------------------------------------------
+def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
+    x = F._tensor_arg(input, "unfold")
+    if x.ndim != 4:
+        raise ShapeError(f"Input Error: Only 4D input Tensors are supported (got {x.ndim}D)",
+                         hint="unfold takes (batch, channels, height, width)")
+    kernel, dil, st = (ntuple(v, 2, "unfold", n) for v, n in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                                              (stride, "stride")))
+    for values, name in ((kernel, "kernel_size"), (dil, "dilation"), (st, "stride")):
+        _positive(values, "unfold", name)
+    pads = _padding(padding, 2, kernel, dil, st, "unfold")
+    _check_fits(x, kernel, dil, pads, st)
+    return F.im2col(x, kernel, dil, pads, st)
+
+
+def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
+    x = F._tensor_arg(input, "fold")
+    size = ntuple(output_size, 2, "fold", "output_size")
+    kernel, dil, st = (ntuple(v, 2, "fold", n) for v, n in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                                            (stride, "stride")))
+    pads = _padding(padding, 2, kernel, dil, st, "fold")
+    blocks = math.prod(out_size(n, k, d, p, s) for n, k, d, p, s in zip(size, kernel, dil, pads, st))
+    if x.ndim != 3 or x.shape[1] % math.prod(kernel) or x.shape[2] != blocks:
+        raise ShapeError(f"fold: expected input of size (N, C*{math.prod(kernel)}, {blocks}), but got "
+                         f"{list(x.shape)}", hint="fold takes what unfold gives with the same arguments")
+    return F.col2im(x, size, kernel, dil, pads, st)
+
+
+# -- normalisation, dropout, embeddings ----------------------------------------------------------------
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """(x - mean)/√(var + eps)·w + b over every dimension but the channels (dim 1); training uses the
+    batch's statistics (the biased variance) and moves the running ones by `momentum` (the unbiased
+    variance), as PyTorch does."""
+    x = F._tensor_arg(input, "batch_norm")
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm: expected at least 2D input (got {x.ndim}D input)",
+                         hint="batch norm takes (batch, channels, ...)")
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    count = x.numel() // x.shape[1]
+    if training:
+        if count <= 1:
+            raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
+                                   f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
+        mean = F.mean(x, dim=axes, keepdim=True)
+        centered = x - mean
+        var = F.mean(centered * centered, dim=axes, keepdim=True)
+        with no_grad():
+            for buffer, value in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
+                if buffer is not None:
+                    buffer.mul_(1 - momentum).add_(F.reshape(value.detach(), -1) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ArgumentError("batch_norm: running_mean and running_var are needed when not training",
+                                hint="pass training=True, or the running statistics")
+        centered = x - F.reshape(running_mean, shape)
+        var = F.reshape(running_var, shape)
+    out = centered * F.rsqrt(var + eps)
+    if weight is not None:
+        out = out * F.reshape(weight, shape)
+    if bias is not None:
+        out = out + F.reshape(bias, shape)
+    return out
+
+
+def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Whole channels zeroed: one Bernoulli(1-p) draw per (sample, channel), as PyTorch's feature dropout."""
+    from gradcli.engine.nn_functional import _no_inplace, _probability
+    _no_inplace(inplace, "dropout2d")
+    x = F._tensor_arg(input, "dropout2d")
+    p = _probability(p, "dropout2d")
+    if x.ndim not in (3, 4):
+        raise ShapeError(f"dropout2d: expected a 3D or 4D input, got {x.ndim}D", hint="(N, C, H, W) or (C, H, W)")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * _wrap(np.zeros((), dtype=x.dtype))
+    noise_shape = x.shape[:-2] + (1, 1) if x.ndim == 4 else x.shape[:1] + (1, 1)
+    noise = _wrap(np.empty(noise_shape, dtype=x.dtype)).bernoulli_(1 - p)
+    return x * (noise / (1 - p))
+
+
+def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` picked by integer indices (the gradient adds up per row)."""
+    if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
+        raise ArgumentError("embedding: padding_idx, max_norm, scale_grad_by_freq and sparse are not supported by "
+                            "gradcli", hint="call F.embedding(indices, weight) without them")
+    idx = F._tensor_arg(input, "embedding")
+    w = F._tensor_arg(weight, "embedding")
+    if idx.dtype.kind not in "iu":
+        raise DtypeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                         f"Long, Int; but got {idx.dtype} instead", hint="indices are integers: torch.tensor([0, 2])")
+    if idx.numel() and (idx._data.min() < 0 or idx._data.max() >= w.shape[0]):
+        raise ShapeError("index out of range in self",
+                         hint=f"the embedding has {w.shape[0]} rows: indices go from 0 to {w.shape[0] - 1}")
+    return F.index(w, idx._data)
+
+
+NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "unfold",
+         "fold", "batch_norm", "dropout2d", "embedding")
+"""The functions of this module a program can call as `F.X`."""
+
+OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "max_pool1d": O.MAX_POOL,
+                        "max_pool2d": O.MAX_POOL, "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
+                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.MUL,
+                        "dropout2d": O.MUL, "embedding": O.INDEX}
