@@ -227,12 +227,7 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
                                   **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
-MODULE_ATTRIBUTES = frozenset({
-    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
-    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
-    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
-    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
-    "extra_repr"})
+MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
 MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
@@ -304,7 +299,7 @@ TENSOR_METHODS |= {
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
-NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
+NODE_ATTRIBUTES = frozenset({"next_functions", "name", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})
