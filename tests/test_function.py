@@ -280,3 +280,35 @@ NumpyCube.apply(x).sum().backward()
     result = _check(cli, tmp_path, source)
     assert result.exit_code == exit_code, result.stdout + result.stderr
     assert "finite differences" in result.stdout
+
+
+GRADCHECKED = CUBE + '''
+class Wrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 2 * x ** 2
+
+x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64, requires_grad=True)
+verdicts = [torch.autograd.gradcheck(Cube.apply, (x,)), torch.autograd.gradgradcheck(Cube.apply, (x,)),
+            torch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)]
+'''
+
+
+def test_gradcheck_and_gradgradcheck_agree_with_pytorchs_verdicts():
+    ran = run(GRADCHECKED)
+    assert ran["verdicts"] == [True, True, False]
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(GRADCHECKED, "<oracle>", "exec"), namespace)
+    assert namespace["verdicts"] == ran["verdicts"]
+
+
+def test_a_failing_gradcheck_names_the_jacobians_as_pytorch():
+    caught = fails(GRADCHECKED + "torch.autograd.gradcheck(Wrong.apply, (x,))\n", BackwardError)
+    assert caught.message.startswith("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:")
+    assert "analytical:" in caught.message

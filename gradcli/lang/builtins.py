@@ -18,6 +18,7 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import function as AF
+from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.lang import classes
 from gradcli.engine import devices as D
@@ -193,7 +194,8 @@ AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FU
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
-                                        "function": AUTOGRAD_FUNCTION})
+                                        "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
+                                        "gradgradcheck": gradgradcheck})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
