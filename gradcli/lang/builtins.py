@@ -18,6 +18,7 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import function as AF
+from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
 from gradcli.lang import arrays as ARR
@@ -200,7 +201,8 @@ AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FU
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
-                                        "function": AUTOGRAD_FUNCTION})
+                                        "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
+                                        "gradgradcheck": gradgradcheck})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
@@ -244,13 +246,9 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
-MODULE_ATTRIBUTES = frozenset({
-    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
-    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
-    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
-    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
-    "extra_repr", "append", "extend"})
-MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
+MODULE_MEMBERS = {**layers.MEMBERS, nn.ModuleList: frozenset({"append", "extend"}),
+                  nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "add_param_group"})
@@ -341,7 +339,7 @@ TENSOR_METHODS |= {
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
-NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook"})
+NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})

@@ -23,30 +23,9 @@ from gradcli.engine import function as AF
 from gradcli.engine import data, nn, optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang.class_syntax import SPECIAL_METHODS
+from gradcli.lang.objects import Instance
 from gradcli.lang.exceptions import ProgramType, RaisedError
 from gradcli.lang.user_functions import UserFunction
-
-
-class Instance:
-    """Every object a program's class makes is one (mixed into the Python type behind the class).
-
-    `program_attributes` marks it for the builtins' protocols (`len`, `for`, truth: Python's own
-    special methods, which the class's wrappers give); `program_index` and `program_set_item` are
-    what `obj[k]` and `obj[k] = v` call. What a program reads on it is `attribute`'s decision."""
-
-    program_attributes: frozenset[str] = frozenset()
-
-    def program_index(self, key: Any) -> Any:
-        if not hasattr(type(self), "__getitem__"):
-            raise ArgumentError(f"'{type(self).__name__}' object is not subscriptable",
-                                hint="define __getitem__(self, index) in the class")
-        return self[key]  # type: ignore[index]
-
-    def program_set_item(self, key: Any, value: Any) -> None:
-        if not hasattr(type(self), "__setitem__"):
-            raise ArgumentError(f"'{type(self).__name__}' object does not support item assignment",
-                                hint="define __setitem__(self, index, value) in the class")
-        self[key] = value  # type: ignore[index]
 
 
 class UserClass(ProgramType):
@@ -386,27 +365,26 @@ def registered_or_new(module: nn.Module, attr: str) -> bool:
 
 @functools.cache
 def _base_members(pytype: type) -> frozenset[str]:
-    from gradcli.lang import builtins as B
     names: set[str] = set()
-    for base, members in ((nn.Module, B.MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
+    for base, members in ((nn.Module, MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
                           (AF.Function, FUNCTION_MEMBERS)):
         if issubclass(pytype, base):
             names |= members
     return frozenset(names)
 
 
+MODULE_ATTRIBUTES = frozenset({
+    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
+    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
+    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
+    "extra_repr"})
+"""nn.Module's API as a program reads it, on built-in modules and the program's own."""
 OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group"})
 FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "jvp", "vjp"})
 
 
 def _described(value: Any) -> str:
-    from gradcli.lang.operators import type_name
-    return f"'{value.name}'" if isinstance(value, ProgramType) else f"a {type_name(value)}"
-
-
-def text(value: Instance, convert: Callable[[Any], str]) -> str:
-    """`str(obj)` / `repr(obj)` by the class's own __str__ / __repr__ (a program call, budgeted)."""
-    try:
-        return convert(value)
-    except TypeError as exc:
-        raise ArgumentError(f"{exc}", hint="__str__ and __repr__ must return a string") from None
+    if isinstance(value, ProgramType):
+        return f"'{value.name}'"
+    return "a function" if callable(value) else f"a {type(value).__name__}"

@@ -19,8 +19,8 @@ from gradcli.engine.devices import Device
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
-from gradcli.lang.classes import Instance
-from gradcli.lang.classes import text as instance_text
+from gradcli.lang.objects import Instance
+from gradcli.lang.objects import text as instance_text
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
