@@ -7,6 +7,7 @@ with `exact=True`.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -134,7 +135,9 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
     rp, calc = w.rp, w.calc
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
     uses: dict[sp.Symbol, list[tuple[sp.Expr, Any, sp.Expr]]] = {}
-    for e, g in zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat):
+    pairs = [zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat)]
+    pairs += [zip(rp.cuts[node].flat, cut.gradient.flat) for node, cut in tr.cuts.items()]
+    for e, g in itertools.chain(*pairs):
         if g == 0:
             continue
         exact_g = w.meaning.number(float(g))
