@@ -116,3 +116,10 @@ def test_list_and_string_methods():
     assert ran["xs"] == [1, 2] and ran["p"] == 3 and ran["i"] == 1
     assert ran["w"] == ["a", "b", "c"] and ran["t"] == "x+y" and ran["c"] == "**ab**"
     assert "width" in fails("s = 'a'.center(10**9)").message or "string would have" in fails("s = 'a'.center(10**9)").message
+
+
+def test_sorted_min_max_with_a_key():
+    ran = run("d = {'a': 3, 'b': 1, 'c': 2}\ns = sorted(d, key=d.get)\nr = sorted([3, 1, 2], key=lambda v: -v, reverse=True)\n"
+              "m = max(d, key=lambda k: d[k])\nn = min(['bb', 'a', 'ccc'], key=len)\ne = max([], default=0)")
+    assert ran["s"] == ["b", "c", "a"] and ran["r"] == [1, 2, 3] and ran["m"] == "a" and ran["n"] == "a"
+    assert ran["e"] == 0

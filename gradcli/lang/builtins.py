@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins as py
 import math
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -35,7 +34,9 @@ from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
+from gradcli.lang import type_tests
 from gradcli.lang.formatting import format_template
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list, check_string
 
 
@@ -178,17 +179,6 @@ OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O
 # Functions and methods that record another primitive when given tensors where numbers are usual:
 # name -> (primitive, the arguments as `gradcli ops` writes them after x).
 TENSOR_FORMS: dict[str, tuple[O.Op, str]] = {name: (O.CLAMP_TENSOR, "min=Tensor, max=Tensor") for name in ("clamp", "clip")}
-
-
-@dataclass(frozen=True)
-class Namespace:
-    """`torch`, `np`, `torch.autograd`...: a dotted prefix that resolves to gradcli's own builtins."""
-
-    name: str
-    members: dict
-
-    def lookup(self, attr: str) -> Any:
-        return self.members.get(attr)
 
 
 # `torch.float32`, `np.float64`... evaluate to their names, which every dtype= argument accepts.
@@ -401,7 +391,7 @@ def _attribute_names(value: Any) -> frozenset:
 
 
 def _join(separator: str, values: Any) -> str:
-    from gradcli.lang.python_builtins import items
+    from gradcli.lang.iteration import items
     parts = items(values)
     if not py.all(isinstance(p, str) for p in parts):
         raise ArgumentError("join() takes strings", hint="convert first: ', '.join(str(v) for v in values)")
@@ -415,7 +405,7 @@ def _append(values: list, value: Any) -> None:
 
 
 def _extend(values: list, more: Any) -> None:
-    from gradcli.lang.python_builtins import items
+    from gradcli.lang.iteration import items
     added = items(more)
     check_list(len(values) + len(added))
     values.extend(added)
@@ -517,6 +507,20 @@ def takes_device(func: Any) -> bool:
 
 
 check_device = D.check_device
+
+
+def _register_stand_ins() -> None:
+    """`isinstance(x, torch.Tensor)`, `isinstance(m, nn.Linear)`: the callables that stand for these types."""
+    type_tests.register(C.float_tensor, "Tensor", (Tensor,))
+    for namespace in (NN, OPTIM):
+        for member in namespace.members.values():
+            cls = getattr(member, "__wrapped__", None)
+            if isinstance(cls, type):
+                type_tests.register(member, cls.__name__, (cls,))
+    type_tests.register(Node, "Node", (Node, AccumulateGrad))  # torch.autograd.graph.Node covers every node
+
+
+_register_stand_ins()
 
 
 def _standard_modules() -> None:

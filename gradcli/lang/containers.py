@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from gradcli.lang.exceptions import raise_python
+from gradcli.lang.iteration import items
 from gradcli.lang.limits import check_list
 
 
@@ -26,7 +27,6 @@ def hashable(key: Any) -> Any:
 
 def pairs(values: Any) -> list[tuple[Any, Any]]:
     """The (key, value) pairs `dict(values)` and `d.update(values)` take: a mapping's items or 2-item sequences."""
-    from gradcli.lang.python_builtins import items
     if isinstance(values, dict):
         return list(values.items())
     out = []
@@ -50,7 +50,6 @@ def dict_(values: Any = (), **kwargs: Any) -> dict:
 
 
 def set_(values: Any = ()) -> set:
-    from gradcli.lang.python_builtins import items
     return {hashable(v) for v in items(values)}
 
 
@@ -118,7 +117,6 @@ def _popitem(mapping: dict) -> tuple:
 
 
 def fromkeys(keys: Any, value: Any = None) -> dict:
-    from gradcli.lang.python_builtins import items
     return {hashable(k): value for k in items(keys)}
 
 

@@ -78,6 +78,9 @@ class ExceptionValue:
             return to_repr(only) if self.type.name == "KeyError" else to_str(only)
         return to_repr(self.args)
 
+    program_str = True
+    """`str(e)` is the message (formatting asks for this rather than importing the exceptions)."""
+
     def __repr__(self) -> str:
         from gradcli.lang.formatting import to_repr
         inner = to_repr(self.args)

@@ -21,7 +21,6 @@ from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
 from gradcli.lang.objects import Instance
 from gradcli.lang.objects import text as instance_text
-from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
 _SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
@@ -35,7 +34,7 @@ def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (Device, np.ndarray, ExceptionValue)):
+    if isinstance(value, (Device, np.ndarray)) or hasattr(type(value), "program_str"):
         return str(value)  # NumPy's own text for x.numpy(): [1. 2.]; an exception's message
     if isinstance(value, Instance):
         return instance_text(value, str)

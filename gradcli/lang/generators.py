@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,10 +21,6 @@ from gradcli.lang.limits import count_step
 
 MAX_RUNNING = 64
 """Generators started and not finished at once (each holds a thread)."""
-
-if TYPE_CHECKING:
-    from gradcli.lang.interpreter import Interpreter
-    from gradcli.lang.user_functions import Scope
 
 _STACK = 64 * 1024 * 1024
 """A generator's thread has the stack the call-depth limit needs (threads get less than the main one)."""
@@ -51,7 +47,7 @@ class _Closed(BaseException):
 class ProgramGenerator:
     """The generator object a call of a generator function returns."""
 
-    def __init__(self, interpreter: Interpreter, name: str, scope: Scope, body: Callable[[], Any],
+    def __init__(self, interpreter: Any, name: str, scope: Any, body: Callable[[], Any],
                  site: ast.AST | None) -> None:
         self.interpreter = interpreter
         self.name = name

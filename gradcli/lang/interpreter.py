@@ -40,6 +40,7 @@ from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang import stdlib
+from gradcli.lang.stdlib import runtime
 from gradcli.lang.exceptions import RaisedError
 from gradcli.lang.generators import ProgramGenerator, is_generator
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -141,7 +142,7 @@ class Interpreter:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         ACTIVE.append(self.budget)
-        stdlib.PRINTERS.append(self._show_text)
+        runtime.PRINTERS.append(self._show_text)
         stdlib.reset_all()
         try:
             body = self._block(tree.body)
@@ -149,7 +150,7 @@ class Interpreter:
             body()
         finally:
             ACTIVE.pop()
-            stdlib.PRINTERS.pop()
+            runtime.PRINTERS.pop()
             for generator in self.generators:
                 generator.close()
             sys.setrecursionlimit(limit)

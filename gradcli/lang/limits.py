@@ -36,6 +36,8 @@ MAX_CALL_DEPTH = 200
 MAX_LIST = 1_000_000
 MAX_STRING = 1_000_000
 MAX_FORMAT_WIDTH = 1_000
+MAX_INT_BITS = 4096
+"""Python ints past this are a limit error (operators.exact; math, random.getrandbits)."""
 
 _LOOP_WORDS = {ast.While: "while loop", ast.For: "for loop"}
 

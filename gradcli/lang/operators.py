@@ -21,8 +21,9 @@ from gradcli.engine.nn import ModuleList, Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays
-from gradcli.lang import builtins as B
+from gradcli.lang.namespace import Namespace
 from gradcli.lang import formatting as T
+from gradcli.lang import limits
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
 from gradcli.lang.user_functions import UserFunction
 
@@ -38,7 +39,7 @@ EXACT = frozenset({"+", "-", "*"})
 """Operators that cannot raise on two floats (they overflow to inf) and on two ints only past
 `MAX_INT_BITS` (see `exact`); an int too large for a float can make a mixed pair raise, so those go
 through `arithmetic`."""
-MAX_INT_BITS = 4096
+MAX_INT_BITS = limits.MAX_INT_BITS
 
 
 def exact(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
@@ -256,7 +257,7 @@ def type_name(value: Any) -> str:
     """A value's type as an error names it, in the words of the language, not Python's class names."""
     if isinstance(value, Tensor):
         return "tensor"
-    if isinstance(value, B.Namespace):
+    if isinstance(value, Namespace):
         return f"module '{value.name}'"
     if value is None:
         return "None"

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import builtins as py
 import math
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine.data import DataLoader, Dataset
-from gradcli.engine.layers import ModuleDict
-from gradcli.engine.nn import ModuleList, Sequential
+from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import containers
@@ -23,51 +21,11 @@ from gradcli.lang import type_tests
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
 from gradcli.lang.formatting import to_repr, to_str
 from gradcli.lang.generators import ProgramGenerator
-from gradcli.lang.limits import Lazy, check_list, check_string, count_step
+from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate
+from gradcli.lang.iteration import type_name as _type_name
+from gradcli.lang.limits import Lazy, check_string
 
-_SEQUENCES = (list, tuple, range, str)
-_ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict)  # torch objects a for loop and len() take
-_ITERATORS = (Lazy, ProgramGenerator)
-"""Iterators that produce their items one at a time (each a step of the budget where it is made)."""
-
-
-def iterate(value: Any) -> Iterator[Any]:
-    """What `for v in value` visits: a sequence's items, a tensor's slices along its first dimension."""
-    if isinstance(value, (*_SEQUENCES, *_ENGINE_ITERABLES)):
-        return iter(value)
-    if isinstance(value, _ITERATORS):
-        return value
-    if isinstance(value, (dict, set)):
-        return iter(list(value))  # a snapshot: the loop may change the dict
-    if hasattr(type(value), "program_attributes") and hasattr(type(value), "__iter__"):
-        return iter(value)  # a facade's container (deque)
-    if isinstance(value, Tensor):
-        if value.ndim == 0:
-            raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
-        return iter(value)
-    raise ArgumentError(f"'{_type_name(value)}' object is not iterable",
-                        hint="iterate over a list, a tuple, range(n), zip(...), enumerate(...) or a tensor")
-
-
-def items(value: Any) -> list:
-    """`list(value)`, refusing a list past the limit before it is built (or, for an iterator, as it grows)."""
-    if isinstance(value, _ITERATORS):
-        out: list = []
-        for item in value:
-            check_list(len(out) + 1)
-            out.append(item)
-        return out
-    if isinstance(value, (*_SEQUENCES, Tensor, dict, set)) and not (isinstance(value, Tensor) and value.ndim == 0):
-        check_list(len(value))
-    return list(iterate(value))
-
-
-def consume(value: Any) -> Iterator[Any]:
-    """The items a builtin that reduces an iterable (sum, any, min...) visits: a range's count as steps,
-    as an iterator's do where they are made, since nothing else bounds them (sum(range(10**12)))."""
-    if isinstance(value, range):
-        return Lazy(iter(value))
-    return iterate(value)
+_SEQUENCES, _ITERATORS = SEQUENCES, ITERATORS
 
 
 def zip_(*iterables: Any) -> list[tuple] | Lazy:
@@ -170,7 +128,17 @@ def _ordered(pick: Callable[..., Any], values: list, word: str, **options: Any) 
     return pick(values, **options)
 
 
-def sorted_(iterable: Any, reverse: bool = False) -> list:
+def _by_key(pick: Callable[..., Any], values: list, key: Any, word: str, **options: Any) -> Any:
+    """`pick(values, key=key)`: the keys are computed once each and ordered under `_ordered`'s rules."""
+    keys = [key(v) for v in values]
+    _ordered(lambda ks: None, keys, word)
+    chosen = pick(range(len(values)), key=keys.__getitem__, **options)
+    return [values[k] for k in chosen] if isinstance(chosen, list) else values[chosen]
+
+
+def sorted_(iterable: Any, key: Any = None, reverse: bool = False) -> list:
+    if key is not None:
+        return _by_key(py.sorted, items(iterable), key, "sorted", reverse=reverse)
     return _ordered(py.sorted, items(iterable), "sorted", reverse=reverse)
 
 
@@ -220,7 +188,7 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *_ENGINE_ITERABLES)) or \
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "
@@ -248,11 +216,16 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
 def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str) -> Callable[..., Any]:
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs and isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)):
+        key = kwargs.pop("key", None) if set(kwargs) <= {"key", "default"} and len(args) == 1 and \
+            isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)) else None
+        if len(args) == 1 and set(kwargs) <= {"default"} and \
+                isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)):
             values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
             if not values:
+                if "default" in kwargs:
+                    return kwargs["default"]
                 raise_python("ValueError", f"{word}() arg is an empty sequence")
-            return _ordered(pick, values, word)
+            return _by_key(pick, values, key, word) if key is not None else _ordered(pick, values, word)
         if len(args) >= 2 and not kwargs and py.all(isinstance(a, (int, float)) for a in args):
             return pick(args)
         return tensor_fn(*args, **kwargs)
@@ -266,10 +239,6 @@ max_ = _extreme(F.max, py.max, "max")
 min_ = _extreme(F.min, py.min, "min")
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, Tensor):
-        return "Tensor"
-    return "NoneType" if value is None else type(value).__name__
 
 
 # name -> callable: Python's builtins as a program sees them (looked up before torch's functions)
@@ -282,3 +251,8 @@ PYTHON: dict[str, Callable[..., Any]] = {
     "callable": type_tests.callable_, "id": id, "iter": iter_, "next": next_, "map": map_, "filter": filter_,
     "divmod": divmod_, "chr": chr_, "ord": ord_, **EXCEPTIONS,
 }
+for _fn, _name, _types in [(int_, "int", (int, np.integer)), (float_, "float", (float, np.floating)),
+                           (bool_, "bool", (bool, np.bool_)), (str_, "str", (str,)), (list_, "list", (list,)),
+                           (tuple_, "tuple", (tuple,)), (range_, "range", (range,)), (containers.dict_, "dict", (dict,)),
+                           (containers.set_, "set", (set,))]:
+    type_tests.register(_fn, _name, _types)

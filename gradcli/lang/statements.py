@@ -8,7 +8,7 @@ stay as they were for programs that never use them. The one rule that matters mo
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError
@@ -21,8 +21,7 @@ from gradcli.lang.operators import type_name
 from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, ASSIGNABLE_HINT
 from gradcli.source import node_span
 
-if TYPE_CHECKING:
-    from gradcli.lang.interpreter import Interpreter
+Interpreter = Any  # the running interpreter (lang.interpreter imports this module, not the other way)
 
 Handler = tuple[Callable[[], Any] | None, str | None, Callable[[], Any], ast.ExceptHandler]
 

@@ -8,7 +8,6 @@ as in Python.
 """
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -17,32 +16,17 @@ from gradcli.errors import ArgumentError
 from gradcli.lang.exceptions import ExceptionValue, ProgramType
 
 
-@functools.cache
+_STAND_INS: dict[int, tuple[str, tuple[type, ...], Any]] = {}
+"""id(stand-in) -> (Python's name, the Python types it covers, the stand-in); filled by the modules that
+define the stand-ins (python_builtins: int, list...; builtins: torch.Tensor, nn's layers)."""
+
+
+def register(stand_in: Any, name: str, types: tuple[type, ...]) -> None:
+    _STAND_INS[id(stand_in)] = (name, types, stand_in)
+
+
 def _stand_ins() -> dict[int, tuple[str, tuple[type, ...], Any]]:
-    """id(stand-in) -> (Python's name, the Python types it covers, the stand-in)."""
-    from gradcli.engine import creation as C
-    from gradcli.engine import nn
-    from gradcli.engine.tensor import Tensor
-    from gradcli.lang import builtins as B
-    from gradcli.lang import containers
-    from gradcli.lang import python_builtins as P
-    table: dict[int, tuple[str, tuple[type, ...], Any]] = {}
-    for fn, name, types in [(P.PYTHON["int"], "int", (int, np.integer)), (P.PYTHON["float"], "float", (float, np.floating)),
-                            (P.PYTHON["bool"], "bool", (bool, np.bool_)), (P.PYTHON["str"], "str", (str,)),
-                            (P.PYTHON["list"], "list", (list,)), (P.PYTHON["tuple"], "tuple", (tuple,)),
-                            (P.PYTHON["range"], "range", (range,)), (containers.dict_, "dict", (dict,)),
-                            (containers.set_, "set", (set,)), (C.float_tensor, "Tensor", (Tensor,))]:
-        table[id(fn)] = (name, types, fn)
-    for namespace in (B.NN, B.OPTIM):
-        for member in namespace.members.values():
-            cls = getattr(member, "__wrapped__", None)
-            if isinstance(cls, type):
-                table[id(member)] = (cls.__name__, (cls,), member)
-    from gradcli.engine.tensor import AccumulateGrad, Node  # torch.autograd.graph.Node covers every node, as in PyTorch
-    table[id(Node)] = ("Node", (Node, AccumulateGrad), Node)
-    if isinstance(nn.Parameter, type):
-        table[id(B.NN.members["Parameter"])] = ("Parameter", (nn.Parameter,), B.NN.members["Parameter"])
-    return table
+    return _STAND_INS
 
 
 def stand_in_name(value: Any) -> str | None:
@@ -102,5 +86,5 @@ def type_(value: Any) -> Any:
 
 def callable_(value: Any) -> bool:
     from gradcli.engine.tensor import Tensor
-    from gradcli.lang.builtins import Namespace
+    from gradcli.lang.namespace import Namespace
     return callable(value) and not isinstance(value, (Tensor, Namespace))

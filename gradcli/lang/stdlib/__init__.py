@@ -6,15 +6,16 @@ wrappers around `itertools`, ...). Facades load when a program first imports the
 that imports none pays nothing. Modules that reach the machine (files, processes, the interpreter
 itself) are refused with the reason (`REFUSED`).
 
-Facades that keep state (a seeded generator) register a reset here, run when a program starts, so
-one file's seed never leaks into the next.
+Facades that keep state (a seeded generator) register a reset (`runtime.RESETS`), run when a program
+starts, so one file's seed never leaks into the next. Facades load by name (`import_module`), so this
+package never imports what imports it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from importlib import import_module
+from typing import Any
 
-if TYPE_CHECKING:
-    from gradcli.lang.builtins import Namespace
+from gradcli.lang.stdlib.runtime import RESETS
 
 NAMES = frozenset({"random", "math", "functools", "itertools", "collections", "operator", "copy", "pprint", "time",
                    "typing", "dataclasses", "argparse", "warnings", "string", "numbers", "unicodedata",
@@ -42,20 +43,10 @@ REFUSED = {
 }
 """Modules refused on purpose, with the reason a refusal gives."""
 
-RESETS: list[Callable[[], None]] = []
-
-PRINTERS: list[Callable[[str], None]] = []
-"""How a facade shows text (pprint, warnings): the running program's print, innermost last."""
+_LOADED: dict[str, Any] = {}
 
 
-def show(text: str) -> None:
-    if PRINTERS:
-        PRINTERS[-1](text)
-
-_LOADED: dict[str, "Namespace"] = {}
-
-
-def facade(name: str) -> "Namespace":
+def facade(name: str) -> Any:
     """The facade of module `name` (one of NAMES), built once."""
     module = _LOADED.get(name)
     if module is None:
@@ -70,13 +61,11 @@ _FACADES = {"random": ("random_module", "RANDOM"), "math": ("math_module", "MATH
 """Module name -> (the facade's module in this package, its Namespace); the rest are in small_modules."""
 
 
-def _build(name: str) -> "Namespace":
-    from importlib import import_module
+def _build(name: str) -> Any:
     if name in _FACADES:
         module, member = _FACADES[name]
         return getattr(import_module(f"{__name__}.{module}"), member)
-    from gradcli.lang.stdlib.small_modules import SMALL
-    return SMALL[name]()
+    return import_module(f"{__name__}.small_modules").SMALL[name]()
 
 
 def reset_all() -> None:

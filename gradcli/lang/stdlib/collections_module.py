@@ -12,11 +12,12 @@ from typing import Any, Callable
 
 from gradcli.errors import ArgumentError
 from gradcli.lang import builtins as B
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.containers import DICT_METHODS, grow, hashable, pairs
 from gradcli.lang.exceptions import ProgramType, raise_python
 from gradcli.lang.formatting import to_repr
 from gradcli.lang.limits import check_list
-from gradcli.lang.python_builtins import items, iterate
+from gradcli.lang.iteration import items, iterate
 
 
 class OrderedDict(dict):
@@ -267,7 +268,7 @@ def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return fn
 
 
-COLLECTIONS = B.Namespace("collections", {
+COLLECTIONS = Namespace("collections", {
     "OrderedDict": _named(_ordered, "OrderedDict"), "defaultdict": _named(_defaultdict, "defaultdict"),
     "Counter": _named(_counter, "Counter"), "deque": _named(lambda values=(), maxlen=None: Deque(values, maxlen),
                                                           "deque"),

@@ -17,7 +17,7 @@ from gradcli.engine import nn, optim
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, BackwardError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list
 
 _LEAVES_ONLY = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "

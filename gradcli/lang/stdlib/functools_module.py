@@ -5,10 +5,10 @@ import functools
 from typing import Any, Callable
 
 from gradcli.errors import ArgumentError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.containers import hashable
 from gradcli.lang.limits import check_list
-from gradcli.lang.python_builtins import consume
+from gradcli.lang.iteration import consume
 
 _MISSING = object()
 

@@ -10,9 +10,9 @@ import itertools
 from typing import Any
 
 from gradcli.errors import ArgumentError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import Lazy, check_list
-from gradcli.lang.python_builtins import items, iterate
+from gradcli.lang.iteration import items, iterate
 
 
 def count(start: Any = 0, step: Any = 1) -> Lazy:

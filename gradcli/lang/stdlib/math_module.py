@@ -14,9 +14,9 @@ import numpy as np
 
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
-from gradcli.lang.builtins import Namespace
-from gradcli.lang.operators import MAX_INT_BITS
-from gradcli.lang.python_builtins import consume
+from gradcli.lang.namespace import Namespace
+from gradcli.lang.limits import MAX_INT_BITS
+from gradcli.lang.iteration import consume
 
 _NUMBERS = (int, float, np.integer, np.floating)
 _ITERABLE_ARGUMENTS = {"fsum", "prod", "dist", "sumprod"}

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from gradcli.errors import ArgumentError, LimitError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS
-from gradcli.lang.stdlib import RESETS
+from gradcli.lang.stdlib.runtime import RESETS
 
 
 def _sized(size: Any) -> Any:

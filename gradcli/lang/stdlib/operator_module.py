@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.operators import arithmetic, compare, contains, index, truth
 
 

@@ -9,11 +9,11 @@ import random as _python_random
 from typing import Any
 
 from gradcli.errors import ArgumentError, LimitError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list
-from gradcli.lang.operators import MAX_INT_BITS
-from gradcli.lang.python_builtins import items
-from gradcli.lang.stdlib import RESETS
+from gradcli.lang.limits import MAX_INT_BITS
+from gradcli.lang.iteration import items
+from gradcli.lang.stdlib.runtime import RESETS
 
 _SEEDS = (int, float, str, type(None))
 

@@ -18,11 +18,11 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.errors import ArgumentError, LimitError
-from gradcli.lang.builtins import Namespace
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType
 from gradcli.lang.limits import ACTIVE, DEFAULT_TIMEOUT, check_string
-from gradcli.lang.python_builtins import items
-from gradcli.lang.stdlib import show
+from gradcli.lang.iteration import items
+from gradcli.lang.stdlib.runtime import show
 
 
 # -- pprint ------------------------------------------------------------------------------------------
