@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-_EXAMPLES = {str: "'text'", list: "xs"}
+_EXAMPLES = {str: "'text'", list: "xs", dict: "d", set: "s"}
 OPERATOR_FORMS = ("a + b", "a - b", "a * b", "a / b", "a ** b", "a @ b", "-a", "a[0]")
 
 
