@@ -188,3 +188,7 @@ def test_check_catches_a_wrong_vjp_under_a_transform(tmp_path) -> None:
     finally:
         object.__setattr__(O.MUL, "vjps", right)
     assert result.status == "failed" and result.checks_failed == 2
+
+
+def test_the_vmap_batch_limit_cannot_be_caught() -> None:
+    fails(PRE + "try:\n    r = vmap(lambda x: x)(torch.zeros(200_000))\nexcept Exception:\n    r = 1\n", LimitError)

@@ -150,3 +150,10 @@ def test_saved_self_is_the_input_itself_and_saved_result_a_new_tensor() -> None:
 def test_node_is_a_type_name() -> None:
     from gradcli.engine.tensor import Node
     assert run("import torch.autograd.graph as g\nN = g.Node")["N"] is Node
+
+
+def test_isinstance_of_graph_node_covers_every_node_as_in_pytorch() -> None:
+    ran = run("x = torch.ones(2, requires_grad=True)\ny = x * 2\nacc = y.grad_fn.next_functions[0][0]\n"
+              "r = (isinstance(y.grad_fn, torch.autograd.graph.Node), isinstance(acc, torch.autograd.graph.Node), "
+              "isinstance(x, torch.autograd.graph.Node))\ny.grad_fn.metadata['k'] = 3\nm = y.grad_fn.metadata")
+    assert ran["r"] == (True, True, False) and ran["m"] == {"k": 3}

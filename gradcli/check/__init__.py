@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradcli.check.checks import BUDGET, MODES, SECONDS, check_gradients, hessian_check, jacobian_check
+from gradcli.check.custom import replay_forward
 from gradcli.check.graph import Progress
 from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element, InputCheck
 
@@ -32,3 +33,7 @@ def checker(mode: str = "symbolic", *, rtol: float | None = None, atol: float | 
     """What a script runner is given to check one file's gradients: a fresh `policy.LoopPolicy` in `mode`."""
     from gradcli.check.policy import LoopPolicy
     return LoopPolicy(mode, rtol=rtol, atol=atol, seed=seed)
+
+from gradcli.engine import function as _function  # noqa: E402
+
+_function.SYMBOLIC[:] = [replay_forward]  # the meaning of a program's Function, for the replay (see check/custom.py)

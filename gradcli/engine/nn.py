@@ -17,6 +17,7 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine import init as I
 from gradcli.engine import nn_functional as NF
+from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
@@ -32,61 +33,238 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
 
 
 class Module:
-    """Parameters and sub-modules by name, in the order they were set, as PyTorch keeps them."""
+    """Parameters, buffers and sub-modules by name, in the order they were set, as PyTorch keeps them.
+
+    Assigning a parameter or a module to an attribute registers it (`__setattr__`), so a program's
+    `self.fc = nn.Linear(2, 3)` is found by `parameters()`, `state_dict()` and `print(model)` with
+    PyTorch's dotted names; `model(x)` runs the forward pre-hooks, `forward` and the forward hooks.
+    """
 
     functional: Callable[..., Any] | None = None
     """The function of `torch.nn.functional` the module applies (for `gradcli ops`), if one."""
 
-    def __init__(self) -> None:
-        self._parameters: dict[str, Tensor | None] = {}
-        self._modules: dict[str, Module] = {}
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise ArgumentError(f"Module.__init__() takes no arguments, got {len(args) + len(kwargs)}",
+                                hint="call super().__init__() without arguments")
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "_forward_pre_hooks", [])
         self.training = True
 
     def forward(self, *inputs: Any) -> Any:
-        raise NotImplementedError
+        raise ArgumentError(f'Module [{type(self).__name__}] is missing the required "forward" function',
+                            hint="define forward(self, x) in the class")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
-        return self.forward(*inputs, **kwargs)
+        hooks = self.__dict__.get("_forward_pre_hooks")
+        if hooks:
+            for hook in list(hooks):
+                changed = hook(self, inputs)
+                if changed is not None:
+                    inputs = changed if isinstance(changed, tuple) else (changed,)
+        output = self.forward(*inputs, **kwargs)
+        hooks = self.__dict__.get("_forward_hooks")
+        if hooks:
+            for hook in list(hooks):
+                changed = hook(self, inputs, output)
+                if changed is not None:
+                    output = changed
+        return output
 
     def __getattr__(self, name: str) -> Any:
-        """Parameters and sub-modules read as attributes (`model.weight`), as in PyTorch."""
-        for table in ("_parameters", "_modules"):
+        """Parameters, buffers and sub-modules read as attributes (`model.weight`), as in PyTorch."""
+        for table in ("_parameters", "_buffers", "_modules"):
             members = self.__dict__.get(table, {})
             if name in members:
                 return members[name]
         raise AttributeError(name)
 
-    def named_parameters(self, prefix: str = "") -> list[tuple[str, Tensor]]:
-        found: list[tuple[str, Tensor]] = []
+    def __setattr__(self, name: str, value: Any) -> None:
+        params, modules = self.__dict__.get("_parameters"), self.__dict__.get("_modules")
+        if isinstance(value, Tensor) and PARAMETERS.has(value):
+            if params is None:
+                raise ArgumentError("cannot assign parameters before Module.__init__() call",
+                                    hint="call super().__init__() first in __init__")
+            self._forget(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            if modules is None:
+                raise ArgumentError("cannot assign module before Module.__init__() call",
+                                    hint="call super().__init__() first in __init__")
+            self._forget(name)
+            modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise ArgumentError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                    "(torch.nn.Parameter or None expected)", hint="wrap it: nn.Parameter(t)")
+            params[name] = None
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise ArgumentError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                    "(torch.nn.Module or None expected)")
+            modules[name] = None
+        elif name in self.__dict__.get("_buffers", {}):
+            if value is not None and not isinstance(value, Tensor):
+                raise ArgumentError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                    "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        for table in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[table].pop(name, None)
+
+    # -- registration -------------------------------------------------------------------------
+    def register_parameter(self, name: str, param: Tensor | None) -> None:
+        _check_name(self, name, "parameter")
+        if param is not None and not (isinstance(param, Tensor) and PARAMETERS.has(param)):
+            raise ArgumentError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                                "(torch.nn.Parameter or None required)", hint="wrap it: nn.Parameter(t)")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        _check_name(self, name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise ArgumentError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
+                                "(torch Tensor or None required)")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        _check_name(self, name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise ArgumentError(f"{_type_name(module)} is not a Module subclass")
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        return _handle(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        return _handle(self._forward_pre_hooks, hook)
+
+    # -- walks --------------------------------------------------------------------------------
+    def named_modules(self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True
+                      ) -> list[tuple[str, "Module"]]:
+        found: list[tuple[str, Module]] = []
         seen: set[int] = set()
-        for name, p in self._walk(prefix):
-            if id(p) not in seen:
-                seen.add(id(p))
-                found.append((name, p))
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
+            if remove_duplicate and id(m) in seen:
+                continue
+            seen.add(id(m))
+            found.append((name, m))
+            children = [(name + ("." if name else "") + key, c) for key, c in m._modules.items() if c is not None]
+            stack.extend(reversed(children))
         return found
 
-    def _walk(self, prefix: str) -> Iterator[tuple[str, Tensor]]:
-        for name, p in self._parameters.items():
-            if p is not None:
-                yield prefix + name, p
-        for name, m in self._modules.items():
-            yield from m._walk(prefix + name + ".")
+    def modules(self) -> list["Module"]:
+        return [m for _, m in self.named_modules()]
 
-    def parameters(self) -> list[Tensor]:
-        """A list (PyTorch returns a generator): pass it to an optimizer, or loop over it."""
-        return [p for _, p in self.named_parameters()]
+    def named_children(self) -> list[tuple[str, "Module"]]:
+        seen: set[int] = set()
+        out = []
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                out.append((name, m))
+        return out
 
     def children(self) -> list["Module"]:
-        return list(self._modules.values())
+        return [m for _, m in self.named_children()]
 
+    def _named(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool = True) -> list[tuple[str, Any]]:
+        found: list[tuple[str, Any]] = []
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_prefix, m in modules:
+            for name, value in m.__dict__[table].items():
+                if value is None or remove_duplicate and id(value) in seen:
+                    continue
+                seen.add(id(value))
+                found.append((module_prefix + ("." if module_prefix else "") + name, value))
+        return found
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
+        return self._named("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> list[Tensor]:
+        """A list (PyTorch returns a generator): pass it to an optimizer, or loop over it."""
+        return [p for _, p in self.named_parameters(recurse=recurse)]
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
+        return self._named("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> list[Tensor]:
+        return [b for _, b in self.named_buffers(recurse=recurse)]
+
+    # -- state ----------------------------------------------------------------------------------
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, each module's own before its children's."""
+        out: dict[str, Tensor] = {}
+        for module_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            lead = module_prefix + "." if module_prefix else ""
+            skipped = m.__dict__.get("_non_persistent", set())
+            for table in ("_parameters", "_buffers"):
+                for name, value in m.__dict__[table].items():
+                    if value is not None and name not in skipped:
+                        out[lead + name] = value if keep_vars else value.detach()
+        return out
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> "IncompatibleKeys":
+        if not isinstance(state_dict, dict):
+            raise ArgumentError(f"Expected state_dict to be dict-like, got {_type_name(state_dict)}.",
+                                hint="pass what model.state_dict() returned")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        problems = []
+        for key, target in own.items():
+            if key in state_dict:
+                value = state_dict[key]
+                if not isinstance(value, Tensor) or value.shape != target.shape:
+                    shape = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+                    problems.append(f"size mismatch for {key}: copying a param with shape torch.Size("
+                                    f"{list(shape) if isinstance(shape, tuple) else shape}) from checkpoint, the "
+                                    f"shape in current model is torch.Size({list(target.shape)}).")
+        if strict:
+            if unexpected:
+                problems.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected)
+                                + ". ")
+            if missing:
+                problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if problems:
+            raise ArgumentError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                                + "\n\t".join(problems), hint="load a state_dict saved from the same model, or "
+                                                              "pass strict=False")
+        for key, target in own.items():
+            if key in state_dict:
+                target._data[...] = state_dict[key]._data.astype(target.dtype)
+        return IncompatibleKeys(missing if not strict else [], unexpected if not strict else [])
+
+    # -- modes and conversions -------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             _clear_grad(p, set_to_none)
 
     def train(self, mode: bool = True) -> "Module":
-        self.training = bool(mode)
-        for m in self._modules.values():
-            m.train(mode)
+        if not isinstance(mode, bool):
+            raise ArgumentError("training mode is expected to be boolean")
+        for m in self.modules():
+            m.training = mode
         return self
 
     def eval(self) -> "Module":
@@ -97,17 +275,108 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """`fn` on every sub-module, children first, then on this module (PyTorch's order)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _cast(self, dtype: Any) -> "Module":
+        for m in self.modules():
+            for table in ("_parameters", "_buffers"):
+                for value in m.__dict__[table].values():
+                    if value is not None and value.dtype.kind == "f":
+                        value._data = value._data.astype(dtype)
+                        if value.grad is not None:
+                            value.grad._data = value.grad._data.astype(dtype)
+        return self
+
+    def double(self) -> "Module":
+        return self._cast(np.float64)
+
+    def float(self) -> "Module":
+        return self._cast(np.float32)
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """`model.to(device)`, `model.to(torch.float64)`: the CPU is the only device; a dtype casts."""
+        from gradcli.engine.creation import resolve_dtype
+        from gradcli.engine.devices import check_device
+        for value in [*args, *kwargs.values()]:
+            if isinstance(value, str) and value in _DTYPES:
+                self._cast(resolve_dtype(value))
+            elif value is not None and not isinstance(value, bool):
+                check_device(value)
+        return self
+
+    def cpu(self) -> "Module":
+        return self
+
+    # -- text -------------------------------------------------------------------------------------
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self) -> str:
-        """PyTorch's layout: `Name(extra)`, or one indented `(name): child` line per sub-module."""
-        name = type(self).__name__
-        if not self._modules:
-            return f"{name}({self.extra_repr()})"
-        lines = [f"  ({key}): " + repr(m).replace("\n", "\n  ") for key, m in self._modules.items()]
+        """PyTorch's layout: `Name(extra)`, or the extra lines and one `(name): child` line per sub-module."""
         extra = self.extra_repr()
-        return f"{name}(\n" + (f"  {extra}\n" if extra else "") + "\n".join(lines) + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _indent(repr(m)) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        if not lines:
+            return f"{type(self).__name__}()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{type(self).__name__}({extra_lines[0]})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class IncompatibleKeys:
+    """What load_state_dict returns, shown as PyTorch shows it."""
+
+    program_attributes = frozenset({"missing_keys", "unexpected_keys"})
+
+    def __init__(self, missing: list[str], unexpected: list[str]) -> None:
+        self.missing_keys, self.unexpected_keys = missing, unexpected
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+
+_DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half"})
+
+
+def registered(module: Module, name: str) -> bool:
+    """Whether `name` is one of the module's parameters, buffers or sub-modules."""
+    return any(name in module.__dict__.get(table, {}) for table in ("_parameters", "_buffers", "_modules"))
+
+
+def _check_name(module: Module, name: Any, what: str) -> None:
+    if "_parameters" not in module.__dict__:
+        raise ArgumentError(f"cannot assign {what} before Module.__init__() call",
+                            hint="call super().__init__() first in __init__")
+    if not isinstance(name, str):
+        raise ArgumentError(f"{what} name should be a string. Got {_type_name(name)}")
+    if "." in name or not name:
+        raise ArgumentError(f'{what} name can\'t contain "."' if name else f'{what} name can\'t be empty string ""')
+    if name in module.__dict__ and not registered(module, name) or hasattr(type(module), name):
+        raise ArgumentError(f"attribute '{name}' already exists")
+
+
+def _handle(table: list, hook: Callable[..., Any]) -> RemovableHandle:
+    table.append(hook)
+    return RemovableHandle(table, hook)
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n  ")
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return "torch.FloatTensor" if value.dtype == np.float32 else "torch.DoubleTensor" \
+            if value.dtype == np.float64 else "Tensor"
+    return type(value).__name__
 
 
 def _clear_grad(p: Tensor, set_to_none: bool) -> None:

@@ -598,7 +598,8 @@ LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet
                sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
 INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
              vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
-             jvp=transposed_jvp, rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
+             jvp=transposed_jvp,
+             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
 SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
            jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
@@ -779,7 +780,8 @@ LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
 DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
                  vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)", sym=_sym_map("digamma"))
 POLYGAMMA = Op(name="polygamma", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
-               vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),), jvp=diagonal_jvp, rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
+               vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),),
+               jvp=diagonal_jvp, rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
                saves=("x",), sym=lambda S, x, n: S.map(lambda u: S.polygamma(n, u), x))
 LOGIT = Op(name="logit", node="LogitBackward0", forward=_logit_forward, vjps=(_logit_vjp,),
            jvp=diagonal_jvp, rule="∂log(x/(1-x))/∂x = 1/(x(1-x)) (0 outside [eps, 1-eps])", saves=("x",),
@@ -949,7 +951,8 @@ CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.
 
 
 RESHAPE = Op(name="reshape", node="ViewBackward0", forward=lambda x, shape: np.reshape(x, shape),
-             vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),), jvp=linear_jvp, rule="reshape back to the input's shape",
+             vjps=(lambda ns, g, o, x, shape: ns.reshape(g, x.shape),),
+             jvp=linear_jvp, rule="reshape back to the input's shape",
              nests=False, sym=lambda S, x, shape: x.reshape(shape))
 TRANSPOSE = Op(name="transpose", node="TransposeBackward0", forward=_swap,
                vjps=(lambda ns, g, o, x, dim0, dim1: ns.transpose(g, dim0, dim1),),
@@ -967,9 +970,11 @@ INDEX = Op(name="index", node="IndexBackward0", forward=_index_forward,
            jvp=linear_jvp, rule="scatter the gradient back into zeros",
            nests=False, sym=lambda S, x, key: S.as_array(x[key]))
 INDEX_PUT = Op(name="index_put", node="IndexPutBackward0", forward=_index_put_forward,
-               vjps=(lambda ns, g, o, v, shape, key: ns.index(g, key),), jvp=linear_jvp, rule="gather the gradient at the indices",
+               vjps=(lambda ns, g, o, v, shape, key: ns.index(g, key),),
+               jvp=linear_jvp, rule="gather the gradient at the indices",
                nests=False, sym=lambda S, v, shape, key: S.index_put(v, shape, key))
-CAT = Op(name="cat", node="CatBackward0", forward=_cat_forward, vjps=(), jvp=sum_linear_jvp, rule="split the gradient back along dim",
+CAT = Op(name="cat", node="CatBackward0", forward=_cat_forward, vjps=(),
+         jvp=sum_linear_jvp, rule="split the gradient back along dim",
          nests=False, sym=lambda S, *xs, dim=0: np.concatenate(xs, axis=dim))
 STACK = Op(name="stack", node="StackBackward0", forward=_stack_forward, vjps=(),
            jvp=sum_linear_jvp, rule="select each input's slice of the gradient",
@@ -1115,14 +1120,18 @@ FLIP = Op(name="flip", node="FlipBackward0", forward=lambda x, dims: np.flip(x, 
           vjps=(lambda ns, g, o, x, dims: ns.flip(g, dims),), jvp=linear_jvp, rule="flip the gradient back",
           nests=False, sym=lambda S, x, dims: np.flip(x, dims))
 ROLL = Op(name="roll", node="RollBackward0", forward=_roll_forward, vjps=(_roll_vjp,),
-          jvp=linear_jvp, rule="roll the gradient back", nests=False, sym=lambda S, x, shifts, dims: _roll_forward(x, shifts, dims))
+          jvp=linear_jvp,
+          rule="roll the gradient back", nests=False, sym=lambda S, x, shifts, dims: _roll_forward(x, shifts, dims))
 REPEAT = Op(name="repeat", node="RepeatBackward0", forward=_repeat_forward, vjps=(_repeat_vjp,),
-            jvp=linear_jvp, rule="sum the gradient over the copies", nests=False, sym=lambda S, x, repeats: np.tile(x, repeats))
+            jvp=linear_jvp,
+            rule="sum the gradient over the copies", nests=False, sym=lambda S, x, repeats: np.tile(x, repeats))
 TRIL = Op(name="tril", node="TrilBackward0", forward=_triangle(upper=False),
-          vjps=(lambda ns, g, o, x, diagonal=0: ns.tril(g, diagonal),), jvp=linear_jvp, rule="keep the gradient's lower triangle",
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.tril(g, diagonal),),
+          jvp=linear_jvp, rule="keep the gradient's lower triangle",
           nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=False)))
 TRIU = Op(name="triu", node="TriuBackward0", forward=_triangle(upper=True),
-          vjps=(lambda ns, g, o, x, diagonal=0: ns.triu(g, diagonal),), jvp=linear_jvp, rule="keep the gradient's upper triangle",
+          vjps=(lambda ns, g, o, x, diagonal=0: ns.triu(g, diagonal),),
+          jvp=linear_jvp, rule="keep the gradient's upper triangle",
           nests=False, sym=lambda S, x, diagonal=0: S.masked(x, _triangle_mask(x.shape, diagonal, upper=True)))
 DIAG_EMBED = Op(name="diag_embed", node="DiagEmbedBackward0", forward=_diag_embed_forward, vjps=(_diag_embed_vjp,),
                 jvp=linear_jvp, rule="take the gradient's diagonal", nests=False,
@@ -1149,7 +1158,8 @@ CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda
                rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
 CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
-          vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),), jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
+          vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),),
+          jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
           nests=False, elementwise=True, sym=lambda S, x, dtype: x)
 
 
@@ -1496,7 +1506,8 @@ LEAKY_RELU = Op(name="leaky_relu", node="LeakyReluBackward0",
                     lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
                 kink=lambda K, x, negative_slope=0.01: K.zero_kink(x) & (negative_slope != 1))
 ELU = Op(name="elu", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
-         jvp=diagonal_jvp, rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
+         jvp=diagonal_jvp,
+         rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
          kink=lambda K, x, alpha=1.0, scale=1.0, input_scale=1.0: K.zero_kink(x) & (alpha * input_scale != 1))
 GELU = Op(name="gelu", node="GeluBackward0", forward=_gelu_forward,
           vjps=(lambda ns, g, o, x, approximate="none": ns.gelu_backward(g, x, approximate),),
@@ -1506,7 +1517,8 @@ GELU_BACKWARD = Op(name="gelu_backward", node="GeluBackwardBackward0",
                    forward=lambda g, x, approximate="none": g * _gelu_slope(x, approximate),
                    vjps=(lambda ns, gg, o, g, x, approximate="none": ns.gelu_backward(gg, x, approximate),
                          lambda ns, gg, o, g, x, approximate="none": gg * g * _gelu_curvature(ns, x, approximate)),
-                   jvp=diagonal_jvp, rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
+                   jvp=diagonal_jvp,
+                   rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
                    sym=lambda S, g, x, approximate="none": S.broadcast(
                        lambda v, u: S.mul(v, _gelu_slope_sym(S, u, approximate)), g, x))
 SILU = _unary(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
@@ -1532,7 +1544,8 @@ ADDMM = Op(name="addmm", node="AddmmBackward0", forward=_addmm_forward,
            vjps=(lambda ns, g, o, c, a, b: g,
                  lambda ns, g, o, c, a, b: ns.matmul(g, ns.transpose(b, 0, 1)),
                  lambda ns, g, o, c, a, b: ns.matmul(ns.transpose(a, 0, 1), g)),
-           jvp=transposed_jvp, rule="∂(c + A@B)/∂c = 1, ∂/∂A = G@Bᵀ, ∂/∂B = Aᵀ@G", saves=("", "b", "a"), args="cab", nests=False,
+           jvp=transposed_jvp,
+           rule="∂(c + A@B)/∂c = 1, ∂/∂A = G@Bᵀ, ∂/∂B = Aᵀ@G", saves=("", "b", "a"), args="cab", nests=False,
            sym=lambda S, c, a, b: S.broadcast(S.add, c, S.matmul(a, b)))
 CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forward,
                   vjps=(lambda ns, g, o, x, pad, value=0.0: ns.constant_pad_nd(g, tuple(-p for p in pad), 0.0),),
@@ -1543,7 +1556,8 @@ LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_lay
                 vjps=(_layer_norm_vjp_x,
                       lambda ns, g, o, x, w, b, count, eps: g * _layer_norm_parts(ns, x, count, eps)[0],
                       lambda ns, g, o, x, w, b, count, eps: g),
-                jvp=transposed_jvp, rule="∂LN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)), ĝ = g·w; ∂/∂w = g·x̂; ∂/∂b = g",
+                jvp=transposed_jvp,
+                rule="∂LN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)), ĝ = g·w; ∂/∂w = g·x̂; ∂/∂b = g",
                 saves=("xw", "x", ""), args="xwb", sym=_layer_norm_sym)
 MSE_LOSS = Op(name="mse_loss", node="MseLossBackward0",
               forward=lambda a, b, reduction="mean": _reduce_loss((a - b) * (a - b), reduction),
@@ -1568,13 +1582,16 @@ HUBER_LOSS = Op(name="huber_loss", node="HuberLossBackward0",
                 sym=lambda S, a, b, reduction="mean", delta=1.0: _loss_sym(
                     S, lambda u, v: _smooth_sym(S, u, v, delta), a, b, reduction))
 NLL_LOSS = Op(name="nll_loss", node="NllLossBackward0", forward=_nll_forward, vjps=(_nll_vjp,),
-              jvp=transposed_jvp, rule="∂nll/∂x[i,c] = -w[c]·[c = target[i]] (/Σw for mean)", saves=("",), nests=False, sym=_nll_sym)
+              jvp=transposed_jvp,
+              rule="∂nll/∂x[i,c] = -w[c]·[c = target[i]] (/Σw for mean)", saves=("",), nests=False, sym=_nll_sym)
 BINARY_CROSS_ENTROPY = Op(name="binary_cross_entropy", node="BinaryCrossEntropyBackward0", forward=_bce_forward,
-                          vjps=(_bce_vjp_x, _bce_vjp_y), jvp=transposed_jvp, rule="∂bce/∂x = (x-y)/(x(1-x)), ∂/∂y = log((1-x)/x)",
+                          vjps=(_bce_vjp_x, _bce_vjp_y),
+                          jvp=transposed_jvp, rule="∂bce/∂x = (x-y)/(x(1-x)), ∂/∂y = log((1-x)/x)",
                           saves=("ab", "a"), sym=_bce_sym)
 BCE_WITH_LOGITS = Op(name="binary_cross_entropy_with_logits", node="BinaryCrossEntropyWithLogitsBackward0",
                      forward=_bce_logits_forward, vjps=(_bce_logits_vjp_x, _bce_logits_vjp_y),
-                     jvp=transposed_jvp, rule="∂/∂x = σ(x) - y (with pos_weight: (1-y) - lw·σ(-x)), ∂/∂y = -x", saves=("ab", "a"),
+                     jvp=transposed_jvp,
+                     rule="∂/∂x = σ(x) - y (with pos_weight: (1-y) - lw·σ(-x)), ∂/∂y = -x", saves=("ab", "a"),
                      sym=_bce_logits_sym)
 
 

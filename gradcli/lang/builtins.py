@@ -17,9 +17,11 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
+from gradcli.engine import function as AF
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
 from gradcli.lang import arrays as ARR
+from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
@@ -192,8 +194,12 @@ _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
 
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
                                                                "jvp": jvp, "hvp": hvp, "vhp": vhp})
+AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
+                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
+                                                          "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
-                                        "functional": AUTOGRAD_FUNCTIONAL})
+                                        "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
+                                        "function": AUTOGRAD_FUNCTION})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
@@ -222,10 +228,17 @@ NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
     "kaiming_uniform_", "kaiming_normal_")})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
+                            "Module": classes.MODULE,
                             **{name: _constructor(cls) for name, cls in nn.MODULES.items()}})
-OPTIM = Namespace("torch.optim", {name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()})
-MODULE_ATTRIBUTES = frozenset({"parameters", "named_parameters", "children", "zero_grad", "train", "eval",
-                               "training", "requires_grad_", "forward"})
+OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
+OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
+                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
+MODULE_ATTRIBUTES = frozenset({
+    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
+    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
+    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
+    "extra_repr"})
 MODULE_MEMBERS = {nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
@@ -274,40 +287,16 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
 
 
-# Python's math module: numbers in, numbers out
-def _math(name: str) -> Callable[..., Any]:
-    """`math.NAME` on numbers (and one-element tensors, as Python's math takes them), errors as gradcli's."""
-    fn = getattr(math, name)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        values = [float(a) if isinstance(a, Tensor) else a for a in args]
-        if not py.all(isinstance(v, (int, float, np.integer, np.floating)) for v in [*values, *kwargs.values()]):
-            raise ArgumentError(f"math.{name}() takes numbers", hint=f"for a tensor use torch's: x.{name}()")
-        try:
-            return fn(*values, **kwargs)
-        except ValueError:
-            raise ValueDomainError(f"math domain error: math.{name} of {', '.join(map(repr, values))}",
-                                   hint="check the values that reach this line") from None
-    call.__name__ = name
-    call.__doc__ = fn.__doc__
-    return call
-
-
-_MATH_FUNCTIONS = ("sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos",
-                   "atan", "atan2", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "fabs", "pow", "hypot",
-                   "copysign", "fmod", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose")
-MATH = Namespace("math", {**{name: _math(name) for name in _MATH_FUNCTIONS},
-                          "pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan})
-
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
-                                 "torch.optim": OPTIM,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, "math": MATH, **_FUNC_MODULES}
+                                 "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
+                                 "torch.autograd.function": AUTOGRAD_FUNCTION,
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
-PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL}
+PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
                                "ndim", "T", "retains_grad"})
@@ -385,7 +374,8 @@ def _attribute_names(value: Any) -> frozenset:
         return DEVICE_ATTRIBUTES
     if isinstance(value, RemovableHandle):
         return HANDLE_ATTRIBUTES
-    return frozenset()
+    listed = getattr(type(value), "program_attributes", None)  # a facade's objects list their own
+    return listed if isinstance(listed, frozenset) else frozenset()
 
 
 # -- string and list methods, devices, hook handles --------------------------------------------
@@ -487,7 +477,7 @@ class NodeName(str):
     which spells the nodes that are not derivative formulas with their C++ namespace)."""
 
     def __call__(self) -> str:
-        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2")) else \
+        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2", "Backward")) else \
             f"torch::autograd::{self}"
 
 
@@ -508,3 +498,14 @@ def takes_device(func: Any) -> bool:
 
 
 check_device = D.check_device
+
+
+def _standard_modules() -> None:
+    """`math` and `np.random` are facades (lang/stdlib), reachable from here as Python and NumPy reach them."""
+    from gradcli.lang.stdlib.math_module import MATH
+    from gradcli.lang.stdlib.numpy_random import NUMPY_RANDOM
+    MODULES["math"] = MATH
+    NUMPY.members["random"] = NUMPY_RANDOM
+
+
+_standard_modules()

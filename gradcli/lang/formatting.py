@@ -19,6 +19,8 @@ from gradcli.engine.devices import Device
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
+from gradcli.lang.classes import Instance
+from gradcli.lang.classes import text as instance_text
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
@@ -35,6 +37,8 @@ def to_str(value: Any) -> str:
         return value
     if isinstance(value, (Device, np.ndarray, ExceptionValue)):
         return str(value)  # NumPy's own text for x.numpy(): [1. 2.]; an exception's message
+    if isinstance(value, Instance):
+        return instance_text(value, str)
     return to_repr(value)
 
 
@@ -56,8 +60,13 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         inner = ", ".join(parts)
         if isinstance(value, list):
             return "[" + inner + "]"
-        prefix = type(value).__name__ if hasattr(value, "_fields") else ""
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None and len(fields) == len(parts) and type(value).__module__.startswith("gradcli.lang"):
+            inner = ", ".join(f"{name}={part}" for name, part in zip(fields, parts))
+        prefix = type(value).__name__ if fields is not None else ""
         return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
+    if isinstance(value, (dict, set)) and type(value) not in (dict, set):
+        return repr(value)  # a collections facade's kind writes its own (bounded the same way)
     if isinstance(value, (dict, set)):
         budget = budget if budget is not None else [MAX_STRING]
         if not value:
@@ -78,6 +87,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
+    if isinstance(value, Instance):
+        return instance_text(value, repr)
     return repr(value)
 
 

@@ -35,9 +35,11 @@ from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupE
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import arrays as ARR
 from gradcli.lang import builtins as B
+from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
+from gradcli.lang import stdlib
 from gradcli.lang.exceptions import RaisedError
 from gradcli.lang.generators import ProgramGenerator, is_generator
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -45,6 +47,7 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 
@@ -116,7 +119,7 @@ class Interpreter:
             ast.If: self._if, ast.While: self._while, ast.For: self._for, ast.Assert: self._assert,
             ast.Pass: lambda node: _nothing, ast.Break: lambda node: _breaking,
             ast.Continue: lambda node: _continuing,
-            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def,
+            ast.Import: self._import, ast.ImportFrom: self._import_from, ast.FunctionDef: self._function_def, ast.ClassDef: self._class_def,
             ast.Return: self._return, ast.With: self._with,
             ast.AnnAssign: self._ann_assign, ast.Try: self._try, ast.Raise: self._raise,
             ast.Global: lambda node: _nothing, ast.Nonlocal: lambda node: _nothing, ast.Delete: self._delete,
@@ -138,12 +141,15 @@ class Interpreter:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         ACTIVE.append(self.budget)
+        stdlib.PRINTERS.append(self._show_text)
+        stdlib.reset_all()
         try:
             body = self._block(tree.body)
             self.budget.start()
             body()
         finally:
             ACTIVE.pop()
+            stdlib.PRINTERS.pop()
             for generator in self.generators:
                 generator.close()
             sys.setrecursionlimit(limit)
@@ -326,7 +332,9 @@ class Interpreter:
         return enclosing
 
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
-        if not isinstance(owner, Tensor):
+        if isinstance(owner, C.SETTABLE):
+            return C.set_attribute(owner, target.attr, value)
+        if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
                 *node_span(target, self.source))
@@ -497,6 +505,9 @@ class Interpreter:
         return import_
 
     def _import_from(self, node: ast.ImportFrom) -> Callable[[], None]:
+        if node.module == "__future__":
+            return _nothing  # accepted, no effect: gradcli already reads Python 3's meaning
+
         def import_from() -> None:
             module = _module(node.module or "")
             for alias in node.names:
@@ -522,6 +533,19 @@ class Interpreter:
                 value = decorator(value)
             self.scope.values[node.name] = value
         return function_def
+
+    def _class_def(self, node: ast.ClassDef) -> Callable[[], None]:
+        """A class: its bases evaluated and its body run where it is defined; `classes` builds the rest."""
+        base_ofs = [self._expression(b) for b in node.bases]
+        outer, self._top_level = self._top_level, False
+        try:
+            body = self._block(node.body)
+        finally:
+            self._top_level = outer
+
+        def class_def() -> None:
+            self.scope.values[node.name] = C.define(self, node, [b() for b in base_ofs], body)
+        return class_def
 
     def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
         """A closure that makes the function `node` defines, its defaults evaluated where it is defined."""
@@ -930,6 +954,8 @@ class Interpreter:
                 return owner.members[attr]
         elif attr == "__name__":
             return S.name_of(owner)
+        elif isinstance(owner, C.OWNERS):
+            return C.attribute(owner, attr)
         elif attr in B.attribute_names(owner):
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
@@ -1053,6 +1079,14 @@ class Interpreter:
             with self.budget.paused():
                 self.hooks.on_print(items, node.lineno)
 
+    def _show_text(self, text: str) -> None:
+        """What a facade prints (pprint, warnings.warn), as a print of the call that asked."""
+        site = self.call_sites[-1] if self.call_sites else None
+        if self.hooks.on_print is not None:
+            with self.budget.paused():
+                self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
+                                    site.lineno if site is not None else 0)
+
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
             raise ArgumentError(f"'{self.text(node.func)}' is not a function", hint="call functions and methods only")
@@ -1154,6 +1188,8 @@ _PRINT = object()
 
 def _shown(value: Any) -> Any:
     """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
+    if isinstance(value, C.Instance):  # its own __str__, run now, under the program's budget
+        return T.Shown(T.to_str(value))
     return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) else value
 
 
@@ -1164,6 +1200,8 @@ _IN_PLACE = {ast.Add: "__iadd__", ast.Sub: "__isub__", ast.Mult: "__imul__", ast
 
 def _module(name: str) -> "B.Namespace":
     module = B.MODULES.get(name)
+    if module is None and name in stdlib.NAMES:
+        return stdlib.facade(name)
     if module is None:
         raise NameLookupError(f"module '{name}' is not available in gradcli yet",
                               hint="available: " + ", ".join(sorted(B.MODULES)))

@@ -193,7 +193,8 @@ def truth(value: Any) -> bool:
         return value
     if isinstance(value, Tensor):
         return bool(value)
-    if isinstance(value, _TRUTHFUL):
+    if isinstance(value, _TRUTHFUL) or hasattr(type(value), "program_attributes") and \
+            hasattr(type(value), "__len__"):
         return bool(value)
     if isinstance(value, np.ndarray):
         return arrays.truth(value)
@@ -217,6 +218,9 @@ def index(value: Any, key: Any) -> Any:
         except IndexError:
             from gradcli.lang.exceptions import raise_python
             raise_python("IndexError", f"{type_name(value)} index out of range")
+    by_facade = getattr(type(value), "program_index", None)  # a facade's object that defines indexing
+    if by_facade is not None:
+        return by_facade(value, key)
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 
@@ -235,6 +239,8 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         if not -len(container) <= key < len(container):
             raise ArgumentError("list assignment index out of range")
         container[key] = value
+    elif hasattr(type(container), "program_set_item"):  # a program's object with __setitem__
+        container.program_set_item(key, value)
     else:
         raise ArgumentError(f"a {type_name(container)} does not support item assignment",
                             hint="assign into a tensor (x[0] = 1.0) or a list")

@@ -24,6 +24,8 @@ from itertools import accumulate
 from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
+from gradcli.lang import class_syntax
+from gradcli.lang import stdlib
 from gradcli.source import BOM, position_of, split_lines
 from gradcli.source import span as span_of
 
@@ -35,10 +37,13 @@ _TOO_DEEP = f"expression nested too deeply (over {MAX_DEPTH} levels)"
 _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
-_IMPORTABLE = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                         "torch.nn.init", "torch.optim", "numpy", "math",
-                         "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
-_IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_IMPORTABLE)) + " (under any alias)"
+_TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
+                            "torch.nn.init", "torch.optim", "numpy", "torch.autograd.function",
+                            "torch.optim.optimizer",
+                            "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
+_IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
+_IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \
+    " (under any alias) and of the standard modules " + ", ".join(sorted(stdlib.NAMES - {"numpy.random"}))
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level"})  # graph hooks, forward AD
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
@@ -76,9 +81,6 @@ _OPERATOR_HINTS: dict[str, str] = {
 
 _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.AsyncFunctionDef: ("async functions are not supported", None),
-    ast.ClassDef: ("class definitions are not supported",
-                   "build a model from layers instead: model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), "
-                   "nn.Linear(8, 1)), or write functions (def) that take the tensors they need"),
     ast.AsyncFor: ("'async for' loops are not supported", None),
     ast.AsyncWith: ("'async with' statements are not supported", None),
     ast.Match: ("'match' statements are not supported", "use if / elif / else"),
@@ -239,6 +241,9 @@ def _in_words(type_name: str) -> str:
 
 
 def _import_refusal(module: str) -> str:
+    reason = stdlib.REFUSED.get(module.split(".")[0])
+    if reason is not None:
+        return f"import of '{module}' is refused: {reason}; {_IMPORTS_ACCEPTED}"
     return f"import of '{module}' is not supported; {_IMPORTS_ACCEPTED}"
 
 
@@ -330,7 +335,8 @@ class _Checker:
 
     def attribute_name(self, node: ast.Attribute) -> None:
         if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or \
-                node.attr == READABLE_DUNDER and isinstance(node.ctx, ast.Load):
+                node.attr == READABLE_DUNDER and isinstance(node.ctx, ast.Load) or \
+                class_syntax.through_super(node):
             return
         span = None
         start = node.end_col_offset - len(node.attr)
@@ -357,9 +363,8 @@ class _Checker:
         elif isinstance(node, ast.Attribute) and not unpacking:
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
-            if node.attr not in ASSIGNABLE_ATTRIBUTES:
-                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported",
-                                  ASSIGNABLE_HINT)
+            if node.attr.startswith("_"):
+                raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", ASSIGNABLE_HINT)
         elif isinstance(node, ast.Subscript) and not unpacking:
             self.subscript(node, depth + 1)
         elif isinstance(node, ast.Starred) and unpacking:
@@ -393,10 +398,25 @@ class _Checker:
         self.expression(node.iter, depth)
         self.loop_body(node, depth, "for")
 
-    def function_def(self, node: ast.FunctionDef, depth: int) -> None:
+    def class_def(self, node: ast.ClassDef, depth: int) -> None:
+        """What a class may say is decided by `class_syntax.refusal`; its methods are checked as functions."""
+        refused = class_syntax.refusal(node)
+        if refused is not None:
+            where, message, hint = refused
+            raise self.refuse(where, message, hint)
+        for base in node.bases:
+            self.expression(base, depth)
+        for statement in node.body:
+            if isinstance(statement, ast.FunctionDef):
+                self.function_def(statement, depth, method=True)
+            else:
+                self.statement(statement, depth)
+
+    def function_def(self, node: ast.FunctionDef, depth: int, method: bool = False) -> None:
         for decorator in node.decorator_list:
             self.expression(decorator, depth)
-        self.identifier(node.name, node)
+        if not method:
+            self.identifier(node.name, node)
         self.arguments(node.args, node, depth)
         loops, lambdas, self.loops, self.lambdas = self.loops, self.lambdas, 0, 0
         self.functions += 1
@@ -669,6 +689,7 @@ _STATEMENTS: dict[type[ast.AST], _Check] = {
     ast.Import: _Checker.import_,
     ast.ImportFrom: _Checker.import_from,
     ast.FunctionDef: _Checker.function_def,
+    ast.ClassDef: _Checker.class_def,
     ast.Return: _Checker.return_,
     ast.With: _Checker.with_,
     ast.AnnAssign: _Checker.ann_assign,

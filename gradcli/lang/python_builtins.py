@@ -36,6 +36,8 @@ def iterate(value: Any) -> Iterator[Any]:
         return value
     if isinstance(value, (dict, set)):
         return iter(list(value))  # a snapshot: the loop may change the dict
+    if hasattr(type(value), "program_attributes") and hasattr(type(value), "__iter__"):
+        return iter(value)  # a facade's container (deque)
     if isinstance(value, Tensor):
         if value.ndim == 0:
             raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
@@ -215,7 +217,8 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
-    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set)):
+    if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set)) or \
+            hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
     raise ArgumentError(f"object of type '{_type_name(value)}' has no len()", hint="len works on tensors, lists "
                                                                                  "and strings")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError
+from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import type_tests
 from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, RaisedError, catchable,
@@ -201,7 +202,7 @@ def own_builtins(interpreter: Interpreter) -> dict[str, Callable[..., Any]]:
         return getattr_(owner, name, absent) is not absent
 
     def setattr_(owner: Any, name: Any, value: Any) -> None:
-        if checked(name) not in ASSIGNABLE_ATTRIBUTES:
+        if checked(name) not in ASSIGNABLE_ATTRIBUTES and not isinstance(owner, C.SETTABLE):
             raise NotAllowedError(f"assignment to attribute '{name}' is not supported", hint=ASSIGNABLE_HINT)
         target = ast.Attribute(value=ast.Name("_", ast.Load()), attr=checked(name), ctx=ast.Store(),
                                lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)

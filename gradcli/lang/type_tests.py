@@ -38,6 +38,8 @@ def _stand_ins() -> dict[int, tuple[str, tuple[type, ...], Any]]:
             cls = getattr(member, "__wrapped__", None)
             if isinstance(cls, type):
                 table[id(member)] = (cls.__name__, (cls,), member)
+    from gradcli.engine.tensor import AccumulateGrad, Node  # torch.autograd.graph.Node covers every node, as in PyTorch
+    table[id(Node)] = ("Node", (Node, AccumulateGrad), Node)
     if isinstance(nn.Parameter, type):
         table[id(B.NN.members["Parameter"])] = ("Parameter", (nn.Parameter,), B.NN.members["Parameter"])
     return table
@@ -83,6 +85,9 @@ def type_(value: Any) -> Any:
     """`type(value)`: the program's own name for its type."""
     if isinstance(value, ExceptionValue):
         return value.type
+    program_class = getattr(type(value), "_gradcli_class", None)  # an object of the program's class
+    if program_class is not None:
+        return program_class
     best = None
     for name, types, fn in _stand_ins().values():
         if type(value) in types or isinstance(value, types) and (best is None or issubclass(types[0], best[1][0])):

@@ -32,6 +32,7 @@ import numpy as np
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
+from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
@@ -239,7 +240,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
-    with engine_settings(settings, watch=False), directions(checker is not None):
+    with engine_settings(settings, watch=False), recording_forwards(checker is not None), \
+            directions(checker is not None):
         try:
             source = _read(path)
             tree = parse_program(source, str(path))

@@ -1,0 +1,50 @@
+"""The meaning of a program's `autograd.Function`: its forward's own primitives, replayed in SymPy.
+
+Under `--check` the engine records what a Function's forward did (`engine.function.RECORD_FORWARD`),
+over stand-ins of its inputs. Here those recorded nodes are rebuilt with their ops' SymPy meanings,
+the stand-ins replaced by the expressions reaching the Function's node, so the derivative SymPy
+takes is the forward's, and the program's `backward` is what gets compared with it, never reused.
+A forward whose output does not come from recorded primitives (it went through `.numpy()`,
+`.item()` or NumPy) has no meaning here: the check falls back to finite differences of the forward.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcli.engine.tensor import Node, Tensor
+
+
+def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
+    """The Function's output (its differentiable outputs packed flat, when several) as SymPy expressions."""
+    from gradcli.check.meaning import TooLarge  # SymPy is imported only when a symbolic check runs
+    name = state.cls.__name__
+    if state.recorded is None:
+        raise TooLarge(f"the forward of {name} was not recorded")
+    stand_ins, outputs = state.recorded
+    if any(not isinstance(o, Tensor) or o._node is None for o in outputs):
+        raise TooLarge(f"the forward of {name} leaves gradcli's ops (.numpy(), .item() or NumPy), so SymPy "
+                       "cannot differentiate it")
+    given = {id(s): a for s, a in zip(stand_ins, args) if isinstance(s, Tensor)}
+    nodes: dict[int, Node] = {}
+    stack = [o._node for o in outputs]
+    while stack:
+        node = stack.pop()
+        if id(node) not in nodes:
+            nodes[id(node)] = node
+            stack.extend(x for x in node.inputs if type(x) is Node)
+    values: dict[int, Any] = {}
+
+    def resolve(x: Any) -> Any:
+        if type(x) is Node:
+            return values[id(x)]
+        if type(x) is Tensor and id(x) in given:
+            return given[id(x)]
+        return meaning.constant(x._data if type(x) is Tensor else x)
+
+    for node in sorted(nodes.values(), key=lambda n: n.seq):
+        values[id(node)] = meaning.as_array(node.op.sym(meaning, *[resolve(x) for x in node.inputs], **node.params))
+    parts = [values[id(o._node)] for o in outputs]
+    return parts[0] if len(parts) == 1 else np.concatenate([p.ravel() for p in parts])
+

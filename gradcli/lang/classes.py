@@ -1,0 +1,410 @@
+"""A program's classes: `class Net(nn.Module)`, `class Cube(torch.autograd.Function)`, plain classes.
+
+A program's class is a `UserClass` (a `ProgramType`, never a Python class the program can hold);
+behind it stands a Python type built with `type(name, bases, namespace)` over the tree's methods,
+so Python's own method resolution, `super()` and special-method protocols do the work, and
+gradcli's bases (`nn.Module`, `autograd.Function`, ...) run their engine code on it unchanged. The
+namespace holds only wrappers that call the program's functions back through the interpreter,
+so everything a class runs (methods, properties, `__repr__`, a `backward` the engine calls) is a
+call of a program function: budgeted, depth-limited, with its errors placed in the method.
+
+What a program reads on an object is decided here, by name: the attributes it set itself, the
+names its classes define, and the documented API of its gradcli base (`BASE_MEMBERS`). Names
+starting with `_` never get this far (the parser refuses them), except `super().__init__` and the
+other listed special methods read through `super()`.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any, Callable
+
+from gradcli.engine import function as AF
+from gradcli.engine import nn, optim
+from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
+from gradcli.lang.class_syntax import SPECIAL_METHODS
+from gradcli.lang.exceptions import ProgramType, RaisedError
+from gradcli.lang.user_functions import UserFunction
+
+
+class Instance:
+    """Every object a program's class makes is one (mixed into the Python type behind the class).
+
+    `program_attributes` marks it for the builtins' protocols (`len`, `for`, truth: Python's own
+    special methods, which the class's wrappers give); `program_index` and `program_set_item` are
+    what `obj[k]` and `obj[k] = v` call. What a program reads on it is `attribute`'s decision."""
+
+    program_attributes: frozenset[str] = frozenset()
+
+    def program_index(self, key: Any) -> Any:
+        if not hasattr(type(self), "__getitem__"):
+            raise ArgumentError(f"'{type(self).__name__}' object is not subscriptable",
+                                hint="define __getitem__(self, index) in the class")
+        return self[key]  # type: ignore[index]
+
+    def program_set_item(self, key: Any, value: Any) -> None:
+        if not hasattr(type(self), "__setitem__"):
+            raise ArgumentError(f"'{type(self).__name__}' object does not support item assignment",
+                                hint="define __setitem__(self, index, value) in the class")
+        self[key] = value  # type: ignore[index]
+
+
+class UserClass(ProgramType):
+    """A class of the program: calling it makes an instance; its attributes are its own names and its base's API."""
+
+    def __init__(self, name: str, pytype: type, bases: tuple[ProgramType, ...], doc: str | None) -> None:
+        self.name = self.__name__ = name
+        self.pytype = pytype
+        self.bases = bases
+        self.doc = doc
+        self.own: frozenset[str] = frozenset().union(*(getattr(t, "_gradcli_names", ()) for t in pytype.__mro__))
+
+    @property
+    def base_members(self) -> frozenset[str]:
+        return _base_members(self.pytype)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if issubclass(self.pytype, AF.Function):
+            raise NotAllowedError(f"{self.name} is an autograd.Function: call {self.name}.apply(...)",
+                                  hint="a Function is never instantiated; apply runs its forward and records it")
+        try:
+            return self.pytype(*args, **kwargs)
+        except TypeError as exc:
+            if "argument" not in str(exc):
+                raise
+            raise ArgumentError(f"{self.name}(): {exc}".replace("Instance.__init__()", f"{self.name}()"),
+                                hint=f"give {self.name}(...) the arguments its __init__ takes") from None
+
+    def covers(self, value: Any) -> bool:
+        return isinstance(value, self.pytype)
+
+    def __repr__(self) -> str:
+        return f"<class '__main__.{self.name}'>"
+
+
+class BaseClass(ProgramType):
+    """One of gradcli's classes a program may subclass: `nn.Module`, `torch.autograd.Function`, ..."""
+
+    def __init__(self, name: str, pytype: type, make: Callable[..., Any] | None = None) -> None:
+        self.name = self.__name__ = name
+        self.pytype = pytype
+        self.make = make
+        self.bases = ()
+
+    @property
+    def base_members(self) -> frozenset[str]:
+        return _base_members(self.pytype)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.make is None:
+            raise NotAllowedError(f"{self.name} is a base class: subclass it", hint=f"class Mine({self.name}): ...")
+        return self.make(*args, **kwargs)
+
+    def covers(self, value: Any) -> bool:
+        return isinstance(value, self.pytype)
+
+    def __repr__(self) -> str:
+        return f"<class '{self.pytype.__module__.replace('gradcli.engine', 'torch')}.{self.name}'>"
+
+
+class _Object:
+    """The base `object` stands for."""
+
+
+OBJECT = BaseClass("object", _Object)
+MODULE = BaseClass("Module", nn.Module, nn.Module)
+FUNCTION = BaseClass("Function", AF.Function)
+OPTIMIZER = BaseClass("Optimizer", optim.Optimizer)
+
+
+class Super:
+    """`super()` / `super(Cls, self)`: the next class's attributes after `start` in `obj`'s type."""
+
+    def __init__(self, start: type, obj: Any) -> None:
+        self.start, self.obj = start, obj
+
+    def attribute(self, attr: str) -> Any:
+        value = getattr(super(self.start, self.obj), attr, None)
+        if value is None:
+            raise NameLookupError(f"'super' object has no attribute '{attr}'")
+        if attr == "__init__" and getattr(value, "__objclass__", None) is object:
+            return _object_init
+        return value
+
+
+def _object_init(*args: Any, **kwargs: Any) -> None:
+    if args or kwargs:
+        raise ArgumentError("object.__init__() takes exactly one argument (the instance to initialize)")
+
+
+class SuperFunction:
+    """The `super` a method sees: it knows the class the method was defined in and the method's first
+    parameter (Python's `__class__` cell), so `super()` needs no frame inspection."""
+
+    __name__ = "super"
+
+    def __init__(self, interpreter: Any, body: Any) -> None:
+        self.interpreter = interpreter
+        self.body = body
+        self.defined_in: type | None = None
+
+    def __call__(self, *args: Any) -> Super:
+        if len(args) == 2:
+            cls, obj = args
+            if not isinstance(cls, (UserClass, BaseClass)) or not isinstance(obj, cls.pytype):
+                raise ArgumentError("super(type, obj): obj must be an instance or subtype of type")
+            return Super(cls.pytype, obj)
+        if args:
+            raise ArgumentError("super() takes no arguments or two (super(Net, self))")
+        scope = self.interpreter.scope
+        while scope is not None and scope.parent is not self.body:
+            scope = scope.parent
+        if self.defined_in is None or scope is None or not scope.values:
+            raise ArgumentError("super(): no arguments", hint="call super() inside a method of a class")
+        first = next(iter(scope.values.values()))  # a call's locals start with its parameters, in order
+        if not isinstance(first, self.defined_in):
+            raise ArgumentError("super(obj): obj must be an instance or subtype of type")
+        return Super(self.defined_in, first)
+
+
+def _outside(*args: Any) -> Super:
+    if len(args) == 2 and isinstance(args[0], (UserClass, BaseClass)) and isinstance(args[1], args[0].pytype):
+        return Super(args[0].pytype, args[1])
+    raise ArgumentError("super(): no arguments", hint="call super() inside a method of a class, or "
+                                                      "super(Cls, obj)")
+
+
+class StaticMethod:
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+
+class ClassMethod:
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+
+class Property:
+    """`@property`, with `@name.setter`: a getter and a setter of the program."""
+
+    def __init__(self, fget: Any = None, fset: Any = None) -> None:
+        self.fget, self.fset = fget, fset
+
+    def setter(self, fset: Any) -> "Property":
+        return Property(self.fget, fset)
+
+    def getter(self, fget: Any) -> "Property":
+        return Property(fget, self.fset)
+
+
+def _marker(kind: type, name: str) -> Callable[[Any], Any]:
+    def mark(fn: Any = None, *more: Any) -> Any:
+        if not callable(fn) or more:
+            raise ArgumentError(f"{name}() takes one function", hint=f"write @{name} above a def")
+        return kind(fn)
+    mark.__name__ = name
+    return mark
+
+
+BUILTINS = {"staticmethod": _marker(StaticMethod, "staticmethod"), "classmethod": _marker(ClassMethod, "classmethod"),
+            "property": _marker(Property, "property"), "super": _outside, "object": OBJECT}
+"""The Python builtins classes bring, by their Python names (a method's own `super` shadows this one)."""
+
+OWNERS = (Instance, UserClass, BaseClass, Super, Property, AF.FunctionCtx)
+"""The values whose attributes `attribute` decides (the interpreter asks here for these)."""
+SETTABLE = (Instance, UserClass, AF.FunctionCtx, nn.Module)
+"""The values whose attributes a program may assign (`set_attribute` decides which)."""
+
+
+def define(interpreter: Any, node: Any, bases: list[Any], body: Callable[[], Any]) -> UserClass:
+    """Run a class body in a scope of its own and make the class of what it bound.
+
+    The methods are made in that scope, which is emptied afterwards: a method sees the names around
+    the class (as in Python, not the class's attributes), and above them the `super` of its class.
+    """
+    from gradcli.lang.user_functions import Scope
+    holder = Scope({}, frozenset(), interpreter.scope)
+    class_scope = Scope({}, frozenset(), holder)
+    sup = SuperFunction(interpreter, class_scope)
+    holder.values["super"] = sup
+    outer, interpreter.scope = interpreter.scope, class_scope
+    try:
+        body()
+    finally:
+        interpreter.scope = outer
+    values = dict(class_scope.values)
+    class_scope.values.clear()
+    first = node.body[0] if node.body else None
+    doc = first.value.value if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+        isinstance(first.value.value, str) else None
+    return make_class(interpreter, node.name, bases, values, doc, sup)
+
+
+def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, Any], doc: str | None,
+               sup: SuperFunction) -> UserClass:
+    """The class a `class` statement defines, from its evaluated bases and body."""
+    py_bases: list[type] = []
+    program_bases: list[ProgramType] = []
+    for base in bases or [OBJECT]:
+        if not isinstance(base, (UserClass, BaseClass)):
+            raise NotAllowedError(f"cannot subclass {_described(base)}",
+                                  hint="a class may derive from object, nn.Module, torch.autograd.Function, "
+                                       "torch.optim.Optimizer, torch.utils.data.Dataset / IterableDataset "
+                                       "or a class of the program")
+        program_bases.append(base)
+        if base is not OBJECT:
+            py_bases.append(base.pytype)
+    if not any(issubclass(b, Instance) for b in py_bases):
+        py_bases.insert(0, Instance)
+    namespace: dict[str, Any] = {name_: _python_value(value) for name_, value in values.items()}
+    namespace["_gradcli_names"] = frozenset(values)
+    namespace["__module__"] = "__main__"
+    namespace["__doc__"] = doc
+    try:
+        pytype = type(name, tuple(py_bases), namespace)
+    except TypeError as exc:
+        raise NotAllowedError(f"cannot create class {name}: {exc}",
+                              hint="derive from one gradcli base and from classes of the program") from None
+    cls = UserClass(name, pytype, tuple(program_bases), doc)
+    pytype._gradcli_class = cls
+    sup.defined_in = pytype
+    if issubclass(pytype, AF.Function):
+        AF.check_definition(pytype)
+    return cls
+
+
+def _python_value(value: Any) -> Any:
+    """What the Python type holds for a body's name: methods bind as Python's do."""
+    if isinstance(value, StaticMethod):
+        return staticmethod(value.fn)
+    if isinstance(value, ClassMethod):
+        return _ClassBound(value.fn)
+    if isinstance(value, Property):
+        return property(None if value.fget is None else _method(value.fget),
+                        None if value.fset is None else _method(value.fset))
+    if isinstance(value, UserFunction):
+        return _next(value) if value.__name__ == "__next__" else _method(value)
+    return value
+
+
+def _method(fn: Any) -> Callable[..., Any]:
+    """A Python function around a program's function, so that an instance binds it as `self`."""
+    @functools.wraps(fn, assigned=("__name__",), updated=())
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+    return method
+
+
+def _next(fn: Any) -> Callable[..., Any]:
+    """`__next__`: the program's `raise StopIteration` ends Python's iteration, as in Python."""
+    def method(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except RaisedError as exc:
+            if exc.value.type.name == "StopIteration":
+                raise StopIteration from None
+            raise
+    method.__name__ = "__next__"
+    return method
+
+
+class _ClassBound:
+    """`@classmethod`: binds the program's class (a `UserClass`), never the Python type behind it."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Callable[..., Any]:
+        cls = (owner or type(obj))._gradcli_class
+        return functools.partial(self.fn, cls)
+
+
+def attribute(owner: Any, attr: str) -> Any:
+    """`owner.attr` for a program's object or class, `super()` or a property, by the names allowed on it."""
+    if isinstance(owner, Super):
+        if attr in SPECIAL_METHODS or _allowed_on(type(owner.obj), attr, owner.obj):
+            return owner.attribute(attr)
+    elif isinstance(owner, AF.FunctionCtx):
+        if attr in AF.CTX_MEMBERS or attr in owner.__dict__:
+            return getattr(owner, attr)
+    elif isinstance(owner, Property):
+        if attr in ("setter", "getter"):
+            return getattr(owner, attr)
+    elif isinstance(owner, (UserClass, BaseClass)):
+        if attr in getattr(owner, "own", ()) or attr in owner.base_members:
+            return getattr(owner.pytype, attr)
+    elif _allowed_on(type(owner), attr, owner):
+        try:
+            return getattr(owner, attr)
+        except AttributeError:
+            pass
+    what = owner.name if isinstance(owner, (UserClass, BaseClass)) else \
+        "super" if isinstance(owner, Super) else type(owner).__name__
+    raise NameLookupError(f"'{what}' object has no attribute '{attr}'",
+                          hint="set it first (self.name = value in __init__), or define it in the class")
+
+
+def _allowed_on(pytype: type, attr: str, obj: Any) -> bool:
+    cls = getattr(pytype, "_gradcli_class", None)
+    if cls is not None and attr in cls.own:
+        return True
+    if attr in getattr(obj, "__dict__", {}):
+        return True
+    if isinstance(obj, nn.Module) and nn.registered(obj, attr):
+        return True
+    return attr in _base_members(pytype)
+
+
+def set_attribute(owner: Any, attr: str, value: Any) -> None:
+    """`owner.attr = value` on a program's object or class (a Module registers parameters and modules)."""
+    target = owner.pytype if isinstance(owner, UserClass) else owner
+    if isinstance(owner, AF.FunctionCtx) and attr in AF.CTX_MEMBERS or isinstance(owner, nn.Module) and \
+            not registered_or_new(owner, attr):
+        raise NotAllowedError(f"cannot assign to attribute '{attr}' of {_described(owner)}",
+                              hint=f"'{attr}' is part of the object's API; choose another name")
+    if isinstance(owner, Instance) and attr in type(owner).__dict__.get("_gradcli_names", ()) and \
+            isinstance(getattr(type(owner), attr, None), property) and getattr(type(owner), attr).fset is None:
+        raise NotAllowedError(f"property '{attr}' of '{type(owner).__name__}' object has no setter",
+                              hint=f"define one with @{attr}.setter")
+    try:
+        setattr(target, attr, _python_value(value) if isinstance(owner, UserClass) else value)
+    except AttributeError as exc:
+        raise NotAllowedError(f"cannot assign to attribute '{attr}': {exc}") from None
+
+
+def registered_or_new(module: nn.Module, attr: str) -> bool:
+    """Whether assigning `attr` on a module keeps gradcli's own methods intact: a registered name, an
+    attribute the program set, or a name the module's gradcli class does not define."""
+    base = next(t for t in type(module).__mro__ if not issubclass(t, Instance) or t is Instance)
+    if base is Instance:
+        base = nn.Module
+    return nn.registered(module, attr) or attr in module.__dict__ or not hasattr(base, attr) or \
+        attr in getattr(getattr(type(module), "_gradcli_class", None), "own", ())
+
+
+@functools.cache
+def _base_members(pytype: type) -> frozenset[str]:
+    from gradcli.lang import builtins as B
+    names: set[str] = set()
+    for base, members in ((nn.Module, B.MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
+                          (AF.Function, FUNCTION_MEMBERS)):
+        if issubclass(pytype, base):
+            names |= members
+    return frozenset(names)
+
+
+OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group"})
+FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "jvp", "vjp"})
+
+
+def _described(value: Any) -> str:
+    from gradcli.lang.operators import type_name
+    return f"'{value.name}'" if isinstance(value, ProgramType) else f"a {type_name(value)}"
+
+
+def text(value: Instance, convert: Callable[[Any], str]) -> str:
+    """`str(obj)` / `repr(obj)` by the class's own __str__ / __repr__ (a program call, budgeted)."""
+    try:
+        return convert(value)
+    except TypeError as exc:
+        raise ArgumentError(f"{exc}", hint="__str__ and __repr__ must return a string") from None

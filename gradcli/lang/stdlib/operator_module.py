@@ -1,0 +1,46 @@
+"""`operator`: the language's own operators as functions (the same checks as `a + b` in a program)."""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+from gradcli.lang.builtins import Namespace
+from gradcli.lang.operators import arithmetic, compare, contains, index, truth
+
+
+def _binary(op: ast.operator, name: str) -> Callable[[Any, Any], Any]:
+    def call(a: Any, b: Any) -> Any:
+        return arithmetic(op, a, b)
+    call.__name__ = name
+    return call
+
+
+def _comparison(op: ast.cmpop, name: str) -> Callable[[Any, Any], Any]:
+    def call(a: Any, b: Any) -> Any:
+        return compare(op, a, b)
+    call.__name__ = name
+    return call
+
+
+def itemgetter(*keys: Any) -> Callable[[Any], Any]:
+    def get(value: Any) -> Any:
+        found = tuple(index(value, key) for key in keys)
+        return found[0] if len(keys) == 1 else found
+    get.__name__ = "itemgetter"
+    return get
+
+
+def _negative(value: Any) -> Any:
+    return arithmetic(ast.Sub(), 0, value)
+
+
+OPERATOR = Namespace("operator", {
+    **{name: _binary(op, name) for name, op in (("add", ast.Add()), ("sub", ast.Sub()), ("mul", ast.Mult()),
+                                                ("truediv", ast.Div()), ("floordiv", ast.FloorDiv()),
+                                                ("mod", ast.Mod()), ("pow", ast.Pow()), ("matmul", ast.MatMult()))},
+    **{name: _comparison(op, name) for name, op in (("eq", ast.Eq()), ("ne", ast.NotEq()), ("lt", ast.Lt()),
+                                                    ("le", ast.LtE()), ("gt", ast.Gt()), ("ge", ast.GtE()),
+                                                    ("is_", ast.Is()), ("is_not", ast.IsNot()))},
+    "neg": _negative, "not_": lambda value: not truth(value), "truth": truth,
+    "contains": lambda container, item: contains(item, container), "getitem": index, "itemgetter": itemgetter,
+})
