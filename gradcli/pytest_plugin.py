@@ -1,4 +1,4 @@
-"""pytest collects `.grad` scripts as tests and runs each like `gradcli run --check`.
+"""pytest collects `.grad` scripts and `.ipynb` notebooks as tests and runs each like `gradcli run --check`.
 
 Which scripts: those directly inside a directory given to pytest (or `testpaths`), and scripts
 named on the command line; `--gradcli` takes every `.grad` file pytest's directory walk finds.
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 SUFFIX = ".grad"
+SUFFIXES = (SUFFIX, ".ipynb")
 _ARG_PATHS = pytest.StashKey[frozenset]()
 
 
@@ -34,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == SUFFIX and _collects(file_path, parent.config):
+    if file_path.suffix in SUFFIXES and _collects(file_path, parent.config):
         return GradFile.from_parent(parent, path=file_path)
     return None
 

@@ -121,3 +121,17 @@ def test_testpaths_are_directories_given_to_pytest(pytester):
 def test_the_samples_pass_under_pytest(pytester):
     result = run(pytester, str(SAMPLES))
     result.assert_outcomes(passed=len(list(SAMPLES.glob("*.grad"))))
+
+
+def _notebook(*cells: str) -> str:
+    import json
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]})
+
+
+def test_notebooks_in_a_given_directory_are_tests(pytester):
+    write(pytester.path, "nbs/good.ipynb", _notebook("%matplotlib inline\n" + PASSING))
+    write(pytester.path, "nbs/bad.ipynb", _notebook("x = 1", "assert x == 2, 'x is one'"))
+    result = run(pytester, "nbs", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "nbs/bad.ipynb, cell 2:1:1" in result.stdout.str()

@@ -187,6 +187,11 @@ class Node:
     _saved_mat2 = SavedTensor()
     _saved_tensor = SavedTensor()
 
+    def apply(self, *grads: Any) -> Any:
+        """`grad_fn.apply(g)`: a program's Function node runs its backward on these gradients."""
+        from gradcli.engine.function import node_apply
+        return node_apply(self, *grads)
+
     def __repr__(self) -> str:
         return f"<{self.name}>"
 

@@ -18,6 +18,7 @@ import gradcli.engine.functions as F
 import gradcli.engine.init as I
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import function as AF
+from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.engine import data, layers, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
 from gradcli.lang import classes
@@ -194,7 +195,8 @@ AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FU
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
-                                        "function": AUTOGRAD_FUNCTION})
+                                        "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
+                                        "gradgradcheck": gradgradcheck})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
@@ -238,12 +240,7 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
-MODULE_ATTRIBUTES = frozenset({
-    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
-    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
-    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
-    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
-    "extra_repr", "append", "extend"})
+MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
 MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
@@ -319,7 +316,7 @@ TENSOR_METHODS |= {
     "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
-NODE_ATTRIBUTES = frozenset({"next_functions", "name"})
+NODE_ATTRIBUTES = frozenset({"next_functions", "name", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name"})
 RESULT_ATTRIBUTES = frozenset({"values", "indices"})
 SLOGDET_ATTRIBUTES = frozenset({"sign", "logabsdet"})

@@ -23,12 +23,9 @@ from gradcli.engine import function as AF
 from gradcli.engine import data, nn, optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang.class_syntax import SPECIAL_METHODS
-from gradcli.lang.exceptions import ProgramType
+from gradcli.lang.objects import Instance
+from gradcli.lang.exceptions import ProgramType, RaisedError
 from gradcli.lang.user_functions import UserFunction
-
-
-class Instance:
-    """Every object a program's class makes is one (mixed into the Python type behind the class)."""
 
 
 class UserClass(ProgramType):
@@ -267,7 +264,7 @@ def _python_value(value: Any) -> Any:
         return property(None if value.fget is None else _method(value.fget),
                         None if value.fset is None else _method(value.fset))
     if isinstance(value, UserFunction):
-        return _method(value)
+        return _next(value) if value.__name__ == "__next__" else _method(value)
     return value
 
 
@@ -276,7 +273,19 @@ def _method(fn: Any) -> Callable[..., Any]:
     @functools.wraps(fn, assigned=("__name__",), updated=())
     def method(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
-    method.program_function = fn  # type: ignore[attr-defined]
+    return method
+
+
+def _next(fn: Any) -> Callable[..., Any]:
+    """`__next__`: the program's `raise StopIteration` ends Python's iteration, as in Python."""
+    def method(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except RaisedError as exc:
+            if exc.value.type.name == "StopIteration":
+                raise StopIteration from None
+            raise
+    method.__name__ = "__next__"
     return method
 
 
@@ -305,8 +314,6 @@ def attribute(owner: Any, attr: str) -> Any:
     elif isinstance(owner, (UserClass, BaseClass)):
         if attr in getattr(owner, "own", ()) or attr in owner.base_members:
             return getattr(owner.pytype, attr)
-        if attr == "__doc__":
-            return getattr(owner, "doc", None)
     elif _allowed_on(type(owner), attr, owner):
         try:
             return getattr(owner, attr)
@@ -358,27 +365,26 @@ def registered_or_new(module: nn.Module, attr: str) -> bool:
 
 @functools.cache
 def _base_members(pytype: type) -> frozenset[str]:
-    from gradcli.lang import builtins as B
     names: set[str] = set()
-    for base, members in ((nn.Module, B.MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
+    for base, members in ((nn.Module, MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
                           (AF.Function, FUNCTION_MEMBERS)):
         if issubclass(pytype, base):
             names |= members
     return frozenset(names)
 
 
+MODULE_ATTRIBUTES = frozenset({
+    "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
+    "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
+    "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
+    "extra_repr"})
+"""nn.Module's API as a program reads it, on built-in modules and the program's own."""
 OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group"})
 FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "jvp", "vjp"})
 
 
 def _described(value: Any) -> str:
-    from gradcli.lang.operators import type_name
-    return f"'{value.name}'" if isinstance(value, ProgramType) else f"a {type_name(value)}"
-
-
-def text(value: Instance, convert: Callable[[Any], str]) -> str:
-    """`str(obj)` / `repr(obj)` by the class's own __str__ / __repr__ (a program call, budgeted)."""
-    try:
-        return convert(value)
-    except TypeError as exc:
-        raise ArgumentError(f"{exc}", hint="__str__ and __repr__ must return a string") from None
+    if isinstance(value, ProgramType):
+        return f"'{value.name}'"
+    return "a function" if callable(value) else f"a {type(value).__name__}"

@@ -19,7 +19,8 @@ from gradcli.engine.devices import Device
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
-from gradcli.lang.classes import Instance, text
+from gradcli.lang.objects import Instance
+from gradcli.lang.objects import text as instance_text
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
@@ -37,7 +38,7 @@ def to_str(value: Any) -> str:
     if isinstance(value, (Device, np.ndarray, ExceptionValue)):
         return str(value)  # NumPy's own text for x.numpy(): [1. 2.]; an exception's message
     if isinstance(value, Instance):
-        return text(value, str)
+        return instance_text(value, str)
     return to_repr(value)
 
 
@@ -87,7 +88,7 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
     if isinstance(value, Instance):
-        return text(value, repr)
+        return instance_text(value, repr)
     return repr(value)
 
 

@@ -14,6 +14,8 @@ import ast
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
+
 from gradcli.errors import LimitError
 from gradcli.lang.limits import count_step
 
@@ -61,6 +63,7 @@ class ProgramGenerator:
         self.back = threading.Semaphore(0)  # the consumer may run
         self.message: tuple[str, Any] = ("", None)
         self.closing = False
+        self.errors = np.geterr()
 
     def __iter__(self) -> "ProgramGenerator":
         return self
@@ -109,7 +112,8 @@ class ProgramGenerator:
 
     def _run(self) -> None:
         try:
-            self.body()
+            with np.errstate(**self.errors):  # NumPy's error state is per thread: the program's, here too
+                self.body()
             self.message = ("return", None)
         except _Closed:
             return

@@ -16,8 +16,8 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.data import Dataset
-from gradcli.engine.layers import ModuleDict
-from gradcli.engine.nn import ModuleList, Sequential
+from gradcli.engine.layers import ModuleDict, ModuleList
+from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import builtins as B
@@ -240,6 +240,8 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         if not -len(container) <= key < len(container):
             raise ArgumentError("list assignment index out of range")
         container[key] = value
+    elif hasattr(type(container), "program_set_item"):  # a program's object with __setitem__
+        container.program_set_item(key, value)
     else:
         raise ArgumentError(f"a {type_name(container)} does not support item assignment",
                             hint="assign into a tensor (x[0] = 1.0) or a list")

@@ -83,6 +83,9 @@ def type_(value: Any) -> Any:
     """`type(value)`: the program's own name for its type."""
     if isinstance(value, ExceptionValue):
         return value.type
+    program_class = getattr(type(value), "_gradcli_class", None)  # an object of the program's class
+    if program_class is not None:
+        return program_class
     best = None
     for name, types, fn in _stand_ins().values():
         if type(value) in types or isinstance(value, types) and (best is None or issubclass(types[0], best[1][0])):

@@ -70,6 +70,7 @@ class Checker(Protocol):
 
 
 SUFFIX = ".grad"
+NOTEBOOK = ".ipynb"
 Status = Literal["ok", "failed", "error"]
 ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
@@ -210,10 +211,11 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.glob(f"*{SUFFIX}") if p.is_file())
+            found = sorted(p for p in [*path.glob(f"*{SUFFIX}"), *path.glob(f"*{NOTEBOOK}")] if p.is_file())
             if not found:
-                raise ArgumentError(f"no {SUFFIX} files in directory '{raw}'",
-                                    hint=f"gradcli run takes script files ending in {SUFFIX}, or directories of them")
+                raise ArgumentError(f"no {SUFFIX} or {NOTEBOOK} files in directory '{raw}'",
+                                    hint=f"gradcli run takes script files ending in {SUFFIX} (or .py), notebooks "
+                                         f"({NOTEBOOK}), or directories of them")
             files.extend(found)
         elif path.is_file():
             files.append(path)
@@ -239,12 +241,21 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
     start = time.perf_counter()
+    notebook = None
     with engine_settings(settings, watch=False), recording_forwards(checker is not None):
         try:
-            source = _read(path)
+            if path.suffix == NOTEBOOK:
+                from gradcli.program.notebooks import read_notebook
+                notebook = read_notebook(path)
+                source = notebook.source
+                for line, note in notebook.notes:
+                    session.note(note, line)
+            else:
+                source = _read(path)
             tree = parse_program(source, str(path))
             interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
-                                      timeout=settings.timeout)
+                                      timeout=settings.timeout,
+                                      displayed=notebook.displayed(tree) if notebook is not None else None)
             session.env = interpreter.env
             session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
             interpreter.run(tree)
@@ -253,6 +264,9 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
+    failure = result.error or result.assertion
+    if notebook is not None and failure is not None:
+        notebook.place(failure)
     if checker is not None:
         result.sites, result.policy = checker.summaries(), checker.policy
     if result.status == "ok" and result.checks_failed:
@@ -293,6 +307,10 @@ class _Session:
         self.result.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
+
+    def note(self, text: str, line: int) -> None:
+        """Something gradcli skipped (a notebook's magic), shown where the program's prints are."""
+        self._emit(Output("print", line, [("note", f"note: {text}")]))
 
     def _print(self, items: list[tuple[str, Any]], line: int) -> None:
         self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items]))

@@ -63,31 +63,18 @@ def facade(name: str) -> "Namespace":
     return module
 
 
+_FACADES = {"random": ("random_module", "RANDOM"), "math": ("math_module", "MATH"),
+            "functools": ("functools_module", "FUNCTOOLS"), "itertools": ("itertools_module", "ITERTOOLS"),
+            "collections": ("collections_module", "COLLECTIONS"), "operator": ("operator_module", "OPERATOR"),
+            "copy": ("copy_module", "COPY"), "numpy.random": ("numpy_random", "NUMPY_RANDOM")}
+"""Module name -> (the facade's module in this package, its Namespace); the rest are in small_modules."""
+
+
 def _build(name: str) -> "Namespace":
-    if name == "random":
-        from gradcli.lang.stdlib.random_module import RANDOM
-        return RANDOM
-    if name == "math":
-        from gradcli.lang.stdlib.math_module import MATH
-        return MATH
-    if name == "functools":
-        from gradcli.lang.stdlib.functools_module import FUNCTOOLS
-        return FUNCTOOLS
-    if name == "itertools":
-        from gradcli.lang.stdlib.itertools_module import ITERTOOLS
-        return ITERTOOLS
-    if name == "collections":
-        from gradcli.lang.stdlib.collections_module import COLLECTIONS
-        return COLLECTIONS
-    if name == "operator":
-        from gradcli.lang.stdlib.operator_module import OPERATOR
-        return OPERATOR
-    if name == "copy":
-        from gradcli.lang.stdlib.copy_module import COPY
-        return COPY
-    if name == "numpy.random":
-        from gradcli.lang.stdlib.numpy_random import NUMPY_RANDOM
-        return NUMPY_RANDOM
+    from importlib import import_module
+    if name in _FACADES:
+        module, member = _FACADES[name]
+        return getattr(import_module(f"{__name__}.{module}"), member)
     from gradcli.lang.stdlib.small_modules import SMALL
     return SMALL[name]()
 

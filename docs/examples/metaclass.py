@@ -1,0 +1,6 @@
+class Meta:
+    pass
+
+
+class A(metaclass=Meta):
+    pass

@@ -1,0 +1,110 @@
+"""Jupyter notebooks as programs: the code cells in order, as one program, shown as Jupyter shows them.
+
+The `.ipynb` file is read as JSON with the standard library (`json`, no new dependency; nbformat
+would only validate what is read here). Code cells are joined into one source, each cell on its
+own lines, so the program is parsed and run once with one namespace, as a kernel keeps one.
+Markdown and raw cells are ignored. IPython's own syntax is not Python: a line magic (`%matplotlib
+inline`), a shell line (`!pip install torch`) and a help line (`x?`) become blank lines and a
+cell magic (`%%timeit`) blanks its whole cell, each with one note, so line numbers never move.
+Only each cell's last statement, if it is a bare expression not ended by `;`, is displayed.
+Errors are placed in their cell: `tutorial.ipynb, cell 7` and the line within that cell.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gradcli.errors import GradcliError, ParseError, ProgramAssertionError
+
+_MAGIC = ("%", "!")
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based position among all the notebook's cells, as a reader counts them
+    first: int  # the program line of its first line
+    lines: list[str]
+
+
+@dataclass
+class Notebook:
+    path: Path
+    source: str
+    cells: list[Cell]
+    notes: list[tuple[int, str]] = field(default_factory=list)
+    """(program line, text): one per skipped magic or shell line."""
+
+    def displayed(self, tree: ast.Module) -> set[int]:
+        """The program lines of each cell's last statement when it is a bare expression, as Jupyter shows it."""
+        shown: set[int] = set()
+        for cell in self.cells:
+            last = cell.first + len(cell.lines) - 1
+            statements = [s for s in tree.body if cell.first <= s.lineno <= last]
+            if statements and isinstance(statements[-1], ast.Expr):
+                end = statements[-1]
+                text = cell.lines[end.end_lineno - cell.first] if end.end_lineno is not None else ""
+                if not text[end.end_col_offset or 0:].split("#")[0].strip().startswith(";"):
+                    shown.add(end.lineno)
+        return shown
+
+    def cell_of(self, line: int) -> Cell | None:
+        for cell in self.cells:
+            if cell.first <= line < cell.first + max(len(cell.lines), 1):
+                return cell
+        return None
+
+    def place(self, error: GradcliError | ProgramAssertionError) -> None:
+        """Put an error in its cell: the file named with the cell, lines and source the cell's own."""
+        cell = self.cell_of(error.line) if error.line is not None else None
+        if cell is None:
+            error.filename = str(self.path)
+            return
+        error.filename = f"{self.path}, cell {cell.number}"
+        error.line = error.line - cell.first + 1
+        error.source = "\n".join(cell.lines)
+        end = cell.first + len(cell.lines)
+        error.calls = [(line - cell.first + 1, column, length) for line, column, length in error.calls
+                       if cell.first <= line < end]
+
+
+def read_notebook(path: Path) -> Notebook:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"'{path}' is not a readable notebook: {exc}",
+                         hint="a notebook is the JSON file Jupyter saves (.ipynb)", filename=str(path)) from None
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        raise ParseError(f"'{path}' has no list of cells", hint="a notebook is the JSON file Jupyter saves (.ipynb)",
+                         filename=str(path))
+    lines: list[str] = []
+    notebook = Notebook(path, "", [])
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        text = _text(cell.get("source", ""))
+        first = len(lines) + 1
+        own = text.split("\n")
+        if own and own[0].lstrip().startswith("%%"):
+            notebook.notes.append((first, f"cell {number}: skipped the cell magic {own[0].strip()} "
+                                          "(IPython's syntax, not Python's)"))
+            own = [""] * len(own)
+        for k, line in enumerate(own):
+            stripped = line.strip()
+            if stripped.startswith(_MAGIC) or stripped.endswith("?") and stripped[:-1].replace(".", "").isidentifier():
+                notebook.notes.append((first + k, f"cell {number}, line {k + 1}: skipped {stripped} "
+                                                  "(IPython's syntax, not Python's)"))
+                own[k] = ""
+        notebook.cells.append(Cell(number, first, own))
+        lines.extend(own)
+    notebook.source = "\n".join(lines)
+    return notebook
+
+
+def _text(source: Any) -> str:
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str)).rstrip("\n")
+    return source.rstrip("\n") if isinstance(source, str) else ""

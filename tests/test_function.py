@@ -1,0 +1,314 @@
+"""torch.autograd.Function: values by hand and against PyTorch, and --check proving or failing the backward."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcli.errors import BackwardError
+from tests.language_helpers import fails, run
+
+CUBE = '''
+import torch
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x ** 2
+'''
+
+TWO_OUTPUTS = '''
+import torch
+
+class SumAndProduct(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a + b, a * b
+
+    @staticmethod
+    def backward(ctx, g_sum, g_prod):
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g_sum + g_prod * b
+        if ctx.needs_input_grad[1]:
+            gb = g_sum + g_prod * a
+        return ga, gb
+'''
+
+
+def test_a_cube_node_is_named_as_pytorch_and_its_gradients_are_3x2():
+    ran = run(CUBE + "x = torch.tensor([1.0, -2.0], requires_grad=True)\ny = Cube.apply(x)\n"
+                     "print(y.grad_fn.name(), y.requires_grad)\ny.sum().backward()\n")
+    assert ran.printed == ["CubeBackward True"]
+    assert ran["x"].grad.tolist() == [3.0, 12.0]
+
+
+def test_two_outputs_needs_input_grad_and_an_unused_output():
+    ran = run(TWO_OUTPUTS + "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = torch.tensor([3.0, 4.0])\n"
+                            "s, p = SumAndProduct.apply(a, b)\n(2 * p).sum().backward()\n")
+    # only the product is used: d(2ab)/da = 2b, and the sum's gradient arrives as zeros
+    assert ran["a"].grad.tolist() == [6.0, 8.0]
+    assert ran["b"].grad is None
+
+
+def test_forward_runs_with_gradients_off_and_ctx_keeps_attributes():
+    ran = run('''
+import torch
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.k = k
+        ctx.inside = torch.is_grad_enabled()
+        return x * k
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None
+x = torch.ones(3, requires_grad=True)
+y = Scale.apply(x, 5.0)
+y.sum().backward()
+print(x.grad.tolist(), y.grad_fn.name())
+''')
+    assert ran.printed == ["[5.0, 5.0, 5.0] ScaleBackward"]
+
+
+def test_double_backward_through_a_differentiable_backward():
+    ran = run(CUBE + '''
+x = torch.tensor(2.0, requires_grad=True)
+g, = torch.autograd.grad(Cube.apply(x), x, create_graph=True)
+g.backward()
+''')
+    assert float(ran["g"]) == 12.0
+    assert float(ran["x"].grad) == 12.0  # d(3x^2)/dx at 2
+
+
+def test_setup_context_style_and_grad_fn_apply():
+    ran = run('''
+import torch
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+x = torch.tensor([3.0], requires_grad=True)
+y = Square.apply(x)
+direct = y.grad_fn.apply(torch.ones(1))
+y.backward(torch.ones(1))
+print(x.grad.item(), direct.item())
+''')
+    assert ran.printed == ["6.0 6.0"]
+
+
+def test_a_wrong_number_of_gradients_is_pytorchs_error():
+    caught = fails('''
+import torch
+class Bad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * b
+    @staticmethod
+    def backward(ctx, g):
+        return g
+a = torch.ones(2, requires_grad=True)
+Bad.apply(a, a).sum().backward()
+''', BackwardError)
+    assert caught.message == "function BadBackward returned an incorrect number of gradients (expected 2, got 1)"
+
+
+def test_a_gradient_of_the_wrong_shape_is_pytorchs_error():
+    caught = fails('''
+import torch
+class Bad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+    @staticmethod
+    def backward(ctx, g):
+        return torch.ones(3)
+a = torch.ones(2, requires_grad=True)
+Bad.apply(a).sum().backward()
+''', BackwardError)
+    assert caught.message == "Function BadBackward returned an invalid gradient at index 0 - got [3] but expected " \
+                             "shape compatible with [2]"
+
+
+def test_a_legendre_polynomial_function_fitted_by_gradient_descent():
+    ran = run('''
+import torch
+import math
+
+class LegendreP3(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 0.5 * (5 * x ** 3 - 3 * x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 1.5 * (5 * x ** 2 - 1)
+
+x = torch.linspace(-math.pi, math.pi, 200, dtype=torch.float64)
+y = torch.sin(x)
+a = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+b = torch.tensor(-1.0, dtype=torch.float64, requires_grad=True)
+c = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+d = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+lr = 5e-6
+for t in range(300):
+    y_pred = a + b * LegendreP3.apply(c + d * x)
+    loss = (y_pred - y).pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        for p in (a, b, c, d):
+            p -= lr * p.grad
+            p.grad = None
+final = loss.item()
+''', max_steps=100_000)
+    assert ran["final"] < 60  # from a loss near 100 at the start
+    torch = pytest.importorskip("torch")
+
+    class LegendreP3(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 0.5 * (5 * x ** 3 - 3 * x)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * 1.5 * (5 * x ** 2 - 1)
+    x = torch.linspace(-np.pi, np.pi, 200, dtype=torch.float64)
+    y = torch.sin(x)
+    params = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (0.0, -1.0, 0.0, 0.3)]
+    for _ in range(300):
+        a, b, c, d = params
+        loss = (a + b * LegendreP3.apply(c + d * x) - y).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= 5e-6 * p.grad
+                p.grad = None
+    assert np.isclose(ran["final"], loss.item(), rtol=1e-9)
+
+
+def _check(cli, tmp_path, source):
+    path = tmp_path / "fn.py"
+    path.write_text(source)
+    return cli("run", str(path), "--check")
+
+
+PROGRAMS = {
+    "cube": (CUBE, "g * 3 * x ** 2", "g * x ** 2", "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                                                   "Cube.apply(x).sum().backward()\n"),
+    "product": ('''
+import torch
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+''', "return g * b, g * a", "return g * a, g * b",
+                "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = torch.tensor([3.0, 5.0], requires_grad=True)\n"
+                "Mul.apply(a, b).sum().backward()\n"),
+    "two outputs": (TWO_OUTPUTS, "ga = g_sum + g_prod * b", "ga = g_sum - g_prod * b",
+                    "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+                    "s, p = SumAndProduct.apply(a, b)\n(s * p).sum().backward()\n"),
+    "needs_input_grad": (TWO_OUTPUTS, "gb = g_sum + g_prod * a", "gb = g_sum + g_prod * b",
+                         "a = torch.tensor([1.0, 2.0])\nb = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+                         "s, p = SumAndProduct.apply(a, b)\n(s + p).sum().backward()\n"),
+    "backward calling a Function": (CUBE + '''
+class Poly(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 4
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 4 * Cube.apply(x)
+''', "g * 4 * Cube.apply(x)", "g * 3 * Cube.apply(x)", "x = torch.tensor([1.5, -0.5], requires_grad=True)\n"
+                                                       "Poly.apply(x).sum().backward()\n"),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_check_proves_a_correct_backward_and_fails_a_planted_wrong_one(cli, tmp_path, name):
+    source, right, wrong, use = PROGRAMS[name]
+    good = _check(cli, tmp_path, source + use)
+    assert good.exit_code == 0, good.stdout + good.stderr
+    assert "check (symbolic): all gradients agree" in good.stdout
+    assert source.count(right) == 1
+    bad = _check(cli, tmp_path, source.replace(right, wrong) + use)
+    assert bad.exit_code == 1, bad.stdout + bad.stderr
+    assert "MISMATCH" in bad.stdout and "expected" in bad.stdout and "got" in bad.stdout
+
+
+@pytest.mark.parametrize("right, exit_code", [("return g * 3 * x ** 2", 0), ("return g * 2 * x ** 2", 1)])
+def test_a_forward_outside_the_op_table_is_checked_by_finite_differences(cli, tmp_path, right, exit_code):
+    source = '''
+import torch
+class NumpyCube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.tensor(x.detach().tolist(), dtype=torch.float64) ** 3
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x ** 2
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+NumpyCube.apply(x).sum().backward()
+'''.replace("return g * 3 * x ** 2", right)
+    result = _check(cli, tmp_path, source)
+    assert result.exit_code == exit_code, result.stdout + result.stderr
+    assert "finite differences" in result.stdout
+
+
+GRADCHECKED = CUBE + '''
+class Wrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 2 * x ** 2
+
+x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64, requires_grad=True)
+verdicts = [torch.autograd.gradcheck(Cube.apply, (x,)), torch.autograd.gradgradcheck(Cube.apply, (x,)),
+            torch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)]
+'''
+
+
+def test_gradcheck_and_gradgradcheck_agree_with_pytorchs_verdicts():
+    ran = run(GRADCHECKED)
+    assert ran["verdicts"] == [True, True, False]
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(GRADCHECKED, "<oracle>", "exec"), namespace)
+    assert namespace["verdicts"] == ran["verdicts"]
+
+
+def test_a_failing_gradcheck_names_the_jacobians_as_pytorch():
+    caught = fails(GRADCHECKED + "torch.autograd.gradcheck(Wrong.apply, (x,))\n", BackwardError)
+    assert caught.message.startswith("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:")
+    assert "analytical:" in caught.message
