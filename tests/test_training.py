@@ -399,3 +399,25 @@ def test_modulelist_and_moduledict_register_their_modules():
     from gradcli.engine.nn import Linear
     d = ModuleDict({"a": Linear(1, 1)})
     assert d.keys() == ["a"] and len(d.parameters()) == 2
+
+
+def test_tensor_of_a_list_of_one_element_tensors_has_pytorchs_shape():
+    ran = run("import torch\nt = torch.tensor(2.0)\na = torch.tensor([t, t]).shape\n"
+              "b = torch.tensor([torch.tensor([1.0]), torch.tensor([2.0])]).shape\nxs = []\n"
+              "for i in range(3):\n    xs = torch.tensor([torch.tensor(xs).sum() + i])\n"
+              "c = xs.shape\nd = torch.tensor([torch.tensor(1), torch.tensor(2)]).dtype\n"
+              "e = torch.tensor([[torch.tensor([1.5], dtype=torch.float64)]]).dtype\n")
+    # recorded from torch 2.13: a one-element tensor in a list is its number
+    assert (ran["a"], ran["b"], ran["c"]) == ((2,), (2,), (1,))
+    assert (ran["d"], ran["e"]) == (np.int64, np.float64)
+    with pytest.raises(GradcliError) as info:
+        run("import torch\ntorch.tensor([torch.ones(2), torch.ones(2)])\n")
+    assert info.value.message == "only one element tensors can be converted to Python scalars"
+
+
+def test_modulelist_prints_runs_of_equal_modules_as_pytorch():
+    printed = run("import torch.nn as nn\nprint(nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU()]))\n"
+                  "print(nn.ModuleList())\n").printed
+    # recorded from torch 2.13
+    assert printed == ["ModuleList(\n  (0-1): 2 x Linear(in_features=2, out_features=2, bias=True)\n  (2): ReLU()\n)",
+                       "ModuleList()"]

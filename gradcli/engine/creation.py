@@ -73,6 +73,11 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Tensor):
         arr = data._data
         return arr.astype(dtype) if dtype is not None and arr.dtype != dtype else arr.copy()
+    if isinstance(data, (list, tuple)) and _first_leaf_is_tensor(data):
+        kinds: list[np.dtype] = []
+        data = _scalars(data, kinds)
+        if dtype is None and kinds:
+            dtype = np.result_type(*kinds)  # the elements' dtype (a float64 tensor stays float64)
     try:
         arr = np.array(data, dtype=dtype)
     except (ValueError, TypeError) as exc:
@@ -84,6 +89,26 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
         arr = arr.astype(Defaults.dtype, copy=False)
     check_elements(arr.shape, "tensor")
     return arr
+
+
+def _first_leaf_is_tensor(data: list | tuple) -> bool:
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return isinstance(data, Tensor)
+
+
+def _scalars(data: Any, kinds: list) -> Any:
+    """PyTorch reads a tensor inside a list as the number it holds: `tensor([t])` of a one-element t
+    has shape (1,) whatever t's own shape, and a longer tensor there is its error."""
+    if isinstance(data, (list, tuple)):
+        return [_scalars(v, kinds) for v in data]
+    if isinstance(data, Tensor):
+        kinds.append(data._data.dtype)
+        if data._data.size != 1:
+            raise ArgumentError("only one element tensors can be converted to Python scalars",
+                                hint="stack tensors with torch.stack(list), or convert each with .item()")
+        return data._data.reshape(()).item()
+    return data
 
 
 def _preview(data: Any) -> str:

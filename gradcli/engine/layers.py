@@ -1,5 +1,5 @@
 """The layers of image and sequence models: convolutions, pooling, batch norm, channel dropout,
-embeddings, unflatten and `ModuleDict`, on `nn.Module` and `engine/nn_conv.py`.
+embeddings, unflatten and the module containers, on `nn.Module` and `engine/nn_conv.py`.
 
 Initialisation draws what PyTorch draws, in its order (a convolution's weight by kaiming_uniform_
 with a=√5, then its bias from U(±1/√fan_in); an embedding from N(0, 1)), so the same seed gives the
@@ -255,6 +255,63 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
+class ModuleList(Module):
+    """Sub-modules by position ("0", "1", ...), registered so their parameters are the model's."""
+
+    def __init__(self, modules: Any = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def append(self, module: Any) -> "ModuleList":
+        if not isinstance(module, Module):
+            raise ArgumentError(f"ModuleList.append() takes a module, not {type(module).__name__}",
+                                hint="e.g. layers.append(nn.Linear(4, 4))")
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def extend(self, modules: Any) -> "ModuleList":
+        try:
+            items = iter(modules)
+        except TypeError:
+            raise ArgumentError(f"ModuleList takes an iterable of modules, not {type(modules).__name__}",
+                                hint="e.g. nn.ModuleList([nn.Linear(2, 4), nn.ReLU()])") from None
+        for m in items:
+            self.append(m)
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(self._modules.values())
+        if isinstance(index, slice):
+            return ModuleList(items[index])
+        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
+            raise ArgumentError(f"index {index} is out of range", hint=f"this ModuleList has {len(items)} modules")
+        return items[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._modules.values()))
+
+    def forward(self, *inputs: Any) -> Any:
+        raise ArgumentError("ModuleList has no forward: call its modules in your own forward",
+                            hint="for layer in self.layers: x = layer(x)")
+
+    def __repr__(self) -> str:
+        """PyTorch's: a run of modules that print alike is one line, `(0-2): 3 x Linear(...)`."""
+        items = [(key, repr(m).replace("\n", "\n  ")) for key, m in self._modules.items()]
+        lines, start = [], 0
+        while start < len(items):
+            end = start
+            while end + 1 < len(items) and items[end + 1][1] == items[start][1]:
+                end += 1
+            key = items[start][0] if end == start else f"{items[start][0]}-{items[end][0]}"
+            lines.append(f"({key}): " + ("" if end == start else f"{end - start + 1} x ") + items[start][1])
+            start = end + 1
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)" if lines else "ModuleList()"
+
+
 class ModuleDict(Module):
     """Sub-modules by name, in insertion order."""
 
@@ -292,7 +349,7 @@ class ModuleDict(Module):
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
-    Unflatten, ModuleDict)}
+    Unflatten, ModuleList, ModuleDict)}
 """The module classes of this file, by their `torch.nn` name."""
 
 MEMBERS: dict[type, frozenset] = {
@@ -304,7 +361,7 @@ MEMBERS: dict[type, frozenset] = {
                                                             "num_batches_tracked", "num_features", "eps",
                                                             "momentum"})),
     Dropout2d: frozenset({"p"}), Embedding: frozenset({"weight", "num_embeddings", "embedding_dim"}),
-    Unflatten: frozenset({"dim", "unflattened_size"}),
+    Unflatten: frozenset({"dim", "unflattened_size"}), ModuleList: frozenset({"append", "extend"}),
     ModuleDict: frozenset({"keys", "values", "items"}),
 }
 """The attributes a program may read on each, beside the module API."""

@@ -316,14 +316,11 @@ class Module:
     def extra_repr(self) -> str:
         return ""
 
-    def _children_lines(self) -> list[str]:
-        return [f"({key}): " + _indent(repr(m)) for key, m in self._modules.items()]
-
     def __repr__(self) -> str:
         """PyTorch's layout: `Name(extra)`, or the extra lines and one `(name): child` line per sub-module."""
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = self._children_lines()
+        child_lines = [f"({key}): " + _indent(repr(m)) for key, m in self._modules.items()]
         lines = extra_lines + child_lines
         if not lines:
             return f"{type(self).__name__}()"
@@ -332,82 +329,18 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class IncompatibleKeys(tuple):
-    """What load_state_dict returns: (missing_keys, unexpected_keys), shown as PyTorch shows it."""
+class IncompatibleKeys:
+    """What load_state_dict returns, shown as PyTorch shows it."""
 
-    def __new__(cls, missing: list[str], unexpected: list[str]) -> "IncompatibleKeys":
-        return super().__new__(cls, (missing, unexpected))
+    program_attributes = frozenset({"missing_keys", "unexpected_keys"})
 
-    @property
-    def missing_keys(self) -> list[str]:
-        return self[0]
-
-    @property
-    def unexpected_keys(self) -> list[str]:
-        return self[1]
+    def __init__(self, missing: list[str], unexpected: list[str]) -> None:
+        self.missing_keys, self.unexpected_keys = missing, unexpected
 
     def __repr__(self) -> str:
-        if not self[0] and not self[1]:
+        if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return f"_IncompatibleKeys(missing_keys={self[0]}, unexpected_keys={self[1]})"
-
-
-class ModuleList(Module):
-    """A list of modules, each registered under its position ("0", "1", ...)."""
-
-    def __init__(self, modules: Any = None) -> None:
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def extend(self, modules: Any) -> "ModuleList":
-        try:
-            items = iter(modules)
-        except TypeError:
-            raise ArgumentError(f"ModuleList takes an iterable of modules, not {type(modules).__name__}",
-                                hint="e.g. nn.ModuleList([nn.Linear(2, 4), nn.ReLU()])") from None
-        for m in items:
-            self.append(m)
-        return self
-
-    def __getitem__(self, index: Any) -> Any:
-        items = list(self._modules.values())
-        if isinstance(index, slice):
-            return ModuleList(items[index])
-        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
-            raise ArgumentError(f"index {index} is out of range", hint=f"this ModuleList has {len(items)} modules")
-        return items[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._modules.values()))
-
-    def forward(self, *inputs: Any) -> Any:
-        raise ArgumentError("ModuleList has no forward: call its modules in your own forward",
-                            hint="for layer in self.layers: x = layer(x)")
-
-    def _children_lines(self) -> list[str]:
-        """PyTorch's repr groups a run of equal modules: `(0-2): 3 x Linear(...)`."""
-        lines: list[str] = []
-        items = [(key, repr(m)) for key, m in self._modules.items()]
-        start = 0
-        while start < len(items):
-            end = start
-            while end + 1 < len(items) and items[end + 1][1] == items[start][1]:
-                end += 1
-            text = _indent(items[start][1])
-            if end > start:
-                lines.append(f"({items[start][0]}-{items[end][0]}): {end - start + 1} x {text}")
-            else:
-                lines.append(f"({items[start][0]}): {text}")
-            start = end + 1
-        return lines
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
 
 _DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half"})
@@ -665,7 +598,7 @@ BCEWithLogitsLoss = _module("BCEWithLogitsLoss", NF.binary_cross_entropy_with_lo
 KLDivLoss = _module("KLDivLoss", NF.kl_div, {"reduction": "mean", "log_target": False})
 
 MODULES: dict[str, type] = {cls.__name__: cls for cls in (
-    Linear, Sequential, ModuleList, Flatten, Identity, LayerNorm, Dropout, ReLU, ReLU6, Sigmoid, Tanh, Softmax, LogSoftmax,
+    Linear, Sequential, Flatten, Identity, LayerNorm, Dropout, ReLU, ReLU6, Sigmoid, Tanh, Softmax, LogSoftmax,
     Softmin, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Softsign, Hardtanh, Hardsigmoid, Hardswish,
     LogSigmoid, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
     KLDivLoss)}

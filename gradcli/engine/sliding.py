@@ -94,24 +94,29 @@ def _grouped_product(w: np.ndarray, cols: np.ndarray, groups: int) -> np.ndarray
     return np.matmul(wg, cols.reshape(n, groups, -1, length)).reshape(n, o, length)
 
 
+def _by_group(ns: Any, g: Any, groups: int) -> Any:
+    """(N, O, *out) -> (G, O/G, N·L): every sample's positions side by side, so each group is one matmul."""
+    n, o = g.shape[0], g.shape[1]
+    return ns.reshape(ns.permute(ns.reshape(g, (n, groups, o // groups, -1)), (1, 2, 0, 3)), (groups, o // groups, -1))
+
+
 def conv_vjp_input(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, stride: tuple[int, ...],
                    padding: tuple[tuple[int, int], ...], dilation: tuple[int, ...], groups: int) -> Any:
     n, o = g.shape[0], g.shape[1]
-    gg = ns.reshape(g, (n, groups, o // groups, -1))
     wg = ns.reshape(w, (groups, o // groups, -1))
-    cols = ns.matmul(ns.transpose(wg, 1, 2), gg)
+    cols = ns.matmul(ns.transpose(wg, 1, 2), _by_group(ns, g, groups))  # (G, C/G·∏k, N·L)
+    cols = ns.permute(ns.reshape(cols, (groups, cols.shape[1], n, -1)), (2, 0, 1, 3))
     cols = ns.reshape(cols, (n, x.shape[1] * math.prod(w.shape[2:]), -1))
     return ns.col2im(cols, tuple(x.shape[2:]), tuple(w.shape[2:]), dilation, padding, stride)
 
 
 def conv_vjp_weight(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, stride: tuple[int, ...],
                     padding: tuple[tuple[int, int], ...], dilation: tuple[int, ...], groups: int) -> Any:
-    n, o = g.shape[0], g.shape[1]
+    n = g.shape[0]
     cols = ns.im2col(x, tuple(w.shape[2:]), dilation, padding, stride)
-    gg = ns.reshape(g, (n, groups, o // groups, -1))
     cg = ns.reshape(cols, (n, groups, cols.shape[1] // groups, -1))
-    gw = ns.sum(ns.matmul(gg, ns.transpose(cg, 2, 3)), dim=(0,))
-    return ns.reshape(gw, tuple(w.shape))
+    cg = ns.reshape(ns.permute(cg, (1, 0, 3, 2)), (groups, -1, cols.shape[1] // groups))  # (G, N·L, C/G·∏k)
+    return ns.reshape(ns.matmul(_by_group(ns, g, groups), cg), tuple(w.shape))
 
 
 def conv_vjp_bias(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, **params: Any) -> Any:
@@ -137,17 +142,20 @@ def _window_axes(nd: int) -> tuple[int, ...]:
 
 def max_pool_at(x: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...],
                 padding: tuple[tuple[int, int], ...], stride: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """The index (into x) of each window's maximum, the first one among ties, as PyTorch picks it."""
+    """The index (into x) of each window's maximum, the first one among ties, as PyTorch picks it
+    (a nan wins, as in PyTorch); padding never does."""
     nd = len(kernel)
-    flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
-    where = windows(flat, kernel, dilation, padding, stride, -1)
     values = windows(x, kernel, dilation, padding, stride, -np.inf)
-    lead = values.shape[:2]
-    sizes = values.shape[2 + nd:]
-    v = np.moveaxis(values.reshape(lead + (-1,) + sizes), 2, -1)
-    i = np.moveaxis(where.reshape(lead + (-1,) + sizes), 2, -1)
-    pick = np.argmax(np.where(np.isnan(v), np.inf, v), axis=-1)
-    return np.unravel_index(np.take_along_axis(i, pick[..., None], axis=-1)[..., 0], x.shape)
+    lead, sizes = values.shape[:2], values.shape[2 + nd:]
+    flat = values.reshape(lead + (-1,) + sizes)
+    pick = np.argmax(np.where(np.isnan(flat), np.inf, flat), axis=2)  # (N, C, *out): the offset in the window
+    offsets = np.unravel_index(pick, kernel)
+    key = list(np.ogrid[tuple(slice(0, m) for m in lead)])
+    key = [np.broadcast_to(k.reshape(k.shape + (1,) * nd), pick.shape) for k in key]
+    for d, (off, dil, (lo, _), s) in enumerate(zip(offsets, dilation, padding, stride)):
+        position = np.arange(sizes[d]).reshape((1, 1) + tuple(-1 if e == d else 1 for e in range(nd)))
+        key.append(position * s + off * dil - lo)
+    return tuple(key)
 
 
 def max_pool_sym(S: Any, x: np.ndarray, key: tuple, kernel: tuple[int, ...], dilation: tuple[int, ...],

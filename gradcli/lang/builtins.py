@@ -237,8 +237,7 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, nn.ModuleList: frozenset({"append", "extend"}),
-                  nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "add_param_group"})

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from gradcli.engine.data import DataLoader, Dataset
-from gradcli.engine.layers import ModuleDict
-from gradcli.engine.nn import ModuleList
+from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
 from gradcli.lang.generators import ProgramGenerator

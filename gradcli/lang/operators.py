@@ -16,8 +16,8 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.data import Dataset
-from gradcli.engine.layers import ModuleDict
-from gradcli.engine.nn import ModuleList, Sequential
+from gradcli.engine.layers import ModuleDict, ModuleList
+from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays
