@@ -71,7 +71,7 @@ def entries() -> list[Entry]:
     rows += [Entry(name, "python", name + _signature(fn, bound=False), None) for name, fn in PYTHON.items()]
     rows += [Entry(name, "torch", f"torch.{name}" + _signature(fn, bound=False), None)
              for name, fn in B.TORCH.members.items() if callable(fn) and name not in B.FUNCTIONS]
-    rows += [Entry(name, f"{kind.__name__} method", f"{_EXAMPLES[kind]}.{name}(...)", None)
+    rows += [Entry(name, f"{kind.__name__} method", f"{_EXAMPLES.get(kind, kind.__name__.lower())}.{name}(...)", None)
              for kind, methods in B.SEQUENCE_METHODS.items() for name in methods]
     for name in B.TENSOR_METHODS:
         rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
