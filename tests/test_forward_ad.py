@@ -147,3 +147,56 @@ def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
 def test_a_run_without_check_follows_no_shadow() -> None:
     ran = run(DUAL_SCRIPT)
     assert ran["ty"] is not None and not FA.Directions.shadows
+
+
+# -- a custom autograd.Function's jvp ---------------------------------------------------------------------
+CUSTOM = PRE + '''
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_forward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return 3 * x ** 2 * t
+
+class NoJvp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0]))
+    t = fwAD.unpack_dual(Cube.apply(d) * 2).tangent
+    plain = fwAD.unpack_dual(NoJvp.apply(torch.ones(2))).tangent
+'''
+
+
+def test_a_custom_function_jvp_gives_the_tangent() -> None:
+    ran = run(CUSTOM)
+    np.testing.assert_allclose(ran["t"]._data, [6.0, 24.0])  # PyTorch: 2 * 3x² * 1
+    assert ran["plain"] is None
+
+
+def test_a_custom_function_without_jvp_is_pytorchs_error() -> None:
+    assert fails(CUSTOM + "    NoJvp.apply(d)\n", BackwardError).message == \
+        "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+
+
+def test_check_counts_a_custom_jvp_tangent_as_unchecked_never_as_failed(tmp_path) -> None:
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    path = tmp_path / "custom.py"
+    path.write_text(CUSTOM, encoding="utf-8")
+    result = run_file(path, checker("symbolic"))
+    assert result.status == "ok" and result.checks_failed == 0

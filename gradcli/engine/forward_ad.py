@@ -68,6 +68,8 @@ def _follow(t: Tensor, op: O.Op, inputs: tuple, params: dict) -> None:
     parts = []
     for x in inputs:
         found = shadow_of(x)
+        if found is None and tangent_of(x) is not None:
+            return  # a tangent no shadow follows (a custom Function's jvp): neither can this one's
         parts.append(found[0] if found is not None else _wrap(x._data) if type(x) is Tensor else x)
     _shadow(t, lambda: apply(op, *parts, **params))
 
@@ -105,6 +107,50 @@ def _propagate(t: Tensor, op: O.Op, inputs: tuple, arrays: tuple, params: dict) 
     _set(t, np.array(tangent, dtype=out.dtype))
     if Directions.on:
         _follow(t, op, inputs, params)
+
+
+def tangents_in(args: tuple) -> tuple | None:
+    """The tangents of a custom Function's arguments (None per argument without one), or None for none at all."""
+    if not _LEVELS:
+        return None
+    tangents = tuple(tangent_of(a) for a in args)
+    return tangents if any(t is not None for t in tangents) else None
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """No tangents follow the ops run inside (a custom Function's forward, whose tangent is its jvp)."""
+    Observe.discard(_propagate)
+    try:
+        yield
+    finally:
+        Observe.add(_propagate)
+
+
+def custom_jvp(cls: type, ctx: Any, tangents: tuple, output: Any) -> None:
+    """`Function.jvp(ctx, *tangents)`: its results become the outputs' tangents (zeros stand in for an
+    argument without a tangent, as PyTorch materializes them)."""
+    jvp = getattr(cls, "jvp", None)
+    if jvp is None:
+        raise BackwardError("You must implement the jvp function for custom autograd.Function to use it with "
+                            "forward mode AD.", hint="define @staticmethod def jvp(ctx, *tangents) returning "
+                                                     "the outputs' tangents")
+    outputs = output if isinstance(output, tuple) else (output,)
+    given = tuple(_wrap(t) if t is not None else None for t in tangents)
+    result = jvp(ctx, *given)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(outputs):
+        raise ArgumentError(f"function {getattr(cls, '__name__', 'Function')}.jvp returned an incorrect number of "
+                            f"forward gradients (expected {len(outputs)}, got {len(results)})",
+                            hint="return one tangent per output of forward")
+    for out, t in zip(outputs, results):
+        if t is None or not isinstance(out, Tensor):
+            continue
+        if not isinstance(t, Tensor) or t.shape != out.shape:
+            raise ShapeError(f"{getattr(cls, '__name__', 'Function')}.jvp returned a tangent of shape "
+                             f"{getattr(t, 'shape', type(t).__name__)} for an output of shape {tuple(out.shape)}",
+                             hint="return tangents shaped like the outputs")
+        _set(out, np.array(t._data, dtype=out.dtype))
 
 
 def carry(out: Tensor, t: Tensor) -> None:

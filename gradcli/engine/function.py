@@ -67,6 +67,10 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         return self._saved
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """PyTorch's way to keep tensors for `jvp`; they are read back as `ctx.saved_tensors` there too."""
+        self.save_for_backward(*tensors)
+
     def mark_dirty(self, *tensors: Tensor) -> None:
         self._dirty = tensors
 
@@ -78,7 +82,7 @@ class FunctionCtx:
 
 
 CTX_MEMBERS = frozenset({"save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
-                         "mark_non_differentiable", "set_materialize_grads"})
+                         "mark_non_differentiable", "set_materialize_grads", "save_for_forward"})
 """What a program may read on `ctx` besides the attributes it set."""
 
 
@@ -120,8 +124,22 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
+    from gradcli.engine import forward_ad
+    tangents = forward_ad.tangents_in(args)
+    if tangents is None:
+        return _apply_reverse(cls, args, kwargs)
+    ctx_of: list = []
+    with forward_ad.paused():  # the forward sees primals only; the tangent is the Function's own jvp
+        output = _apply_reverse(cls, args, kwargs, ctx_of)
+    forward_ad.custom_jvp(cls, ctx_of[0], tangents, output)
+    return output
+
+
+def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = None) -> Any:
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(needs)
+    if ctx_of is not None:
+        ctx_of.append(ctx)
     recording = RECORD_FORWARD[0] and GradMode.enabled and any(needs)
     stand_ins = tuple(_wrap(a._data).requires_grad_(True) if n else a for a, n in zip(args, needs)) \
         if recording else args

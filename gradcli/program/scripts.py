@@ -399,12 +399,15 @@ class _Session:
         """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""
         from gradcli.engine.forward_ad import shadow_of
         value = run()
-        followed = shadow_of(args[0]) if args else None
-        if followed is None or value.tangent is None:
+        if value.tangent is None:
             return value
-        shadow, s = followed
         subject = self.subjects.get(line, "")
         what = f"unpack_dual({subject}).tangent"
+        followed = shadow_of(args[0])
+        if followed is None:  # through a custom Function's jvp: nothing to replay it by
+            self.checker.unchecked(line, what, subject)
+            return value
+        shadow, s = followed
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = self.checker.jacobian(shadow, {"direction": s}, {"direction": value.tangent._data}, line=line,
                                             what=what, of=subject, progress=progress)
