@@ -290,7 +290,8 @@ def test_random_programs_pass(steps, values):
         other = [x, x.t(), y * 0.5, 1.5][k]
         y = getattr(g, name)(y, other) if name in BINARY else getattr(g, name)(y)
     report = run((y * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
-    assert report.status == "pass", report.to_json()
+    assert report.status in ("pass", "undefined"), report.to_json()
+    assert (report.status == "undefined") == (report.inputs["x"].verified == 0)
 
 
 def test_a_kink_smoothed_over_by_the_program_is_undefined_not_failed():
@@ -298,7 +299,7 @@ def test_a_kink_smoothed_over_by_the_program_is_undefined_not_failed():
     x = g.tensor(np.zeros((2, 2)), requires_grad=True)
     out = (g.maximum(-(x.abs()), x) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum()
     report = run(out, {"x": x}, mode="all")
-    assert report.status == "pass"
+    assert report.status == "undefined"  # every element sits on the kink: nothing is verified
     assert report.inputs["x"].numeric.status == "undefined"
     assert "PyTorch's convention" in report.inputs["x"].numeric.undefined[0].reason
 
@@ -330,7 +331,7 @@ def test_comparisons_that_round_to_a_tie_in_floats_are_decided_exactly(build, va
     """Found by hypothesis: SymPy's form of a comparison can cancel to 0.0 where the program's did not."""
     x = g.tensor(np.reshape(values, (2, 2)), requires_grad=True)
     report = run((build(x) * g.tensor([[1.0, -2.0], [0.5, 3.0]])).sum(), {"x": x}, mode="all")
-    assert report.status == "pass"
+    assert report.status != "fail", report.to_json()
 
 
 def _u(*shape, lo=-0.9, hi=0.9):

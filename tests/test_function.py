@@ -145,8 +145,7 @@ Bad.apply(a).sum().backward()
                              "shape compatible with [2]"
 
 
-def test_a_legendre_polynomial_function_fitted_by_gradient_descent():
-    ran = run('''
+LEGENDRE = '''
 import torch
 import math
 
@@ -171,38 +170,24 @@ lr = 5e-6
 for t in range(300):
     y_pred = a + b * LegendreP3.apply(c + d * x)
     loss = (y_pred - y).pow(2).sum()
+    if t == 0:
+        first = loss.item()
     loss.backward()
     with torch.no_grad():
         for p in (a, b, c, d):
             p -= lr * p.grad
             p.grad = None
 final = loss.item()
-''', max_steps=100_000)
-    assert ran["final"] < 60  # from a loss near 100 at the start
+'''
+
+
+def test_a_legendre_polynomial_function_fitted_by_gradient_descent():
+    ran = run(LEGENDRE, max_steps=100_000)
+    assert ran["final"] < 0.6 * ran["first"]
     torch = pytest.importorskip("torch")
-
-    class LegendreP3(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return 0.5 * (5 * x ** 3 - 3 * x)
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return g * 1.5 * (5 * x ** 2 - 1)
-    x = torch.linspace(-np.pi, np.pi, 200, dtype=torch.float64)
-    y = torch.sin(x)
-    params = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (0.0, -1.0, 0.0, 0.3)]
-    for _ in range(300):
-        a, b, c, d = params
-        loss = (a + b * LegendreP3.apply(c + d * x) - y).pow(2).sum()
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= 5e-6 * p.grad
-                p.grad = None
-    assert np.isclose(ran["final"], loss.item(), rtol=1e-9)
+    namespace: dict = {}
+    exec(compile(LEGENDRE, "<oracle>", "exec"), namespace)
+    assert np.isclose(ran["final"], namespace["final"], rtol=1e-9)
 
 
 def _check(cli, tmp_path, source):

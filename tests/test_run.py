@@ -118,7 +118,7 @@ def test_json_lines(cli, tmp_path):
     result = cli("run", "--json", "--check", str(path))
     assert result.exit_code == 0
     file, summary = (json.loads(line) for line in result.stdout.splitlines())
-    assert file["status"] == "ok" and file["backward_calls"] == 1 and file["checks"] == {"passed": 1, "failed": 0}
+    assert file["status"] == "ok" and file["backward_calls"] == 1 and file["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
     check, printed, shown = file["events"]
     assert check["kind"] == "check" and check["line"] == 3 and check["output"] == "y"
     assert check["check"]["status"] == "pass" and set(check["check"]["inputs"]) == {"x"}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.check.graph import Progress, Trace, as_float64, select, trace
-from gradcli.check.numeric import numeric_check, numeric_hessian_check, numeric_jacobian_check, term_magnitudes
+from gradcli.check.numeric import hooked, numeric_check, numeric_hessian_check, numeric_jacobian_check, term_magnitudes
 from gradcli.check.report import CheckReport, InputCheck, overall, tolerance, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
@@ -105,8 +105,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     element) receives it from a SymPy witness and lends it to finite differences, so a caller
     that proved a graph structure once can pass the same dict to later checks of it.
     """
-    computed = computed or {}
-    tr = trace(output, leaves)
+    tr = hooked(trace(output, leaves), hook_line)
+    computed, changed = _before_leaf_hooks(tr, dict(computed or {}))
     names = list(leaves)
     weights = as_float64(gradient, output.shape, 1.0)
     of = _of(of, weights)
@@ -124,7 +124,49 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
         return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
                              _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}), gamma)
     results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+def hook_line(hook: Any) -> int | None:
+    """The line a program's hook was written at (a user function knows its own `ast` node)."""
+    return getattr(getattr(hook, "node", None), "lineno", None)
+
+
+def _at(line: int | None) -> str:
+    return "the hook" if line is None else f"the hook at line {line}"
+
+
+def _before_leaf_hooks(tr: Trace, computed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int | None]]:
+    """What reached each leaf before its hooks changed it: autograd's own gradient, the one to verify.
+
+    `.grad` holds what a hook returned, on purpose (PyTorch's semantics); that is the program's
+    choice, not a derivative, so the check verifies the gradient the hook was given.
+    """
+    from gradcli.engine.hooks import CHANGED, changed_by_hook
+    changed: dict[str, int | None] = {}
+    if not CHANGED:
+        return computed, changed
+    for name, leaf in tr.leaves.items():
+        change = changed_by_hook(leaf)
+        if change is not None and computed.get(name) is not None:
+            computed[name] = change[0]
+            changed[name] = hook_line(change[2])
+    return computed, changed
+
+
+def _noted(check: InputCheck, name: str, changed: dict[str, int | None], tr: Trace) -> InputCheck:
+    """Say where a hook changed a gradient, and what was verified instead of the plain derivative."""
+    notes = [check.note] if check.note else []
+    if name in changed:
+        notes.append(f"changed by {_at(changed[name])}: verified the gradient autograd gave it; "
+                     f".grad holds what the hook returned")
+    lines = sorted({cut.line for cut in tr.cuts.values()}, key=lambda n: -1 if n is None else n)
+    if lines:
+        notes.append("below " + ", ".join(_at(n) for n in lines) + ": the chain rule is verified from the "
+                     "gradient the hook returned")
+    return dataclasses.replace(check, note="; ".join(notes)) if notes != ([check.note] if check.note else []) \
+        else check
 
 
 def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians: dict[str, Any],

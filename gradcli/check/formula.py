@@ -28,6 +28,7 @@ _SHOWN = 3
 _PRINTABLE = 1_500
 _GENERALIZABLE = 300
 _DEPTH = 200
+_SMALL_INTEGER = 8
 _LONG_DENOMINATOR = 10 ** 6
 
 
@@ -78,25 +79,53 @@ def _small(e: sp.Basic, nodes: int) -> bool:
     return True
 
 
-def tidy(e: sp.Expr, simplify: bool) -> sp.Expr:
+def _held(e: sp.Expr) -> dict[sp.Basic, sp.Dummy]:
+    """Numbers inside a function's argument or an exponent that `factor` could blow up, each by a Dummy.
+
+    `factor` rewrites exp(a·w) for a rational a = p/q as a polynomial of degree p in exp(w/q):
+    degree 11 for 1.1 written out, degree millions for a constant's binary value. Held as symbols,
+    such numbers cost `factor` nothing; substituted back afterwards they print as they are.
+    """
+    held: dict[sp.Basic, sp.Dummy] = {}
+    stack = [(e, False)]
+    while stack:
+        x, inside = stack.pop()
+        if x.is_Number:
+            if inside and (not x.is_Integer or abs(x) > _SMALL_INTEGER) and x not in held:
+                held[x] = sp.Dummy()
+            continue
+        nested = inside or isinstance(x, Function)
+        if x.is_Pow:
+            stack.extend(((x.args[0], nested), (x.args[1], True)))
+        else:
+            stack.extend((a, nested) for a in x.args)
+    return held
+
+
+def tidy(e: sp.Expr, simplify: bool, factor_ops: int = _FACTOR_OPS, simplify_ops: int = _SIMPLIFY_OPS) -> sp.Expr:
     """The expression or its factored form, whichever is shorter; `simplify`'s only when clearly shorter.
 
-    `factor` is enough for rational expressions; `simplify` is tried only on small ones holding a
-    function (its first call alone costs a cold process ~0.3 s), and kept only when much shorter:
-    SymPy's favourite forms, like cosh(x)**(-2) for 1 - tanh(x)**2, read worse to a learner.
+    Both are bounded by the work given to them rather than by a clock (a thread cannot be
+    stopped): only expressions of at most `factor_ops` operations are factored and at most
+    `simplify_ops` simplified, with the numbers `factor` could blow up held as symbols (`_held`).
+    Past that the derivative is shown as it is. `simplify` is tried only on expressions holding
+    a function (its first call alone costs a cold process ~0.3 s), and kept only when much
+    shorter: SymPy's favourite forms, like cosh(x)**(-2) for 1 - tanh(x)**2, read worse to a learner.
     """
     ops = sp.count_ops(e)
-    if ops > _FACTOR_OPS:
+    if ops > factor_ops:
         return e
+    held = _held(e)
+    plain = e.xreplace(held) if held else e
     try:
-        best = min([sp.factor(e), e], key=sp.count_ops)
-        if simplify and ops <= _SIMPLIFY_OPS and e.atoms(Function):
-            simpler = sp.simplify(e)
+        best = min([sp.factor(plain), plain], key=sp.count_ops)
+        if simplify and ops <= simplify_ops and plain.atoms(Function):
+            simpler = sp.simplify(plain)
             if sp.count_ops(simpler) < 0.75 * sp.count_ops(best):
                 best = simpler
     except sp.polys.polyerrors.BasePolynomialError:
-        best = e
-    return best
+        return e
+    return best.xreplace({d: n for n, d in held.items()}) if held else best
 
 
 def _readable(e: sp.Expr) -> sp.Expr:

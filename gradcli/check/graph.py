@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,12 +21,26 @@ Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
+class Cut:
+    """A tensor whose gradient a hook changed: below it, autograd's chain rule starts from `gradient`.
+
+    Both witnesses hold the tensor at `held` (its value) for everything computed from it, and add
+    Σ gradient·tensor to what they differentiate: exactly the gradient autograd propagates.
+    """
+
+    held: np.ndarray
+    gradient: np.ndarray
+    line: int | None
+
+
+@dataclass(frozen=True)
 class Trace:
-    """What one output was computed from."""
+    """What one output was computed from, and the hooked tensors (`cuts`) where a hook changed its gradient."""
 
     output: Tensor
     nodes: tuple[Node, ...]
     leaves: dict[str, Tensor]
+    cuts: dict[Node, Cut] = field(default_factory=dict)
 
     def resolve(self, x: Any, values: dict[Any, Any]) -> Any:
         """An input slot's value: from `values` (keyed by Node, and by id for leaves), else its data."""

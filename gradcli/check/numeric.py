@@ -6,13 +6,15 @@ is told apart from a wrong gradient by its difference quotients, which there do 
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.check.graph import Progress, Trace, as_float64, elements
+from gradcli.check.graph import Cut, Progress, Trace, as_float64, elements
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import InputCheck, compare
 from gradcli.engine.tensor import Node
@@ -53,6 +55,7 @@ def _float64(x: Any) -> Any:
 def forward(tr: Trace, leaf_values: dict[int, np.ndarray]) -> dict[Any, Any]:
     """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped)."""
     values: dict[Any, Any] = dict(leaf_values)
+    cuts = tr.cuts
     with np.errstate(all="ignore"):
         for node in tr.nodes:
             args = [_float64(tr.resolve(x, values)) for x in node.inputs]
@@ -60,7 +63,36 @@ def forward(tr: Trace, leaf_values: dict[int, np.ndarray]) -> dict[Any, Any]:
                 values[node] = args[0]
             else:
                 values[node] = np.asarray(node.op.forward(*args, **node.params))
+            if cuts and node in cuts:
+                values[(CUT, node)], values[node] = values[node], cuts[node].held
     return values
+
+
+CUT = "cut"
+"""`forward`'s key (with the node) for a hooked tensor's own value, while its consumers see it held."""
+
+
+def hooked(tr: Trace, line: Callable[[Any], int | None]) -> Trace:
+    """`tr` with a `Cut` at each node whose gradient a hook changed in the last backward through it.
+
+    `line(hook)` is where the hook was written. Without hooks (the common case) `tr` itself.
+    """
+    from gradcli.engine.hooks import CHANGED, changed_by_hook
+    if not CHANGED:
+        return tr
+    found = {node: changed_by_hook(node) for node in tr.nodes}
+    found = {node: change for node, change in found.items() if change is not None}
+    if not found:
+        return tr
+    values = forward(tr, leaf_values(tr))
+    cuts = {node: Cut(np.asarray(values[node], dtype=np.float64), np.asarray(change[1], dtype=np.float64),
+                      line(change[2])) for node, change in found.items()}
+    return dataclasses.replace(tr, cuts=cuts)
+
+
+def _hooked_terms(tr: Trace, values: dict[Any, Any]) -> float:
+    """Σ gradient·tensor over the hooked tensors: what autograd propagates below each hook."""
+    return sum(float(np.sum(cut.gradient * values[(CUT, node)])) for node, cut in tr.cuts.items())
 
 
 def leaf_values(tr: Trace) -> dict[int, np.ndarray]:
@@ -93,7 +125,7 @@ def kink_sites(tr: Trace, values: dict[Any, Any]) -> list[Site]:
 
 
 def _loss(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> float:
-    return float(np.sum(weights * tr.resolve(tr.root, values)))
+    return float(np.sum(weights * tr.resolve(tr.root, values))) + (_hooked_terms(tr, values) if tr.cuts else 0.0)
 
 
 def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
@@ -165,8 +197,7 @@ def _nudged(tr: Trace, base: dict[int, np.ndarray], key: int, k: int, step: floa
             sites: list[Site]) -> tuple[float, Site | None, np.ndarray]:
     """L with one leaf element moved by `step`, the first kink site the move reaches, and L's terms."""
     moved = _moved_forward(tr, base, [(key, k, step)])
-    out = np.asarray(tr.resolve(tr.root, moved), dtype=np.float64)
-    return float(np.sum(weights * out)), _moved(tr, moved, sites), _terms(tr, moved, weights)
+    return _loss(tr, moved, weights), _moved(tr, moved, sites), _terms(tr, moved, weights)
 
 
 def _close(a: float, b: float, atol: float) -> bool:

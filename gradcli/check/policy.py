@@ -21,7 +21,7 @@ import numpy as np
 
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
-from gradcli.check.report import FAIL, CheckReport, Element
+from gradcli.check.report import FAIL, UNDEFINED, CheckReport, Element
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
@@ -127,6 +127,8 @@ class SiteSummary:
     what: str
     calls: int = 0
     failed: int = 0
+    undefined: int = 0
+    """Calls where no element could be verified (every one undefined): neither passed nor failed."""
     unchecked: int = 0
     structures: int = 0
     witnesses: dict[str, int] = field(default_factory=dict)
@@ -139,6 +141,7 @@ class SiteSummary:
         if report.status == FAIL:
             self.failed += 1
             self.first_failure = self.first_failure or self.calls
+        self.undefined += report.status == UNDEFINED
         used = witnesses(report)
         self.unchecked += not used
         for method in sorted(used):
@@ -150,7 +153,7 @@ class SiteSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "site": self.what, "calls": self.calls, "failed": self.failed,
-                "unchecked": self.unchecked, "structures": self.structures, "witnesses": dict(self.witnesses),
+                "undefined": self.undefined, "unchecked": self.unchecked, "structures": self.structures, "witnesses": dict(self.witnesses),
                 "first_failure": self.first_failure, "worst": None if self.worst is None else self.worst.to_json()}
 
 

@@ -27,6 +27,8 @@ class Replay:
     symbols: dict[str, np.ndarray]
     where: dict[sp.Symbol, tuple[str, tuple[int, ...]]]
     kinks: dict[sp.Symbol, str] = field(default_factory=dict)
+    cuts: dict[Node, np.ndarray] = field(default_factory=dict)
+    """Each hooked tensor's own expression (`Trace.cuts`); what is computed from it sees it held."""
 
 
 def symbol(text: str) -> sp.Symbol:
@@ -74,6 +76,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
     nesting: dict[Node, int] = {}
     constants: dict[int, np.ndarray] = {}
     kinks: dict[sp.Symbol, str] = {}
+    cuts: dict[Node, np.ndarray] = {}
 
     def resolve(x: Any) -> np.ndarray:
         if type(x) is Node:
@@ -96,6 +99,9 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
             raise RuntimeError(f"the SymPy meaning of {node.op.name} gave shape {out.shape}, its forward "
                                f"{tuple(node.shape)}")
         values[node] = out
+        if node in tr.cuts:
+            cuts[node] = out
+            values[node] = meaning.as_array(np.vectorize(meaning.fixed, otypes=[object])(tr.cuts[node].held))
         site = at_kink.get(id(node))
         if site is not None:
             reason = site.reason
@@ -111,4 +117,4 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
                     del values[x]
     root = tr.root
     out = values[root] if type(root) is Node else resolve(root)
-    return Replay(out, symbols, where, kinks)
+    return Replay(out, symbols, where, kinks, cuts)

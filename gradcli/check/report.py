@@ -69,6 +69,11 @@ class InputCheck:
     """The worst element's error as a fraction of what its tolerance allows (above 1: it failed)."""
 
     @property
+    def verified(self) -> int:
+        """Elements a witness judged: checked ones where the derivative is defined."""
+        return self.checked - self.undefined_count
+
+    @property
     def sampled(self) -> bool:
         return self.checked < self.total
 
@@ -99,12 +104,28 @@ class InputCheck:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """All inputs' verdicts; `status` is "fail" when any input fails (an undefined point is no failure)."""
+    """All inputs' verdicts; `status` is "fail" when any input fails (an undefined point is no failure),
+    "undefined" when nothing could be verified, as `overall` decides."""
 
     status: str
     mode: str
     of: str
     inputs: dict[str, InputCheck]
+
+    @property
+    def headline(self) -> str:
+        """What was verified, in a phrase: never "agree" about elements no witness judged."""
+        checked = sum(c.checked for c in self.inputs.values())
+        undefined = sum(c.undefined_count for c in self.inputs.values())
+        if self.status == FAIL:
+            return "MISMATCH"
+        if self.status == UNDEFINED:
+            reasons = {e.reason.split(":")[0].split(",")[0] for c in self.inputs.values() for e in c.undefined}
+            why = f" ({reasons.pop()})" if len(reasons) == 1 else ""
+            return f"all {checked:,} element{'s' if checked != 1 else ''} undefined{why}: nothing verified"
+        if undefined:
+            return f"{checked - undefined:,} of {checked:,} elements agree, {undefined:,} undefined"
+        return "all gradients agree"
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "mode": self.mode, "of": self.of,
@@ -112,7 +133,12 @@ class CheckReport:
 
 
 def overall(inputs: dict[str, InputCheck]) -> str:
-    return FAIL if any(c.status == FAIL for c in inputs.values()) else PASS
+    """"fail" when any input fails; "undefined" when no element of any input could be verified."""
+    if any(c.status == FAIL for c in inputs.values()):
+        return FAIL
+    if inputs and all(c.verified == 0 for c in inputs.values()):
+        return UNDEFINED
+    return PASS
 
 
 def with_numeric(symbolic: InputCheck, numeric: InputCheck) -> InputCheck:

@@ -7,6 +7,7 @@ with `exact=True`.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from gradcli.check.domains import domain_cause
 from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
 from gradcli.check.graph import Progress, Trace, as_float64, elements
@@ -86,14 +88,21 @@ def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable
     return tick
 
 
-def _first_singular(tr: Trace) -> Any:
-    """The first node whose value is not finite although its inputs are: where a nan or inf is born."""
+def _first_singular(tr: Trace) -> str | None:
+    """Why the forward is not finite, at the first node whose value is not although its inputs are.
+
+    That is where a nan or inf is born; its op's domain names the cause when it is the reason.
+    """
     values = forward(tr, leaf_values(tr))
     for node in tr.nodes:
         inputs = [np.asarray(tr.resolve(x, values), dtype=np.float64) for x in node.inputs
                   if np.asarray(tr.resolve(x, values)).dtype.kind in "fiub"]
         if all(np.isfinite(v).all() for v in inputs) and not np.isfinite(np.asarray(values[node], dtype=np.float64)).all():
-            return node
+            cause = domain_cause(node.op.name, inputs[0]) if inputs else None
+            if cause is not None:
+                return f"{cause}: {node.name} is not finite here, so neither is the derivative"
+            return f"the forward pass is not finite at {node.name} (0/0 or similar), so autograd's value is not " \
+                   f"finite, as PyTorch's is; SymPy's simplified form may have a limit there"
     return None
 
 
@@ -126,7 +135,9 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
     rp, calc = w.rp, w.calc
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
     uses: dict[sp.Symbol, list[tuple[sp.Expr, Any, sp.Expr]]] = {}
-    for e, g in zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat):
+    pairs = [zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat)]
+    pairs += [zip(rp.cuts[node].flat, cut.gradient.flat) for node, cut in tr.cuts.items()]
+    for e, g in itertools.chain(*pairs):
         if g == 0:
             continue
         exact_g = w.meaning.number(float(g))
@@ -165,10 +176,8 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
             tick()
         got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
         if singular is not None:
-            for pos in np.flatnonzero(~np.isfinite(got)):
-                reasons.setdefault(int(pos), f"the forward pass is not finite at {singular.name} (0/0 or similar), "
-                                             f"so autograd's value is not finite, as PyTorch's is; SymPy's "
-                                             f"simplified form may have a limit there")
+            for pos in np.flatnonzero(~np.isfinite(got) | ~np.isfinite(expected)):
+                reasons.setdefault(int(pos), singular)
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
         shown = [kept[p] for p in order if p in kept]
         formulas = describe(name, of, shown, uniform, rp) if shown or not order else \

@@ -150,4 +150,5 @@ def _summary(results: list[FileResult], planned: int, dtype: str) -> dict:
             "backward_calls": sum(r.backward_calls for r in results),
             "checks_passed": sum(r.checks_passed for r in results),
             "checks_failed": sum(r.checks_failed for r in results),
+            "checks_undefined": sum(r.checks_undefined for r in results),
             "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results)}

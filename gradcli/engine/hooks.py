@@ -17,6 +17,10 @@ from gradcli.errors import BackwardError, ShapeError
 
 # id(node or leaf) -> (weak reference to it, its hooks in registration order)
 HOOKS: dict[int, tuple[weakref.ref, list[Callable[[Tensor], Any]]]] = {}
+# id(node or leaf) -> (weak reference to it, the gradient that arrived, the one its hooks returned, the
+# first hook that changed it), from the last backward through it: what `--check` verifies a changed
+# gradient by (the chain rule below a hook starts from what the hook returned)
+CHANGED: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray, Callable[[Tensor], Any]]] = {}
 
 
 class RemovableHandle:
@@ -45,7 +49,8 @@ def register_hook(t: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
     key = id(owner)
     entry = HOOKS.get(key)
     if entry is None or entry[0]() is not owner:
-        entry = HOOKS[key] = (weakref.ref(owner, lambda _, key=key: HOOKS.pop(key, None)), [])
+        entry = HOOKS[key] = (weakref.ref(owner, lambda _, key=key: (HOOKS.pop(key, None), CHANGED.pop(key, None))),
+                              [])
     entry[1].append(hook)
     return RemovableHandle(entry[1], hook)
 
@@ -55,6 +60,7 @@ def run_hooks(owner: Any, g: Any) -> Any:
     entry = HOOKS.get(id(owner))
     if entry is None or entry[0]() is not owner:
         return g
+    arrived, changer = g, None
     for hook in list(entry[1]):
         given = g if type(g) is Tensor else _wrap(np.array(g))
         result = hook(given)
@@ -67,4 +73,21 @@ def run_hooks(owner: Any, g: Any) -> Any:
             raise ShapeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of value",
                              hint=f"return a gradient of shape {tuple(given.shape)}")
         g = result if type(g) is Tensor else result._data
+        changer = changer or hook
+    if changer is None:
+        CHANGED.pop(id(owner), None)
+    else:
+        CHANGED[id(owner)] = (entry[0], _plain(arrived), _plain(g), changer)
     return g
+
+
+def _plain(g: Any) -> np.ndarray:
+    return np.array(g._data if type(g) is Tensor else g)
+
+
+def changed_by_hook(owner: Any) -> tuple[np.ndarray, np.ndarray, Callable[[Tensor], Any]] | None:
+    """(gradient arrived, gradient returned, the hook) when `owner`'s hooks changed its last gradient."""
+    entry = CHANGED.get(id(owner))
+    if entry is None or entry[0]() is not owner:
+        return None
+    return entry[1], entry[2], entry[3]

@@ -104,7 +104,8 @@ class BackwardCheck:
 
     @property
     def passed(self) -> bool:
-        return self.report.status == "pass"
+        """Not failed: a check that verified nothing (all undefined) is no failure, and counted apart."""
+        return self.report.status != "fail"
 
 
 @dataclass
@@ -142,7 +143,12 @@ class FileResult:
 
     @property
     def checks_passed(self) -> int:
-        return sum(s.calls - s.failed for s in self.sites)
+        return sum(s.calls - s.failed - s.undefined for s in self.sites)
+
+    @property
+    def checks_undefined(self) -> int:
+        """Checks that verified nothing (every element undefined): counted apart from passes."""
+        return sum(s.undefined for s in self.sites)
 
     @property
     def checks_failed(self) -> int:
@@ -173,7 +179,8 @@ class FileResult:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items]})
         out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
-               "checks": {"passed": self.checks_passed, "failed": self.checks_failed},
+               "checks": {"passed": self.checks_passed, "failed": self.checks_failed,
+                          "undefined": self.checks_undefined},
                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
         if self.policy:
             out.update(policy=self.policy, sites=[site.to_json() for site in self.sites], warnings=self.warnings)

@@ -25,7 +25,7 @@ def _err(v: float) -> str:
 
 def check_view(report: Any) -> RenderableType:
     """The check table after the gradients, then each input's derivative and any undefined points."""
-    title = f"check ({report.mode}): " + ("all gradients agree" if report.status == "pass" else "MISMATCH")
+    title = f"check ({report.mode}): {report.headline}"
     failing = report.status == "fail"
     table = Table(title=title, title_justify="left", header_style="bold")
     for column in ("input", "status", "witness", "abs err", "rel err", "checked") + (("worst",) if failing else ()):

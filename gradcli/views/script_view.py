@@ -79,7 +79,9 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     table.add_column("checks\npassed", justify="right")
     table.add_column("time", justify="right", no_wrap=True)
     for r in results:
-        checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed}" if checking else "-"
+        undefined = f" ({r.checks_undefined} undefined)" if r.checks_undefined else ""
+        checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed + r.checks_undefined}{undefined}" \
+            if checking else "-"
         table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]

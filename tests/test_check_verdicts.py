@@ -1,0 +1,56 @@
+"""Honest verdicts: a check that verified nothing says so (headline, JSON, run summaries), and a nan is
+explained by its op's domain when that is the cause."""
+import numpy as np
+
+import gradcli as g
+from gradcli.check import check_gradients
+
+ACOSH = ["eval", "out = (torch.acosh(x)*w).sum()", "x=[0.31,0.52,0.77]", "w=[1.,-2.,.5]", "--check"]
+
+
+def test_all_undefined_is_not_agree(cli):
+    result = cli(*ACOSH)
+    assert result.exit_code == 0
+    assert "check (symbolic): all 6 elements undefined (acosh is nan below 1): nothing verified" in \
+        " ".join(result.stdout.split())
+    assert "agree" not in result.stdout
+    assert "x[0]: acosh is nan below 1: AcoshBackward0 is not finite here" in " ".join(result.stdout.split())
+
+
+def test_all_undefined_json_status(cli):
+    out = cli.json(*ACOSH)
+    assert out["check"]["status"] == "undefined"
+    assert {e["status"] for e in out["check"]["inputs"].values()} == {"undefined"}
+    assert out["check"]["inputs"]["x"]["undefined_count"] == 3
+
+
+def test_some_undefined_counts_what_was_verified():
+    x = g.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    out = x.acosh().sum()
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data})
+    assert report.status == "pass" and report.inputs["x"].status == "undefined"
+    assert report.headline == "2 of 3 elements agree, 1 undefined"
+    assert report.inputs["x"].undefined[0].reason.startswith("acosh is nan below 1")
+    np.testing.assert_allclose(x.grad._data[1:], 1 / np.sqrt(np.array([2.0, 3.0]) ** 2 - 1))
+
+
+def test_sqrt_of_a_negative_names_its_domain():
+    x = g.tensor([-1.0, 2.0], requires_grad=True)
+    out = g.sqrt(x).sum()
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data})
+    assert report.inputs["x"].undefined[0].reason.startswith("sqrt is nan below 0")
+
+
+def test_run_check_counts_undefined_calls_apart(cli, tmp_path):
+    script = tmp_path / "acosh.grad"
+    script.write_text("import torch\nx = torch.tensor([0.31, 0.52], requires_grad=True)\n"
+                      "out = torch.acosh(x).sum()\nout.backward()\n"
+                      "y = torch.tensor([2.0], requires_grad=True)\n(y * y).sum().backward()\n")
+    result = cli("run", str(script), "--check", "--json")
+    assert result.exit_code == 0
+    payload = [line for line in result.stdout.splitlines() if '"file"' in line][0]
+    import json
+    checks = json.loads(payload)["checks"]
+    assert checks == {"passed": 1, "failed": 0, "undefined": 1}
