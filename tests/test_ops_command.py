@@ -77,6 +77,7 @@ def test_namespaces(cli):
     assert spaces["torch.nn.functional"].startswith("adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, "
                                                     "binary_cross_entropy, binary_cross_entropy_with_logits, celu, ")
     assert "log_softmax, logsigmoid, max_pool1d, max_pool2d, mish, mse_loss" in spaces["torch.nn.functional"]
+    # Optimizer: the base a program subclasses
     assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, Optimizer, RMSprop, SGD"
     assert spaces["torch.optim.lr_scheduler"] == ("CosineAnnealingLR, ExponentialLR, LambdaLR, MultiStepLR, OneCycleLR, "
                                                   "ReduceLROnPlateau, StepLR")
