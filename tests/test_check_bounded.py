@@ -77,3 +77,19 @@ def test_a_long_rational_in_an_exponent_is_held_as_a_number_while_factoring():
     tidied = tidy(e, True)
     assert tidied.equals(e)
     assert sp.exp(c * w) in tidied.atoms(sp.exp)
+
+
+def test_a_matmul_too_large_for_sympy_is_decided_before_sympy_starts():
+    import gradcli as g
+    from gradcli.check import check_gradients
+    r = np.random.default_rng(0)
+    x = g.tensor(r.standard_normal((64, 1000)))
+    w = g.tensor(r.standard_normal((1000, 40)), requires_grad=True)
+    out = (x @ w).sum()
+    out.backward()
+    report = check_gradients(out, {"w": w}, None, {"w": w.grad._data})
+    entry = report.inputs["w"]
+    assert report.status == "pass" and entry.method == "numeric"
+    assert entry.note == ("too large for SymPy (about 2,560,001 terms, by the graph's matrix products; the limit "
+                          "is 2,000,000): checked by finite differences instead")
+    np.testing.assert_allclose(w.grad._data, np.repeat(x._data.sum(axis=0)[:, None], 40, axis=1))

@@ -19,7 +19,7 @@ from gradcli.check.domains import domain_cause
 from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
 from gradcli.check.graph import Progress, Trace, as_float64, elements
-from gradcli.check.meaning import Meaning
+from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import forward, kink_sites, leaf_values
 from gradcli.check.replay import Replay, replay
 from gradcli.check.report import InputCheck, compare
@@ -63,12 +63,33 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     Raises `TooLarge` when the replay and the derivatives would pass `seconds` or the term budget.
     """
     meaning = Meaning(exact, seconds=seconds)
+    estimate = terms_estimate(tr)
+    if estimate > meaning.budget:
+        raise TooLarge(f"too large for SymPy (about {estimate:,} terms, by the graph's matrix products; "
+                       f"the limit is {meaning.budget:,})")
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
     floats = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()})
     evaluate = ExactEvaluator(point) if exact else floats
     return Witness(rp, Calculus(), meaning, evaluate, exact, AbsoluteEvaluator(floats))
+
+
+_PRODUCTS = ("matmul", "addmm")
+
+
+def terms_estimate(tr: Trace) -> int:
+    """Terms a replay would build, from the graph's shapes alone: a matrix product's output elements
+    times its inner dimension, one per element for any other op. Decided before SymPy starts, so a
+    matmul-heavy net goes straight to the witness that can answer."""
+    total = 0
+    for node in tr.nodes:
+        size = int(np.prod(node.shape, dtype=np.int64))
+        if node.op.name in _PRODUCTS:
+            first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
+            size *= int(first.shape[-1]) if len(first.shape) else 1
+        total += size
+    return total
 
 
 def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable[[], None]:
