@@ -93,3 +93,22 @@ def test_a_matmul_too_large_for_sympy_is_decided_before_sympy_starts():
     assert entry.note == ("too large for SymPy (about 2,560,001 terms, by the graph's matrix products; the limit "
                           "is 2,000,000): checked by finite differences instead")
     np.testing.assert_allclose(w.grad._data, np.repeat(x._data.sum(axis=0)[:, None], 40, axis=1))
+
+
+def test_a_graph_whose_derivatives_would_walk_too_many_terms_goes_to_finite_differences(monkeypatch):
+    """Each derivative walks the whole replay: terms times differentiated elements is what a proof costs."""
+    import gradcli as g
+    from gradcli.check import check_gradients
+    from gradcli.check import symbolic
+    monkeypatch.setattr(symbolic, "WORK_BUDGET", 50)
+    x = g.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    w = g.tensor([[0.5, -1.0], [2.0, 0.25], [1.5, -0.5]], requires_grad=True)
+    out = (x @ w).tanh().sum()
+    out.backward()
+    report = check_gradients(out, {"w": w}, None, {"w": w.grad._data})
+    entry = report.inputs["w"]
+    assert report.status == "pass" and entry.method == "numeric"
+    assert entry.note == ("too large for SymPy (about 17 terms for each of 6 derivatives; the limit is 50 in all): "
+                          "checked by finite differences instead")
+    h = np.tanh(x._data @ w._data)
+    np.testing.assert_allclose(w.grad._data, x._data.T @ (1 - h * h))

@@ -67,6 +67,10 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     if estimate > meaning.budget:
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms, by the graph's matrix products; "
                        f"the limit is {meaning.budget:,})")
+    work = estimate * sum(len(flat) for flat in keep.values())
+    if work > WORK_BUDGET:
+        raise TooLarge(f"too large for SymPy (about {estimate:,} terms for each of "
+                       f"{work // max(estimate, 1):,} derivatives; the limit is {WORK_BUDGET:,} in all)")
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
@@ -76,6 +80,10 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
 
 
 _PRODUCTS = ("matmul", "addmm")
+WORK_BUDGET = 2_000_000
+"""Terms times derivatives a proof may take on: each derivative walks the whole replay, so a conv net's
+few hundred parameters over its ~30,000 terms (a minute of SymPy) go to finite differences up front,
+while the samples' largest proof (a 350-element matmul, ~370,000) stays symbolic."""
 
 
 def terms_estimate(tr: Trace) -> int:
