@@ -23,6 +23,8 @@ class GradcliError(Exception):
         self.length = max(1, length)
         self.source = source
         self.filename = filename
+        self.cell: int | None = None
+        """The notebook cell the line counts in (the file is then a notebook and the line the cell's own)."""
         self.calls: list[tuple[int, int, int]] = []
         """Where the program's own functions were called, outermost first (the error's place is innermost)."""
 
@@ -36,7 +38,8 @@ class GradcliError(Exception):
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "message": self.message, "hint": self.hint,
-                "line": self.line, "column": self.column, "calls": calls_json(self.calls)}
+                "line": self.line, "column": self.column, "calls": calls_json(self.calls),
+                **({"cell": self.cell} if self.cell is not None else {})}
 
 
 class ParseError(GradcliError):
@@ -106,12 +109,14 @@ class ProgramAssertionError(Exception):
         self.length = length
         self.source = source
         self.filename = filename
+        self.cell: int | None = None
         self.calls: list[tuple[int, int, int]] = []
 
     def to_dict(self) -> dict:
         """The same fields as `GradcliError.to_dict`, so JSON consumers see one error shape."""
         return {"kind": self.kind, "message": f"assertion failed: {self.test}", "hint": None,
-                "line": self.line, "column": self.column, "calls": calls_json(self.calls)}
+                "line": self.line, "column": self.column, "calls": calls_json(self.calls),
+                **({"cell": self.cell} if self.cell is not None else {})}
 
 
 def calls_json(calls: list[tuple[int, int, int]]) -> list[dict]:

@@ -72,9 +72,9 @@ class GradItem(pytest.Item):
 
     def runtest(self) -> None:
         from gradcli.check import checker
-        from gradcli.program.evaluation import Settings
+        from gradcli.program.evaluation import SCRIPT_DTYPE, Settings
         from gradcli.program.scripts import run_file
-        settings = Settings(timeout=_timeout(self.config))
+        settings = Settings(dtype=SCRIPT_DTYPE, timeout=_timeout(self.config))  # PyTorch's default, as `run`
         result = run_file(_shown_path(self.path, self.config), checker("symbolic"), settings)
         if result.status != "ok":
             raise ScriptFailed(result)

@@ -32,7 +32,7 @@ def test_an_error_is_located_in_its_cell():
     result = run_file(FIXTURE)
     error = result.error
     assert error.message == "name 'factor' is not defined"
-    assert error.filename == f"{FIXTURE}, cell 7"
+    assert error.filename == str(FIXTURE) and error.cell == 7
     assert (error.line, error.column) == (2, 16)
     assert error.calls == [(4, 5, 8)]
     assert error.source.split("\n")[1] == "    return t * factor"
@@ -44,7 +44,7 @@ def test_a_syntax_error_is_located_in_its_cell(tmp_path):
                                           {"cell_type": "markdown", "source": "text"},
                                           {"cell_type": "code", "source": ["b = 2\n", "c = (b +\n"]}]}))
     error = run_file(path).error
-    assert error.filename == f"{path}, cell 3" and error.line == 2
+    assert error.filename == str(path) and error.cell == 3 and error.line == 2
 
 
 def test_an_unreadable_notebook_is_a_user_error(tmp_path):
@@ -66,5 +66,22 @@ def test_gradcli_run_a_notebook_from_the_command_line():
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
     done = subprocess.run(["gradcli", "run", str(FIXTURE)], capture_output=True, text=True, env=env)
     assert done.returncode == 2
-    assert "tutorial.ipynb, cell 7:2:16" in done.stderr and "return t * factor" in done.stderr
+    assert "tutorial.ipynb, cell 7, line 2, column 16" in done.stderr and "return t * factor" in done.stderr
     assert "y is 5.0" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_an_error_is_located_by_cell_and_line_in_text_and_json(tmp_path, cli):
+    import json as _json
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "import torch\nx = torch.tensor(2.0, requires_grad=True)"},
+        {"cell_type": "markdown", "metadata": {}, "source": "Then a typo."},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "y = x ** 3\nz = maen(y)\n"}]}
+    path = tmp_path / "typo.ipynb"
+    path.write_text(_json.dumps(notebook))
+    done = cli("run", str(path))
+    assert done.exit_code == 2
+    assert f"--> {path}, cell 3, line 2, column 5" in done.stderr
+    result = cli("run", "--json", str(path))
+    error = _json.loads(result.stdout.splitlines()[0])["error"]
+    assert result.exit_code == 2 and (error["cell"], error["line"], error["column"]) == (3, 2, 5)

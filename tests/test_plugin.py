@@ -134,4 +134,4 @@ def test_notebooks_in_a_given_directory_are_tests(pytester):
     write(pytester.path, "nbs/bad.ipynb", _notebook("x = 1", "assert x == 2, 'x is one'"))
     result = run(pytester, "nbs", "-v")
     result.assert_outcomes(passed=1, failed=1)
-    assert "nbs/bad.ipynb, cell 2:1:1" in result.stdout.str()
+    assert "nbs/bad.ipynb, cell 2, line 1, column 1" in result.stdout.str()

@@ -68,7 +68,7 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms, by the graph's matrix products; "
                        f"the limit is {meaning.budget:,})")
     work = estimate * sum(len(flat) for flat in keep.values())
-    if work > WORK_BUDGET:
+    if work > WORK_BUDGET and any(node.op.name in _DENSE for node in tr.nodes):
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms for each of "
                        f"{work // max(estimate, 1):,} derivatives; the limit is {WORK_BUDGET:,} in all)")
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
@@ -80,10 +80,14 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
 
 
 _PRODUCTS = ("matmul", "addmm")
+_DENSE = (*_PRODUCTS, "convolution")
+"""Ops through which one input element reaches many output terms."""
 WORK_BUDGET = 2_000_000
-"""Terms times derivatives a proof may take on: each derivative walks the whole replay, so a conv net's
-few hundred parameters over its ~30,000 terms (a minute of SymPy) go to finite differences up front,
-while the samples' largest proof (a 350-element matmul, ~370,000) stays symbolic."""
+"""Terms times derivatives a proof may take on where a dense op spreads each input over many terms (each
+derivative then walks most of the replay): a conv net's few hundred parameters over its ~30,000 terms (a
+minute of SymPy) go to finite differences up front, while the samples' largest proof (a 350-element
+matmul, ~370,000) stays symbolic. Elementwise graphs are not limited: an element's derivative reads its
+own terms alone."""
 
 
 def terms_estimate(tr: Trace) -> int:

@@ -317,7 +317,12 @@ class ModuleDict(Module):
 
     def __init__(self, modules: Any = None) -> None:
         super().__init__()
-        for key, m in dict(modules or {}).items():
+        try:
+            pairs = dict(modules or {})
+        except (TypeError, ValueError):
+            raise ArgumentError(f"ModuleDict takes a dict of modules (or name-module pairs), not "
+                                f"{type(modules).__name__}", hint="e.g. nn.ModuleDict({'fc': nn.Linear(2, 2)})") from None
+        for key, m in pairs.items():
             self[key] = m
 
     def __setitem__(self, key: str, module: Any) -> None:

@@ -1638,30 +1638,43 @@ elements 4.5 against 14 µs, 4,000 10 against 14, 16,000 28 against 15."""
 
 
 # -- sliding windows: convolution, pooling, unfold/fold (the arithmetic is in engine/sliding.py) -------
+def _conv_jvp(op: "Op", tangents: tuple, out: Any, x: Any, w: Any, b: Any, **params: Any) -> Any:
+    """Bilinear in x and w (the product rule, each term without the bias), plus the bias's tangent at every position."""
+    tx, tw, tb = (tuple(tangents) + (None, None, None))[:3]
+    total = np.zeros(out.shape, out.dtype)
+    if tx is not None:
+        total = total + sliding.conv_forward(tx, w, None, **params)
+    if tw is not None:
+        total = total + sliding.conv_forward(x, tw, None, **params)
+    if tb is not None and np.ndim(tb):
+        total = total + np.reshape(tb, (-1,) + (1,) * (out.ndim - 2))
+    return total
+
+
 IM2COL = Op(name="unfold", node="Im2ColBackward0", forward=sliding.im2col,
             vjps=(lambda ns, g, o, x, kernel, dilation, padding, stride:
                   ns.col2im(g, tuple(x.shape[2:]), kernel, dilation, padding, stride),),
-            rule="fold the gradient back (col2im): each entry added where it was read", nests=False,
+            rule="fold the gradient back (col2im): each entry added where it was read", jvp=linear_jvp, nests=False,
             sym=lambda S, x, kernel, dilation, padding, stride: sliding.im2col(x, kernel, dilation, padding, stride,
                                                                                S.number(0)))
 COL2IM = Op(name="fold", node="Col2ImBackward0", forward=sliding.col2im,
             vjps=(lambda ns, g, o, x, output_size, kernel, dilation, padding, stride:
                   ns.im2col(g, kernel, dilation, padding, stride),),
-            rule="unfold the gradient (im2col): each entry reads the position it was added to", nests=False,
+            rule="unfold the gradient (im2col): each entry reads the position it was added to", jvp=linear_jvp, nests=False,
             sym=lambda S, x, output_size, kernel, dilation, padding, stride: sliding.col2im(
                 x, output_size, kernel, dilation, padding, stride, S.number(0)))
 CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
                  vjps=(sliding.conv_vjp_input, sliding.conv_vjp_weight, sliding.conv_vjp_bias),
                  rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
-                 nests=False, sym=sliding.conv_sym)
+                 jvp=_conv_jvp, nests=False, sym=sliding.conv_sym)
 MAX_POOL = Op(name="max_pool", node="MaxPool2DWithIndicesBackward0",
               forward=lambda x, key, kernel, dilation, padding, stride: x[key],
               vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride: ns.index_put(g, x.shape, key),),
-              rule="∂maxpool/∂xᵢ = [xᵢ is its window's first maximum]", saves=("",), nests=False,
+              rule="∂maxpool/∂xᵢ = [xᵢ is its window's first maximum]", saves=("",), jvp=linear_jvp, nests=False,
               sym=sliding.max_pool_sym, kink=sliding.max_pool_kink)
 AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_pool_forward,
               vjps=(sliding.avg_pool_vjp,), rule="∂avgpool/∂xᵢ = Σ over the windows holding xᵢ of 1/|window|",
-              saves=("",), nests=False, sym=sliding.avg_pool_sym)
+              saves=("",), jvp=linear_jvp, nests=False, sym=sliding.avg_pool_sym)
 
 
 class _NumpyNamespace:

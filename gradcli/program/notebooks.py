@@ -62,7 +62,7 @@ class Notebook:
         if cell is None:
             error.filename = str(self.path)
             return
-        error.filename = f"{self.path}, cell {cell.number}"
+        error.filename, error.cell = str(self.path), cell.number
         error.line = error.line - cell.first + 1
         error.source = "\n".join(cell.lines)
         end = cell.first + len(cell.lines)

@@ -213,7 +213,10 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                 lines.append(Text(f"  ... {len(error.calls) + 1 - 2 * (MAX_FRAMES // 2)} more calls ...", style="dim"))
                 continue
             line, column, length = frame
-            location = f"{where}:{line}:{column}" if where else f"line {line}, column {column}"
+            if error.cell is not None:
+                location = f"{where}, cell {error.cell}, line {line}, column {column}"
+            else:
+                location = f"{where}:{line}:{column}" if where else f"line {line}, column {column}"
             lines.append(Text(f"  --> {location}", style="blue"))
             if error.source is not None:
                 for text in caret_lines(error.source, line, column, length):
