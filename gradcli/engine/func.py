@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine.autograd import grad as autograd_grad
-from gradcli.engine.autograd import jacobian_of, jacobian_on_graph
+from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
 

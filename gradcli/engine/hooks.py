@@ -202,7 +202,7 @@ class saved_tensors_hooks:
         Observe.discard(self.observer)
 
     def _packed(self, t: Tensor, op: Any, inputs: tuple, arrays: tuple, params: dict) -> None:
-        from gradcli.engine.tensor import RELEASED, Node, _on_graph
+        from gradcli.engine.tensor import RELEASED, _on_graph
         node = t._node
         if node is None or node.saved is RELEASED or node.saved is None:
             return

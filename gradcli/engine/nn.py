@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 

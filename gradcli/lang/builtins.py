@@ -7,7 +7,6 @@ table, so nothing here is written twice.
 from __future__ import annotations
 
 import builtins as py
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +27,7 @@ from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
-from gradcli.errors import ArgumentError, ValueDomainError
+from gradcli.errors import ArgumentError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor

@@ -41,8 +41,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
-from gradcli.lang.exceptions import RaisedError
-from gradcli.lang.generators import ProgramGenerator, is_generator
+from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
@@ -822,7 +821,7 @@ class Interpreter:
         return self._located(node, dict_)
 
     def _unary(self, node: ast.UnaryOp) -> Callable[[], Any]:
-        operand_of, operand, op = self._expression(node.operand), node.operand, node.op
+        operand_of, op = self._expression(node.operand), node.op
 
         def unary() -> Any:
             value = operand_of()
