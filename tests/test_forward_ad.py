@@ -36,11 +36,11 @@ def test_an_op_without_a_jvp_rule_is_refused_as_pytorch_refuses_it() -> None:
 
 
 def test_no_op_pays_for_forward_ad_outside_a_level() -> None:
-    assert not Observe.on and not FA.TANGENTS
+    assert not Observe.on and not FA.LEVELS
     with FA.dual_level():
         assert Observe.on
         FA.make_dual(C.tensor([1.0]), C.tensor([1.0]))
-    assert not Observe.on and not FA.TANGENTS  # tangents are forgotten with the level
+    assert not Observe.on and not FA.LEVELS  # tangents are forgotten with the level
 
 
 def test_a_dual_computation_that_never_ends_hits_the_step_cap() -> None:
@@ -130,7 +130,7 @@ def test_check_proves_tangents_through_a_chain_and_an_in_place_update(tmp_path) 
     result = _checked(tmp_path)
     assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
     assert [c.line for c in result.checks] == [9, 10]
-    assert not FA.Directions.on and not FA.Directions.shadows  # nothing is followed after the checked run
+    assert not FA.Directions.on and not FA.LEVELS  # nothing is followed after the checked run
 
 
 def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
@@ -146,7 +146,7 @@ def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
 
 def test_a_run_without_check_follows_no_shadow() -> None:
     ran = run(DUAL_SCRIPT)
-    assert ran["ty"] is not None and not FA.Directions.shadows
+    assert ran["ty"] is not None and not FA.LEVELS
 
 
 # -- a custom autograd.Function's jvp ---------------------------------------------------------------------

@@ -109,3 +109,49 @@ def test_the_recorded_hook_outputs_are_pytorchs(source: str, printed: str) -> No
     namespace = {"torch": torch, "print": lambda *args: lines.append(" ".join(map(str, args)))}
     exec(compile(getattr(recorded, source), "<recorded>", "exec"), namespace)  # the test's own program, run by torch
     assert lines == getattr(recorded, printed)
+
+
+def _f64(a) -> "C.Tensor":
+    return C.tensor(np.asarray(a, dtype=np.float64), dtype="float64")
+
+
+NESTED = {
+    "jacfwd": lambda T, f: T.jacfwd(f),
+    "hessian": lambda T, f: T.hessian(f),
+    "jacfwd(jacfwd)": lambda T, f: T.jacfwd(T.jacfwd(f)),
+    "jacrev(jacfwd)": lambda T, f: T.jacrev(T.jacfwd(f)),
+    "jacfwd(jacrev)": lambda T, f: T.jacfwd(T.jacrev(f)),
+    "grad(sum of jacfwd)": lambda T, f: T.grad(lambda x: T.jacfwd(f)(x).sum()),
+    "hvp by jvp(grad)": lambda T, f: lambda x: T.jvp(T.grad(lambda t: f(t).sum()), (x,), (x * 0 + 1,))[1],
+    "vmap(jacfwd)": lambda T, f: lambda x: T.vmap(T.jacfwd(f))(x.reshape(1, -1)),
+    "jvp(jvp)": lambda T, f: lambda x: T.jvp(lambda a: T.jvp(f, (a,), (a * 0 + 1,))[1], (x,), (x * 0 + 2,))[1],
+}
+
+
+@pytest.mark.parametrize("kind", list(NESTED))
+def test_forward_mode_transforms_and_their_nestings_match_torch_func(kind: str) -> None:
+    x = np.array([0.3, -1.2, 2.0])
+
+    def f(lib):
+        return lambda t: (lib.tanh(t) * t ** 2).softmax(0) * t.sin().sum() + t.exp() / (1 + t * t)
+    ours = NESTED[kind](func, f(F))(_f64(x))
+    theirs = NESTED[kind](torch.func, f(torch))(_t(x))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours._data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_jacfwd_of_several_inputs_and_outputs_and_a_closure_that_requires_grad() -> None:
+    a, b = np.array([0.5, -1.0]), np.array([2.0, 0.25, 1.5])
+
+    def g(lib, w):
+        return lambda p, q: (p.sin()[:, None] * q.exp() * w, (p * p).sum() * q)
+    w_ours = C.tensor(np.array([1.5, -0.5, 2.0]), dtype="float64", requires_grad=True)
+    w_theirs = torch.tensor([1.5, -0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    ours = func.jacfwd(g(F, w_ours), argnums=(0, 1))(_f64(a), _f64(b))
+    theirs = torch.func.jacfwd(g(torch, w_theirs), argnums=(0, 1))(_t(a), _t(b))
+    for o_out, t_out in zip(ours, theirs):
+        for o, t in zip(o_out, t_out):
+            np.testing.assert_allclose(o._data, t.detach().numpy(), rtol=1e-12)
+    ours[0][1].sum().backward()
+    theirs[0][1].sum().backward()
+    np.testing.assert_allclose(w_ours.grad._data, w_theirs.grad.numpy(), rtol=1e-12)

@@ -161,6 +161,74 @@ def test_functorch_names_are_the_same() -> None:
                                               "r = grad(lambda x: (x * x).sum())(torch.ones(2))")["r"]._data), [2, 2])
 
 
+# -- jvp and jacfwd are forward mode ----------------------------------------------------------------------
+def test_jacfwd_and_jvp_read_the_jvp_rules_and_jacrev_does_not() -> None:
+    from gradcli.engine import ops as O
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", lambda op, ts, out, x: 2 * ts[0])  # planted: d sin = 2
+    try:
+        fwd = values("r = jacfwd(torch.sin)(torch.tensor([1.0, 2.0]))")
+        tangent = values("o, r = jvp(torch.sin, (torch.tensor([1.0, 2.0]),), (torch.tensor([1.0, 1.0]),))")
+        rev = values("r = jacrev(torch.sin)(torch.tensor([1.0, 2.0]))")
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    np.testing.assert_allclose(fwd, np.diag([2.0, 2.0]))
+    np.testing.assert_allclose(tangent, [2.0, 2.0])
+    np.testing.assert_allclose(rev, np.diag(np.cos([1.0, 2.0])), rtol=1e-6)
+
+
+def test_jacfwd_over_an_op_without_a_jvp_rule_is_pytorchs_error() -> None:
+    from gradcli.engine import ops as O
+    from gradcli.errors import BackwardError
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", None)
+    try:
+        err = fails(PRE + "r = jacfwd(lambda x: x.sin() * 2)(torch.tensor([1.0, 2.0]))", BackwardError)
+        assert values("r = jacrev(torch.sin)(torch.tensor([0.0]))").tolist() == [[1.0]]
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    assert err.message == "Trying to use forward AD with sin that does not support it because it has not been " \
+                          "implemented yet."
+
+
+def test_jacfwd_calls_the_function_once_as_pytorchs_vmap_of_jvp_does() -> None:
+    ran = run(PRE + "calls = []\ndef f(x):\n    calls.append(1)\n    return x.exp()\n"
+                    "r = jacfwd(f)(torch.tensor([1.0, 2.0, 3.0]))\n")
+    assert ran["calls"] == [1]
+    np.testing.assert_allclose(ran["r"]._data, np.diag(np.exp([1.0, 2.0, 3.0])), rtol=1e-6)
+
+
+FUNCTION = PRE + """
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return 3 * x ** 2 * t
+"""
+
+
+def test_jacfwd_of_a_function_needs_its_vmap_support_as_in_pytorch() -> None:
+    err = fails(FUNCTION + "r = jacfwd(Cube.apply)(torch.tensor([1.0, 2.0]))")
+    assert err.message.startswith("You tried to vmap over Cube, but it does not have vmap support. Please override "
+                                  "and implement the vmap staticmethod or set generate_vmap_rule=True.")
+    ran = run(FUNCTION.replace("class Cube(torch.autograd.Function):\n",
+                               "class Cube(torch.autograd.Function):\n    generate_vmap_rule = True\n")
+              + "r = jacfwd(Cube.apply)(torch.tensor([1.0, 2.0]))\n")
+    np.testing.assert_allclose(ran["r"]._data, np.diag([3.0, 12.0]))
+
+
 # -- --check proves torch.func.grad and jacrev ------------------------------------------------------------
 CHECKED = PRE + "x = torch.tensor([1.0, 2.0])\ng = grad(lambda t: (t * t.sin()).sum())(x)\nJ = jacrev(lambda t: t * t)(x)\n"
 

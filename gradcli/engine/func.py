@@ -6,8 +6,10 @@ that an outer transform or a later backward still reaches it) and differentiates
 each level's result is on the graph of the level outside it. A result whose graph reaches none of
 the caller's tensors is detached, as PyTorch's transforms hand back plain tensors.
 
-`jacfwd` gives the numbers of forward mode by reverse mode (the Jacobian is the same matrix); `vmap`
-runs the function once per example and stacks the results, with PyTorch's shapes and errors.
+`jvp` and `jacfwd` run the function in a forward-mode level of their own (engine/forward_ad.py): the
+tangents are computed by the op table's jvp rules as the function runs, jacfwd's for every basis
+direction at once. `vmap` runs the function once per example and stacks the results, with PyTorch's
+shapes and errors.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
@@ -75,11 +78,19 @@ def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
     return tuple(n % len(args) for n in nums), single
 
 
+Seeds = Callable[[list[Tensor]], list[np.ndarray]]
+"""The tangents forward mode starts from, one per fresh leaf (jvp's given ones, jacfwd's basis)."""
+
+
 class Traced:
-    """One call of the function on fresh leaves: what every transform differentiates."""
+    """One call of the function on fresh leaves: what every transform differentiates.
+
+    With `forward` (a level and its seeds), the call runs in that forward-mode level, the fresh leaves
+    carrying the seeds as tangents: `self.level.tangent(output)` is then the JVP.
+    """
 
     def __init__(self, func: Callable[..., Any], args: tuple, kwargs: dict, argnums: Any, has_aux: bool,
-                 what: str) -> None:
+                 what: str, forward: tuple[FA.Level, Seeds] | None = None) -> None:
         self.nums, self.single = _argnums(argnums, args)
         self.trees = [args[n] for n in self.nums]
         self.given = [_leaves(tree) for tree in self.trees]
@@ -88,7 +99,15 @@ class Traced:
         call_args = list(args)
         for n, tree, xs in zip(self.nums, self.trees, self.xs):
             call_args[n] = _rebuild(tree, iter(xs))
-        result = func(*call_args, **kwargs)
+        self.level = None
+        if forward is None:
+            result = func(*call_args, **kwargs)
+        else:
+            self.level, seeds = forward
+            with self.level:
+                for x, tangent in zip(self.flat, seeds(self.flat)):
+                    FA.seed(self.level, x, tangent)
+                result = func(*call_args, **kwargs)
         self.aux = None
         if has_aux:
             if not isinstance(result, tuple) or len(result) != 2:
@@ -110,7 +129,13 @@ class Traced:
 
     def finish(self, t: Tensor) -> Tensor:
         """A result as the caller sees it: on the graph only when the caller's own tensors are on it."""
-        return t if self.keep or _reaches_outside(t, self.flat) else t.detach()
+        return t if self.on_graph(t) else t.detach()
+
+    def on_graph(self, t: Tensor) -> bool:
+        """Whether a result computed from `t` must stay differentiable: the caller's tensors are on its graph
+        (an outer transform's, or a closure's). Forward mode's tangents are plain values, so such a
+        result is taken from the graph by reverse mode instead, for the outer level to differentiate."""
+        return self.keep or _reaches_outside(t, self.flat)
 
 
 def _reaches_outside(t: Tensor, fresh: list[Tensor]) -> bool:
@@ -208,29 +233,73 @@ def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
 
 
 def jacrev(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
-           chunk_size: int | None = None, _what: str = "jacrev") -> Transform:
+           chunk_size: int | None = None) -> Transform:
     """`torch.func.jacrev`: the Jacobian blocks (output shape + input shape) of f by its argument(s)."""
-    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
-        tr = Traced(func, args, kwargs, argnums, has_aux, _what)
-        outs, single_out = _outputs(tr.out, _what)
-        xs = tr.flat
-        per_output = []
-        for out in outs:
-            for x in xs:
-                check_elements(out.shape + x.shape, f"the Jacobian of {_what}")
-            blocks = jacobian_on_graph(out, xs) if out.requires_grad else \
-                [_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs]
-            per_output.append([tr.finish(b) for b in blocks])
-        shaped = [tr.shaped(blocks) for blocks in per_output]
-        result = shaped[0] if single_out else tuple(shaped)
-        return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
-    return Transform(_what, func, run, "jacobian")
+    return _jacobian("jacrev", func, argnums, has_aux, forward=False)
 
 
 def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Transform:
-    """`torch.func.jacfwd`: the same Jacobian as jacrev (computed here by reverse mode)."""
-    return jacrev(func, argnums, has_aux, _what="jacfwd")
+    """`torch.func.jacfwd`: the Jacobian by forward mode, one JVP per input element, all in one call of f.
+
+    The call runs in a batched level whose seeds are the basis directions (PyTorch's vmap of jvp),
+    so each op applies its jvp rule once per direction and an op without one is refused as PyTorch
+    refuses it. A Jacobian that must stay on the graph (see `Traced.on_graph`) comes from reverse mode.
+    """
+    return _jacobian("jacfwd", func, argnums, has_aux, forward=True)
+
+
+def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool) -> Transform:
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        level = FA.Level(batch=0) if forward else None
+        tr = Traced(func, args, kwargs, argnums, has_aux, what,
+                    forward=None if level is None else (level, lambda xs: _basis(level, xs)))
+        outs, single_out = _outputs(tr.out, what)
+        xs = tr.flat
+        per_output = []
+        for out in outs:
+            for x in xs:
+                check_elements(out.shape + x.shape, f"the Jacobian of {what}")
+            if level is not None and not (out.requires_grad and tr.on_graph(out)):
+                per_output.append(_forward_blocks(level.tangent(out), out, xs))
+            elif out.requires_grad:
+                per_output.append([tr.finish(b) for b in jacobian_on_graph(out, xs)])
+            else:
+                per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
+        shaped = [tr.shaped(blocks) for blocks in per_output]
+        result = shaped[0] if single_out else tuple(shaped)
+        return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
+    return Transform(what, func, run, "jacobian")
+
+
+def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
+    """One direction per element of all the inputs together: input j's seed is its rows of the identity."""
+    sizes = [x.numel() for x in xs]
+    n = sum(sizes)
+    level.batch = n
+    seeds, offset = [], 0
+    for x, size in zip(xs, sizes):
+        check_elements((n, size), "jacfwd's basis directions")
+        seed = np.zeros((n, size), dtype=x.dtype)
+        seed[offset + np.arange(size), np.arange(size)] = 1
+        seeds.append(seed.reshape((n,) + tuple(x.shape)))
+        offset += size
+    return seeds
+
+
+def _forward_blocks(tangent: np.ndarray | None, out: Tensor, xs: list[Tensor]) -> list[Tensor]:
+    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first)."""
+    blocks, offset = [], 0
+    for x in xs:
+        size, dtype = x.numel(), np.result_type(out.dtype, x.dtype)
+        if tangent is None:
+            blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
+        else:
+            rows = tangent[offset:offset + size].reshape((size,) + tuple(out.shape))
+            blocks.append(_wrap(np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(out.shape + x.shape)
+                                .astype(dtype, copy=False)))
+        offset += size
+    return blocks
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
@@ -269,7 +338,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> Any:
-    """`torch.func.jvp`: (f(*primals), J·tangents), J contracted from the Jacobian of the one engine."""
+    """`torch.func.jvp`: (f(*primals), J·tangents) by forward mode, f run once in a level of its own."""
     from gradcli.engine.functions import tensordot
     for name, value in (("primals", primals), ("tangents", tangents)):
         if not isinstance(value, tuple):
@@ -282,20 +351,23 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
                             f"Got primals with structure {len(primals)} and tangents with structure {len(tangents)}",
                             hint="give one tangent per primal")
     vs = [t for tree in tangents for t in _leaves(tree)]
-    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "jvp")
-    for x, v in zip(tr.flat, vs):
-        if v.shape != x.shape:
+    for p, v in zip([x for tree in primals for x in _leaves(tree)], vs):
+        if v.shape != p.shape:
             raise ShapeError("Trying to set a forward gradient that has a different size than that of the original "
-                             f"Tensor, this is not supported. Tensor is of size {list(x.shape)} while the given "
+                             f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
                              f"forward gradient is of size {list(v.shape)}.", hint="give each tangent its primal's shape")
+    level = FA.Level()
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "jvp",
+                forward=(level, lambda xs: [np.array(v._data, dtype=x.dtype) for x, v in zip(xs, vs)]))
     outs, single_out = _outputs(tr.out, "jvp")
     results = []
     for out in outs:
-        if not out.requires_grad:
-            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype)))
-            continue
-        terms = [tensordot(block, v, x.ndim) for block, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
-        results.append(tr.finish(sum(terms[1:], terms[0])))
+        if out.requires_grad and tr.on_graph(out):
+            terms = [tensordot(b, v, x.ndim) for b, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
+            results.append(tr.finish(sum(terms[1:], terms[0])))
+        else:
+            tangent = level.tangent(out)
+            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype) if tangent is None else tangent))
     values = [tr.finish(o) for o in outs]
     pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
     return (*pair, tr.aux) if has_aux else pair

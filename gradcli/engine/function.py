@@ -125,13 +125,13 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     from gradcli.engine import forward_ad
-    tangents = forward_ad.tangents_in(args)
-    if tangents is None:
+    levels = forward_ad.tangents_in(args) if forward_ad.LEVELS else None
+    if not levels:
         return _apply_reverse(cls, args, kwargs)
     ctx_of: list = []
     with forward_ad.paused():  # the forward sees primals only; the tangent is the Function's own jvp
         output = _apply_reverse(cls, args, kwargs, ctx_of)
-    forward_ad.custom_jvp(cls, ctx_of[0], tangents, output)
+    forward_ad.custom_jvp(cls, ctx_of[0], levels, output)
     return output
 
 
