@@ -94,6 +94,8 @@ class Traced:
         self.nums, self.single = _argnums(argnums, args)
         self.trees = [args[n] for n in self.nums]
         self.given = [_leaves(tree) for tree in self.trees]
+        self.callers = [x for xs in self.given for x in xs]
+        """The caller's tensors the differentiated arguments are, in order (a check names its inputs by them)."""
         self.keep = any(x.requires_grad for xs in self.given for x in xs)
         self.xs = [[_fresh(x) for x in xs] for xs in self.given]
         call_args = list(args)
@@ -177,26 +179,58 @@ def _gradients(out: Tensor, xs: list[Tensor], cotangent: Any = None) -> list[Ten
 class Transform:
     """A transformed function: what `grad(f)`, `jacrev(f)`... return, and what a program then calls.
 
-    `kind` says how `--check` judges a call: "jacobian" (the result is the Jacobian of f's output by
-    the differentiated arguments, for grad and jacrev/jacfwd), or None (not checked).
+    `remake(g)` is the same transform of another function g (grad, jacrev and jacfwd without aux);
+    `--check` uses it to judge a transform of a transform (`jacfwd(jacrev(f))`, `hessian(f)`) by the
+    second derivatives of f's own output, never by the recorded graph of the inner derivative (which
+    the inner VJPs built, so judging it would repeat them).
     """
 
-    def __init__(self, what: str, func: Callable[..., Any], run: Callable[..., Any], kind: str | None) -> None:
+    def __init__(self, what: str, func: Callable[..., Any], run: Callable[..., Any], *,
+                 remake: Callable[[Callable[..., Any]], "Transform"] | None = None, argnums: Any = None,
+                 same_as: "Transform | None" = None) -> None:
         if not callable(func) or isinstance(func, Tensor):
             raise ArgumentError(f"{what}(): the first argument must be a function, not {type(func).__name__}",
                                 hint=f"pass the function itself: {what}(f)(x)")
         self.what = what
         self.func = func
         self.run = run
-        self.kind = kind
+        self.remake = remake
+        self.argnums = argnums
+        self.same_as = same_as
         self.__name__ = f"{what}({getattr(func, '__name__', 'f')})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.run(*args, **kwargs)[0]
 
+    @property
+    def judged_as(self) -> str:
+        """How --check judges a call: "jacobian" (of f's output by the differentiated argument) or "hessian"."""
+        if self.same_as is not None:
+            return self.same_as.judged_as
+        inner = self.func
+        second = type(inner) is Transform and inner.remake is not None and self.remake is not None and \
+            type(self.argnums) is int and inner.argnums == self.argnums and type(inner.func) is not Transform
+        return "hessian" if second else "jacobian"
+
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
-        """The result, the call it differentiated, and the result's Jacobian blocks by fresh leaf (for --check)."""
-        return self.run(*args, **kwargs)
+        """The result, the call it differentiated, and the result's Jacobian blocks by fresh leaf (for --check).
+
+        For a transform judged as a Hessian the call is the inner transform's call of f, named by the
+        caller's tensors.
+        """
+        if self.same_as is not None:
+            return self.same_as.traced(*args, **kwargs)
+        if self.judged_as != "hessian":
+            return self.run(*args, **kwargs)
+        calls: list[Traced] = []
+
+        def inner(*a: Any, **k: Any) -> Any:
+            value, tr, _ = self.func.run(*a, **k)
+            calls.append(tr)
+            return value
+        value, outer, blocks = self.remake(inner).run(*args, **kwargs)
+        calls[0].callers = outer.callers
+        return value, calls[0], blocks
 
     def __repr__(self) -> str:
         return f"<function {self.__name__}>"
@@ -210,7 +244,7 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = F
         gs = [tr.finish(g) for g in _gradients(out, tr.flat)]
         value = tr.finish(out)
         return (tr.shaped(gs), value if not has_aux else (value, tr.aux)), tr, gs
-    return Transform("grad_and_value", func, run, None)
+    return Transform("grad_and_value", func, run)
 
 
 def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Transform:
@@ -220,7 +254,7 @@ def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> T
     def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
         (gs, value), tr, blocks = inner.run(*args, **kwargs)
         return (gs, value[1]) if has_aux else gs, tr, blocks
-    return Transform("grad", func, run, "jacobian")
+    return Transform("grad", func, run, remake=None if has_aux else lambda g: grad(g, argnums), argnums=argnums)
 
 
 def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
@@ -269,7 +303,8 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         shaped = [tr.shaped(blocks) for blocks in per_output]
         result = shaped[0] if single_out else tuple(shaped)
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
-    return Transform(what, func, run, "jacobian")
+    return Transform(what, func, run, argnums=argnums,
+                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
 
 
 def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
@@ -305,20 +340,24 @@ def _forward_blocks(tangent: np.ndarray | None, out: Tensor, xs: list[Tensor]) -
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
     """`torch.func.hessian`: jacfwd(jacrev(f)), blocks of shape output + input + input."""
     outer = jacfwd(jacrev(func, argnums), argnums)
-    return Transform("hessian", func, outer.run, None)
+    return Transform("hessian", func, outer.run, same_as=outer)
 
 
-def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
-    """`torch.func.vjp`: (f(*primals), vjp_fn), where vjp_fn(cotangents) gives one gradient per primal."""
-    if not callable(func) or isinstance(func, Tensor):
-        raise ArgumentError(f"vjp(): the first argument must be a function, not {type(func).__name__}",
-                            hint="vjp(f, x) returns (f(x), vjp_fn)")
-    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
-    outs, single_out = _outputs(tr.out, "vjp")
+class VjpFunction:
+    """The `vjp_fn` of `torch.func.vjp`: one gradient per primal for cotangents shaped like the outputs."""
 
-    def vjp_fn(*cotangents: Any) -> tuple:
+    def __init__(self, tr: Traced, outs: list[Tensor], single_out: bool) -> None:
+        self.tr, self.outs, self.single_out = tr, outs, single_out
+        self.__name__ = "vjp_fn"
+
+    def __call__(self, *cotangents: Any) -> tuple:
+        return self.traced(*cotangents)[0]
+
+    def traced(self, *cotangents: Any) -> tuple[tuple, Traced, list[Tensor], list[Tensor]]:
+        """The gradients, the call they differentiate, its outputs and the cotangents (for --check)."""
         from gradcli.engine.functions import as_tensor
-        cts = list(cotangents[0]) if len(cotangents) == 1 and not single_out else list(cotangents)
+        tr, outs = self.tr, self.outs
+        cts = list(cotangents[0]) if len(cotangents) == 1 and not self.single_out else list(cotangents)
         if len(cts) != len(outs) or any(not isinstance(c, Tensor) or c.shape != o.shape for c, o in zip(cts, outs)):
             raise ShapeError(f"Expected pytree structure of cotangents to be the same as pytree structure of "
                              f"outputs to the function: {len(outs)} tensor(s) of shape(s) "
@@ -331,14 +370,33 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                                   retain_graph=True, create_graph=True, allow_unused=True)
             gs = [_wrap(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for x, g in zip(tr.flat, found)]
         it = iter([tr.finish(g) for g in gs])
-        return tuple(_rebuild(tree, it) for tree in tr.trees)
+        return tuple(_rebuild(tree, it) for tree in tr.trees), tr, outs, cts
+
+    def __repr__(self) -> str:
+        return "<function vjp_fn>"
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """`torch.func.vjp`: (f(*primals), vjp_fn), where vjp_fn(cotangents) gives one gradient per primal."""
+    if not callable(func) or isinstance(func, Tensor):
+        raise ArgumentError(f"vjp(): the first argument must be a function, not {type(func).__name__}",
+                            hint="vjp(f, x) returns (f(x), vjp_fn)")
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+    outs, single_out = _outputs(tr.out, "vjp")
     value = tr.finish(outs[0]) if single_out else tuple(tr.finish(o) for o in outs)
+    vjp_fn = VjpFunction(tr, outs, single_out)
     return (value, vjp_fn, tr.aux) if has_aux else (value, vjp_fn)
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> Any:
     """`torch.func.jvp`: (f(*primals), J·tangents) by forward mode, f run once in a level of its own."""
+    return traced_jvp(func, primals, tangents, strict=strict, has_aux=has_aux)[0]
+
+
+def traced_jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+               has_aux: bool = False) -> tuple[Any, Traced, list[Tensor], list[Tensor]]:
+    """`jvp`'s result, the call it ran (whose level follows shadows under --check), its outputs and tangents."""
     from gradcli.engine.functions import tensordot
     for name, value in (("primals", primals), ("tangents", tangents)):
         if not isinstance(value, tuple):
@@ -370,7 +428,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             results.append(_wrap(np.zeros(out.shape, dtype=out.dtype) if tangent is None else tangent))
     values = [tr.finish(o) for o in outs]
     pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
-    return (*pair, tr.aux) if has_aux else pair
+    return ((*pair, tr.aux) if has_aux else pair), tr, outs, results
 
 
 # -- vmap ---------------------------------------------------------------------------------------------------
@@ -433,14 +491,37 @@ def _example(arg: Any, i: int) -> Any:
 
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable[..., Any]:
+         chunk_size: int | None = None) -> "Batched":
     """`torch.func.vmap`: f over a batch dimension, one call per example, results stacked at out_dims."""
     if not callable(func) or isinstance(func, Tensor):
         raise ArgumentError(f"vmap(): the first argument must be a function, not {type(func).__name__}",
                             hint="vmap(f)(xs) runs f on each xs[i]")
-    name = getattr(func, "__name__", "f")
+    return Batched(func, in_dims, out_dims)
 
-    def batched(*args: Any, **kwargs: Any) -> Any:
+
+class Batched:
+    """What `vmap(f)` returns: f run on each example of the mapped inputs, the results stacked."""
+
+    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any) -> None:
+        self.func, self.in_dims, self.out_dims = func, in_dims, out_dims
+        self.name = getattr(func, "__name__", "f")
+        self.__name__ = f"vmap({self.name})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self.func, args, kwargs)
+
+    def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Traced, list[Tensor]]]]:
+        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks."""
+        calls: list[tuple[Traced, list[Tensor]]] = []
+
+        def example(*a: Any, **k: Any) -> Any:
+            value, tr, blocks = self.func.traced(*a, **k)
+            calls.append((tr, blocks))
+            return value
+        return self._run(example, args, kwargs), calls
+
+    def _run(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        name, in_dims = self.name, self.in_dims
         if not args:
             raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
                                 "trying to vmap over a function with no inputs. The latter is unsupported.",
@@ -460,9 +541,24 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
             raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
                              f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
         results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
-        return _stacked(results, out_dims, name)
-    batched.__name__ = f"vmap({name})"
-    return batched
+        return _stacked(results, self.out_dims, name)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__}>"
+
+
+def check_kind(func: Any) -> str | None:
+    """How `--check` judges a call of `func` when it is one of this module's: "transform" (a Transform
+    with a kind), "vjp_fn", "jvp", "vmap" (of such a Transform); None for anything else."""
+    if type(func) is Transform:
+        return "transform"
+    if type(func) is VjpFunction:
+        return "vjp_fn"
+    if func is jvp:
+        return "jvp"
+    if type(func) is Batched and type(func.func) is Transform:
+        return "vmap"
+    return None
 
 
 def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:

@@ -58,11 +58,11 @@ class Hooks:
     on_print: Callable[[list[tuple[str, Any]], int], None] | None = None
     on_display: Callable[[str, Any, int], None] | None = None
     on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
-    on_gradient: Callable[[str, Callable[..., Any], list, dict, int], Any] | None = None
-    """A call of a gradient function (`B.GRADIENT_FUNCTIONS`): (kind, run, args, kwargs, line) -> its value.
+    on_gradient: Callable[[str, Any, Callable[..., Any], list, dict, int], Any] | None = None
+    """A call of a gradient function (`B.gradient_kind`): (kind, func, run, args, kwargs, line) -> its value.
 
-    `run(target)` calls `target` (by default the function itself) with the call's arguments, so
-    the hook may call a traced variant that also returns what it differentiated."""
+    `func` is the function called; `run(target)` calls `target` (by default `func` itself) with the
+    call's arguments, so the hook may call a traced variant that also returns what it differentiated."""
 
 
 @dataclass
@@ -1102,7 +1102,7 @@ class Interpreter:
             with self.budget.counted():
                 return self._apply(target, func, args, kwargs, node)
         with self.budget.paused():
-            return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
+            return self.hooks.on_gradient(kind, func, counted, args, kwargs, node.lineno)
 
     def _apply(self, target: Any, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         """Call `target` (`func`, or a traced variant of it) with a call's arguments; arguments that do not
