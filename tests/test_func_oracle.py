@@ -102,7 +102,8 @@ def test_forward_mode_tangents_match_pytorch() -> None:
     np.testing.assert_allclose(ours.tangent._data, theirs.tangent.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("source, printed", [("ORDER", "ORDER_PRINTED"), ("SAVED", "SAVED_PRINTED")])
+@pytest.mark.parametrize("source, printed", [("ORDER", "ORDER_PRINTED"), ("SAVED", "SAVED_PRINTED"),
+                                             ("IDENTITY", "IDENTITY_PRINTED")])
 def test_the_recorded_hook_outputs_are_pytorchs(source: str, printed: str) -> None:
     from tests import test_graph_hooks as recorded
     lines: list[str] = []

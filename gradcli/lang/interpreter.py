@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import saved as SAVED
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
@@ -71,6 +72,11 @@ class Outcome:
 
     value: Any = None
     name: str | None = None
+
+
+def _reads_saved_tensors(tree: ast.Module) -> bool:
+    """Whether the program reads a node's `_saved_*` attribute (only then do ops remember their outputs)."""
+    return any(type(n) is ast.Attribute and n.attr in SAVED.NAMES for n in ast.walk(tree))
 
 
 def source_text(node: ast.AST) -> str:
@@ -146,7 +152,8 @@ class Interpreter:
         try:
             body = self._block(tree.body)
             self.budget.start()
-            body()
+            with SAVED.identities(_reads_saved_tensors(tree)):
+                body()
         finally:
             ACTIVE.pop()
             runtime.PRINTERS.pop()
