@@ -204,3 +204,32 @@ def test_check_counts_a_custom_jvp_tangent_as_unchecked_never_as_failed(tmp_path
     path.write_text(CUSTOM, encoding="utf-8")
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.checks_failed == 0
+
+
+# -- dual tensors print as PyTorch prints them (the oracle test runs this program in torch) ------------------
+PRINTED = """
+with fwAD.dual_level():
+    print(str(fwAD.make_dual(torch.tensor(1.5), torch.tensor(0.123456789))))
+    print(f"{fwAD.make_dual(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[1.0, 2.0], [3.0, 4.5]]))}")
+    d = fwAD.make_dual(torch.tensor([1.0, 2.0], requires_grad=True), torch.ones(2))
+    e = fwAD.make_dual(torch.tensor([1.0]), torch.tensor([1.0]))
+    print(str(d), repr([e]), (e * 3,))
+    print(fwAD.unpack_dual(e * 3), fwAD.unpack_dual(torch.ones(2)))
+    print(str(torch.arange(12.0, dtype=torch.float64) * 1.25))
+print(str(e), str(torch.ones(12, requires_grad=True, dtype=torch.float64) * 1.25))
+"""
+PRINTED_LINES = ["tensor(1.5000, tangent=0.12345679104328156)",
+                 "tensor([[1., 2.],\n        [3., 4.]],\n       tangent=tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]]))",
+                 "tensor([1., 2.], grad_fn=<ViewBackward0>, tangent=tensor([1., 1.])) "
+                 "[tensor([1.], tangent=tensor([1.]))] (tensor([3.], tangent=tensor([3.])),)",
+                 "UnpackedDualTensor(primal=tensor([3.]), tangent=tensor([3.])) "
+                 "UnpackedDualTensor(primal=tensor([1., 1.]), tangent=None)",
+                 "tensor([ 0.0000,  1.2500,  2.5000,  3.7500,  5.0000,  6.2500,  7.5000,  8.7500,\n"
+                 "        10.0000, 11.2500, 12.5000, 13.7500], dtype=torch.float64)",
+                 "tensor([1.]) tensor([1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500,\n"
+                 "        1.2500, 1.2500, 1.2500], dtype=torch.float64, grad_fn=<MulBackward0>)"]
+
+
+def test_dual_tensors_print_as_pytorch_prints_them() -> None:
+    ran = run(PRE + PRINTED)
+    assert "\n".join(ran.printed) == "\n".join(PRINTED_LINES)

@@ -156,3 +156,12 @@ def test_jacfwd_of_several_inputs_and_outputs_and_a_closure_that_requires_grad()
     ours[0][1].sum().backward()
     theirs[0][1].sum().backward()
     np.testing.assert_allclose(w_ours.grad._data, w_theirs.grad.numpy(), rtol=1e-12)
+
+
+def test_the_recorded_dual_tensor_prints_are_pytorchs() -> None:
+    from tests import test_forward_ad as recorded
+    lines: list[str] = []
+    import torch.autograd.forward_ad as fwAD
+    namespace = {"torch": torch, "fwAD": fwAD, "print": lambda *args: lines.append(" ".join(map(str, args)))}
+    exec(compile(recorded.PRINTED, "<recorded>", "exec"), namespace)  # the test's own program, run by torch
+    assert "\n".join(lines) == "\n".join(recorded.PRINTED_LINES)
