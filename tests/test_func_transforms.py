@@ -229,6 +229,21 @@ def test_jacfwd_of_a_function_needs_its_vmap_support_as_in_pytorch() -> None:
     np.testing.assert_allclose(ran["r"]._data, np.diag([3.0, 12.0]))
 
 
+def test_a_function_under_a_transform_needs_setup_context_and_vmap_support_as_in_pytorch() -> None:
+    old_style = PRE + ("class Twice(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+                       "        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n")
+    for call in ["grad(lambda x: Twice.apply(x).sum())(torch.ones(2))", "vmap(Twice.apply)(torch.ones(2))",
+                 "jacrev(Twice.apply)(torch.ones(2))"]:
+        assert fails(old_style + f"r = {call}\n").message.startswith(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must "
+            "override the setup_context staticmethod.")
+    assert float(run(old_style + "x = torch.ones(2, requires_grad=True)\nr = Twice.apply(x).sum()\n")["r"]) == 4.0
+    assert fails(FUNCTION + "r = vmap(Cube.apply)(torch.tensor([1.0, 2.0]))\n").message.startswith(
+        "You tried to vmap over Cube, but it does not have vmap support.")
+    np.testing.assert_allclose(values(FUNCTION[len(PRE):] + "r = grad(lambda x: Cube.apply(x).sum())(torch.tensor([1.0, 2.0]))"),
+                               [1.0, 1.0])  # its backward passes g through, as written
+
+
 # -- --check proves every transform's result, by SymPy and never by the rules that computed it ----------------
 CHECKED = PRE + """def f(t):
     return (t.sin() * t ** 2).sum()

@@ -207,8 +207,7 @@ def paused() -> Iterator[None]:
 def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: Any) -> None:
     """`Function.jvp(ctx, *tangents)`: its results become the outputs' tangents (zeros stand in for an
     argument without a tangent, as PyTorch materializes them). Under jacfwd (a batched level) it runs
-    once per direction, which PyTorch allows only to a Function with vmap support."""
-    name = getattr(cls, "__name__", "Function")
+    once per direction (the Function's vmap support was required when it was called)."""
     if getattr(cls, "jvp", None) is None:
         raise BackwardError("You must implement the jvp function for custom autograd.Function to use it with "
                             "forward mode AD.", hint="define @staticmethod def jvp(ctx, *tangents) returning "
@@ -218,12 +217,6 @@ def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: A
         if level.batch is None:
             found = _custom_tangents(cls, ctx, tangents, outputs)
         else:
-            if getattr(cls, "vmap", None) is None and getattr(cls, "generate_vmap_rule", False) is not True:
-                raise BackwardError(f"You tried to vmap over {name}, but it does not have vmap support. Please "
-                                    "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
-                                    "For more details, please see "
-                                    "https://pytorch.org/docs/main/notes/extending.func.html",
-                                    hint="set generate_vmap_rule = True on the Function class")
             per = [_custom_tangents(cls, ctx, tuple(None if v is None else v[k] for v in tangents), outputs)
                    for k in range(level.batch)]
             found = [None if per[0][i] is None else np.stack([p[i] for p in per]) for i in range(len(outputs))]

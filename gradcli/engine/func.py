@@ -13,7 +13,8 @@ shapes and errors.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -78,6 +79,25 @@ def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
     return tuple(n % len(args) for n in nums), single
 
 
+class Inside:
+    """How many transforms (and how many vmaps among them) are running a function now: a custom
+    autograd.Function called there must support them, as PyTorch requires (engine/function.py)."""
+
+    transforms = 0
+    vmaps = 0
+
+
+@contextlib.contextmanager
+def _inside(vmap: bool = False) -> Iterator[None]:
+    Inside.transforms += 1
+    Inside.vmaps += vmap
+    try:
+        yield
+    finally:
+        Inside.transforms -= 1
+        Inside.vmaps -= vmap
+
+
 Seeds = Callable[[list[Tensor]], list[np.ndarray]]
 """The tangents forward mode starts from, one per fresh leaf (jvp's given ones, jacfwd's basis)."""
 
@@ -103,10 +123,11 @@ class Traced:
             call_args[n] = _rebuild(tree, iter(xs))
         self.level = None
         if forward is None:
-            result = func(*call_args, **kwargs)
+            with _inside():
+                result = func(*call_args, **kwargs)
         else:
             self.level, seeds = forward
-            with self.level:
+            with self.level, _inside(vmap=self.level.batch is not None):  # jacfwd: PyTorch's vmap of jvp
                 for x, tangent in zip(self.flat, seeds(self.flat)):
                     FA.seed(self.level, x, tangent)
                 result = func(*call_args, **kwargs)
@@ -540,7 +561,8 @@ class Batched:
             from gradcli.errors import LimitError
             raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
                              f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
-        results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
+        with _inside(vmap=True):
+            results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
         return _stacked(results, self.out_dims, name)
 
     def __repr__(self) -> str:
