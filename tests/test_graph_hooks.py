@@ -125,9 +125,12 @@ print((a + b).grad_fn._saved_alpha, (a - b).grad_fn._saved_alpha)
 s = m.sum(dim=0)
 k = m.mean(dim=0, keepdim=True)
 print(s.grad_fn._saved_dim, s.grad_fn._saved_keepdim, k.grad_fn._saved_dim, k.grad_fn._saved_keepdim)
+with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 4, lambda t: t / 4):
+    w = a.pow(2)
+print(w.grad_fn._saved_self.equal(a), w.grad_fn._saved_self is a)
 """
 IDENTITY_PRINTED = ["True 2 None 2", "False False [2.0, 4.0]", "True True True True", "True True True", "1 1",
-                    "(0,) False (0,) True"]
+                    "(0,) False (0,) True", "True False"]
 
 
 def test_saved_tensors_are_the_inputs_themselves_as_in_pytorch() -> None:

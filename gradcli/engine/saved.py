@@ -70,6 +70,15 @@ def _output_of(node: Node, value: np.ndarray) -> Tensor | None:
     return t if t is not None and t._node is node and t._data is value else None
 
 
+def _unpacked(node: Node, where: Any) -> Tensor | None:
+    """A value saved under `saved_tensors_hooks` reads back through its unpack hook, as PyTorch's does."""
+    from gradcli.engine.hooks import PACKED
+    entry = PACKED.get(id(node))
+    if entry is None or entry[0]() is not node:
+        return None
+    return next((entry[1](packed) for at, packed in entry[2] if at == where), None)
+
+
 def saved_attribute(node: Node, name: str) -> Any:
     from gradcli.engine.backward import FREED
     slots = BY_NODE.get(node.name, {})
@@ -79,6 +88,9 @@ def saved_attribute(node: Node, name: str) -> Any:
     if node.saved is None:
         raise BackwardError(FREED, hint="pass retain_graph=True to backward to keep the saved values")
     where = slots[name]
+    hooked = _unpacked(node, where)
+    if hooked is not None:
+        return hooked
     if where == ALPHA:
         return 1
     if isinstance(where, str):
