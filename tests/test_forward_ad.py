@@ -36,11 +36,11 @@ def test_an_op_without_a_jvp_rule_is_refused_as_pytorch_refuses_it() -> None:
 
 
 def test_no_op_pays_for_forward_ad_outside_a_level() -> None:
-    assert not Observe.on and not FA.TANGENTS
+    assert not Observe.on and not FA.LEVELS
     with FA.dual_level():
         assert Observe.on
         FA.make_dual(C.tensor([1.0]), C.tensor([1.0]))
-    assert not Observe.on and not FA.TANGENTS  # tangents are forgotten with the level
+    assert not Observe.on and not FA.LEVELS  # tangents are forgotten with the level
 
 
 def test_a_dual_computation_that_never_ends_hits_the_step_cap() -> None:
@@ -130,7 +130,7 @@ def test_check_proves_tangents_through_a_chain_and_an_in_place_update(tmp_path) 
     result = _checked(tmp_path)
     assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
     assert [c.line for c in result.checks] == [9, 10]
-    assert not FA.Directions.on and not FA.Directions.shadows  # nothing is followed after the checked run
+    assert not FA.Directions.on and not FA.LEVELS  # nothing is followed after the checked run
 
 
 def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
@@ -145,8 +145,12 @@ def test_check_catches_a_wrong_jvp_rule(tmp_path) -> None:
 
 
 def test_a_run_without_check_follows_no_shadow() -> None:
-    ran = run(DUAL_SCRIPT)
-    assert ran["ty"] is not None and not FA.Directions.shadows
+    with FA.dual_level() as level:
+        y = FA.make_dual(C.tensor([1.0, 2.0]), C.tensor([1.0, 0.0])).sin()
+        assert FA.unpack_dual(y).tangent is not None and not level.follow and not level.shadows
+    with FA.directions(True), FA.dual_level() as level:
+        y = FA.make_dual(C.tensor([1.0, 2.0]), C.tensor([1.0, 0.0])).sin()
+        assert level.follow and FA.shadow_of(y) is not None
 
 
 # -- a custom autograd.Function's jvp ---------------------------------------------------------------------
@@ -200,3 +204,32 @@ def test_check_counts_a_custom_jvp_tangent_as_unchecked_never_as_failed(tmp_path
     path.write_text(CUSTOM, encoding="utf-8")
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.checks_failed == 0
+
+
+# -- dual tensors print as PyTorch prints them (the oracle test runs this program in torch) ------------------
+PRINTED = """
+with fwAD.dual_level():
+    print(str(fwAD.make_dual(torch.tensor(1.5), torch.tensor(0.123456789))))
+    print(f"{fwAD.make_dual(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[1.0, 2.0], [3.0, 4.5]]))}")
+    d = fwAD.make_dual(torch.tensor([1.0, 2.0], requires_grad=True), torch.ones(2))
+    e = fwAD.make_dual(torch.tensor([1.0]), torch.tensor([1.0]))
+    print(str(d), repr([e]), (e * 3,))
+    print(fwAD.unpack_dual(e * 3), fwAD.unpack_dual(torch.ones(2)))
+    print(str(torch.arange(12.0, dtype=torch.float64) * 1.25))
+print(str(e), str(torch.ones(12, requires_grad=True, dtype=torch.float64) * 1.25))
+"""
+PRINTED_LINES = ["tensor(1.5000, tangent=0.12345679104328156)",
+                 "tensor([[1., 2.],\n        [3., 4.]],\n       tangent=tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]]))",
+                 "tensor([1., 2.], grad_fn=<ViewBackward0>, tangent=tensor([1., 1.])) "
+                 "[tensor([1.], tangent=tensor([1.]))] (tensor([3.], tangent=tensor([3.])),)",
+                 "UnpackedDualTensor(primal=tensor([3.]), tangent=tensor([3.])) "
+                 "UnpackedDualTensor(primal=tensor([1., 1.]), tangent=None)",
+                 "tensor([ 0.0000,  1.2500,  2.5000,  3.7500,  5.0000,  6.2500,  7.5000,  8.7500,\n"
+                 "        10.0000, 11.2500, 12.5000, 13.7500], dtype=torch.float64)",
+                 "tensor([1.]) tensor([1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500, 1.2500,\n"
+                 "        1.2500, 1.2500, 1.2500], dtype=torch.float64, grad_fn=<MulBackward0>)"]
+
+
+def test_dual_tensors_print_as_pytorch_prints_them() -> None:
+    ran = run(PRE + PRINTED)
+    assert "\n".join(ran.printed) == "\n".join(PRINTED_LINES)

@@ -161,34 +161,173 @@ def test_functorch_names_are_the_same() -> None:
                                               "r = grad(lambda x: (x * x).sum())(torch.ones(2))")["r"]._data), [2, 2])
 
 
-# -- --check proves torch.func.grad and jacrev ------------------------------------------------------------
-CHECKED = PRE + "x = torch.tensor([1.0, 2.0])\ng = grad(lambda t: (t * t.sin()).sum())(x)\nJ = jacrev(lambda t: t * t)(x)\n"
+# -- jvp and jacfwd are forward mode ----------------------------------------------------------------------
+def test_jacfwd_and_jvp_read_the_jvp_rules_and_jacrev_does_not() -> None:
+    from gradcli.engine import ops as O
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", lambda op, ts, out, x: 2 * ts[0])  # planted: d sin = 2
+    try:
+        fwd = values("r = jacfwd(torch.sin)(torch.tensor([1.0, 2.0]))")
+        tangent = values("o, r = jvp(torch.sin, (torch.tensor([1.0, 2.0]),), (torch.tensor([1.0, 1.0]),))")
+        rev = values("r = jacrev(torch.sin)(torch.tensor([1.0, 2.0]))")
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    np.testing.assert_allclose(fwd, np.diag([2.0, 2.0]))
+    np.testing.assert_allclose(tangent, [2.0, 2.0])
+    np.testing.assert_allclose(rev, np.diag(np.cos([1.0, 2.0])), rtol=1e-6)
 
 
-def _checked(tmp_path):
+def test_jacfwd_over_an_op_without_a_jvp_rule_is_pytorchs_error() -> None:
+    from gradcli.engine import ops as O
+    from gradcli.errors import BackwardError
+    right = O.SIN.jvp
+    object.__setattr__(O.SIN, "jvp", None)
+    try:
+        err = fails(PRE + "r = jacfwd(lambda x: x.sin() * 2)(torch.tensor([1.0, 2.0]))", BackwardError)
+        assert values("r = jacrev(torch.sin)(torch.tensor([0.0]))").tolist() == [[1.0]]
+    finally:
+        object.__setattr__(O.SIN, "jvp", right)
+    assert err.message == "Trying to use forward AD with sin that does not support it because it has not been " \
+                          "implemented yet."
+
+
+def test_jacfwd_calls_the_function_once_as_pytorchs_vmap_of_jvp_does() -> None:
+    ran = run(PRE + "calls = []\ndef f(x):\n    calls.append(1)\n    return x.exp()\n"
+                    "r = jacfwd(f)(torch.tensor([1.0, 2.0, 3.0]))\n")
+    assert ran["calls"] == [1]
+    np.testing.assert_allclose(ran["r"]._data, np.diag(np.exp([1.0, 2.0, 3.0])), rtol=1e-6)
+
+
+FUNCTION = PRE + """
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return 3 * x ** 2 * t
+"""
+
+
+def test_jacfwd_of_a_function_needs_its_vmap_support_as_in_pytorch() -> None:
+    err = fails(FUNCTION + "r = jacfwd(Cube.apply)(torch.tensor([1.0, 2.0]))")
+    assert err.message.startswith("You tried to vmap over Cube, but it does not have vmap support. Please override "
+                                  "and implement the vmap staticmethod or set generate_vmap_rule=True.")
+    ran = run(FUNCTION.replace("class Cube(torch.autograd.Function):\n",
+                               "class Cube(torch.autograd.Function):\n    generate_vmap_rule = True\n")
+              + "r = jacfwd(Cube.apply)(torch.tensor([1.0, 2.0]))\n")
+    np.testing.assert_allclose(ran["r"]._data, np.diag([3.0, 12.0]))
+
+
+def test_a_function_under_a_transform_needs_setup_context_and_vmap_support_as_in_pytorch() -> None:
+    old_style = PRE + ("class Twice(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+                       "        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n")
+    for call in ["grad(lambda x: Twice.apply(x).sum())(torch.ones(2))", "vmap(Twice.apply)(torch.ones(2))",
+                 "jacrev(Twice.apply)(torch.ones(2))"]:
+        assert fails(old_style + f"r = {call}\n").message.startswith(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must "
+            "override the setup_context staticmethod.")
+    assert float(run(old_style + "x = torch.ones(2, requires_grad=True)\nr = Twice.apply(x).sum()\n")["r"]) == 4.0
+    assert fails(FUNCTION + "r = vmap(Cube.apply)(torch.tensor([1.0, 2.0]))\n").message.startswith(
+        "You tried to vmap over Cube, but it does not have vmap support.")
+    np.testing.assert_allclose(values(FUNCTION[len(PRE):] + "r = grad(lambda x: Cube.apply(x).sum())(torch.tensor([1.0, 2.0]))"),
+                               [1.0, 1.0])  # its backward passes g through, as written
+
+
+# -- --check proves every transform's result, by SymPy and never by the rules that computed it ----------------
+CHECKED = PRE + """def f(t):
+    return (t.sin() * t ** 2).sum()
+x = torch.tensor([0.5, -1.0, 2.0])
+g = grad(f)(x)
+J = jacrev(lambda t: t.sin() * t)(x)
+Jf = jacfwd(lambda t: t.sin() * t.sum())(x)
+H = hessian(f)(x)
+out, vjp_fn = vjp(lambda t: t.sin() * t, x)
+(gv,) = vjp_fn(torch.tensor([1.0, 2.0, 3.0]))
+o, tangent = jvp(lambda t: t.sin() * t.sum(), (x,), (torch.tensor([1.0, 0.5, -1.0]),))
+per = vmap(grad(f))(torch.tensor([[0.5, 1.0], [2.0, -1.0]]))
+gav, value = grad_and_value(f)(x)
+"""
+SITES = {6: "grad(f)(…)", 7: "jacrev(lambda t: t.sin() * t)(…)", 8: "jacfwd(lambda t: t.sin() * t.sum())(…)",
+         9: "hessian(f)(…)", 11: "vjp_fn(…)", 12: "jvp(lambda t: t.sin() * t.sum(), …)", 13: "vmap(grad(f))(…)",
+         14: "grad_and_value(f)(…)"}
+
+
+def _checked(tmp_path, planted: dict | None = None):
     from gradcli.check import checker
+    from gradcli.engine import ops as O
     from gradcli.program.scripts import run_file
     path = tmp_path / "func.py"
     path.write_text(CHECKED, encoding="utf-8")
-    return run_file(path, checker("symbolic"))
-
-
-def test_check_proves_grad_and_jacrev_results(tmp_path) -> None:
-    result = _checked(tmp_path)
-    assert result.status == "ok" and result.checks_passed == 2 and result.checks_failed == 0
-    assert [c.line for c in result.checks] == [4, 5]
-
-
-def test_check_catches_a_wrong_vjp_under_a_transform(tmp_path) -> None:
-    from gradcli.engine import ops as O
-    right = O.MUL.vjps
-    object.__setattr__(O.MUL, "vjps", (lambda ns, g, o, a, b: 2 * g * b, right[1]))
+    right = {name: getattr(O.SIN, name) for name in planted or {}}
+    for name, rule in (planted or {}).items():
+        object.__setattr__(O.SIN, name, rule)
     try:
-        result = _checked(tmp_path)
+        return run_file(path, checker("symbolic"))
     finally:
-        object.__setattr__(O.MUL, "vjps", right)
-    assert result.status == "failed" and result.checks_failed == 2
+        for name, rule in right.items():
+            object.__setattr__(O.SIN, name, rule)
+
+
+def _failed_lines(result) -> set[int]:
+    return {site.line for site in result.sites if site.failed}
+
+
+def test_check_proves_each_transforms_result(tmp_path) -> None:
+    result = _checked(tmp_path)
+    assert result.status == "ok" and result.checks_failed == 0 and result.checks_undefined == 0
+    assert {(site.line, site.what): site.calls - site.unchecked for site in result.sites} == \
+        {(line, what): 2 if line == 13 else 1 for line, what in SITES.items()}  # vmap: each example
+
+
+def test_check_catches_a_wrong_vjp_in_every_result(tmp_path) -> None:
+    result = _checked(tmp_path, {"vjps": (lambda ns, g, o, x: 2 * g * ns.cos(x),)})
+    assert result.status == "failed" and _failed_lines(result) == set(SITES)  # sin's jvp rule is its VJP (diagonal)
+
+
+def test_check_catches_a_wrong_jvp_wherever_forward_mode_computed_the_result(tmp_path) -> None:
+    result = _checked(tmp_path, {"jvp": lambda op, ts, out, x: 2 * ts[0] * np.cos(x)})
+    assert result.status == "failed" and _failed_lines(result) == {8, 9, 12}  # hessian: forward over reverse
 
 
 def test_the_vmap_batch_limit_cannot_be_caught() -> None:
     fails(PRE + "try:\n    r = vmap(lambda x: x)(torch.zeros(200_000))\nexcept Exception:\n    r = 1\n", LimitError)
+
+
+NESTED_CHECKED = PRE + """x = torch.tensor([0.5, -1.0])
+def f(t):
+    return (t.sin() * t).sum()
+H1 = jacfwd(jacrev(f))(x)
+H2 = jacrev(jacrev(f))(x)
+H3 = jacfwd(jacfwd(f))(x)
+d2 = grad(grad(lambda t: t.sin() * t))(torch.tensor(0.5))
+"""
+
+
+def test_a_transform_of_a_transform_is_judged_by_the_second_derivatives_of_f(tmp_path) -> None:
+    from gradcli.check import checker
+    from gradcli.engine import ops as O
+    from gradcli.program.scripts import run_file
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED_CHECKED, encoding="utf-8")
+    result = run_file(path, checker("symbolic"))
+    assert result.status == "ok" and [(s.line, s.calls - s.unchecked) for s in result.sites] == \
+        [(6, 1), (7, 1), (8, 1), (9, 1)]
+    assert all(c.report.mode == "hessian" for c in result.checks)
+    right = O.SIN.vjps
+    object.__setattr__(O.SIN, "vjps", (lambda ns, g, o, x: 2 * g * ns.cos(x),))
+    try:
+        planted = run_file(path, checker("symbolic"))
+    finally:
+        object.__setattr__(O.SIN, "vjps", right)
+    assert planted.status == "failed" and {s.line for s in planted.sites if s.failed} == {6, 7, 8, 9}

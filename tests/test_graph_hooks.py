@@ -108,6 +108,35 @@ SAVED_PRINTED = ["Packing tensor([2., 2., 2.], grad_fn=<MulBackward0>)", "Packin
                  "Unpacking tensor([1., 1., 1.], requires_grad=True)", "tensor([14.7781, 14.7781, 14.7781])"]
 
 
+IDENTITY = """
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = torch.tensor([3.0, 4.0], requires_grad=True)
+m = a * 2
+y = m ** 2
+print(y.grad_fn._saved_self is m, y.grad_fn._saved_exponent, m.grad_fn._saved_self, m.grad_fn._saved_other.item())
+e = m.exp()
+r = m.relu()
+print(e.grad_fn._saved_result is e, r.grad_fn._saved_result is r, r.grad_fn._saved_result.tolist())
+z = a * m
+d = m / b
+print(z.grad_fn._saved_self is a, z.grad_fn._saved_other is m, d.grad_fn._saved_self is m, d.grad_fn._saved_other is b)
+print(m.log().grad_fn._saved_self is m, m.dot(b).grad_fn._saved_tensor is b, m.sin().grad_fn._saved_self is m)
+print((a + b).grad_fn._saved_alpha, (a - b).grad_fn._saved_alpha)
+s = m.sum(dim=0)
+k = m.mean(dim=0, keepdim=True)
+print(s.grad_fn._saved_dim, s.grad_fn._saved_keepdim, k.grad_fn._saved_dim, k.grad_fn._saved_keepdim)
+with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 4, lambda t: t / 4):
+    w = a.pow(2)
+print(w.grad_fn._saved_self.equal(a), w.grad_fn._saved_self is a)
+"""
+IDENTITY_PRINTED = ["True 2 None 2", "False False [2.0, 4.0]", "True True True True", "True True True", "1 1",
+                    "(0,) False (0,) True", "True False"]
+
+
+def test_saved_tensors_are_the_inputs_themselves_as_in_pytorch() -> None:
+    assert run(IDENTITY).printed == IDENTITY_PRINTED
+
+
 def test_saved_tensor_hooks_see_what_pytorch_packs_and_unpacks() -> None:
     assert run(SAVED).printed == SAVED_PRINTED
 
@@ -157,3 +186,14 @@ def test_isinstance_of_graph_node_covers_every_node_as_in_pytorch() -> None:
               "r = (isinstance(y.grad_fn, torch.autograd.graph.Node), isinstance(acc, torch.autograd.graph.Node), "
               "isinstance(x, torch.autograd.graph.Node))\ny.grad_fn.metadata['k'] = 3\nm = y.grad_fn.metadata")
     assert ran["r"] == (True, True, False) and ran["m"] == {"k": 3}
+
+
+def test_only_a_program_that_reads_saved_tensors_makes_ops_remember_their_outputs() -> None:
+    import ast
+    from gradcli.engine import saved
+    from gradcli.lang.interpreter import _reads_saved_tensors
+    assert _reads_saved_tensors(ast.parse("y = x * 2\nv = y.grad_fn._saved_self"))
+    assert not _reads_saved_tensors(ast.parse("y = x * 2\nv = y.grad_fn.next_functions"))
+    run(IDENTITY)
+    from gradcli.engine.tensor import Observe
+    assert not saved.OUTPUTS and saved._remember not in Observe.each

@@ -6,15 +6,19 @@ that an outer transform or a later backward still reaches it) and differentiates
 each level's result is on the graph of the level outside it. A result whose graph reaches none of
 the caller's tensors is detached, as PyTorch's transforms hand back plain tensors.
 
-`jacfwd` gives the numbers of forward mode by reverse mode (the Jacobian is the same matrix); `vmap`
-runs the function once per example and stacks the results, with PyTorch's shapes and errors.
+`jvp` and `jacfwd` run the function in a forward-mode level of their own (engine/forward_ad.py): the
+tangents are computed by the op table's jvp rules as the function runs, jacfwd's for every basis
+direction at once. `vmap` runs the function once per example and stacks the results, with PyTorch's
+shapes and errors.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
@@ -75,20 +79,58 @@ def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
     return tuple(n % len(args) for n in nums), single
 
 
+class Inside:
+    """How many transforms (and how many vmaps among them) are running a function now: a custom
+    autograd.Function called there must support them, as PyTorch requires (engine/function.py)."""
+
+    transforms = 0
+    vmaps = 0
+
+
+@contextlib.contextmanager
+def _inside(vmap: bool = False) -> Iterator[None]:
+    Inside.transforms += 1
+    Inside.vmaps += vmap
+    try:
+        yield
+    finally:
+        Inside.transforms -= 1
+        Inside.vmaps -= vmap
+
+
+Seeds = Callable[[list[Tensor]], list[np.ndarray]]
+"""The tangents forward mode starts from, one per fresh leaf (jvp's given ones, jacfwd's basis)."""
+
+
 class Traced:
-    """One call of the function on fresh leaves: what every transform differentiates."""
+    """One call of the function on fresh leaves: what every transform differentiates.
+
+    With `forward` (a level and its seeds), the call runs in that forward-mode level, the fresh leaves
+    carrying the seeds as tangents: `self.level.tangent(output)` is then the JVP.
+    """
 
     def __init__(self, func: Callable[..., Any], args: tuple, kwargs: dict, argnums: Any, has_aux: bool,
-                 what: str) -> None:
+                 what: str, forward: tuple[FA.Level, Seeds] | None = None) -> None:
         self.nums, self.single = _argnums(argnums, args)
         self.trees = [args[n] for n in self.nums]
         self.given = [_leaves(tree) for tree in self.trees]
+        self.callers = [x for xs in self.given for x in xs]
+        """The caller's tensors the differentiated arguments are, in order (a check names its inputs by them)."""
         self.keep = any(x.requires_grad for xs in self.given for x in xs)
         self.xs = [[_fresh(x) for x in xs] for xs in self.given]
         call_args = list(args)
         for n, tree, xs in zip(self.nums, self.trees, self.xs):
             call_args[n] = _rebuild(tree, iter(xs))
-        result = func(*call_args, **kwargs)
+        self.level = None
+        if forward is None:
+            with _inside():
+                result = func(*call_args, **kwargs)
+        else:
+            self.level, seeds = forward
+            with self.level, _inside(vmap=self.level.batch is not None):  # jacfwd: PyTorch's vmap of jvp
+                for x, tangent in zip(self.flat, seeds(self.flat)):
+                    FA.seed(self.level, x, tangent)
+                result = func(*call_args, **kwargs)
         self.aux = None
         if has_aux:
             if not isinstance(result, tuple) or len(result) != 2:
@@ -110,7 +152,13 @@ class Traced:
 
     def finish(self, t: Tensor) -> Tensor:
         """A result as the caller sees it: on the graph only when the caller's own tensors are on it."""
-        return t if self.keep or _reaches_outside(t, self.flat) else t.detach()
+        return t if self.on_graph(t) else t.detach()
+
+    def on_graph(self, t: Tensor) -> bool:
+        """Whether a result computed from `t` must stay differentiable: the caller's tensors are on its graph
+        (an outer transform's, or a closure's). Forward mode's tangents are plain values, so such a
+        result is taken from the graph by reverse mode instead, for the outer level to differentiate."""
+        return self.keep or _reaches_outside(t, self.flat)
 
 
 def _reaches_outside(t: Tensor, fresh: list[Tensor]) -> bool:
@@ -152,26 +200,58 @@ def _gradients(out: Tensor, xs: list[Tensor], cotangent: Any = None) -> list[Ten
 class Transform:
     """A transformed function: what `grad(f)`, `jacrev(f)`... return, and what a program then calls.
 
-    `kind` says how `--check` judges a call: "jacobian" (the result is the Jacobian of f's output by
-    the differentiated arguments, for grad and jacrev/jacfwd), or None (not checked).
+    `remake(g)` is the same transform of another function g (grad, jacrev and jacfwd without aux);
+    `--check` uses it to judge a transform of a transform (`jacfwd(jacrev(f))`, `hessian(f)`) by the
+    second derivatives of f's own output, never by the recorded graph of the inner derivative (which
+    the inner VJPs built, so judging it would repeat them).
     """
 
-    def __init__(self, what: str, func: Callable[..., Any], run: Callable[..., Any], kind: str | None) -> None:
+    def __init__(self, what: str, func: Callable[..., Any], run: Callable[..., Any], *,
+                 remake: Callable[[Callable[..., Any]], "Transform"] | None = None, argnums: Any = None,
+                 same_as: "Transform | None" = None) -> None:
         if not callable(func) or isinstance(func, Tensor):
             raise ArgumentError(f"{what}(): the first argument must be a function, not {type(func).__name__}",
                                 hint=f"pass the function itself: {what}(f)(x)")
         self.what = what
         self.func = func
         self.run = run
-        self.kind = kind
+        self.remake = remake
+        self.argnums = argnums
+        self.same_as = same_as
         self.__name__ = f"{what}({getattr(func, '__name__', 'f')})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.run(*args, **kwargs)[0]
 
+    @property
+    def judged_as(self) -> str:
+        """How --check judges a call: "jacobian" (of f's output by the differentiated argument) or "hessian"."""
+        if self.same_as is not None:
+            return self.same_as.judged_as
+        inner = self.func
+        second = type(inner) is Transform and inner.remake is not None and self.remake is not None and \
+            type(self.argnums) is int and inner.argnums == self.argnums and type(inner.func) is not Transform
+        return "hessian" if second else "jacobian"
+
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
-        """The result, the call it differentiated, and the result's Jacobian blocks by fresh leaf (for --check)."""
-        return self.run(*args, **kwargs)
+        """The result, the call it differentiated, and the result's Jacobian blocks by fresh leaf (for --check).
+
+        For a transform judged as a Hessian the call is the inner transform's call of f, named by the
+        caller's tensors.
+        """
+        if self.same_as is not None:
+            return self.same_as.traced(*args, **kwargs)
+        if self.judged_as != "hessian":
+            return self.run(*args, **kwargs)
+        calls: list[Traced] = []
+
+        def inner(*a: Any, **k: Any) -> Any:
+            value, tr, _ = self.func.run(*a, **k)
+            calls.append(tr)
+            return value
+        value, outer, blocks = self.remake(inner).run(*args, **kwargs)
+        calls[0].callers = outer.callers
+        return value, calls[0], blocks
 
     def __repr__(self) -> str:
         return f"<function {self.__name__}>"
@@ -185,7 +265,7 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = F
         gs = [tr.finish(g) for g in _gradients(out, tr.flat)]
         value = tr.finish(out)
         return (tr.shaped(gs), value if not has_aux else (value, tr.aux)), tr, gs
-    return Transform("grad_and_value", func, run, None)
+    return Transform("grad_and_value", func, run)
 
 
 def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Transform:
@@ -195,7 +275,7 @@ def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> T
     def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
         (gs, value), tr, blocks = inner.run(*args, **kwargs)
         return (gs, value[1]) if has_aux else gs, tr, blocks
-    return Transform("grad", func, run, "jacobian")
+    return Transform("grad", func, run, remake=None if has_aux else lambda g: grad(g, argnums), argnums=argnums)
 
 
 def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
@@ -208,48 +288,97 @@ def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
 
 
 def jacrev(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
-           chunk_size: int | None = None, _what: str = "jacrev") -> Transform:
+           chunk_size: int | None = None) -> Transform:
     """`torch.func.jacrev`: the Jacobian blocks (output shape + input shape) of f by its argument(s)."""
-    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
-        tr = Traced(func, args, kwargs, argnums, has_aux, _what)
-        outs, single_out = _outputs(tr.out, _what)
-        xs = tr.flat
-        per_output = []
-        for out in outs:
-            for x in xs:
-                check_elements(out.shape + x.shape, f"the Jacobian of {_what}")
-            blocks = jacobian_on_graph(out, xs) if out.requires_grad else \
-                [_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs]
-            per_output.append([tr.finish(b) for b in blocks])
-        shaped = [tr.shaped(blocks) for blocks in per_output]
-        result = shaped[0] if single_out else tuple(shaped)
-        return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
-    return Transform(_what, func, run, "jacobian")
+    return _jacobian("jacrev", func, argnums, has_aux, forward=False)
 
 
 def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Transform:
-    """`torch.func.jacfwd`: the same Jacobian as jacrev (computed here by reverse mode)."""
-    return jacrev(func, argnums, has_aux, _what="jacfwd")
+    """`torch.func.jacfwd`: the Jacobian by forward mode, one JVP per input element, all in one call of f.
+
+    The call runs in a batched level whose seeds are the basis directions (PyTorch's vmap of jvp),
+    so each op applies its jvp rule once per direction and an op without one is refused as PyTorch
+    refuses it. A Jacobian that must stay on the graph (see `Traced.on_graph`) comes from reverse mode.
+    """
+    return _jacobian("jacfwd", func, argnums, has_aux, forward=True)
+
+
+def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool) -> Transform:
+    def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
+        level = FA.Level(batch=0) if forward else None
+        tr = Traced(func, args, kwargs, argnums, has_aux, what,
+                    forward=None if level is None else (level, lambda xs: _basis(level, xs)))
+        outs, single_out = _outputs(tr.out, what)
+        xs = tr.flat
+        per_output = []
+        for out in outs:
+            for x in xs:
+                check_elements(out.shape + x.shape, f"the Jacobian of {what}")
+            if level is not None and not (out.requires_grad and tr.on_graph(out)):
+                per_output.append(_forward_blocks(level.tangent(out), out, xs))
+            elif out.requires_grad:
+                per_output.append([tr.finish(b) for b in jacobian_on_graph(out, xs)])
+            else:
+                per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
+        shaped = [tr.shaped(blocks) for blocks in per_output]
+        result = shaped[0] if single_out else tuple(shaped)
+        return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
+    return Transform(what, func, run, argnums=argnums,
+                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
+
+
+def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
+    """One direction per element of all the inputs together: input j's seed is its rows of the identity."""
+    sizes = [x.numel() for x in xs]
+    n = sum(sizes)
+    level.batch = n
+    seeds, offset = [], 0
+    for x, size in zip(xs, sizes):
+        check_elements((n, size), "jacfwd's basis directions")
+        seed = np.zeros((n, size), dtype=x.dtype)
+        seed[offset + np.arange(size), np.arange(size)] = 1
+        seeds.append(seed.reshape((n,) + tuple(x.shape)))
+        offset += size
+    return seeds
+
+
+def _forward_blocks(tangent: np.ndarray | None, out: Tensor, xs: list[Tensor]) -> list[Tensor]:
+    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first)."""
+    blocks, offset = [], 0
+    for x in xs:
+        size, dtype = x.numel(), np.result_type(out.dtype, x.dtype)
+        if tangent is None:
+            blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
+        else:
+            rows = tangent[offset:offset + size].reshape((size,) + tuple(out.shape))
+            blocks.append(_wrap(np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(out.shape + x.shape)
+                                .astype(dtype, copy=False)))
+        offset += size
+    return blocks
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
     """`torch.func.hessian`: jacfwd(jacrev(f)), blocks of shape output + input + input."""
     outer = jacfwd(jacrev(func, argnums), argnums)
-    return Transform("hessian", func, outer.run, None)
+    return Transform("hessian", func, outer.run, same_as=outer)
 
 
-def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
-    """`torch.func.vjp`: (f(*primals), vjp_fn), where vjp_fn(cotangents) gives one gradient per primal."""
-    if not callable(func) or isinstance(func, Tensor):
-        raise ArgumentError(f"vjp(): the first argument must be a function, not {type(func).__name__}",
-                            hint="vjp(f, x) returns (f(x), vjp_fn)")
-    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
-    outs, single_out = _outputs(tr.out, "vjp")
+class VjpFunction:
+    """The `vjp_fn` of `torch.func.vjp`: one gradient per primal for cotangents shaped like the outputs."""
 
-    def vjp_fn(*cotangents: Any) -> tuple:
+    def __init__(self, tr: Traced, outs: list[Tensor], single_out: bool) -> None:
+        self.tr, self.outs, self.single_out = tr, outs, single_out
+        self.__name__ = "vjp_fn"
+
+    def __call__(self, *cotangents: Any) -> tuple:
+        return self.traced(*cotangents)[0]
+
+    def traced(self, *cotangents: Any) -> tuple[tuple, Traced, list[Tensor], list[Tensor]]:
+        """The gradients, the call they differentiate, its outputs and the cotangents (for --check)."""
         from gradcli.engine.functions import as_tensor
-        cts = list(cotangents[0]) if len(cotangents) == 1 and not single_out else list(cotangents)
+        tr, outs = self.tr, self.outs
+        cts = list(cotangents[0]) if len(cotangents) == 1 and not self.single_out else list(cotangents)
         if len(cts) != len(outs) or any(not isinstance(c, Tensor) or c.shape != o.shape for c, o in zip(cts, outs)):
             raise ShapeError(f"Expected pytree structure of cotangents to be the same as pytree structure of "
                              f"outputs to the function: {len(outs)} tensor(s) of shape(s) "
@@ -262,14 +391,33 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                                   retain_graph=True, create_graph=True, allow_unused=True)
             gs = [_wrap(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for x, g in zip(tr.flat, found)]
         it = iter([tr.finish(g) for g in gs])
-        return tuple(_rebuild(tree, it) for tree in tr.trees)
+        return tuple(_rebuild(tree, it) for tree in tr.trees), tr, outs, cts
+
+    def __repr__(self) -> str:
+        return "<function vjp_fn>"
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """`torch.func.vjp`: (f(*primals), vjp_fn), where vjp_fn(cotangents) gives one gradient per primal."""
+    if not callable(func) or isinstance(func, Tensor):
+        raise ArgumentError(f"vjp(): the first argument must be a function, not {type(func).__name__}",
+                            hint="vjp(f, x) returns (f(x), vjp_fn)")
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+    outs, single_out = _outputs(tr.out, "vjp")
     value = tr.finish(outs[0]) if single_out else tuple(tr.finish(o) for o in outs)
+    vjp_fn = VjpFunction(tr, outs, single_out)
     return (value, vjp_fn, tr.aux) if has_aux else (value, vjp_fn)
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> Any:
-    """`torch.func.jvp`: (f(*primals), J·tangents), J contracted from the Jacobian of the one engine."""
+    """`torch.func.jvp`: (f(*primals), J·tangents) by forward mode, f run once in a level of its own."""
+    return traced_jvp(func, primals, tangents, strict=strict, has_aux=has_aux)[0]
+
+
+def traced_jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+               has_aux: bool = False) -> tuple[Any, Traced, list[Tensor], list[Tensor]]:
+    """`jvp`'s result, the call it ran (whose level follows shadows under --check), its outputs and tangents."""
     from gradcli.engine.functions import tensordot
     for name, value in (("primals", primals), ("tangents", tangents)):
         if not isinstance(value, tuple):
@@ -282,23 +430,26 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
                             f"Got primals with structure {len(primals)} and tangents with structure {len(tangents)}",
                             hint="give one tangent per primal")
     vs = [t for tree in tangents for t in _leaves(tree)]
-    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "jvp")
-    for x, v in zip(tr.flat, vs):
-        if v.shape != x.shape:
+    for p, v in zip([x for tree in primals for x in _leaves(tree)], vs):
+        if v.shape != p.shape:
             raise ShapeError("Trying to set a forward gradient that has a different size than that of the original "
-                             f"Tensor, this is not supported. Tensor is of size {list(x.shape)} while the given "
+                             f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
                              f"forward gradient is of size {list(v.shape)}.", hint="give each tangent its primal's shape")
+    level = FA.Level()
+    tr = Traced(func, primals, {}, tuple(range(len(primals))), has_aux, "jvp",
+                forward=(level, lambda xs: [np.array(v._data, dtype=x.dtype) for x, v in zip(xs, vs)]))
     outs, single_out = _outputs(tr.out, "jvp")
     results = []
     for out in outs:
-        if not out.requires_grad:
-            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype)))
-            continue
-        terms = [tensordot(block, v, x.ndim) for block, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
-        results.append(tr.finish(sum(terms[1:], terms[0])))
+        if out.requires_grad and tr.on_graph(out):
+            terms = [tensordot(b, v, x.ndim) for b, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
+            results.append(tr.finish(sum(terms[1:], terms[0])))
+        else:
+            tangent = level.tangent(out)
+            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype) if tangent is None else tangent))
     values = [tr.finish(o) for o in outs]
     pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
-    return (*pair, tr.aux) if has_aux else pair
+    return ((*pair, tr.aux) if has_aux else pair), tr, outs, results
 
 
 # -- vmap ---------------------------------------------------------------------------------------------------
@@ -361,14 +512,37 @@ def _example(arg: Any, i: int) -> Any:
 
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable[..., Any]:
+         chunk_size: int | None = None) -> "Batched":
     """`torch.func.vmap`: f over a batch dimension, one call per example, results stacked at out_dims."""
     if not callable(func) or isinstance(func, Tensor):
         raise ArgumentError(f"vmap(): the first argument must be a function, not {type(func).__name__}",
                             hint="vmap(f)(xs) runs f on each xs[i]")
-    name = getattr(func, "__name__", "f")
+    return Batched(func, in_dims, out_dims)
 
-    def batched(*args: Any, **kwargs: Any) -> Any:
+
+class Batched:
+    """What `vmap(f)` returns: f run on each example of the mapped inputs, the results stacked."""
+
+    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any) -> None:
+        self.func, self.in_dims, self.out_dims = func, in_dims, out_dims
+        self.name = getattr(func, "__name__", "f")
+        self.__name__ = f"vmap({self.name})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(self.func, args, kwargs)
+
+    def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Traced, list[Tensor]]]]:
+        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks."""
+        calls: list[tuple[Traced, list[Tensor]]] = []
+
+        def example(*a: Any, **k: Any) -> Any:
+            value, tr, blocks = self.func.traced(*a, **k)
+            calls.append((tr, blocks))
+            return value
+        return self._run(example, args, kwargs), calls
+
+    def _run(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        name, in_dims = self.name, self.in_dims
         if not args:
             raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
                                 "trying to vmap over a function with no inputs. The latter is unsupported.",
@@ -387,10 +561,26 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
             from gradcli.errors import LimitError
             raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
                              f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
-        results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
-        return _stacked(results, out_dims, name)
-    batched.__name__ = f"vmap({name})"
-    return batched
+        with _inside(vmap=True):
+            results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
+        return _stacked(results, self.out_dims, name)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__}>"
+
+
+def check_kind(func: Any) -> str | None:
+    """How `--check` judges a call of `func` when it is one of this module's: "transform" (a Transform
+    with a kind), "vjp_fn", "jvp", "vmap" (of such a Transform); None for anything else."""
+    if type(func) is Transform:
+        return "transform"
+    if type(func) is VjpFunction:
+        return "vjp_fn"
+    if func is jvp:
+        return "jvp"
+    if type(func) is Batched and type(func.func) is Transform:
+        return "vmap"
+    return None
 
 
 def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:

@@ -123,15 +123,36 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     return backward
 
 
+EXTENDING = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+def _supports_transforms(cls: type) -> None:
+    """PyTorch runs a Function under torch.func's transforms only when it has a separate setup_context,
+    and under vmap (jacfwd's too) only with vmap support."""
+    from gradcli.engine.func import Inside
+    if cls.setup_context is Function.setup_context:
+        raise BackwardError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+                            "jacrev, ...), it must override the setup_context staticmethod. " + EXTENDING,
+                            hint="write forward(x) without ctx and a @staticmethod setup_context(ctx, inputs, "
+                                 "output) that saves what backward needs")
+    if Inside.vmaps and getattr(cls, "vmap", None) is None and getattr(cls, "generate_vmap_rule", False) is not True:
+        raise BackwardError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                            "override and implement the vmap staticmethod or set generate_vmap_rule=True. " +
+                            EXTENDING, hint="set generate_vmap_rule = True on the Function class")
+
+
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     from gradcli.engine import forward_ad
-    tangents = forward_ad.tangents_in(args)
-    if tangents is None:
+    from gradcli.engine.func import Inside
+    if Inside.transforms:
+        _supports_transforms(cls)
+    levels = forward_ad.tangents_in(args) if forward_ad.LEVELS else None
+    if not levels:
         return _apply_reverse(cls, args, kwargs)
     ctx_of: list = []
     with forward_ad.paused():  # the forward sees primals only; the tangent is the Function's own jvp
         output = _apply_reverse(cls, args, kwargs, ctx_of)
-    forward_ad.custom_jvp(cls, ctx_of[0], tangents, output)
+    forward_ad.custom_jvp(cls, ctx_of[0], levels, output)
     return output
 
 

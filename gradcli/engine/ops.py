@@ -646,15 +646,16 @@ SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forwa
                  vjp=lambda ns, g, o, x: g * o * (1.0 - o),
                  rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
 def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
-    """Under create_graph the gradient stays on x's graph with a zero derivative, as PyTorch's
-    threshold_backward does (so a second derivative of relu is 0 that still requires grad, not an error)."""
+    """Read from the result, as PyTorch's threshold_backward(g, result, 0) is: under create_graph the
+    gradient stays on the result's graph with a zero derivative, so every further derivative passes
+    through relu's node again and still requires grad (0 with a grad_fn at each order, as PyTorch's)."""
     if ns is NUMPY:
-        return g * ns.where(x > 0, 1.0, 0.0)
-    return ns.where(x > 0, g, x * 0.0)
+        return g * ns.where(o > 0, 1.0, 0.0)
+    return ns.where(o > 0, g, o * 0.0)
 
 
 RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
-              vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
+              vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", saves="o", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
               kink=lambda K, x: K.zero_kink(x))
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
                   vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
@@ -1199,6 +1200,13 @@ def _hardtanh_mask(ns: Any, x: Any, lo: float, hi: float) -> Any:
     return ns.where(x > lo, 1.0, 0.0) * ns.where(x < hi, 1.0, 0.0)
 
 
+def _kept_on(ns: Any, g: Any, x: Any) -> Any:
+    """A piecewise-linear op's gradient as PyTorch's backward node gives it under create_graph: still on
+    the input's graph (its `*_backward` node reads x), with a zero derivative by x; so the first
+    derivative requires grad and the second does not, as PyTorch's."""
+    return g if ns is NUMPY else g + x * 0.0
+
+
 def _elu_forward(x: np.ndarray, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> np.ndarray:
     return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
 
@@ -1494,13 +1502,14 @@ def _bce_logits_sym(S: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any 
 
 HARDTANH = Op(name="hardtanh", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
               np.clip(x, min_val, max_val),
-              vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0: g * _hardtanh_mask(ns, x, min_val, max_val),),
+              vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0:
+                    _kept_on(ns, g * _hardtanh_mask(ns, x, min_val, max_val), x),),
               jvp=diagonal_jvp, rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
               sym=lambda S, x, min_val=-1.0, max_val=1.0: S.map(lambda u: S.clamp(u, min_val, max_val), x),
               kink=lambda K, x, min_val=-1.0, max_val=1.0: K.clamp_kink(x, min_val, max_val))
 LEAKY_RELU = Op(name="leaky_relu", node="LeakyReluBackward0",
                 forward=lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
-                vjps=(lambda ns, g, o, x, negative_slope=0.01: g * ns.where(x > 0, 1.0, negative_slope),),
+                vjps=(lambda ns, g, o, x, negative_slope=0.01: _kept_on(ns, g * ns.where(x > 0, 1.0, negative_slope), x),),
                 jvp=diagonal_jvp, rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
                 sym=lambda S, x, negative_slope=0.01: S.map(
                     lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
@@ -1529,7 +1538,7 @@ MISH = _unary(name="mish", node="MishBackward0", forward=lambda x: x * np.tanh(_
               sym=lambda S, x: S.map(lambda u: S.mul(u, S.tanh(S.log(S.add(1, S.exp(u))))), x))
 HARDSIGMOID = _unary(name="hardsigmoid", node="HardsigmoidBackward0",
                      forward=lambda x: np.clip(x + 3.0, 0.0, 6.0) / 6.0,
-                     vjp=lambda ns, g, o, x: g * _hardtanh_mask(ns, x, -3.0, 3.0) * _SIXTH_F32,
+                     vjp=lambda ns, g, o, x: _kept_on(ns, g * _hardtanh_mask(ns, x, -3.0, 3.0) * _SIXTH_F32, x),
                      rule="∂hardsigmoid(x)/∂x = 1/6 on (-3, 3), else 0",
                      sym=lambda S, x: S.map(lambda u: _hard_step(S, u), x), kink=lambda K, x: K.clamp_kink(x, -3, 3))
 HARDSWISH = _unary(name="hardswish", node="HardswishBackward0",

@@ -6,15 +6,21 @@ inspects what a node keeps for backward sees the same values, None where the nod
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import weakref
+from typing import Any, Iterator
 
 import numpy as np
 
-from gradcli.engine.tensor import RELEASED, Node, Tensor, _on_graph, _wrap
+from gradcli.engine.tensor import RELEASED, Node, Observe, Tensor, _on_graph, _wrap
 from gradcli.errors import BackwardError, NameLookupError
 
 RESULT = -1
+ALPHA = "alpha"
+"""add's and sub's `alpha` (gradcli's are always 1: `torch.add(a, b, alpha=2)` records a mul first)."""
 _SELF_OTHER = {"_saved_self": 0, "_saved_other": 1}
+_DIM = {"_saved_dim": "dim", "_saved_keepdim": "keepdim"}
+"""Parameters a node keeps, by name (a string: read from the node's parameters, not a tensor)."""
 _SELF = {"_saved_self": 0}
 _RESULT = {"_saved_result": RESULT}
 BY_NODE: dict[str, dict[str, int]] = {
@@ -24,8 +30,53 @@ BY_NODE: dict[str, dict[str, int]] = {
     "PowBackward0": {"_saved_self": 0, "_saved_exponent": 1},
     "PowBackward1": {"_saved_self": 0, "_saved_exponent": 1, "_saved_result": RESULT},
     "MmBackward0": {"_saved_self": 0, "_saved_mat2": 1}, "DotBackward0": {"_saved_self": 0, "_saved_tensor": 1},
+    "AddBackward0": {"_saved_alpha": ALPHA}, "SubBackward0": {"_saved_alpha": ALPHA},
+    "SumBackward1": _DIM, "MeanBackward1": _DIM,
 }
 NAMES = frozenset(name for slots in BY_NODE.values() for name in slots)
+
+
+OUTPUTS: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+"""id(node) -> (the node, the tensor it made), both weakly: kept only while `identities` is on."""
+
+
+def _remember(t: Tensor, op: Any, inputs: tuple, arrays: tuple, params: dict) -> None:
+    node = t._node
+    if node is not None:
+        key = id(node)
+        OUTPUTS[key] = (weakref.ref(node, lambda _, key=key: OUTPUTS.pop(key, None)), weakref.ref(t))
+
+
+@contextlib.contextmanager
+def identities(on: bool) -> Iterator[None]:
+    """While on, each op's output is remembered by its node, so that a saved input that is itself an op's
+    output comes back as that very tensor (`y.grad_fn._saved_self is m`, as PyTorch's does). Only a
+    program that reads a `_saved_*` attribute turns it on; no other op pays for it."""
+    if not on:
+        yield
+        return
+    Observe.add(_remember)
+    try:
+        yield
+    finally:
+        Observe.discard(_remember)
+        OUTPUTS.clear()
+
+
+def _output_of(node: Node, value: np.ndarray) -> Tensor | None:
+    """The live tensor `node` made, when it still holds `value` (the array the consumer saved)."""
+    entry = OUTPUTS.get(id(node))
+    t = entry[1]() if entry is not None and entry[0]() is node else None
+    return t if t is not None and t._node is node and t._data is value else None
+
+
+def _unpacked(node: Node, where: Any) -> Tensor | None:
+    """A value saved under `saved_tensors_hooks` reads back through its unpack hook, as PyTorch's does."""
+    from gradcli.engine.hooks import PACKED
+    entry = PACKED.get(id(node))
+    if entry is None or entry[0]() is not node:
+        return None
+    return next((entry[1](packed) for at, packed in entry[2] if at == where), None)
 
 
 def saved_attribute(node: Node, name: str) -> Any:
@@ -37,6 +88,14 @@ def saved_attribute(node: Node, name: str) -> Any:
     if node.saved is None:
         raise BackwardError(FREED, hint="pass retain_graph=True to backward to keep the saved values")
     where = slots[name]
+    hooked = _unpacked(node, where)
+    if hooked is not None:
+        return hooked
+    if where == ALPHA:
+        return 1
+    if isinstance(where, str):
+        value = node.params[where]
+        return tuple(value) if isinstance(value, (tuple, list)) else value
     if where == RESULT:
         return None if node.saved_out is None else _on_graph(node.saved_out, node)
     x = node.inputs[where]
@@ -46,7 +105,8 @@ def saved_attribute(node: Node, name: str) -> Any:
     if type(value) is not np.ndarray:
         return None  # the node keeps nothing for this input (its gradient is not needed)
     if type(x) is Node:
-        return _on_graph(value, x)
+        found = _output_of(x, value)
+        return found if found is not None else _on_graph(value, x)
     if value is x._data:  # the input itself, unchanged: PyTorch hands back the very tensor (`_saved_self is x`)
         return x
     copy = _wrap(value)

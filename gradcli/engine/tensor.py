@@ -228,6 +228,9 @@ class Node:
     _saved_exponent = SavedTensor()
     _saved_mat2 = SavedTensor()
     _saved_tensor = SavedTensor()
+    _saved_alpha = SavedTensor()
+    _saved_dim = SavedTensor()
+    _saved_keepdim = SavedTensor()
 
     def apply(self, *grads: Any) -> Any:
         """`grad_fn.apply(g)`: a program's Function node runs its backward on these gradients."""

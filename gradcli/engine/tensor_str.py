@@ -117,5 +117,29 @@ def tensor_repr(t: "Tensor") -> str:
         extras.append(f"grad_fn=<{t._node.name}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    text = "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    from gradcli.engine.forward_ad import tangent_of
+    tangent = tangent_of(t)
+    if tangent is not None:  # a dual tensor: PyTorch shows a one-element tangent as a Python number
+        extras.append("tangent=" + (repr(float(tangent)) if tangent.ndim == 0 else tensor_repr(_plain(tangent))))
+    text = _suffixed("tensor(" + body, extras)
     return "Parameter containing:\n" + text if PARAMETERS.has(t) else text
+
+
+def _plain(array: np.ndarray) -> "Tensor":
+    from gradcli.engine.tensor import _wrap
+    return _wrap(array)
+
+
+def _suffixed(text: str, suffixes: list[str], indent: int = len("tensor(")) -> str:
+    """PyTorch's suffixes (dtype, grad_fn, tangent) after the values: on the last line while it stays
+    within the line width, else each on a line of its own."""
+    last = len(text) - text.rfind("\n") + 1
+    parts = [text]
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > PrintOptions.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -150,8 +150,11 @@ _GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the
 
 
 def gradient_kind(func: Any) -> str | None:
-    if type(func) is FUNC.Transform:
-        return "func" if func.kind is not None else None
+    """The kind of gradient `func` computes (GRADIENT_FUNCTIONS' names; "func:<kind>" for torch.func's,
+    see `FUNC.check_kind`; "tangent" for unpack_dual), or None for a function that computes none."""
+    transform = FUNC.check_kind(func)
+    if transform is not None:
+        return "func:" + transform
     if func is FWD.unpack_dual:
         return "tangent"
     return _GRADIENT_KINDS.get(id(func))

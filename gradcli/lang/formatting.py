@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine.devices import Device
+from gradcli.engine.forward_ad import UnpackedDualTensor
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError
@@ -60,7 +61,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         if isinstance(value, list):
             return "[" + inner + "]"
         fields = getattr(type(value), "_fields", None)
-        if fields is not None and len(fields) == len(parts) and type(value).__module__.startswith("gradcli.lang"):
+        if fields is not None and len(fields) == len(parts) and (type(value).__module__.startswith("gradcli.lang")
+                                                                 or type(value) is UnpackedDualTensor):
             inner = ", ".join(f"{name}={part}" for name, part in zip(fields, parts))
         prefix = type(value).__name__ if fields is not None else ""
         return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"

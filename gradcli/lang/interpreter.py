@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import saved as SAVED
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
@@ -59,11 +60,11 @@ class Hooks:
     """A `print(...)`: (each argument titled by its source, line, the text Python's print writes)."""
     on_display: Callable[[str, Any, int], None] | None = None
     on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
-    on_gradient: Callable[[str, Callable[..., Any], list, dict, int], Any] | None = None
-    """A call of a gradient function (`B.GRADIENT_FUNCTIONS`): (kind, run, args, kwargs, line) -> its value.
+    on_gradient: Callable[[str, Any, Callable[..., Any], list, dict, int], Any] | None = None
+    """A call of a gradient function (`B.gradient_kind`): (kind, func, run, args, kwargs, line) -> its value.
 
-    `run(target)` calls `target` (by default the function itself) with the call's arguments, so
-    the hook may call a traced variant that also returns what it differentiated."""
+    `func` is the function called; `run(target)` calls `target` (by default `func` itself) with the
+    call's arguments, so the hook may call a traced variant that also returns what it differentiated."""
 
 
 @dataclass
@@ -72,6 +73,11 @@ class Outcome:
 
     value: Any = None
     name: str | None = None
+
+
+def _reads_saved_tensors(tree: ast.Module) -> bool:
+    """Whether the program reads a node's `_saved_*` attribute (only then do ops remember their outputs)."""
+    return any(type(n) is ast.Attribute and n.attr in SAVED.NAMES for n in ast.walk(tree))
 
 
 def source_text(node: ast.AST) -> str:
@@ -147,7 +153,8 @@ class Interpreter:
         try:
             body = self._block(tree.body)
             self.budget.start()
-            body()
+            with SAVED.identities(_reads_saved_tensors(tree)):
+                body()
         finally:
             ACTIVE.pop()
             runtime.PRINTERS.pop()
@@ -1109,7 +1116,7 @@ class Interpreter:
             with self.budget.counted():
                 return self._apply(target, func, args, kwargs, node)
         with self.budget.paused():
-            return self.hooks.on_gradient(kind, counted, args, kwargs, node.lineno)
+            return self.hooks.on_gradient(kind, func, counted, args, kwargs, node.lineno)
 
     def _apply(self, target: Any, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         """Call `target` (`func`, or a traced variant of it) with a call's arguments; arguments that do not

@@ -54,7 +54,7 @@ ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assi
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
 # PyTorch's documented saved tensors on a node: the only names starting with '_' a program may read
 SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_saved_exponent", "_saved_mat2",
-                              "_saved_tensor"})
+                              "_saved_tensor", "_saved_alpha", "_saved_dim", "_saved_keepdim"})
 # The one dunder a program may read: a type's or function's name (`type(e).__name__`), and the module's
 # `__name__` ("__main__"); it is a string, and reading it runs nothing.
 READABLE_DUNDER = "__name__"

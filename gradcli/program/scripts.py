@@ -66,6 +66,13 @@ class Checker(Protocol):
                    progress: Any = None) -> Verdict:
         """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
 
+    def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
+                 of: str, progress: Any = None) -> Verdict:
+        """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf)."""
+
+    def unchecked(self, line: int, what: str, of: str) -> Verdict:
+        """A call no witness can judge, counted as such."""
+
     def summaries(self) -> list[Any]:
         """Every site's summary (line, what, calls, failed, unchecked, `to_json()`), in line order."""
 
@@ -357,14 +364,14 @@ class _Session:
         if verdict.shown:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 
-    def _gradient(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
+    def _gradient(self, kind: str, func: Any, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
         """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward.
 
         A functional that traces a function of its own runs as its traced variant, so the check
         sees the graph it differentiated.
         """
-        if kind == "func":
-            return self._transformed(run, args, line)
+        if kind.startswith("func:"):
+            return self._transformed(kind[len("func:"):], func, run, line)
         if kind == "tangent":
             return self._tangent(run, args, line)
         from gradcli.engine.autograd import TRACED
@@ -372,51 +379,88 @@ class _Session:
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
         arguments = _signature(kind).bind(*args, **kwargs).arguments
         subject = self.subjects.get(line, "")
-        what = f"{kind}({subject}, …)"
         names = self._names(as_list(arguments.get("inputs")))
-        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = self.checker.functional(kind, arguments, value, names, traced=(xs, out), line=line, what=what,
-                                             of=subject, progress=progress)
-        if verdict.shown:
-            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        self._judge(line, subject, f"{kind}({subject}, …)", lambda what, progress: self.checker.functional(
+            kind, arguments, value, names, traced=(xs, out), line=line, what=what, of=subject, progress=progress))
         return value
 
-    def _transformed(self, run: Callable[..., Any], args: list, line: int) -> Any:
-        """A call of `torch.func.grad(f)` or `jacrev(f)`: its result is the Jacobian of f's output by the
-        differentiated arguments, judged as `jacobian(f, inputs)` is."""
-        func = run.__defaults__[0]
-        value, traced, blocks = run(func.traced)
-        if not blocks:  # several outputs: no single Jacobian to judge
-            return value
-        names = self._names([x for xs in traced.given for x in xs])
+    def _transformed(self, kind: str, func: Any, run: Callable[..., Any], line: int) -> Any:
+        """A call of torch.func's: `grad(f)(x)`, `jacrev`/`jacfwd`/`hessian(f)(x)` (the result is the Jacobian or
+        the second derivatives of f's output by the differentiated arguments, judged as `jacobian(f, x)`
+        and `hessian(f, x)` are), `vjp_fn(v)` (the gradients of Σ v·f), `jvp(f, x, v)` (the directional
+        derivative of f along v, as a tangent is) and `vmap` of a transform (each example on its own)."""
         subject = self.subjects.get(line, "")
-        what = f"{func.what}({subject})(…)"
-        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = self.checker.functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), names, traced=(traced.flat, traced.out),
-                                             line=line, what=what, of=subject, progress=progress)
-        if verdict.shown:
-            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+        if kind == "jvp":
+            from gradcli.engine.func import traced_jvp
+            value, tr, outs, tangents = run(traced_jvp)
+            for k, (out, tangent) in enumerate(zip(outs, tangents)):
+                self._directional(tr.level, out, tangent, line, subject,
+                                  f"jvp({subject}, …)" + (f"[{k}]" if len(outs) > 1 else ""))
+            return value
+        if kind == "vjp_fn":
+            grads, tr, outs, cts = run(func.traced)
+            if len(outs) == 1:
+                self._functional("vjp", {"v": cts[0]}, (None, grads[0] if len(grads) == 1 else grads), tr, outs[0],
+                                 line, "f", "vjp_fn(…)")
+            else:  # several outputs: no single Σ v·f to judge
+                self.checker.unchecked(line, "vjp_fn(…)", "f")
+            return grads
+        if kind == "vmap":
+            value, calls = run(func.traced)
+            of = getattr(func.func.func, "__name__", "f")  # each example's result is a derivative of f's output
+            for tr, blocks in calls:
+                self._transform_result(func.func, tr, blocks, line, of, f"{func.__name__}(…)")
+            return value
+        value, tr, blocks = run(func.traced)
+        self._transform_result(func, tr, blocks, line, subject, f"{func.what}({subject})(…)")
         return value
+
+    def _transform_result(self, func: Any, tr: Any, blocks: list[Tensor], line: int, subject: str, what: str) -> None:
+        if func.judged_as == "hessian":  # its trace is f's own call: judged by the second derivatives of f's output
+            if len(blocks) != 1 or len(tr.flat) != 1 or not isinstance(tr.out, Tensor) or tr.out.numel() != 1:
+                self.checker.unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
+                return
+            self._functional("hessian", {}, blocks[0], tr, tr.out, line, subject, what)
+            return
+        if not blocks:  # several outputs: no single Jacobian to judge
+            self.checker.unchecked(line, what, subject)
+            return
+        self._functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), tr, tr.out, line,
+                         subject, what)
+
+    def _functional(self, kind: str, arguments: dict, value: Any, tr: Any, out: Tensor, line: int, subject: str,
+                    what: str) -> None:
+        names = self._names(tr.callers)
+        self._judge(line, subject, what, lambda what, progress: self.checker.functional(
+            kind, arguments, value, names, traced=(tr.flat, out), line=line, what=what, of=subject,
+            progress=progress))
 
     def _tangent(self, run: Callable[..., Any], args: list, line: int) -> Any:
         """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""
-        from gradcli.engine.forward_ad import shadow_of
         value = run()
-        if value.tangent is None:
-            return value
-        subject = self.subjects.get(line, "")
-        what = f"unpack_dual({subject}).tangent"
-        followed = shadow_of(args[0])
+        if value.tangent is not None:
+            subject = self.subjects.get(line, "")
+            self._directional(None, args[0], value.tangent, line, subject, f"unpack_dual({subject}).tangent")
+        return value
+
+    def _directional(self, level: Any, t: Tensor, tangent: Tensor, line: int, subject: str, what: str) -> None:
+        """A tangent judged as d(shadow of t)/ds at s = 0: SymPy's directional derivative along the seeds."""
+        from gradcli.engine.forward_ad import shadow_of
+        followed = shadow_of(t, level)
         if followed is None:  # through a custom Function's jvp: nothing to replay it by
             self.checker.unchecked(line, what, subject)
-            return value
+            return
         shadow, s = followed
+        self._judge(line, subject, what, lambda what, progress: self.checker.jacobian(
+            shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
+            progress=progress))
+
+    def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any], Verdict]) -> None:
+        """Run one check under a progress bar and show its report when the checker says it is worth it."""
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = self.checker.jacobian(shadow, {"direction": s}, {"direction": value.tangent._data}, line=line,
-                                            what=what, of=subject, progress=progress)
+            verdict = check(what, progress)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
-        return value
 
     def _names(self, tensors: list[Any]) -> list[str]:
         """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
@@ -432,7 +476,7 @@ class _Session:
         return leaf_names(graph_nodes(tensor)[1], self.env)
 
 
-_TRANSFORM_NAMES = frozenset({"unpack_dual", "jacrev", "jacfwd"})
+_TRANSFORM_NAMES = frozenset({"unpack_dual", "jacrev", "jacfwd", "grad_and_value", "vmap"})
 """Calls checked besides GRADIENT_FUNCTIONS' (torch.func's grad is among those by name)."""
 
 
