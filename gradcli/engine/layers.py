@@ -122,6 +122,29 @@ class MaxPool1d(MaxPool2d):
                             self.return_indices)
 
 
+class MaxUnpool2d(Module):
+    """Max pooling undone: each value back where its index says, zeros elsewhere."""
+    nd = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = C.ntuple(kernel_size, self.nd, name, "kernel_size")
+        self.stride = self.kernel_size if stride is None else C.ntuple(stride, self.nd, name, "stride")
+        self.padding = C.ntuple(padding, self.nd, name, "padding")
+
+    def forward(self, input: Any, indices: Any, output_size: Any = None) -> Tensor:
+        unpool = C.max_unpool2d if self.nd == 2 else C.max_unpool1d
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    nd = 1
+
+
 class AvgPool2d(Module):
     functional = staticmethod(C.avg_pool2d)
 
@@ -353,14 +376,15 @@ class ModuleDict(Module):
 
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
-    Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
+    Conv1d, Conv2d, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
     Unflatten, ModuleList, ModuleDict)}
 """The module classes of this file, by their `torch.nn` name."""
 
 MEMBERS: dict[type, frozenset] = {
     **dict.fromkeys((Conv1d, Conv2d), frozenset({"weight", "bias", "in_channels", "out_channels", "kernel_size",
                                                   "stride", "padding", "dilation", "groups"})),
-    **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d), frozenset({"kernel_size", "stride", "padding"})),
+    **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d, MaxUnpool1d, MaxUnpool2d),
+                    frozenset({"kernel_size", "stride", "padding"})),
     AdaptiveAvgPool2d: frozenset({"output_size"}),
     **dict.fromkeys((BatchNorm1d, BatchNorm2d), frozenset({"weight", "bias", "running_mean", "running_var",
                                                             "num_batches_tracked", "num_features", "eps",
