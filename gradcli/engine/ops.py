@@ -358,7 +358,7 @@ def _norm_vjp(ns: Any, g: Any, out: Any, x: Any, p: float = 2.0, dim: tuple[int,
         mask = ns.where(ns.abs(x) == o, 1.0, 0.0)
         return gb * ns.sign(x) * mask / ns.sum(mask, dim=dim, keepdim=True)
     if p == 2:
-        return gb * x / ns.where(o == 0, 1.0, o) * ns.where(o == 0, 0.0, 1.0)
+        return ns.where(o == 0, 0.0, gb * x / ns.where(o == 0, 1.0, o))  # a Python 0.0 keeps the dtype
     scale = ns.abs(x) ** (p - 1) / ns.where(o == 0, 1.0, o) ** (p - 1)
     if p < 0:  # a zero element makes the norm 0, and PyTorch's gradient 0 throughout
         scale = ns.where(o == 0, 0.0, scale)

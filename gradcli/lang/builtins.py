@@ -136,7 +136,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 # PyTorch's random numbers (engine/random.py) and the session's default dtype.
 FUNCTIONS.update({
     "randint": C.randint, "randperm": C.randperm, "rand_like": C.rand_like, "randn_like": C.randn_like,
-    "normal": C.normal, "bernoulli": C.bernoulli, "initial_seed": C.initial_seed,
+    "normal": C.normal, "bernoulli": C.bernoulli, "multinomial": C.multinomial, "initial_seed": C.initial_seed,
     "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
@@ -319,7 +319,7 @@ TENSOR_METHODS = frozenset({
     "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
