@@ -20,7 +20,7 @@ from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
 from gradcli.lang import arrays as ARR
-from gradcli.engine import data, layers, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
+from gradcli.engine import data, layers, lbfgs, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -230,7 +230,8 @@ LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
                                   "lr_scheduler": LR_SCHEDULER,
-                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
+                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()},
+                                  "LBFGS": _constructor(lbfgs.LBFGS)})
 DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
