@@ -79,7 +79,7 @@ def test_namespaces(cli):
     assert ("log_softmax, logsigmoid, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, mish"
             in spaces["torch.nn.functional"])
     # Optimizer: the base a program subclasses
-    assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, Optimizer, RMSprop, SGD"
+    assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, LBFGS, Optimizer, RMSprop, SGD"
     assert spaces["torch.optim.lr_scheduler"] == ("CosineAnnealingLR, ExponentialLR, LambdaLR, MultiStepLR, OneCycleLR, "
                                                   "ReduceLROnPlateau, StepLR")
     assert spaces["torch"].startswith("every function")

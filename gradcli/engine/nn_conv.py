@@ -3,8 +3,8 @@ channel dropout and embeddings, with PyTorch's argument rules and error texts.
 
 Each convolution, pooling or unfold is one primitive of the op table (`ConvolutionBackward0`,
 `MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it; batch norm and embeddings are
-compositions of existing primitives (their nodes are those of the composition, not PyTorch's
-`NativeBatchNormBackward0`/`EmbeddingBackward0`).
+compositions of existing primitives: an embedding is one row gather (INDEX) under PyTorch's name
+`EmbeddingBackward0`; batch norm's nodes are those of its composition, not `NativeBatchNormBackward0`.
 """
 from __future__ import annotations
 
@@ -379,7 +379,7 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     if idx.numel() and (idx._data.min() < 0 or idx._data.max() >= w.shape[0]):
         raise ShapeError("index out of range in self",
                          hint=f"the embedding has {w.shape[0]} rows: indices go from 0 to {w.shape[0] - 1}")
-    return F.index(w, idx._data)
+    return apply(O.INDEX, w, key=idx._data, name="EmbeddingBackward0")  # one row gather: PyTorch's node
 
 
 NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
