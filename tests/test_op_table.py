@@ -45,7 +45,7 @@ def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
 
 
 # Primitives no program names: they are recorded by backward passes under create_graph.
-INTERNAL = {"index_put": "indexing's backward", "gelu_backward": "gelu's backward"}
+INTERNAL = {"gelu_backward": "gelu's backward"}
 # PyTorch has these as torch.X but not as Tensor methods (checked against torch in test_torch_oracle.py).
 FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits"}

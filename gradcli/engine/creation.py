@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.errors import ArgumentError, DtypeError
+from gradcli.errors import ArgumentError, DtypeError, ValueDomainError
 from gradcli.engine.random import Generator
 from gradcli.engine.tensor import Tensor, _wrap, broadcast_shape, check_elements
 
@@ -51,6 +51,16 @@ def manual_seed(seed: int) -> None:
 
 def initial_seed() -> int:
     return Defaults.generator.initial_seed()
+
+
+def generator_arg(generator: Any, fn: str | None = None) -> Generator:
+    """What a draw's `generator=` names: the global generator by default, else a program's `torch.Generator()`."""
+    if generator is None:
+        return Defaults.generator
+    if not isinstance(generator, Generator):
+        raise ArgumentError(f"{fn + '(): ' if fn else ''}generator must be a torch.Generator, not "
+                            f"{type(generator).__name__}", hint="g = torch.Generator().manual_seed(0); pass generator=g")
+    return generator
 
 
 def resolve_dtype(dtype: Any) -> Any:
@@ -223,12 +233,14 @@ def _random(size: tuple, dtype: Any, requires_grad: bool, fill: Callable[[Tensor
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.uniform_())
+def rand(*shape: Any, size: Any = None, generator: Any = None, requires_grad: bool = False,
+         dtype: Any = None) -> Tensor:
+    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.uniform_(generator=generator))
 
 
-def randn(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.normal_())
+def randn(*shape: Any, size: Any = None, generator: Any = None, requires_grad: bool = False,
+          dtype: Any = None) -> Tensor:
+    return _random(_sized(shape, size), dtype, requires_grad, lambda t: t.normal_(generator=generator))
 
 
 def rand_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
@@ -243,7 +255,7 @@ def randn_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Ten
     return randn(x.shape, requires_grad=requires_grad, dtype=dtype or x.dtype)
 
 
-def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None,
+def randint(*args: Any, low: int | None = None, high: int | None = None, size: Any = None, generator: Any = None,
             requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """`randint(high, size)` or `randint(low, high, size)` (positional or by keyword): int64 unless dtype says."""
     positional = list(args)
@@ -263,16 +275,17 @@ def randint(*args: Any, low: int | None = None, high: int | None = None, size: A
         raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
                             hint="the upper bound is exclusive: randint(low, high) draws from low to high-1")
     shape = _shape((size,) if isinstance(size, (int, np.integer)) else tuple(size))
-    values = Defaults.generator.integers(_count(shape), low, high)
+    values = generator_arg(generator, "randint").integers(_count(shape), low, high)
     return _leaf(values.astype(resolve_dtype(dtype) or np.int64).reshape(shape), requires_grad)
 
 
-def randperm(n: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def randperm(n: int, generator: Any = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     shape = _shape((n,))
-    return _leaf(Defaults.generator.permutation(shape[0]).astype(resolve_dtype(dtype) or np.int64), requires_grad)
+    order = generator_arg(generator, "randperm").permutation(shape[0])
+    return _leaf(order.astype(resolve_dtype(dtype) or np.int64), requires_grad)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, requires_grad: bool = False,
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, generator: Any = None, requires_grad: bool = False,
            dtype: Any = None) -> Tensor:
     """`torch.normal`: numbers and a size, or tensors of means and/or standard deviations (broadcast).
 
@@ -283,26 +296,78 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, requires_grad: boo
         if size is None:
             raise ArgumentError("normal() with a number mean and std needs a size",
                                 hint="e.g. torch.normal(0., 1., size=(2, 3)), or pass a tensor of means")
-        return _random((size,), dtype, requires_grad, lambda t: t.normal_(mean, std))
+        return _random((size,), dtype, requires_grad, lambda t: t.normal_(mean, std, generator=generator))
     if isinstance(std, Tensor) and np.any(std._data < 0):
         raise ArgumentError("normal expects all elements of std >= 0.0", hint="a standard deviation is never negative")
     like = mean if isinstance(mean, Tensor) else std
     shape = like.shape
     if isinstance(mean, Tensor) and isinstance(std, Tensor):
         shape = broadcast_shape("normal", mean.shape, std.shape)
-    out = _random(shape, like.dtype, False, lambda t: t.normal_(0.0, 1.0 if isinstance(std, Tensor) else std))
+    out = _random(shape, like.dtype, False,
+                  lambda t: t.normal_(0.0, 1.0 if isinstance(std, Tensor) else std, generator=generator))
     if isinstance(std, Tensor):
         out._data = (out._data * std._data).astype(out.dtype)
     out._data = (out._data + (mean._data if isinstance(mean, Tensor) else mean)).astype(out.dtype)
     return out
 
 
-def bernoulli(input: Tensor, p: float | None = None) -> Tensor:
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
     """`torch.bernoulli`: 1 with probability `input` per element (or `p` for every element), in input's dtype."""
     from gradcli.engine.functions import _tensor_arg
     input = _tensor_arg(input, "bernoulli")
     out = _wrap(np.empty_like(input._data))
-    return out.bernoulli_(input if p is None else p)
+    return out.bernoulli_(input if p is None else p, generator=generator)
+
+
+def multinomial(input: Any, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """Category indices drawn with the probabilities (any nonnegative weights) in each row, by PyTorch's CPU
+    algorithms, so a seeded generator gives its numbers.
+
+    Without replacement, or for one sample: q ~ Exp(1) per weight (one `exponential_` over the input's
+    shape), then the largest weight / q (argmax, or the top num_samples). With replacement: per row the
+    running sum in the input's dtype, divided by the total, searched (first entry >= u) for one float64
+    uniform per sample, row by row.
+    """
+    from gradcli.engine.functions import _TORCH_NAMES, _tensor_arg, number_arg
+    p = _tensor_arg(input, "multinomial")
+    if p.dtype.kind != "f":
+        raise DtypeError(f"multinomial only supports floating-point dtypes for input, got: "
+                         f"{_TORCH_NAMES.get(p.dtype.name, p.dtype.name)}", hint="weights are floats: p.float()")
+    if p.ndim not in (1, 2):
+        raise ArgumentError("prob_dist must be 1 or 2 dim", hint="one row of weights, or a batch of rows")
+    n = int(number_arg(num_samples, "multinomial", "num_samples", integer=True))
+    if n <= 0:
+        raise ArgumentError("cannot sample n_sample <= 0 samples", hint="num_samples counts the draws per row")
+    categories = p.shape[-1]
+    if not replacement and n > categories:
+        raise ArgumentError("cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+                            hint="pass replacement=True to draw a category more than once")
+    rows = p._data.reshape(-1, categories)
+    gen = generator_arg(generator, "multinomial")
+    if not replacement or n == 1:
+        if not (np.all(rows >= 0) and np.all(np.isfinite(rows))):
+            raise ValueDomainError("probability tensor contains either `inf`, `nan` or element < 0",
+                                   hint="weights must be finite and nonnegative")
+        if np.any(rows.sum(axis=1) == 0):
+            raise ValueDomainError("invalid multinomial distribution (sum of probabilities <= 0)",
+                                   hint="each row needs a positive weight")
+        q = rows / gen.exponential(rows.size, rows.dtype, 1.0).reshape(rows.shape)
+        picks = np.argsort(-q, axis=1, kind="stable")[:, :n]
+    else:
+        negative = not np.all(rows >= 0)  # a nan fails this test first, as in the kernel
+        if negative or not np.all(np.isfinite(rows)):
+            raise ValueDomainError("invalid multinomial distribution (encountering probability entry "
+                                   f"{'< 0' if negative else '= infinity or NaN'})",
+                                   hint="weights must be finite and nonnegative")
+        totals = np.cumsum(rows, axis=1)  # sequential, in the input's dtype, as the kernel adds
+        if np.any(totals[:, -1] <= 0):
+            raise ValueDomainError("invalid multinomial distribution (sum of probabilities <= 0)",
+                                   hint="each row needs a positive weight")
+        cum = (totals / totals[:, -1:]).astype(np.float64)
+        cum[:, -1] = 1.0
+        u = gen.standard_uniform(rows.shape[0] * n, np.float64).reshape(rows.shape[0], n)
+        picks = np.stack([np.searchsorted(c, row, side="left") for c, row in zip(cum, u)])
+    return _leaf(picks.astype(np.int64).reshape(p.shape[:-1] + (n,)), False)
 
 
 def _count(shape: tuple[int, ...]) -> int:

@@ -15,19 +15,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.creation import generator_arg
 from gradcli.engine.random import Generator
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
-
-
-def _generator(generator: Any, fn: str) -> Generator:
-    from gradcli.engine.creation import Defaults
-    if generator is None:
-        return Defaults.generator
-    if not isinstance(generator, Generator):
-        raise ArgumentError(f"{fn}(): generator must be a torch.Generator, not {type(generator).__name__}",
-                            hint="g = torch.Generator().manual_seed(0); pass generator=g")
-    return generator
 
 
 def _int64_seed(generator: Generator) -> int:
@@ -95,7 +86,7 @@ def random_split(dataset: Any, lengths: Any, generator: Any = None) -> list[Subs
     if sum(lengths) != n:
         raise ValueDomainError("Sum of input lengths does not equal the length of the input dataset!",
                                hint=f"the dataset has {n} samples; the lengths add up to {sum(lengths)}")
-    order = _generator(generator, "random_split").permutation(n).tolist()
+    order = generator_arg(generator, "random_split").permutation(n).tolist()
     splits, start = [], 0
     for length in lengths:
         splits.append(Subset(dataset, order[start:start + length]))
@@ -144,7 +135,7 @@ class DataLoader:
                                    f"shuffle={shuffle}", hint="an iterable dataset is read in its own order")
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.collate_fn, self.num_workers = collate_fn, num_workers
-        self.generator = None if generator is None else _generator(generator, "DataLoader")
+        self.generator = None if generator is None else generator_arg(generator, "DataLoader")
 
     def __len__(self) -> int:
         n = len(self.dataset)
@@ -153,7 +144,7 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def _order(self) -> list[int]:
-        gen = _generator(self.generator, "DataLoader")
+        gen = generator_arg(self.generator, "DataLoader")
         _int64_seed(gen)  # the iterator's base seed, drawn on every pass as PyTorch does
         n = len(self.dataset)
         if not self.shuffle:
@@ -184,7 +175,7 @@ class DataLoader:
         return self.collate_fn(sample) if self.collate_fn is not None else sample
 
     def _iterable_batches(self) -> Iterator[Any]:
-        _int64_seed(_generator(self.generator, "DataLoader"))
+        _int64_seed(generator_arg(self.generator, "DataLoader"))
         batch: list = []
         for sample in self.dataset:
             if self.batch_size is None:

@@ -15,7 +15,8 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine import init as I
 from gradcli.engine import nn_conv as C
-from gradcli.engine.nn import Module, Parameter, _default_dtype, _empty
+from gradcli.engine import nn_functional as NF
+from gradcli.engine.nn import Linear, Module, Parameter, _default_dtype, _empty, _module
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError
 
@@ -36,8 +37,16 @@ class _ConvNd(Module):
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  dtype: Any = None) -> None:
         super().__init__()
+        self.in_channels = _count(in_channels, type(self).__name__, "in_channels")
+        dt = self._configure(out_channels, kernel_size, stride, padding, dilation, groups, padding_mode, dtype)
+        self._parameters["weight"] = _empty(self._weight_shape(), dt)
+        self._parameters["bias"] = _empty((self.out_channels,), dt) if bias else None
+        self.reset_parameters()
+
+    def _configure(self, out_channels: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any, groups: int,
+                   padding_mode: str, dtype: Any) -> Any:
+        """Check and keep everything but the input channels (a lazy layer learns those later); the dtype."""
         name = type(self).__name__
-        self.in_channels = _count(in_channels, name, "in_channels")
         self.out_channels = _count(out_channels, name, "out_channels")
         self.groups = _count(groups, name, "groups")
         if self.in_channels % self.groups or self.out_channels % self.groups:
@@ -55,11 +64,10 @@ class _ConvNd(Module):
                                 hint="use stride=1 with padding='same'")
         self.padding_mode = padding_mode
         from gradcli.engine.creation import resolve_dtype
-        dt = resolve_dtype(dtype) or _default_dtype()
-        shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        self._parameters["weight"] = _empty(shape, dt)
-        self._parameters["bias"] = _empty((self.out_channels,), dt) if bias else None
-        self.reset_parameters()
+        return resolve_dtype(dtype) or _default_dtype()
+
+    def _weight_shape(self) -> tuple[int, ...]:
+        return (self.out_channels, self.in_channels // self.groups) + self.kernel_size
 
     def reset_parameters(self) -> None:
         I.kaiming_uniform_(self._parameters["weight"], a=math.sqrt(5))
@@ -95,6 +103,85 @@ class Conv2d(_ConvNd):
     functional = staticmethod(C.conv2d)
 
 
+def _uninitialized(dtype: Any) -> Tensor:
+    """A lazy layer's parameter before its first call: no elements yet, printed as PyTorch prints it."""
+    from gradcli.engine.tensor_str import UNINITIALIZED
+    p = _empty((0,), dtype)
+    UNINITIALIZED.add(p)
+    return p
+
+
+def _materialize(module: Module, shapes: dict[str, tuple[int, ...]], becomes: type) -> None:
+    """The first call: each parameter gets its shape in place (an optimizer made earlier holds the same
+    tensors), the full layer's initialisation draws its values, and the module becomes that layer, as
+    PyTorch's `cls_to_become` makes it (so print(model) shows Linear(...) from then on)."""
+    from gradcli.engine.tensor_str import UNINITIALIZED
+    for name, shape in shapes.items():
+        p = module._parameters[name]
+        if p is not None:
+            p._data = np.empty(shape, p.dtype)
+            UNINITIALIZED.discard(p)
+    module.__class__ = becomes
+    module.reset_parameters()
+
+
+class LazyLinear(Linear):
+    """nn.Linear whose in_features is the last size of the first input it sees."""
+
+    def __init__(self, out_features: int, bias: bool = True, dtype: Any = None) -> None:
+        Module.__init__(self)
+        if not isinstance(out_features, (int, np.integer)) or isinstance(out_features, bool) or out_features < 0:
+            raise ArgumentError(f"LazyLinear(): out_features must be a non-negative integer, got {out_features!r}",
+                                hint="e.g. nn.LazyLinear(10): 10 outputs, the inputs counted at the first call")
+        from gradcli.engine.creation import resolve_dtype
+        dt = resolve_dtype(dtype) or _default_dtype()
+        self.in_features, self.out_features = 0, int(out_features)
+        self._parameters["weight"] = _uninitialized(dt)
+        self._parameters["bias"] = _uninitialized(dt) if bias else None
+
+    def forward(self, input: Any) -> Tensor:
+        x = F._tensor_arg(input, "LazyLinear")
+        if x.ndim == 0:
+            raise ShapeError("LazyLinear: the input needs at least one dimension (its last size is in_features)",
+                             hint="pass a batch, e.g. torch.rand(2, 20)")
+        self.in_features = x.shape[-1]
+        _materialize(self, {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)}, Linear)
+        return Linear.forward(self, x)
+
+
+class _LazyConvNd(_ConvNd):
+    """A convolution whose in_channels is the channel size of the first input it sees."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", dtype: Any = None) -> None:
+        Module.__init__(self)
+        self.in_channels = 0
+        dt = self._configure(out_channels, kernel_size, stride, padding, dilation, groups, padding_mode, dtype)
+        self._parameters["weight"] = _uninitialized(dt)
+        self._parameters["bias"] = _uninitialized(dt) if bias else None
+
+    def forward(self, input: Any) -> Tensor:
+        x = F._tensor_arg(input, type(self).__name__)
+        if x.ndim not in (self.nd + 1, self.nd + 2):
+            raise ShapeError(f"{type(self).__name__}: expected a {self.nd + 1}D (unbatched) or {self.nd + 2}D "
+                             f"(batched) input, got {x.ndim}D", hint="(batch, channels, ...) or (channels, ...)")
+        channels = x.shape[0] if x.ndim == self.nd + 1 else x.shape[1]
+        if channels % self.groups:
+            raise ShapeError("in_channels must be divisible by groups",
+                             hint=f"the input has {channels} channels and the layer {self.groups} groups")
+        self.in_channels = channels
+        _materialize(self, {"weight": self._weight_shape(), "bias": (self.out_channels,)}, self.becomes)
+        return _ConvNd.forward(self, x)
+
+
+class LazyConv1d(_LazyConvNd):
+    nd, becomes = 1, Conv1d
+
+
+class LazyConv2d(_LazyConvNd):
+    nd, becomes = 2, Conv2d
+
+
 class MaxPool2d(Module):
     functional = staticmethod(C.max_pool2d)
 
@@ -120,6 +207,29 @@ class MaxPool1d(MaxPool2d):
     def forward(self, input: Any) -> Tensor:
         return C.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
                             self.return_indices)
+
+
+class MaxUnpool2d(Module):
+    """Max pooling undone: each value back where its index says, zeros elsewhere."""
+    nd = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = C.ntuple(kernel_size, self.nd, name, "kernel_size")
+        self.stride = self.kernel_size if stride is None else C.ntuple(stride, self.nd, name, "stride")
+        self.padding = C.ntuple(padding, self.nd, name, "padding")
+
+    def forward(self, input: Any, indices: Any, output_size: Any = None) -> Tensor:
+        unpool = C.max_unpool2d if self.nd == 2 else C.max_unpool1d
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    nd = 1
 
 
 class AvgPool2d(Module):
@@ -352,15 +462,20 @@ class ModuleDict(Module):
         return list(self._modules.items())
 
 
+CosineEmbeddingLoss = _module("CosineEmbeddingLoss", NF.cosine_embedding_loss, {"margin": 0.0, "reduction": "mean"},
+                              ("margin",))
+
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
-    Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding,
-    Unflatten, ModuleList, ModuleDict)}
+    Conv1d, Conv2d, LazyConv1d, LazyConv2d, LazyLinear, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, AvgPool2d,
+    AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding, Unflatten, ModuleList, ModuleDict,
+    CosineEmbeddingLoss)}
 """The module classes of this file, by their `torch.nn` name."""
 
 MEMBERS: dict[type, frozenset] = {
-    **dict.fromkeys((Conv1d, Conv2d), frozenset({"weight", "bias", "in_channels", "out_channels", "kernel_size",
-                                                  "stride", "padding", "dilation", "groups"})),
-    **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d), frozenset({"kernel_size", "stride", "padding"})),
+    **dict.fromkeys((Conv1d, Conv2d, LazyConv1d, LazyConv2d), frozenset({
+        "weight", "bias", "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups"})),
+    **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d, MaxUnpool1d, MaxUnpool2d),
+                    frozenset({"kernel_size", "stride", "padding"})),
     AdaptiveAvgPool2d: frozenset({"output_size"}),
     **dict.fromkeys((BatchNorm1d, BatchNorm2d), frozenset({"weight", "bias", "running_mean", "running_var",
                                                             "num_batches_tracked", "num_features", "eps",
@@ -368,5 +483,6 @@ MEMBERS: dict[type, frozenset] = {
     Dropout2d: frozenset({"p"}), Embedding: frozenset({"weight", "num_embeddings", "embedding_dim"}),
     Unflatten: frozenset({"dim", "unflattened_size"}), ModuleList: frozenset({"append", "extend"}),
     ModuleDict: frozenset({"keys", "values", "items"}),
+    LazyLinear: frozenset({"weight", "bias", "in_features", "out_features"}),
 }
 """The attributes a program may read on each, beside the module API."""

@@ -3,8 +3,8 @@ channel dropout and embeddings, with PyTorch's argument rules and error texts.
 
 Each convolution, pooling or unfold is one primitive of the op table (`ConvolutionBackward0`,
 `MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it; batch norm and embeddings are
-compositions of existing primitives (their nodes are those of the composition, not PyTorch's
-`NativeBatchNormBackward0`/`EmbeddingBackward0`).
+compositions of existing primitives: an embedding is one row gather (INDEX) under PyTorch's name
+`EmbeddingBackward0`; batch norm's nodes are those of its composition, not `NativeBatchNormBackward0`.
 """
 from __future__ import annotations
 
@@ -129,11 +129,8 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
 
 
 # -- pooling ----------------------------------------------------------------------------------------
-def _pool_geometry(nd: int, fn: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
+def _pool_geometry(nd: int, fn: str, kernel_size: Any, stride: Any, padding: Any
                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
-    if ceil_mode:
-        raise ArgumentError(f"{fn}: ceil_mode=True is not supported by gradcli",
-                            hint="leave ceil_mode=False (the default), or pad the input to a multiple of the stride")
     kernel = ntuple(kernel_size, nd, fn, "kernel_size")
     strides = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, fn, "stride")
     _positive(kernel, fn, "kernel_size")
@@ -145,18 +142,36 @@ def _pool_geometry(nd: int, fn: str, kernel_size: Any, stride: Any, padding: Any
     return kernel, strides, tuple((p, p) for p in pads)
 
 
+def _ceil_padding(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...], pads: tuple[tuple[int, int], ...],
+                  strides: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """ceil_mode=True: PyTorch's rounded-up output size (a last window may hang over the end, but must
+    start inside the input or its left padding), reached by padding the high side with what never wins."""
+    out = []
+    for n, k, d, (lo, hi), s in zip(x.shape[2:], kernel, dilation, pads, strides):
+        size = -(-(n + lo + hi - d * (k - 1) - 1) // s) + 1
+        if (size - 1) * s >= n + lo:
+            size -= 1
+        out.append((lo, max(hi, (size - 1) * s + d * (k - 1) + 1 - n - lo)))
+    return tuple(out)
+
+
 def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool) -> Any:
-    if return_indices:
-        raise ArgumentError(f"{fn}: return_indices=True is not supported by gradcli", hint="leave it False")
     x, squeeze = _batched(input, nd, fn)
-    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding, ceil_mode)
+    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
     dilation_ = ntuple(dilation, nd, fn, "dilation")
     _positive(dilation_, fn, "dilation")
     _check_fits(x, kernel, dilation_, pads, strides)
+    if ceil_mode:
+        pads = _ceil_padding(x, kernel, dilation_, pads, strides)
     key = max_pool_at(x._data, kernel, dilation_, pads, strides)
-    out = apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides)
-    return _unbatched(out, squeeze)
+    out = _unbatched(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
+                     squeeze)
+    if not return_indices:
+        return out
+    # PyTorch's indices count within each (sample, channel) plane, row-major
+    indices = _wrap(key % math.prod(x.shape[2:]))
+    return out, _unbatched(indices, squeeze)
 
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
@@ -169,13 +184,70 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def _max_unpool(nd: int, fn: str, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> Tensor:
+    """Each value written back at the index max pooling took it from, zeros elsewhere: an index_put
+    into the unpooled planes, so its gradient gathers (PyTorch's MaxUnpool{nd}DBackward0)."""
+    x, squeeze = _batched(input, nd, fn)
+    idx = F._tensor_arg(indices, fn)
+    if idx.dtype != np.int64:
+        name = {**F._TORCH_NAMES, "float32": "Float", "float64": "Double"}.get(idx.dtype.name, idx.dtype.name)
+        raise DtypeError(f"elements in indices should be type int64 but got: {name}",
+                         hint="pass the indices max_pool returned (return_indices=True)")
+    if squeeze and idx.ndim == nd + 1:
+        idx = F.unsqueeze(idx, 0)
+    if tuple(idx.shape) != tuple(x.shape):
+        raise ShapeError(f"Expected shape of indices to be same as that of the input tensor ({list(x.shape)}) but got "
+                         f"indices tensor with shape: {list(idx.shape)}", hint="pass the indices max_pool returned")
+    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
+    default = tuple((n - 1) * s - 2 * lo + k for n, s, (lo, _), k in zip(x.shape[2:], strides, pads, kernel))
+    size = default
+    if output_size is not None:
+        given = F.ints_arg(output_size, fn, "output_size")
+        if len(given) not in (nd, nd + 2):
+            raise ArgumentError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                                f"length of '{len(given)}'", hint=f"e.g. output_size={list(x.shape[2:])}")
+        size = tuple(given[-nd:])
+        for d, (m, n, s) in enumerate(zip(size, default, strides)):
+            if not n - s <= m <= n + s:
+                raise ValueDomainError(f'invalid output_size "{tuple(size)}" (dim {d} must be between {n - s} and '
+                                       f'{n + s})', hint="output_size is the size of the input max_pool was given")
+    plane = math.prod(size)
+    if idx.numel() and (idx._data.min() < 0 or idx._data.max() >= plane):
+        bad = int(idx._data.min()) if idx._data.min() < 0 else int(idx._data.max())
+        raise ShapeError(f"Found an invalid max index: {bad} (output volumes are of size {'x'.join(map(str, size))})",
+                         hint="the indices count within each plane of the unpooled output")
+    flat = idx._data.reshape(-1, math.prod(x.shape[2:])) + np.arange(x.shape[0] * x.shape[1])[:, None] * plane
+    if np.unique(flat).size != flat.size:
+        raise ArgumentError(f"{fn}: two inputs of one plane have the same index: PyTorch keeps one of them (which one "
+                            "is unspecified), gradcli refuses", hint="unpool what a max pooling with stride >= "
+                            "kernel_size gave (its windows do not overlap, so its indices differ)")
+    lead = np.ogrid[tuple(slice(0, m) for m in x.shape[:2])]
+    key = tuple(k.reshape(k.shape + (1,) * nd) for k in lead) + np.unravel_index(idx._data, size)
+    out = apply(O.INDEX_PUT, x, shape=tuple(x.shape[:2]) + size, key=key, name=f"MaxUnpool{nd}DBackward0")
+    return _unbatched(out, squeeze)
+
+
+def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    return _max_unpool(1, "max_unpool1d", input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding, output_size)
+
+
 def _avg_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
               count_include_pad: bool, divisor_override: Any = None) -> Tensor:
     if not count_include_pad or divisor_override is not None:
         raise ArgumentError(f"{fn}: count_include_pad=False and divisor_override are not supported by gradcli",
                             hint="the mean counts every window position (PyTorch's default)")
+    if ceil_mode:
+        raise ArgumentError(f"{fn}: ceil_mode=True is not supported by gradcli",
+                            hint="leave ceil_mode=False (the default), or pad the input to a multiple of the stride")
     x, squeeze = _batched(input, nd, fn)
-    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding, ceil_mode)
+    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
     _check_fits(x, kernel, (1,) * nd, pads, strides)
     return _unbatched(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides), squeeze)
 
@@ -307,14 +379,15 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     if idx.numel() and (idx._data.min() < 0 or idx._data.max() >= w.shape[0]):
         raise ShapeError("index out of range in self",
                          hint=f"the embedding has {w.shape[0]} rows: indices go from 0 to {w.shape[0] - 1}")
-    return F.index(w, idx._data)
+    return apply(O.INDEX, w, key=idx._data, name="EmbeddingBackward0")  # one row gather: PyTorch's node
 
 
-NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "unfold",
-         "fold", "batch_norm", "dropout2d", "embedding")
+NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
+         "adaptive_avg_pool2d", "unfold", "fold", "batch_norm", "dropout2d", "embedding")
 """The functions of this module a program can call as `F.X`."""
 
 OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "max_pool1d": O.MAX_POOL,
-                        "max_pool2d": O.MAX_POOL, "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
+                        "max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
+                        "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
                         "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.MUL,
                         "dropout2d": O.MUL, "embedding": O.INDEX}

@@ -450,10 +450,37 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0, reduction: str = "mean"
+                          ) -> Tensor:
+    """1 - cos(x1, x2) where the target is 1, max(0, cos - margin) where it is -1, 0 for any other target;
+    cos = Σx1·x2 / √((Σx1² + 1e-12)(Σx2² + 1e-12)) along the last dimension, as PyTorch's kernel computes it."""
+    fn = "cosine_embedding_loss"
+    a, b, y = _tensor(input1, fn), _tensor(input2, fn), _tensor(target, fn)
+    reduction = _reduction(reduction, fn)
+    margin = F.number_arg(margin, fn, "margin")
+    if y.ndim not in (0, 1):
+        raise ShapeError("0D or 1D target tensor expected, multi-target not supported",
+                         hint="one target (1 or -1) per pair of rows")
+    if (a.ndim, b.ndim) != ((2, 2) if y.ndim else (1, 1)):
+        raise ShapeError(f"{y.ndim}D target tensor expects {y.ndim + 1}D input tensors, but found inputs with sizes "
+                         f"{list(a.shape)} and {list(b.shape)}.",
+                         hint="rows of vectors with a target per row, or two vectors with one target")
+    dim = y.ndim
+    prod_sum = F.sum(a * b, dim)
+    denom = F.sqrt((F.sum(a * a, dim) + 1e-12) * (F.sum(b * b, dim) + 1e-12))
+    cos = prod_sum / denom
+    zeros = _wrap(np.zeros(cos.shape, cos.dtype))
+    loss = F.where(y._data == 1, 1 - cos, zeros) + F.where(y._data == -1, F.clamp(cos - margin, min=0), zeros)
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
 NAMES = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softsign", "hardtanh", "hardsigmoid",
          "hardswish", "logsigmoid", "softmin", "softplus", "normalize", "cosine_similarity", "pairwise_distance",
          "linear", "one_hot", "pad", "layer_norm", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-         "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div")
+         "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+         "cosine_embedding_loss")
 """The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`)."""
 
 # The primitive behind each function, for `gradcli ops` (the top node for a composition).
@@ -465,5 +492,5 @@ OPS: dict[str, O.Op] = {
     "layer_norm": O.LAYER_NORM, "dropout": O.MUL, "mse_loss": O.MSE_LOSS, "l1_loss": O.MEAN,
     "smooth_l1_loss": O.SMOOTH_L1_LOSS, "huber_loss": O.HUBER_LOSS, "cross_entropy": O.NLL_LOSS,
     "nll_loss": O.NLL_LOSS, "binary_cross_entropy": O.BINARY_CROSS_ENTROPY,
-    "binary_cross_entropy_with_logits": O.BCE_WITH_LOGITS, "kl_div": O.MEAN,
+    "binary_cross_entropy_with_logits": O.BCE_WITH_LOGITS, "kl_div": O.MEAN, "cosine_embedding_loss": O.MEAN,
 }

@@ -358,7 +358,7 @@ def _norm_vjp(ns: Any, g: Any, out: Any, x: Any, p: float = 2.0, dim: tuple[int,
         mask = ns.where(ns.abs(x) == o, 1.0, 0.0)
         return gb * ns.sign(x) * mask / ns.sum(mask, dim=dim, keepdim=True)
     if p == 2:
-        return gb * x / ns.where(o == 0, 1.0, o) * ns.where(o == 0, 0.0, 1.0)
+        return ns.where(o == 0, 0.0, gb * x / ns.where(o == 0, 1.0, o))  # a Python 0.0 keeps the dtype
     scale = ns.abs(x) ** (p - 1) / ns.where(o == 0, 1.0, o) ** (p - 1)
     if p < 0:  # a zero element makes the norm 0, and PyTorch's gradient 0 throughout
         scale = ns.where(o == 0, 0.0, scale)
@@ -650,7 +650,9 @@ def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
     gradient stays on the result's graph with a zero derivative, so every further derivative passes
     through relu's node again and still requires grad (0 with a grad_fn at each order, as PyTorch's)."""
     if ns is NUMPY:
-        return g * ns.where(o > 0, 1.0, 0.0)
+        # a product with the mask, not np.where (whose random branches cost 10x); + 0.0 turns the -0.0 of a
+        # negative g into PyTorch's 0; a Python float keeps g's dtype (a float32 gradient stays float32)
+        return g * (o > 0) + 0.0
     return ns.where(o > 0, g, o * 0.0)
 
 
@@ -1677,8 +1679,9 @@ CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=slidin
                  rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
                  jvp=_conv_jvp, nests=False, sym=sliding.conv_sym)
 MAX_POOL = Op(name="max_pool", node="MaxPool2DWithIndicesBackward0",
-              forward=lambda x, key, kernel, dilation, padding, stride: x[key],
-              vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride: ns.index_put(g, x.shape, key),),
+              forward=lambda x, key, kernel, dilation, padding, stride: x.reshape(-1)[key],
+              vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride:
+                    ns.reshape(ns.index_put(g, (math.prod(x.shape),), key), tuple(x.shape)),),
               rule="∂maxpool/∂xᵢ = [xᵢ is its window's first maximum]", saves=("",), jvp=linear_jvp, nests=False,
               sym=sliding.max_pool_sym, kink=sliding.max_pool_kink)
 AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_pool_forward,

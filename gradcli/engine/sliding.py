@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 Geometry = tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...], tuple[int, ...]]
 """kernel, dilation, padding ((low, high) per spatial dimension), stride."""
@@ -33,38 +34,41 @@ def _padded(x: np.ndarray, padding: tuple[tuple[int, int], ...], fill: Any) -> n
 
 def windows(x: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...],
             padding: tuple[tuple[int, int], ...], stride: tuple[int, ...], fill: Any = 0.0) -> np.ndarray:
-    """(N, C, *spatial) -> (N, C, *kernel, *out): each kernel position's strided slice of the padded input."""
+    """(N, C, *spatial) -> (N, C, *kernel, *out): a read-only strided view of the padded input, no copy
+    (each kernel position's slice of it is strided by `stride`, its offsets by `dilation`)."""
     p = _padded(x, padding, fill)
     sizes = tuple(out_size(n, k, d, pad, s) for n, k, d, pad, s in zip(x.shape[2:], kernel, dilation, padding, stride))
-    out = np.empty(x.shape[:2] + tuple(kernel) + sizes, dtype=x.dtype)
-    for at in itertools.product(*map(range, kernel)):
-        key = tuple(slice(i * d, i * d + s * (n - 1) + 1, s) for i, d, s, n in zip(at, dilation, stride, sizes))
-        out[(slice(None), slice(None)) + at] = p[(slice(None), slice(None)) + key]
-    return out
+    steps = p.strides[2:]
+    strides = p.strides[:2] + tuple(t * d for t, d in zip(steps, dilation)) + tuple(t * s for t, s in zip(steps, stride))
+    return as_strided(p, x.shape[:2] + tuple(kernel) + sizes, strides, writeable=False)
 
 
 def im2col(x: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...],
            padding: tuple[tuple[int, int], ...], stride: tuple[int, ...], zero: Any = None) -> np.ndarray:
     """`F.unfold`'s layout: (N, C·∏kernel, ∏out). `zero` is SymPy's 0 for a meaning."""
     w = windows(x, kernel, dilation, padding, stride, x.dtype.type(0) if zero is None else zero)
-    return w.reshape(x.shape[0], x.shape[1] * math.prod(kernel), -1)
+    cols = w.reshape(x.shape[0], x.shape[1] * math.prod(kernel), -1)
+    return cols if cols.flags.writeable else cols.copy()  # a 1x1 kernel reshapes without a copy: still a new array
 
 
 def col2im(cols: np.ndarray, output_size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
            padding: tuple[tuple[int, int], ...], stride: tuple[int, ...], zero: Any = None) -> np.ndarray:
-    """`F.fold`: every column entry added back at the input position it was read from (im2col's transpose)."""
+    """`F.fold`: every column entry added back at the input position it was read from (im2col's transpose).
+
+    The sums run with the spatial dimensions outermost (N and C innermost), so each kernel position's
+    strided add walks long contiguous runs instead of one short row per pixel row."""
     n, ck, _ = cols.shape
-    c = ck // math.prod(kernel)
+    c, nd = ck // math.prod(kernel), len(kernel)
     sizes = tuple(out_size(m, k, d, pad, s) for m, k, d, pad, s in zip(output_size, kernel, dilation, padding, stride))
-    blocks = cols.reshape((n, c) + tuple(kernel) + sizes)
+    blocks = cols.reshape((n, c) + tuple(kernel) + sizes).transpose(tuple(range(2, 2 + 2 * nd)) + (0, 1))
     full = tuple(m + lo + hi for m, (lo, hi) in zip(output_size, padding))
-    out = np.empty((n, c) + full, dtype=cols.dtype)
+    out = np.empty(full + (n, c), dtype=cols.dtype)
     out[...] = cols.dtype.type(0) if zero is None else zero
     for at in itertools.product(*map(range, kernel)):
         key = tuple(slice(i * d, i * d + s * (m - 1) + 1, s) for i, d, s, m in zip(at, dilation, stride, sizes))
-        out[(slice(None), slice(None)) + key] += blocks[(slice(None), slice(None)) + at]
+        out[key] += blocks[at]
     crop = tuple(slice(lo, lo + m) for m, (lo, _) in zip(output_size, padding))
-    return out[(slice(None), slice(None)) + crop]
+    return np.ascontiguousarray(out[crop].transpose((nd, nd + 1) + tuple(range(nd))))
 
 
 # -- convolution ------------------------------------------------------------------------------------
@@ -85,38 +89,30 @@ def _out_sizes(x: Any, kernel: tuple[int, ...], dilation: tuple[int, ...], paddi
 
 
 def _grouped_product(w: np.ndarray, cols: np.ndarray, groups: int) -> np.ndarray:
-    """W·cols per group: (O, C/g, *k) with (N, C·∏k, L) -> (N, O, L); one BLAS call when groups == 1."""
+    """W·cols per sample and group: (O, C/G, *k) with (N, C·∏k, L) -> (N, O, L), contiguous as PyTorch's
+    output (a `view` of it must work); one batched BLAS matmul whatever the groups."""
     o, n, length = w.shape[0], cols.shape[0], cols.shape[2]
-    if groups == 1:
-        flat = np.ascontiguousarray(cols.transpose(1, 0, 2)).reshape(cols.shape[1], n * length)
-        return (w.reshape(o, -1) @ flat).reshape(o, n, length).transpose(1, 0, 2)
-    wg = w.reshape(groups, o // groups, -1)
-    return np.matmul(wg, cols.reshape(n, groups, -1, length)).reshape(n, o, length)
-
-
-def _by_group(ns: Any, g: Any, groups: int) -> Any:
-    """(N, O, *out) -> (G, O/G, N·L): every sample's positions side by side, so each group is one matmul."""
-    n, o = g.shape[0], g.shape[1]
-    return ns.reshape(ns.permute(ns.reshape(g, (n, groups, o // groups, -1)), (1, 2, 0, 3)), (groups, o // groups, -1))
+    return np.matmul(w.reshape(groups, o // groups, -1), cols.reshape(n, groups, -1, length)).reshape(n, o, length)
 
 
 def conv_vjp_input(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, stride: tuple[int, ...],
                    padding: tuple[tuple[int, int], ...], dilation: tuple[int, ...], groups: int) -> Any:
+    """fold(Wᵀ·G): per sample and group, (C/G·∏k, O/G) @ (O/G, L), then each column added back where it was read."""
     n, o = g.shape[0], g.shape[1]
     wg = ns.reshape(w, (groups, o // groups, -1))
-    cols = ns.matmul(ns.transpose(wg, 1, 2), _by_group(ns, g, groups))  # (G, C/G·∏k, N·L)
-    cols = ns.permute(ns.reshape(cols, (groups, cols.shape[1], n, -1)), (2, 0, 1, 3))
+    cols = ns.matmul(ns.transpose(wg, 1, 2), ns.reshape(g, (n, groups, o // groups, -1)))  # (N, G, C/G·∏k, L)
     cols = ns.reshape(cols, (n, x.shape[1] * math.prod(w.shape[2:]), -1))
     return ns.col2im(cols, tuple(x.shape[2:]), tuple(w.shape[2:]), dilation, padding, stride)
 
 
 def conv_vjp_weight(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, stride: tuple[int, ...],
                     padding: tuple[tuple[int, int], ...], dilation: tuple[int, ...], groups: int) -> Any:
-    n = g.shape[0]
+    """Σ over samples of G·unfold(x)ᵀ: (O/G, L) @ (L, C/G·∏k) per sample and group, one batched matmul."""
+    n, o = g.shape[0], g.shape[1]
     cols = ns.im2col(x, tuple(w.shape[2:]), dilation, padding, stride)
     cg = ns.reshape(cols, (n, groups, cols.shape[1] // groups, -1))
-    cg = ns.reshape(ns.permute(cg, (1, 0, 3, 2)), (groups, -1, cols.shape[1] // groups))  # (G, N·L, C/G·∏k)
-    return ns.reshape(ns.matmul(_by_group(ns, g, groups), cg), tuple(w.shape))
+    per_sample = ns.matmul(ns.reshape(g, (n, groups, o // groups, -1)), ns.transpose(cg, 2, 3))
+    return ns.reshape(ns.sum(per_sample, dim=(0,)), tuple(w.shape))
 
 
 def conv_vjp_bias(ns: Any, g: Any, out: Any, x: Any, w: Any, b: Any, **params: Any) -> Any:
@@ -141,21 +137,49 @@ def _window_axes(nd: int) -> tuple[int, ...]:
 
 
 def max_pool_at(x: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...],
-                padding: tuple[tuple[int, int], ...], stride: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """The index (into x) of each window's maximum, the first one among ties, as PyTorch picks it
-    (a nan wins, as in PyTorch); padding never does."""
+                padding: tuple[tuple[int, int], ...], stride: tuple[int, ...]) -> np.ndarray:
+    """The flat index (into x in row-major order) of each window's maximum, chosen as PyTorch's kernel
+    does: the first of tied maxima, the last nan, and padding never (a window of -inf picks its first
+    real element). The scan runs over the kernel's few offsets, each one contiguous slab of a copy of
+    the windows with the kernel axes outermost: no per-pixel loop, no short strided rows."""
     nd = len(kernel)
-    values = windows(x, kernel, dilation, padding, stride, -np.inf)
-    lead, sizes = values.shape[:2], values.shape[2 + nd:]
-    flat = values.reshape(lead + (-1,) + sizes)
-    pick = np.argmax(np.where(np.isnan(flat), np.inf, flat), axis=2)  # (N, C, *out): the offset in the window
-    offsets = np.unravel_index(pick, kernel)
-    key = list(np.ogrid[tuple(slice(0, m) for m in lead)])
-    key = [np.broadcast_to(k.reshape(k.shape + (1,) * nd), pick.shape) for k in key]
-    for d, (off, dil, (lo, _), s) in enumerate(zip(offsets, dilation, padding, stride)):
-        position = np.arange(sizes[d]).reshape((1, 1) + tuple(-1 if e == d else 1 for e in range(nd)))
-        key.append(position * s + off * dil - lo)
-    return tuple(key)
+    lead = tuple(range(2, 2 + nd))
+    order = lead + (0, 1) + tuple(range(2 + nd, 2 + 2 * nd))
+    slabs = np.ascontiguousarray(windows(x, kernel, dilation, padding, stride, -np.inf).transpose(order))
+    slabs = slabs.reshape((-1,) + slabs.shape[nd:])
+    real = None
+    if any(lo or hi for lo, hi in padding):
+        inside = windows(np.ones((1, 1) + x.shape[2:], bool), kernel, dilation, padding, stride, False)
+        real = np.ascontiguousarray(inside.transpose(order)).reshape((-1,) + inside.shape[2 + nd:])
+    nan = bool(np.isnan(x).any())
+    best, pick = slabs[0].copy(), np.zeros(slabs.shape[1:], np.int32)
+    seen = None if real is None else np.broadcast_to(real[0], best.shape).copy()
+    for at in range(1, len(slabs)):
+        v = slabs[at]
+        take = v > best
+        if nan:
+            take |= np.isnan(v)
+        if real is not None:
+            take = (take | ~seen) & real[at]
+            seen |= real[at]
+        np.maximum(best, v, out=best)
+        # offsets rise, so the last one taken is the largest: no masked write (a random mask stalls them)
+        np.maximum(pick, take * np.int32(at), out=pick)
+    return _flat_positions(x.shape, pick, kernel, dilation, padding, stride)
+
+
+def _flat_positions(shape: tuple[int, ...], pick: np.ndarray, kernel: tuple[int, ...], dilation: tuple[int, ...],
+                    padding: tuple[tuple[int, int], ...], stride: tuple[int, ...]) -> np.ndarray:
+    """Window offsets (row-major within the kernel) -> flat indices into an array of `shape`."""
+    nd = len(kernel)
+    steps = [math.prod(shape[2 + d + 1:]) for d in range(nd)]
+    lead = np.arange(shape[0] * shape[1]).reshape(shape[:2] + (1,) * nd) * math.prod(shape[2:])
+    for d in range(nd):
+        start = np.arange(pick.shape[2 + d]) * stride[d] - padding[d][0]
+        lead = lead + (start * steps[d]).reshape((1, 1) + tuple(-1 if e == d else 1 for e in range(nd)))
+    deltas = sum(np.arange(k).reshape(tuple(-1 if e == d else 1 for e in range(nd))) * dil * steps[d]
+                 for d, (k, dil) in enumerate(zip(kernel, dilation)))
+    return lead + np.asarray(deltas).reshape(-1)[pick]
 
 
 def max_pool_sym(S: Any, x: np.ndarray, key: tuple, kernel: tuple[int, ...], dilation: tuple[int, ...],

@@ -681,23 +681,24 @@ class Tensor:
         return self
 
     # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
-    def uniform_(self, from_: float = 0.0, to: float = 1.0) -> "Tensor":
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> "Tensor":
         from_, to = F.number_arg(from_, "uniform_", "from"), F.number_arg(to, "uniform_", "to")
         if not float(from_) <= float(to):
             raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
                                 hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
         return self._fill_random("check_uniform_bounds", "UniformBackward0",
-                                 lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to))
+                                 lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to), generator)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
         mean, std = F.number_arg(mean, "normal_", "mean"), F.number_arg(std, "normal_", "std")
         if not float(std) >= 0.0:
             raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
                                 hint="a standard deviation is never negative")
         return self._fill_random("normal_kernel_cpu", "NormalBackward0",
-                                 lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous))
+                                 lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous),
+                                 generator)
 
-    def bernoulli_(self, p: Any = 0.5) -> "Tensor":
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> "Tensor":
         """1 with probability p (a number, or a tensor broadcast to this shape), else 0, in this tensor's dtype."""
         if isinstance(p, Tensor):
             if p._data.dtype.kind != "f":
@@ -718,13 +719,13 @@ class Tensor:
                 raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
                                        hint="p is the probability of a 1")
         return self._fill_random(None, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2",
-                                 lambda gen, count, contiguous: gen.bernoulli(probs, count))
+                                 lambda gen, count, contiguous: gen.bernoulli(probs, count), generator)
 
-    def random_(self, from_: Any = None, to: Any = None) -> "Tensor":
+    def random_(self, from_: Any = None, to: Any = None, *, generator: Any = None) -> "Tensor":
         """`random_()`, `random_(to)` and `random_(from, to)`: integers drawn as randint draws them."""
         if from_ is None and to is None:
             return self._fill_random(None, "RandomBackward2",
-                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype))
+                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype), generator)
         low, high = (0, from_) if to is None else (from_, to)
         low, high = (int(F.number_arg(b, "random_", name)) for b, name in ((low, "from"), (high, "to")))
         if low >= high:
@@ -742,9 +743,10 @@ class Tensor:
                                 hint="PyTorch draws other numbers outside that range; narrow the bounds or use a "
                                      "float64 tensor")
         return self._fill_random(None, "RandomBackward1" if to is None else "RandomBackward0",
-                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype))
+                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype),
+                                 generator)
 
-    def exponential_(self, lambd: float = 1.0) -> "Tensor":
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> "Tensor":
         lambd = F.number_arg(lambd, "exponential_", "lambd")
         if not float(lambd) > 0.0:
             raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
@@ -754,16 +756,22 @@ class Tensor:
                              f"floating point but you specified {F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
                              hint="make the tensor float first, e.g. x.float()")
         return self._fill_random(None, "ExponentialBackward0",
-                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd))
+                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd), generator)
 
-    def _fill_random(self, kernel: str | None, node: str,
-                     draw: Callable[[Any, int, bool], np.ndarray]) -> "Tensor":
-        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does.
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
+        from gradcli.engine.creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def _fill_random(self, kernel: str | None, node: str, draw: Callable[[Any, int, bool], np.ndarray],
+                     generator: Any = None) -> "Tensor":
+        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does;
+        the generator is the global one unless the program passed its own `torch.Generator()`.
 
         The fill is an in-place update like any other (inplace.py): it bumps the version of a value
         some node saved, and on the graph it is PyTorch's `node`, whose gradient is zero.
         """
-        from gradcli.engine.creation import Defaults
+        from gradcli.engine.creation import generator_arg
+        gen = generator_arg(generator)
         if kernel is not None and self._data.dtype.kind != "f":
             name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
             raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
@@ -774,7 +782,7 @@ class Tensor:
         def drawn() -> np.ndarray:
             data = np.empty(self.shape, dtype=self.dtype)
             view = data.transpose(order)
-            view[...] = draw(Defaults.generator, view.size, contiguous).reshape(view.shape)
+            view[...] = draw(gen, view.size, contiguous).reshape(view.shape)
             return data
         return I.overwrite(self, drawn, node)
 

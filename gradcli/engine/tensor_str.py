@@ -65,6 +65,9 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
 PARAMETERS = WeakIds()
 """The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 
+UNINITIALIZED = WeakIds()
+"""A lazy module's parameters before its first call, which PyTorch prints as `<UninitializedParameter>`."""
+
 
 def nonfinite_text(v: float) -> str | None:
     """`"nan"`, `"inf"` or `"-inf"` for a non-finite number, None for a finite one."""
@@ -94,6 +97,8 @@ def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
 
 
 def tensor_repr(t: "Tensor") -> str:
+    if UNINITIALIZED and UNINITIALIZED.has(t):
+        return "<UninitializedParameter>"
     arr = t._data
     style = format_numbers(arr)
     o = PrintOptions

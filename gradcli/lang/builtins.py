@@ -20,7 +20,7 @@ from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
 from gradcli.lang import arrays as ARR
-from gradcli.engine import data, layers, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
+from gradcli.engine import data, layers, lbfgs, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -136,7 +136,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 # PyTorch's random numbers (engine/random.py) and the session's default dtype.
 FUNCTIONS.update({
     "randint": C.randint, "randperm": C.randperm, "rand_like": C.rand_like, "randn_like": C.randn_like,
-    "normal": C.normal, "bernoulli": C.bernoulli, "initial_seed": C.initial_seed,
+    "normal": C.normal, "bernoulli": C.bernoulli, "multinomial": C.multinomial, "initial_seed": C.initial_seed,
     "set_default_dtype": C.set_default_dtype, "get_default_dtype": C.get_default_dtype,
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
@@ -233,7 +233,8 @@ LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
                                   "lr_scheduler": LR_SCHEDULER,
-                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()}})
+                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()},
+                                  "LBFGS": _constructor(lbfgs.LBFGS)})
 DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
@@ -322,7 +323,7 @@ TENSOR_METHODS = frozenset({
     "maximum", "minimum", "outer", "where",
 })
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
