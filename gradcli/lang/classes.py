@@ -188,7 +188,8 @@ def _marker(kind: type, name: str) -> Callable[[Any], Any]:
 
 
 BUILTINS = {"staticmethod": _marker(StaticMethod, "staticmethod"), "classmethod": _marker(ClassMethod, "classmethod"),
-            "property": _marker(Property, "property"), "super": _outside, "object": OBJECT}
+            "property": _marker(Property, "property"), "super": _outside, "object": OBJECT,
+            "NotImplemented": NotImplemented}
 """The Python builtins classes bring, by their Python names (a method's own `super` shadows this one)."""
 
 OWNERS = (Instance, UserClass, BaseClass, Super, Property, AF.FunctionCtx)
