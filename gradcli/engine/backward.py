@@ -241,6 +241,8 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
         # each VJP called the cheapest way its parameters allow
         if params is not _NO_PARAMS or n > 2:
             gi = vjps[i](ns, g, out, *args, **params)
+            if gi is None:  # a program's Function gave no gradient for this input (its backward returned None)
+                continue
         elif n == 1:
             gi = vjps[i](ns, g, out, args[0])
         else:

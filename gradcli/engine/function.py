@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import GradMode, Node, Tensor, _wrap, record
+from gradcli.engine.tensor import FUNCTION_OUTPUT, GradMode, Node, Tensor, _wrap, record
 from gradcli.errors import ArgumentError, BackwardError
 
 RECORD_FORWARD = [False]
@@ -249,7 +249,7 @@ def _pick_sym(meaning: Any, packed: Any, *, state: "_Backward", slot: int) -> An
     return _pick(packed, state=state, slot=slot)
 
 
-_PICK = O.Op(name="function_output", node="FunctionOutputBackward", forward=_pick, vjps=(_pick_vjp,),
+_PICK = O.Op(name=FUNCTION_OUTPUT, node="FunctionOutputBackward", forward=_pick, vjps=(_pick_vjp,),
              sym=_pick_sym, rule="one output of a Function with several")
 
 
@@ -304,8 +304,8 @@ class _Backward:
             if not isinstance(a, Tensor) or not a.requires_grad:
                 out.append(None)
                 continue
-            if r is None:
-                out.append(np.zeros(a.shape, a.dtype) if type(g) is not Tensor else _zeros_like(a))
+            if r is None:  # no gradient flows to this input on this path, as in PyTorch (not zeros)
+                out.append(None)
                 continue
             if not isinstance(r, Tensor):
                 raise BackwardError(f"function {name} returned a gradient of type {type(r).__name__} at index {i}",
@@ -343,10 +343,6 @@ class _Backward:
             if grads[k] is None and known is not None and self.ctx._materialize:
                 grads[k] = _wrap(np.zeros(known[0], known[1]))
         return grads
-
-
-def _zeros_like(a: Tensor) -> Tensor:
-    return _wrap(np.zeros(a.shape, a.dtype))
 
 
 def node_apply(node: Node, *grads: Any) -> Any:

@@ -29,7 +29,7 @@ from gradcli.engine import functions as F
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
-from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
@@ -970,6 +970,8 @@ class Interpreter:
                 return Size(value)
             if attr == "name" and isinstance(owner, (Node, AccumulateGrad)):
                 return B.NodeName(value)
+            if attr in ("grad_fn", "creator") and type(owner) is Tensor:
+                return program_node(value)  # a Function's output shows its Function's node, as in PyTorch
             if plain is not None:
                 plain.add(type(owner))
             return value
