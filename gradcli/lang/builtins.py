@@ -7,6 +7,7 @@ table, so nothing here is written twice.
 from __future__ import annotations
 
 import builtins as py
+import collections
 from typing import Any, Callable
 
 import numpy as np
@@ -472,6 +473,7 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
            "count": list.count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
            "clear": list.clear},
     dict: containers.DICT_METHODS,
+    collections.defaultdict: containers.DICT_METHODS,  # an optimizer's `state`
     set: containers.SET_METHODS,
 }
 EXCEPTION_ATTRIBUTES = frozenset({"args"})

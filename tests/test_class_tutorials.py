@@ -1,0 +1,154 @@
+"""The tutorials' classes from scratch, as the issue names them: a `torch.optim.Optimizer` subclass (param_groups,
+self.state, defaults, `step(closure=None)` under `@torch.no_grad()`), a LeNet-style module printed and run once
+forward and backward, and a `Dataset` subclass read by a shuffling `DataLoader`; against PyTorch running the same
+text, and by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.language_helpers import run
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import Dataset, DataLoader
+
+class MomentumSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.01, momentum=0.9):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        defaults = dict(lr=lr, momentum=momentum)
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["velocity"] = torch.zeros_like(p)
+                    state["step"] = 0
+                v = state["velocity"]
+                v.mul_(group["momentum"]).add_(p.grad)
+                p.add_(v, alpha=-group["lr"])
+                state["step"] += 1
+        return loss
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super(LeNet, self).__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(16 * 4 * 4, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), (2, 2))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+class Squares(Dataset):
+    def __init__(self, n):
+        self.x = torch.linspace(-1, 1, n).reshape(n, 1)
+        self.y = self.x ** 2
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+torch.manual_seed(0)
+net = LeNet()
+text = str(net)
+img = torch.randn(2, 1, 28, 28)
+out = net(img)
+loss = F.cross_entropy(out, torch.tensor([3, 7]))
+loss.backward()
+lenet = [round(loss.item(), 5), out[0, :3].tolist(), net.conv1.weight.grad.sum().item(), net.fc3.bias.grad.tolist()]
+
+torch.manual_seed(1)
+data = Squares(10)
+loader = DataLoader(data, batch_size=4, shuffle=True)
+order = [xb.flatten().tolist() for xb, _ in loader]
+model = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = MomentumSGD(model.parameters(), lr=0.1, momentum=0.9)
+losses = []
+for epoch in range(3):
+    for xb, yb in loader:
+        def closure():
+            opt.zero_grad()
+            l = F.mse_loss(model(xb), yb)
+            l.backward()
+            return l
+        losses.append(opt.step(closure).item())
+steps = [opt.state[p]["step"] for p in model.parameters()]
+info = [len(opt.param_groups), [opt.defaults["lr"], opt.defaults["momentum"]], steps, len(data), len(loader)]
+'''
+
+LENET = """LeNet(
+  (conv1): Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))
+  (conv2): Conv2d(6, 16, kernel_size=(5, 5), stride=(1, 1))
+  (fc1): Linear(in_features=256, out_features=120, bias=True)
+  (fc2): Linear(in_features=120, out_features=84, bias=True)
+  (fc3): Linear(in_features=84, out_features=10, bias=True)
+)"""
+
+
+def _close(a, b) -> bool:
+    return bool(np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-5, atol=1e-6))
+
+
+@pytest.fixture(scope="module")
+def both():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(SOURCE, "<oracle>", "exec"), namespace)
+    return run(SOURCE), namespace
+
+
+def test_lenet_prints_pytorchs_repr_and_runs_forward_and_backward_with_pytorchs_numbers(both):
+    ran, torch_ran = both
+    assert ran["text"] == torch_ran["text"] == LENET
+    loss, first, conv_grad, bias_grad = ran["lenet"]
+    assert _close(loss, torch_ran["lenet"][0]) and _close(first, torch_ran["lenet"][1])
+    assert _close(conv_grad, torch_ran["lenet"][2]) and _close(bias_grad, torch_ran["lenet"][3])
+
+
+def test_a_dataset_subclass_shuffled_by_a_dataloader_comes_in_pytorchs_order(both):
+    ran, torch_ran = both
+    assert [len(batch) for batch in ran["order"]] == [4, 4, 2]
+    assert _close(sum(ran["order"], []), sum(torch_ran["order"], []))
+
+
+def test_an_optimizer_subclass_with_a_closure_trains_as_pytorchs(both):
+    ran, torch_ran = both
+    assert _close(ran["losses"], torch_ran["losses"])
+    assert ran["info"] == torch_ran["info"] == [1, [0.1, 0.9], [9, 9, 9, 9], 10, 3]
+
+
+def test_the_optimizer_subclass_by_hand():
+    ran = run(SOURCE[:SOURCE.index("class LeNet")] + '''
+w = torch.tensor([1.0], requires_grad=True)
+opt = MomentumSGD([w], lr=0.1, momentum=0.9)
+for _ in range(2):
+    opt.zero_grad()
+    (w * w).sum().backward()
+    opt.step()
+kept = opt.state[w]["velocity"].item()
+''')
+    # grad 2w: v1 = 2, w1 = 1 - 0.2 = 0.8; v2 = 0.9·2 + 1.6 = 3.4, w2 = 0.8 - 0.34 = 0.46
+    assert ran["w"].item() == pytest.approx(0.46) and ran["kept"] == pytest.approx(3.4)
+    assert ran["opt"].state_dict()["state"][0]["step"] == 2
