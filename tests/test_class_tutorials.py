@@ -152,3 +152,29 @@ kept = opt.state[w]["velocity"].item()
     # grad 2w: v1 = 2, w1 = 1 - 0.2 = 0.8; v2 = 0.9·2 + 1.6 = 3.4, w2 = 0.8 - 0.34 = 0.46
     assert ran["w"].item() == pytest.approx(0.46) and ran["kept"] == pytest.approx(3.4)
     assert ran["opt"].state_dict()["state"][0]["step"] == 2
+
+
+def test_d2l_init_functions_print_each_parameter_through_a_starred_print():
+    ran = run('''
+import torch
+from torch import nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(20, 8), nn.ReLU(), nn.Linear(8, 1))
+def my_init(module):
+    if type(module) == nn.Linear:
+        print("Init", *[(name, param.shape) for name, param in module.named_parameters()][0])
+        nn.init.uniform_(module.weight, -10, 10)
+        module.weight.data *= module.weight.data.abs() >= 5
+net.apply(my_init)
+small = (net[0].weight.abs() * (net[0].weight.abs() < 5)).sum().item()
+''')
+    assert ran.printed == ["Init weight torch.Size([8, 20])", "Init weight torch.Size([1, 8])"]
+    assert ran["small"] == 0
+
+
+@pytest.mark.parametrize("base", ["int", "list", "torch.Tensor", "Exception"])
+def test_a_base_outside_the_list_is_named_as_written(base):
+    from gradcli.errors import NotAllowedError
+    from tests.language_helpers import fails
+    error = fails(f"import torch\nclass A({base}):\n    pass\n", NotAllowedError)
+    assert error.message == f"cannot subclass '{base}'"

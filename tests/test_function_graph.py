@@ -111,3 +111,102 @@ def test_a_function_with_two_outputs_is_pytorchs():
     namespace: dict = {}
     exec(compile(TWO, "<oracle>", "exec"), namespace)
     assert repr(run(TWO)["result"]) == repr(namespace["result"])
+
+
+MARKS = """import torch
+log = []
+class Sort(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        sorted_x, idx = x.sort()
+        ctx.mark_non_differentiable(idx)
+        ctx.save_for_backward(x, idx)
+        return sorted_x, idx
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        x, idx = ctx.saved_tensors
+        grad_input = torch.zeros_like(x)
+        grad_input[idx] = g1
+        return grad_input
+
+x = torch.tensor([3., 1., 2.], requires_grad=True)
+a, b = Sort.apply(x)
+log.append([b.requires_grad, a.requires_grad])
+(a * torch.tensor([1., 2., 3.])).sum().backward()
+log.append([x.grad.tolist()])
+
+class SimpleFunc(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        return x.clone(), x.clone()
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        x, = ctx.saved_tensors
+        grad_input = torch.zeros_like(x)
+        if g1 is not None:
+            grad_input += g1
+        if g2 is not None:
+            grad_input += g2
+        log.append(g2 is None)
+        return grad_input
+
+a = torch.tensor(1., requires_grad=True)
+b, _ = SimpleFunc.apply(a)
+b.backward()
+log.append([a.grad.item()])
+
+class Inplace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+w = torch.tensor([1., 2.], requires_grad=True)
+z = w * 1
+out = Inplace.apply(z)
+log.append([out is z, out.tolist()])
+out.sum().backward()
+log.append([w.grad.tolist()])
+try:
+    Inplace.apply(w)
+except RuntimeError as e:
+    log.append(str(e))
+class Wrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+try:
+    Wrong.apply(torch.ones(2, requires_grad=True)).sum().backward()
+except RuntimeError as e:
+    log.append(str(e))
+class WrongShape(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return torch.ones(3)
+try:
+    WrongShape.apply(torch.ones(2, requires_grad=True)).sum().backward()
+except RuntimeError as e:
+    log.append(str(e))
+"""
+
+
+def test_marks_materialize_and_pytorchs_error_texts_for_a_function_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(MARKS, "<oracle>", "exec"), namespace)
+    ran = run(MARKS)["log"]
+    assert ran == namespace["log"]
+    assert ran[-3] == "a leaf Variable that requires grad has been used in an in-place operation."

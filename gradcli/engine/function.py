@@ -182,7 +182,7 @@ def _fresh(output: Any, args: tuple, ctx: FunctionCtx) -> Any:
         return output
     if any(output is t for t in ctx._dirty):
         if output.requires_grad and output._node is None:
-            raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
+            raise BackwardError("a leaf Variable that requires grad has been used in an in-place operation.",
                                 hint="modify a copy in the forward (x.clone()), or an input that needs no grad")
         return output
     if any(output is a for a in args) or output.requires_grad:

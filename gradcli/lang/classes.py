@@ -219,17 +219,19 @@ def define(interpreter: Any, node: Any, bases: list[Any], body: Callable[[], Any
     first = node.body[0] if node.body else None
     doc = first.value.value if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
         isinstance(first.value.value, str) else None
-    return make_class(interpreter, node.name, bases, values, doc, sup)
+    return make_class(interpreter, node.name, bases, values, doc, sup, node)
 
 
 def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, Any], doc: str | None,
-               sup: SuperFunction) -> UserClass:
+               sup: SuperFunction, node: ast.ClassDef | None = None) -> UserClass:
     """The class a `class` statement defines, from its evaluated bases and body."""
     py_bases: list[type] = []
     program_bases: list[ProgramType] = []
-    for base in bases or [OBJECT]:
+    written = [ast.get_source_segment(interpreter.source, b) or "" for b in node.bases] if node is not None else []
+    for k, base in enumerate(bases or [OBJECT]):
         if not isinstance(base, (UserClass, BaseClass)):
-            raise NotAllowedError(f"cannot subclass {_described(base)}",
+            what = f"'{written[k]}'" if k < len(written) and written[k] else _described(base)
+            raise NotAllowedError(f"cannot subclass {what}",
                                   hint="a class may derive from object, nn.Module, torch.autograd.Function, "
                                        "torch.optim.Optimizer, torch.utils.data.Dataset / IterableDataset "
                                        "or a class of the program")
@@ -389,4 +391,6 @@ FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "
 def _described(value: Any) -> str:
     if isinstance(value, ProgramType):
         return f"'{value.name}'"
-    return "a function" if callable(value) else f"a {type(value).__name__}"
+    name = getattr(value, "__name__", None) if callable(value) else None
+    return f"'{name.rstrip('_')}'" if isinstance(name, str) else "a function" if callable(value) else \
+        f"a {type(value).__name__}"

@@ -1075,7 +1075,10 @@ class Interpreter:
         for word in ("sep", "end"):
             if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
                 raise ArgumentError(f"{word} must be None or a string, not {type_name(kwargs[word])}")
-        items = [(self.text(a), _shown(v)) for a, v in zip(node.args, args)]
+        if any(isinstance(a, ast.Starred) for a in node.args):  # print(*xs): the values are not the arguments
+            items = [(self.text(node), _shown(v)) for v in args]
+        else:
+            items = [(self.text(a), _shown(v)) for a, v in zip(node.args, args)]
         sep = kwargs.get("sep")
         if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
             parts = [T.to_str(v) for v in args]
