@@ -53,6 +53,11 @@ def _dispatch(left: Any, right: Any, name: str, reflected: str, subclass_needs_o
     if backward is not None and type(right) is not type(left) and issubclass(type(right), type(left)) and \
             (not subclass_needs_override or backward is not own(left, reflected)):
         calls.reverse()
+    return _first(calls)
+
+
+def _first(calls: list[tuple[Callable[..., Any] | None, Any, Any]]) -> Any:
+    """The first answer other than NotImplemented of the methods in `calls` (each `(method, self, other)`)."""
     for method, a, b in calls:
         if method is not None:
             result = method(a, b)
@@ -100,12 +105,7 @@ def _dispatch_ne(left: Any, right: Any, truth: Callable[[Any], bool]) -> Any:
     calls = [(ne(left), left, right), (ne(right), right, left)]
     if type(right) is not type(left) and issubclass(type(right), type(left)):
         calls.reverse()
-    for method, a, b in calls:
-        if method is not None:
-            result = method(a, b)
-            if result is not NotImplemented:
-                return result
-    return NotImplemented
+    return _first(calls)
 
 
 def unary(symbol: str, value: Any) -> Any:
