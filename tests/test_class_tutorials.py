@@ -178,3 +178,110 @@ def test_a_base_outside_the_list_is_named_as_written(base):
     from tests.language_helpers import fails
     error = fails(f"import torch\nclass A({base}):\n    pass\n", NotAllowedError)
     assert error.message == f"cannot subclass '{base}'"
+
+
+UVA = """import torch
+from torch import nn
+
+class OptimizerTemplate:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+
+    def zero_grad(self):
+        for p in self.params:
+            if p.grad is not None:
+                p.grad.detach_()
+                p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            if p.grad is None:
+                continue
+            self.update_param(p)
+
+    def update_param(self, p):
+        raise NotImplementedError
+
+class SGD(OptimizerTemplate):
+    def __init__(self, params, lr):
+        super().__init__(params, lr)
+
+    def update_param(self, p):
+        p_update = -self.lr * p.grad
+        p.add_(p_update)
+
+class SGDMomentum(OptimizerTemplate):
+    def __init__(self, params, lr, momentum=0.0):
+        super().__init__(params, lr)
+        self.momentum = momentum
+        self.param_momentum = {p: torch.zeros_like(p.data) for p in self.params}
+
+    def update_param(self, p):
+        self.param_momentum[p] = (1 - self.momentum) * p.grad + self.momentum * self.param_momentum[p]
+        p_update = -self.lr * self.param_momentum[p]
+        p.add_(p_update)
+
+class Adam(OptimizerTemplate):
+    def __init__(self, params, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+        super().__init__(params, lr)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.eps = eps
+        self.param_step = {p: 0 for p in self.params}
+        self.param_momentum = {p: torch.zeros_like(p.data) for p in self.params}
+        self.param_2nd_momentum = {p: torch.zeros_like(p.data) for p in self.params}
+
+    def update_param(self, p):
+        self.param_step[p] += 1
+        self.param_momentum[p] = (1 - self.beta1) * p.grad + self.beta1 * self.param_momentum[p]
+        self.param_2nd_momentum[p] = (1 - self.beta2) * (p.grad) ** 2 + self.beta2 * self.param_2nd_momentum[p]
+        bias_correction_1 = 1 - self.beta1 ** self.param_step[p]
+        bias_correction_2 = 1 - self.beta2 ** self.param_step[p]
+        p_2nd_mom = self.param_2nd_momentum[p] / bias_correction_2
+        p_mom = self.param_momentum[p] / bias_correction_1
+        p_lr = self.lr / (torch.sqrt(p_2nd_mom) + self.eps)
+        p_update = -p_lr * p_mom
+        p.add_(p_update)
+
+losses = []
+for cls, kw in [(SGD, {}), (SGDMomentum, {"momentum": 0.9}), (Adam, {})]:
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+    opt = cls(net.parameters(), lr=0.05, **kw)
+    x = torch.randn(16, 2)
+    y = (x[:, :1] * x[:, 1:]).detach()
+    for _ in range(30):
+        opt.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    losses.append((cls.__name__, loss.item()))
+try:
+    OptimizerTemplate([torch.ones(1, requires_grad=True)], 0.1).update_param(None)
+except NotImplementedError:
+    losses.append("NotImplementedError")
+
+x = torch.ones(3, requires_grad=True)
+y = x * 2
+try:
+    y[:2].detach_()
+except RuntimeError as e:
+    losses.append(str(e))
+y.detach_()
+losses.append([y.requires_grad, y.grad_fn is None, y.is_leaf])
+"""
+
+
+def test_uva_optimizer_templates_train_as_with_pytorch_and_detach_is_pytorchs():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(UVA, "<oracle>", "exec"), namespace)
+    ran = run(UVA)["losses"]
+    expected = namespace["losses"]
+    assert [name for name, _ in ran[:3]] == ["SGD", "SGDMomentum", "Adam"]
+    assert _close([v for _, v in ran[:3]], [v for _, v in expected[:3]])
+    assert ran[3] == "NotImplementedError" == expected[3]
+    assert expected[4].startswith(ran[4]) and ran[4] == "Can't detach views in-place. Use detach() instead."
+    assert ran[5] == expected[5] == [False, True, True]

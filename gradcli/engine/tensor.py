@@ -674,6 +674,15 @@ class Tensor:
             _inherit_view(t, (self,))
         return t
 
+    def detach_(self) -> "Tensor":
+        """The tensor itself, cut from the graph that made it (a leaf needing no grad), as PyTorch's `detach_`."""
+        if self._node is not None and V.base(self) is not self:
+            raise BackwardError("Can't detach views in-place. Use detach() instead.",
+                                hint="y = x.detach() makes a new tensor on the same data")
+        self._node = None
+        self.requires_grad = False
+        return self
+
     def is_inference(self) -> bool:
         """Whether this tensor was made under `torch.inference_mode()` (or views one)."""
         return is_inference(self)
