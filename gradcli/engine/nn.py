@@ -262,7 +262,7 @@ class Module:
             if missing:
                 problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         if problems:
-            raise ArgumentError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+            raise ShapeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                 + "\n\t".join(problems), hint="load a state_dict saved from the same model, or "
                                                               "pass strict=False")
         for key, target in own.items():

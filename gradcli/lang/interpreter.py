@@ -1199,7 +1199,7 @@ def _shown(value: Any) -> Any:
     """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
     if isinstance(value, C.Instance):  # its own __str__, run now, under the program's budget
         return T.Shown(T.to_str(value))
-    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) else value
+    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) or T.is_dtype(value) else value
 
 
 _PYTHON_FRAMES_PER_CALL = 30
