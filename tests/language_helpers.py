@@ -29,8 +29,8 @@ def run(source: str, max_steps: int = 1_000_000, dtype: str = "float32") -> Ran:
     printed: list[str] = []
     shown: list[str] = []
 
-    def on_print(items: list[tuple[str, Any]], line: int) -> None:
-        printed.append(" ".join(to_str(value) for _, value in items))
+    def on_print(items: list[tuple[str, Any]], line: int, text: str) -> None:
+        printed.append(text.removesuffix("\n"))
     def on_display(title: str, value: Any, line: int) -> None:
         shown.append(to_str(value))
     with engine_settings(Settings(dtype=dtype, max_steps=max_steps)):

@@ -285,3 +285,17 @@ def test_uva_optimizer_templates_train_as_with_pytorch_and_detach_is_pytorchs():
     assert ran[3] == "NotImplementedError" == expected[3]
     assert expected[4].startswith(ran[4]) and ran[4] == "Can't detach views in-place. Use detach() instead."
     assert ran[5] == expected[5] == [False, True, True]
+
+
+def test_a_dtype_prints_and_compares_as_pytorchs():
+    source = '''
+import torch
+x = torch.ones(2, dtype=torch.float64)
+print(f"Datatype of tensor: {torch.ones(3).dtype}")
+print(x.dtype, [x.dtype])
+same = [x.dtype == torch.float64, x.dtype != torch.float32, x.dtype == torch.float32,
+        x.dtype in (torch.float32, torch.float64), x.dtype == "nonsense", torch.ones(1).dtype == x.dtype]
+'''
+    ran = run(source)
+    assert ran.printed == ["Datatype of tensor: torch.float32", "torch.float64 [torch.float64]"]
+    assert ran["same"] == [True, True, False, True, False, False]

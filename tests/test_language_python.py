@@ -111,7 +111,7 @@ def test_python_builtins():
 
 def test_print_with_sep_and_end():
     ran = run("print(1, 2, 3, sep=', ')\nprint('a', 'b', end='')\nprint('x', 'y', sep='-', end='!')")
-    assert ran.printed == ["1, 2, 3", "a b", "x-y"]
+    assert ran.printed == ["1, 2, 3", "a b", "x-y!"]  # each call, with its own end
     assert "unexpected keyword argument 'file'" in fails("print(1, file=None)", ArgumentError).message
 
 

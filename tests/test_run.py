@@ -74,7 +74,8 @@ def test_prints_as_the_tutorial_shows_them(cli, tmp_path):
     result = cli("run", str(path))
     assert result.exit_code == 0, result.stderr
     body = result.stdout.split("gradcli run")[0]
-    table = ("x.grad  shape (2, 2) · float32\n"
+    grad = "tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])\n"  # what PyTorch prints for x.grad
+    table = ("x.grad  shape (2, 2) · float32\n"  # the bare expression, displayed
              "┏━━━┳━━━━━┳━━━━━┓\n"
              "┃   ┃   0 ┃   1 ┃\n"
              "┡━━━╇━━━━━╇━━━━━┩\n"
@@ -83,7 +84,7 @@ def test_prints_as_the_tutorial_shows_them(cli, tmp_path):
              "└───┴─────┴─────┘\n")
     lines = body.splitlines()
     assert lines[0].startswith(f"{path} ─")
-    assert body.split("\n", 1)[1] == "None\n<AddBackward0>\n" + table + "None\nout is 27.0 and 0.25\n" + table
+    assert body.split("\n", 1)[1] == "None\n<AddBackward0>\n" + grad + "None\nout is 27.0 and 0.25\n" + table
 
 
 def test_summary_table(cli, tmp_path, monkeypatch):
@@ -125,7 +126,7 @@ def test_json_lines(cli, tmp_path):
     assert printed == {"kind": "print", "line": 4, "items": [
         {"source": "x.grad", "shape": [2], "dtype": "float32", "value": [2.0, 2.0]},
         {"source": "y.grad_fn", "value": "<MulBackward0>"}, {"source": "'text'", "value": "text"},
-        {"source": "None", "value": None}]}
+        {"source": "None", "value": None}], "text": "tensor([2., 2.]) <MulBackward0> text None\n"}
     assert shown["kind"] == "display" and shown["items"][0]["value"] == [2.0, 2.0]
     assert summary == {"summary": {**summary["summary"], "files": 1, "ok": 1, "failed": 0, "error": 0,
                                    "dtype": "float32", "backward_calls": 1, "checks_passed": 1, "checks_failed": 0, "exit_code": 0}}

@@ -16,7 +16,8 @@ from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode
 from gradcli.commands import options
 from gradcli.commands.options import Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
-from gradcli.views.script_view import backward_text, failure_view, print_line, sites_view, summary_table
+from gradcli.views.render import display_view
+from gradcli.views.script_view import backward_text, failure_view, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -108,6 +109,13 @@ class _Terminal:
         self.debug = debug
         self.on_event: Callable[[Event], None] | None = None if quiet else self._event
         self.progress: ProgressFactory | None = self._progress if checking else None
+        self.open_line = False
+        """A print with `end=''` left its line open: gradcli's own output starts on the next one."""
+
+    def _close_line(self) -> None:
+        if self.open_line:
+            self.out.print()
+            self.open_line = False
 
     def start(self, path: str) -> None:
         from rich.markup import escape
@@ -120,7 +128,13 @@ class _Terminal:
         return progress_reporter(self.err)
 
     def _event(self, event: Event) -> None:
-        from gradcli.program.scripts import BackwardCheck, Explanation
+        from gradcli.program.scripts import BackwardCheck, Explanation, Output
+        if isinstance(event, Output) and event.kind == "print":
+            from rich.text import Text
+            self.out.print(Text(event.text), end="", soft_wrap=True)
+            self.open_line = not event.text.endswith("\n")
+            return
+        self._close_line()
         if isinstance(event, BackwardCheck):
             self._check(event)
             return
@@ -131,8 +145,7 @@ class _Terminal:
             self.out.print(Text(f"{backward_text(event)} at line {event.line}", style="dim"))
             self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
-        for part in print_line(event.items):
-            self.out.print(part)
+        self.out.print(display_view(*event.items[0]))
 
     def _check(self, event: BackwardCheck) -> None:
         from rich.text import Text
@@ -143,6 +156,7 @@ class _Terminal:
         self.out.print(check_view(event.report))
 
     def finish(self, result: FileResult) -> None:
+        self._close_line()
         failure = result.error or result.assertion
         if self.debug and failure is not None:
             traceback.print_exception(failure)

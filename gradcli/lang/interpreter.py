@@ -57,7 +57,8 @@ from gradcli.source import node_span
 class Hooks:
     """How a caller sees what a program does. Each is optional."""
 
-    on_print: Callable[[list[tuple[str, Any]], int], None] | None = None
+    on_print: Callable[[list[tuple[str, Any]], int, str], None] | None = None
+    """A `print(...)`: (each argument titled by its source, line, the text Python's print writes)."""
     on_display: Callable[[str, Any, int], None] | None = None
     on_backward: Callable[[Tensor, Callable[..., None], dict, int], None] | None = None
     on_gradient: Callable[[str, Callable[..., Any], list, dict, int], Any] | None = None
@@ -1067,7 +1068,8 @@ class Interpreter:
         return arguments
 
     def _print(self, node: ast.Call, args: list, kwargs: dict) -> None:
-        """`print(...)`: values go to the hook titled by their source; `sep` joins plain values into one text."""
+        """`print(...)`: the text Python's print writes (a tensor as PyTorch prints it, `sep` and `end`
+        honoured), and each argument titled by its source for the JSON view."""
         unknown = set(kwargs) - {"sep", "end", "flush"}
         if unknown:
             raise ArgumentError(f"print() got an unexpected keyword argument '{sorted(unknown)[0]}'",
@@ -1075,18 +1077,20 @@ class Interpreter:
         for word in ("sep", "end"):
             if kwargs.get(word) is not None and not isinstance(kwargs[word], str):
                 raise ArgumentError(f"{word} must be None or a string, not {type_name(kwargs[word])}")
-        if any(isinstance(a, ast.Starred) for a in node.args):  # print(*xs): the values are not the arguments
-            items = [(self.text(node), _shown(v)) for v in args]
-        else:
-            items = [(self.text(a), _shown(v)) for a, v in zip(node.args, args)]
-        sep = kwargs.get("sep")
-        if sep is not None and sep != " " and not any(isinstance(v, Tensor) for v in args):
-            parts = [T.to_str(v) for v in args]
-            check_string(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0))
-            items = [(self.text(node), sep.join(parts))]
+        sep = " " if kwargs.get("sep") is None else kwargs["sep"]
+        end = "\n" if kwargs.get("end") is None else kwargs["end"]
+        starred = any(isinstance(a, ast.Starred) for a in node.args)
+        titles = [""] * len(args) if starred else [self.text(a) for a in node.args]
+        items, parts, length = [], [], len(end) - len(sep)
+        for title, value in zip(titles, args):
+            shown = _shown(value)
+            parts.append(T.to_str(shown))
+            length += len(parts[-1]) + len(sep)
+            check_string(length)  # as it grows: a million long arguments stop at the first that passes the limit
+            items.append((title, shown))
         if self.hooks.on_print is not None:
             with self.budget.paused():
-                self.hooks.on_print(items, node.lineno)
+                self.hooks.on_print(items, node.lineno, sep.join(parts) + end)
 
     def _show_text(self, text: str) -> None:
         """What a facade prints (pprint, warnings.warn), as a print of the call that asked."""
@@ -1094,7 +1098,7 @@ class Interpreter:
         if self.hooks.on_print is not None:
             with self.budget.paused():
                 self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
-                                    site.lineno if site is not None else 0)
+                                    site.lineno if site is not None else 0, text + "\n")
 
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
@@ -1199,7 +1203,7 @@ def _shown(value: Any) -> Any:
     """A list or tuple goes to the caller as its (bounded) text; other values as they are."""
     if isinstance(value, C.Instance):  # its own __str__, run now, under the program's budget
         return T.Shown(T.to_str(value))
-    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) or T.is_dtype(value) else value
+    return T.Shown(T.to_repr(value)) if isinstance(value, (list, tuple, dict, set)) else value
 
 
 _PYTHON_FRAMES_PER_CALL = 30

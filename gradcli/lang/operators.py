@@ -159,6 +159,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     if isinstance(left, Instance) or isinstance(right, Instance):
         return dunders.compare(SYMBOLS[type(op)], left, right, truth)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype)):
+        return _same_dtype(left, right) == isinstance(op, ast.Eq)  # x.dtype == torch.float64 (a dtype's name)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
@@ -172,6 +174,14 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return arrays.compare(fn, left, right, symbol)
     raise ArgumentError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")
+
+
+def _same_dtype(left: Any, right: Any) -> bool:
+    try:
+        return bool(np.dtype(left) == np.dtype(right)) if isinstance(left, (np.dtype, str)) and \
+            isinstance(right, (np.dtype, str)) else False
+    except TypeError:  # a string that names no dtype
+        return False
 
 
 def _equal(left: Any, right: Any, budget: list[int]) -> bool:

@@ -87,6 +87,8 @@ class Output:
     kind: Literal["print", "display"]
     line: int
     items: list[tuple[str, Any]]
+    text: str = ""
+    """What a print wrote, as Python writes it (PyTorch's text for a tensor, with `sep` and `end`)."""
 
 
 @dataclass
@@ -178,7 +180,8 @@ class FileResult:
                                "steps": event.recorder.to_json()})
             else:
                 events.append({"kind": event.kind, "line": event.line,
-                               "items": [_item_json(title, value, json_value) for title, value in event.items]})
+                               "items": [_item_json(title, value, json_value) for title, value in event.items],
+                               **({"text": event.text} if event.kind == "print" else {})})
         out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
                "checks": {"passed": self.checks_passed, "failed": self.checks_failed,
                           "undefined": self.checks_undefined},
@@ -319,10 +322,10 @@ class _Session:
 
     def note(self, text: str, line: int) -> None:
         """Something gradcli skipped (a notebook's magic), shown where the program's prints are."""
-        self._emit(Output("print", line, [("note", f"note: {text}")]))
+        self._emit(Output("print", line, [("note", f"note: {text}")], f"note: {text}\n"))
 
-    def _print(self, items: list[tuple[str, Any]], line: int) -> None:
-        self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items]))
+    def _print(self, items: list[tuple[str, Any]], line: int, text: str) -> None:
+        self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items], text))
 
     def _display(self, text: str, value: Any, line: int) -> None:
         if _in_place_call(text):

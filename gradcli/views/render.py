@@ -240,8 +240,9 @@ def labels(name: str, shape: tuple[int, ...]) -> list[str]:
     return [label(name, idx) for idx in np.ndindex(*shape)]
 
 
-def print_value(title: str, value: Any, full: bool = False) -> RenderableType:
-    """A `print(...)` argument as the tutorials show it: tensors as tables, the rest as PyTorch prints."""
+def display_view(title: str, value: Any, full: bool = False) -> RenderableType:
+    """A top-level bare expression's value, as a notebook shows a cell's last one: a tensor as a titled
+    table (its shape and dtype on top), anything else as Python's repr. (A `print` writes PyTorch's text.)"""
     if isinstance(value, Tensor):
         return array_view(title, value, full)
     if isinstance(value, (Node, AccumulateGrad)) or value is None:

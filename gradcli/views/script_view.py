@@ -1,7 +1,7 @@
 """How a script run looks: printed values, failures and the summary table. Rendering only."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -9,29 +9,11 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
-from gradcli.views.render import error_view, print_value
-from gradcli.engine.tensor import Tensor
+from gradcli.views.render import error_view
 
 if TYPE_CHECKING:
     from gradcli.check.policy import SiteSummary
     from gradcli.program.scripts import BackwardCheck, Explanation, FileResult
-
-
-def print_line(items: list[tuple[str, Any]]) -> list[RenderableType]:
-    """Tensors as titled tables; runs of other values on one line, space-separated, as Python's print does."""
-    parts: list[RenderableType] = []
-    run: list[RenderableType] = []
-    for title, value in items:
-        if isinstance(value, Tensor):
-            if run:
-                parts.append(Text(" ").join(run))
-                run = []
-            parts.append(print_value(title, value))
-        else:
-            run.append(print_value(title, value))
-    if run:
-        parts.append(Text(" ").join(run))
-    return parts
 
 
 def backward_text(event: BackwardCheck | Explanation) -> str:

@@ -1,0 +1,85 @@
+"""`print(...)` in a script writes what Python with PyTorch writes, so a pasted tutorial prints its own text.
+
+A bare expression statement is gradcli's display (a titled table), and `--json` keeps each printed
+argument's value beside the text. The oracle half runs the same programs under real PyTorch (skipped
+where torch is absent) and compares every character but one documented difference: a node prints
+without the memory address PyTorch adds (`<PowBackward0>`, not `<PowBackward0 object at 0x7f...>`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+PROGRAMS = {
+    "a gradient": "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n(x ** 3).sum().backward()\n"
+                  "print(x.grad)\n",
+    "grad_fn and requires_grad": "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x ** 3\n"
+                                 "print(x)\nprint(y)\nprint(y.sum())\nprint(y.grad_fn)\n",
+    "a matrix and None": "import torch\nx = torch.ones(2, 2, requires_grad=True)\nz = ((x + 2) ** 2 * 3).mean()\n"
+                         "z.backward()\nprint(x.grad)\nprint((x + 2).grad)\n",
+    "labels, sep and end": "import torch\nt = torch.tensor([0.5, -1.25])\nprint('grad:', t)\n"
+                           "print('a', 'b', sep='-', end='!\\n')\nfor i in range(3):\n    print(i, end=' ')\n"
+                           "print()\nprint(t, t * 2, sep=' | ')\n",
+    "containers": "import torch\nprint([torch.tensor(1.0), torch.tensor([2.0, 3.0])])\n"
+                  "print({'w': torch.zeros(2)}, (torch.tensor(1.5),))\n",
+    "printoptions": "import torch\ntorch.set_printoptions(precision=2)\nprint(torch.tensor([1.23456, 2.0]))\n",
+    "a scalar loss and items": "import torch\nw = torch.tensor([2.0], requires_grad=True)\nloss = ((w * 3 - 1) ** 2).mean()\n"
+                               "print(loss, loss.item(), round(loss.item(), 3))\n",
+}
+
+
+def run_texts(cli, tmp_path, source: str) -> tuple[str, dict]:
+    path = tmp_path / "prog.py"
+    path.write_text(source)
+    result = cli("run", "--json", str(path))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    file = json.loads(result.stdout.splitlines()[0])
+    return "".join(e["text"] for e in file["events"] if e["kind"] == "print"), file
+
+
+def test_a_print_writes_pytorchs_text_not_a_table(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["a gradient"])
+    assert text == "tensor([ 3., 12.])\n"
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["grad_fn and requires_grad"])
+    assert text.split("\n")[:3] == ["tensor([1., 2.], requires_grad=True)", "tensor([1., 8.], grad_fn=<PowBackward0>)",
+                                    "tensor(9., grad_fn=<SumBackward0>)"]
+
+
+def test_sep_and_end_are_pythons(cli, tmp_path):
+    text, file = run_texts(cli, tmp_path, PROGRAMS["labels, sep and end"])
+    assert text == ("grad: tensor([ 0.5000, -1.2500])\na-b!\n0 1 2 \n"
+                    "tensor([ 0.5000, -1.2500]) | tensor([ 1.0000, -2.5000])\n")
+    first = file["events"][0]
+    assert first["items"][1] == {"source": "t", "shape": [2], "dtype": "float32", "value": [0.5, -1.25]}
+
+
+def test_the_terminal_shows_the_text_and_closes_a_line_left_open(cli, tmp_path):
+    path = tmp_path / "open.py"
+    path.write_text("import torch\nprint('loss', torch.tensor(0.25), end='')\n")
+    result = cli("run", str(path))
+    assert result.exit_code == 0
+    lines = result.stdout.split("\n")
+    assert lines[1] == "loss tensor(0.2500)"
+    assert lines[2].startswith("gradcli run · dtype float32")
+
+
+def test_a_bare_expression_is_still_a_titled_table(cli, tmp_path):
+    path = tmp_path / "shown.py"
+    path.write_text("import torch\nx = torch.tensor([1.0, 2.0])\nx * 2\n")
+    result = cli("run", str(path))
+    assert result.exit_code == 0
+    assert "x * 2  shape (2,) · float32" in result.stdout and "tensor(" not in result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_same_text_as_pytorch(name, cli, tmp_path):
+    pytest.importorskip("torch")
+    source = PROGRAMS[name]
+    torch_run = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120)
+    assert torch_run.returncode == 0, torch_run.stderr
+    text, _ = run_texts(cli, tmp_path, source)
+    assert text == re.sub(r" object at 0x[0-9a-f]+>", ">", torch_run.stdout)
