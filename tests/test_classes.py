@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcli.errors import ArgumentError, BackwardError, NotAllowedError
+from gradcli.errors import ArgumentError, BackwardError, NotAllowedError, ShapeError
 from tests.language_helpers import fails, run
 
 
@@ -165,10 +165,13 @@ print(y.item(), names, net.training, net.fc1.training, result, same, net.fc2.bia
 
 def test_load_state_dict_names_missing_and_unexpected_keys_as_pytorch():
     caught = fails(MODULE + "net = TwoLayer(2, 3, 1)\nnet.load_state_dict({'fc1.weight': torch.ones(3, 2), "
-                            "'extra': torch.ones(1)})", ArgumentError)
+                            "'extra': torch.ones(1)})", ShapeError)
     assert caught.message.startswith("Error(s) in loading state_dict for TwoLayer:\n\tMissing key(s) in state_dict: "
                                      '"scale", "seen", "fc1.bias"')
     assert 'Unexpected key(s) in state_dict: "extra".' in caught.message
+    ran = run(MODULE + "net = TwoLayer(2, 3, 1)\ntry:\n    net.load_state_dict({'extra': torch.ones(1)})\n"
+                       "except RuntimeError as e:\n    text = str(e)\n")  # PyTorch's type, so its except catches it
+    assert ran["text"].startswith("Error(s) in loading state_dict for TwoLayer:")
 
 
 def test_assigning_a_parameter_before_init_is_pytorchs_error():

@@ -16,6 +16,7 @@ from gradcli.errors import BackwardError
 from gradcli.engine.hooks import (HOOKS, PACKED, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, run_hooks, run_post_accumulate,
                                   run_posthooks, run_prehooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
+from gradcli.engine.module_hooks import GROUPS, group_of
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -171,7 +172,7 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
             pending[out._node] = pending[out._node] + g if out._node in pending else g
     heap = [(-node.seq, node) for node in pending]
     heapq.heapify(heap)
-    watched = bool(MARKS or HOOKS or PREHOOKS or POSTHOOKS or PACKED) or wanted is not None
+    watched = bool(MARKS or HOOKS or PREHOOKS or POSTHOOKS or PACKED or GROUPS) or wanted is not None
     node = g = None
     while node is not None or heap:
         if node is None:
@@ -180,7 +181,9 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if watched or node.saved is None or node.retained is not None:
             g = _arrive(node, g, create_graph, wanted, found)
         done = node
-        if watched and POSTHOOKS and id(node) in POSTHOOKS:
+        if watched and GROUPS and id(node) in GROUPS:
+            node, g = _route_grouped(node, g, ns, create_graph, trace, pending, heap, leaves)
+        elif watched and POSTHOOKS and id(node) in POSTHOOKS:
             node, g = _route_hooked(node, g, ns, create_graph, trace, pending, heap, leaves)
         else:
             node, g = _route(node, g, ns, create_graph, trace, pending, heap, leaves)
@@ -238,6 +241,8 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
         # each VJP called the cheapest way its parameters allow
         if params is not _NO_PARAMS or n > 2:
             gi = vjps[i](ns, g, out, *args, **params)
+            if gi is None:  # a program's Function gave no gradient for this input (its backward returned None)
+                continue
         elif n == 1:
             gi = vjps[i](ns, g, out, args[0])
         else:
@@ -284,16 +289,41 @@ def _route_hooked(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace 
     grad_inputs = [by_input.pop(id(x), None) for x in listed]  # an input listed twice: its sum, shown once
     grad_inputs = run_posthooks(node, grad_inputs, g)
     for x, gi in zip(listed, grad_inputs):
-        if gi is None:
-            continue
-        if type(x) is Tensor:
-            _collect(leaves, x, gi, True)
-        elif x in pending:
-            pending[x] = pending[x] + gi
-        else:
-            pending[x] = gi
-            heapq.heappush(heap, (-x.seq, x))
+        if gi is not None:
+            _send(x, gi, pending, heap, leaves)
     return None, None
+
+
+def _route_grouped(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None, pending: dict, heap: list,
+                   leaves: dict) -> tuple[Node | None, Any]:
+    """`_route` for a node of a module's backward hook: held until the last node of its group arrives, then
+    the group's gradients, after the module's hooks, are sent on together (see `module_hooks`)."""
+    group = group_of(node)
+    if group is None:
+        return _route(node, g, ns, create_graph, trace, pending, heap, leaves)
+    group.hold(node, g)
+    if group.waiting(pending):
+        return None, None
+    for member, gi, below in group.release(create_graph):
+        if member is None:
+            _send(below, gi, pending, heap, leaves)
+            continue
+        route = _route_hooked if POSTHOOKS and id(member) in POSTHOOKS else _route
+        nxt, nxt_g = route(member, gi, ns, create_graph, trace, pending, heap, leaves)
+        if nxt is not None:
+            _send(nxt, nxt_g, pending, heap, leaves)
+    return None, None
+
+
+def _send(x: Any, gi: Any, pending: dict, heap: list, leaves: dict) -> None:
+    """One gradient to an input: a leaf collects it, a node waits for it (on the heap)."""
+    if type(x) is Tensor:
+        _collect(leaves, x, gi, True)
+    elif x in pending:
+        pending[x] = pending[x] + gi
+    else:
+        pending[x] = gi
+        heapq.heappush(heap, (-x.seq, x))
 
 
 def _deliver(leaves: dict[int, list], wanted: dict | None, found: list, create_graph: bool) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import GradMode, Node, Tensor, _wrap, record
+from gradcli.engine.tensor import FUNCTION_OUTPUT, GradMode, Node, Tensor, _wrap, record
 from gradcli.errors import ArgumentError, BackwardError
 
 RECORD_FORWARD = [False]
@@ -203,7 +203,7 @@ def _fresh(output: Any, args: tuple, ctx: FunctionCtx) -> Any:
         return output
     if any(output is t for t in ctx._dirty):
         if output.requires_grad and output._node is None:
-            raise BackwardError("a leaf Variable that requires grad is being used in an in-place operation.",
+            raise BackwardError("a leaf Variable that requires grad has been used in an in-place operation.",
                                 hint="modify a copy in the forward (x.clone()), or an input that needs no grad")
         return output
     if any(output is a for a in args) or output.requires_grad:
@@ -270,7 +270,7 @@ def _pick_sym(meaning: Any, packed: Any, *, state: "_Backward", slot: int) -> An
     return _pick(packed, state=state, slot=slot)
 
 
-_PICK = O.Op(name="function_output", node="FunctionOutputBackward", forward=_pick, vjps=(_pick_vjp,),
+_PICK = O.Op(name=FUNCTION_OUTPUT, node="FunctionOutputBackward", forward=_pick, vjps=(_pick_vjp,),
              sym=_pick_sym, rule="one output of a Function with several")
 
 
@@ -325,8 +325,8 @@ class _Backward:
             if not isinstance(a, Tensor) or not a.requires_grad:
                 out.append(None)
                 continue
-            if r is None:
-                out.append(np.zeros(a.shape, a.dtype) if type(g) is not Tensor else _zeros_like(a))
+            if r is None:  # no gradient flows to this input on this path, as in PyTorch (not zeros)
+                out.append(None)
                 continue
             if not isinstance(r, Tensor):
                 raise BackwardError(f"function {name} returned a gradient of type {type(r).__name__} at index {i}",
@@ -364,10 +364,6 @@ class _Backward:
             if grads[k] is None and known is not None and self.ctx._materialize:
                 grads[k] = _wrap(np.zeros(known[0], known[1]))
         return grads
-
-
-def _zeros_like(a: Tensor) -> Tensor:
-    return _wrap(np.zeros(a.shape, a.dtype))
 
 
 def node_apply(node: Node, *grads: Any) -> Any:

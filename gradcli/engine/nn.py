@@ -18,6 +18,7 @@ from gradcli.engine import functions as F
 from gradcli.engine import init as I
 from gradcli.engine import nn_functional as NF
 from gradcli.engine.hooks import RemovableHandle
+from gradcli.engine.module_hooks import BackwardHook, register
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
@@ -65,6 +66,11 @@ class Module:
                 changed = hook(self, inputs)
                 if changed is not None:
                     inputs = changed if isinstance(changed, tuple) else (changed,)
+        backward = self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks")
+        if backward:
+            backward = BackwardHook(self, self.__dict__.get("_backward_hooks", ()),
+                                    self.__dict__.get("_backward_pre_hooks", ()))
+            inputs = backward.setup_inputs(inputs)
         output = self.forward(*inputs, **kwargs)
         hooks = self.__dict__.get("_forward_hooks")
         if hooks:
@@ -72,7 +78,7 @@ class Module:
                 changed = hook(self, inputs, output)
                 if changed is not None:
                     output = changed
-        return output
+        return backward.setup_outputs(output) if backward else output
 
     def __getattr__(self, name: str) -> Any:
         """Parameters, buffers and sub-modules read as attributes (`model.weight`), as in PyTorch."""
@@ -152,6 +158,15 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         return _handle(self._forward_pre_hooks, hook)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) once the gradients of this call's tensor inputs are known."""
+        return register(self.__dict__.setdefault("_backward_hooks", []), hook, prepend, "register_full_backward_hook")
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) once the gradients of this call's outputs are known."""
+        return register(self.__dict__.setdefault("_backward_pre_hooks", []), hook, prepend,
+                        "register_full_backward_pre_hook")
 
     # -- walks --------------------------------------------------------------------------------
     def named_modules(self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True
@@ -247,7 +262,7 @@ class Module:
             if missing:
                 problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         if problems:
-            raise ArgumentError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+            raise ShapeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                 + "\n\t".join(problems), hint="load a state_dict saved from the same model, or "
                                                               "pass strict=False")
         for key, target in own.items():

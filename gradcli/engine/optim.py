@@ -7,6 +7,7 @@ parameter's dtype, so losses match PyTorch's step for step.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ class Optimizer:
                                    hint="pass the tensors to train, e.g. model.parameters() or [w, b]")
         self.options = self.defaults = options
         self.param_groups: list[dict[str, Any]] = []
-        self.states: dict[int, dict[str, Any]] = {}
+        self.state: defaultdict = defaultdict(dict)  # PyTorch's: per parameter (by identity), made on first use
         for group in params if all(isinstance(g, dict) for g in params) else [{"params": params}]:
             self.add_param_group(group)
 
@@ -102,7 +103,7 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    state = self.states.setdefault(id(p), {})
+                    state = self.state[p]
                     assign(p, self._update(p._data, p.grad._data, state, group))
         return loss
 
@@ -113,8 +114,8 @@ class Optimizer:
         """PyTorch's layout: per-parameter state by index, and each group's options with its parameters' indices."""
         from gradcli.engine.tensor import _wrap
         index = {id(p): i for i, p in enumerate(self.params)}
-        state = {index[key]: {k: _wrap(np.asarray(v)) if isinstance(v, np.ndarray) else v for k, v in s.items()}
-                 for key, s in self.states.items() if s and key in index}
+        state = {index[id(p)]: {k: _wrap(np.asarray(v)) if isinstance(v, np.ndarray) else v for k, v in s.items()}
+                 for p, s in self.state.items() if s and id(p) in index}
         groups = [dict({k: v for k, v in g.items() if k != "params"}, params=[index[id(p)] for p in g["params"]])
                   for g in self.param_groups]
         return {"state": dict(sorted(state.items())), "param_groups": groups}

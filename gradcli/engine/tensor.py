@@ -185,8 +185,8 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """PyTorch's view of the parents: (node or AccumulateGrad or None, 0) per input."""
-        return tuple(((x, 0) if type(x) is Node else (AccumulateGrad.of(x), 0) if type(x) is Tensor and
+        """PyTorch's view of the parents: (node or AccumulateGrad or None, output number) per input."""
+        return tuple((output_edge(x) if type(x) is Node else (AccumulateGrad.of(x), 0) if type(x) is Tensor and
                       x.requires_grad else (None, 0)) for x in self.listed_inputs())
 
     def listed_inputs(self) -> list:
@@ -239,6 +239,23 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+
+FUNCTION_OUTPUT = "function_output"
+"""The op name of the node that places one output of a program's Function with several (see `function`)."""
+
+
+def output_edge(node: Node) -> tuple[Node, int]:
+    """(node, output number) as PyTorch shows an edge: a Function's several outputs come from its one node."""
+    if node.op.name == FUNCTION_OUTPUT:
+        state = node.params["state"]
+        return state.node, state.differentiable[node.params["slot"]]
+    return node, 0
+
+
+def program_node(node: Node | None) -> Node | None:
+    """The node a program sees as a tensor's `grad_fn`: a Function's own for each of its outputs."""
+    return node if node is None else output_edge(node)[0]
 
 
 class AccumulateGrad:
@@ -659,6 +676,15 @@ class Tensor:
         if INFERENCE or InferenceMode.enabled:
             _inherit_view(t, (self,))
         return t
+
+    def detach_(self) -> "Tensor":
+        """The tensor itself, cut from the graph that made it (a leaf needing no grad), as PyTorch's `detach_`."""
+        if self._node is not None and V.base(self) is not self:
+            raise BackwardError("Can't detach views in-place. Use detach() instead.",
+                                hint="y = x.detach() makes a new tensor on the same data")
+        self._node = None
+        self.requires_grad = False
+        return self
 
     def is_inference(self) -> bool:
         """Whether this tensor was made under `torch.inference_mode()` (or views one)."""

@@ -7,6 +7,7 @@ table, so nothing here is written twice.
 from __future__ import annotations
 
 import builtins as py
+import collections
 from typing import Any, Callable
 
 import numpy as np
@@ -306,7 +307,7 @@ PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **cl
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
                                "ndim", "T", "retains_grad"})
 TENSOR_METHODS = frozenset({
-    "backward", "retain_grad", "detach", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
+    "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
@@ -476,6 +477,7 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
            "count": list.count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
            "clear": list.clear},
     dict: containers.DICT_METHODS,
+    collections.defaultdict: containers.DICT_METHODS,  # an optimizer's `state`
     set: containers.SET_METHODS,
 }
 EXCEPTION_ATTRIBUTES = frozenset({"args"})

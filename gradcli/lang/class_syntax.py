@@ -16,12 +16,14 @@ SPECIAL_METHODS = frozenset({
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
     "__matmul__", "__rmatmul__", "__pow__", "__rpow__", "__neg__", "__floordiv__", "__rfloordiv__",
     "__mod__", "__rmod__",
+    "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__pos__",
 })
 """The special methods a program's class may define (its other dunders are refused by name)."""
 
 _SPECIAL_HINT = ("a class may define __init__, __call__, __repr__, __str__, __len__, __getitem__, __setitem__, "
-                 "__iter__, __next__, __eq__, __contains__, __enter__, __exit__, the arithmetic operators and "
-                 "ordinary methods")
+                 "__iter__, __next__, __eq__, __ne__, __lt__, __le__, __gt__, __ge__, __bool__, __contains__, __enter__, "
+                 "__exit__, the arithmetic operators (with their reflected forms), __neg__, __pos__ and ordinary "
+                 "methods")
 _BODY_HINT = "a class body holds methods (def), class attributes (NAME = value) and a docstring"
 
 
@@ -54,6 +56,13 @@ def refusal(node: ast.ClassDef) -> tuple[ast.AST, str, str | None] | None:
                   isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)):
             return statement, f"'{type(statement).__name__}' is not allowed in a class body", _BODY_HINT
     return None
+
+
+def alias(statement: ast.stmt, defined: set[str]) -> bool:
+    """`__rmul__ = __mul__`: a listed special method named after a method the body defined above it."""
+    return isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) and \
+        statement.value.id in defined and \
+        all(isinstance(t, ast.Name) and t.id in SPECIAL_METHODS for t in statement.targets)
 
 
 def _dotted(node: ast.expr) -> bool:

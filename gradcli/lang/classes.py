@@ -188,7 +188,8 @@ def _marker(kind: type, name: str) -> Callable[[Any], Any]:
 
 
 BUILTINS = {"staticmethod": _marker(StaticMethod, "staticmethod"), "classmethod": _marker(ClassMethod, "classmethod"),
-            "property": _marker(Property, "property"), "super": _outside, "object": OBJECT}
+            "property": _marker(Property, "property"), "super": _outside, "object": OBJECT,
+            "NotImplemented": NotImplemented}
 """The Python builtins classes bring, by their Python names (a method's own `super` shadows this one)."""
 
 OWNERS = (Instance, UserClass, BaseClass, Super, Property, AF.FunctionCtx)
@@ -218,17 +219,19 @@ def define(interpreter: Any, node: Any, bases: list[Any], body: Callable[[], Any
     first = node.body[0] if node.body else None
     doc = first.value.value if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
         isinstance(first.value.value, str) else None
-    return make_class(interpreter, node.name, bases, values, doc, sup)
+    return make_class(interpreter, node.name, bases, values, doc, sup, node)
 
 
 def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, Any], doc: str | None,
-               sup: SuperFunction) -> UserClass:
+               sup: SuperFunction, node: ast.ClassDef | None = None) -> UserClass:
     """The class a `class` statement defines, from its evaluated bases and body."""
     py_bases: list[type] = []
     program_bases: list[ProgramType] = []
-    for base in bases or [OBJECT]:
+    written = [ast.get_source_segment(interpreter.source, b) or "" for b in node.bases] if node is not None else []
+    for k, base in enumerate(bases or [OBJECT]):
         if not isinstance(base, (UserClass, BaseClass)):
-            raise NotAllowedError(f"cannot subclass {_described(base)}",
+            what = f"'{written[k]}'" if k < len(written) and written[k] else _described(base)
+            raise NotAllowedError(f"cannot subclass {what}",
                                   hint="a class may derive from object, nn.Module, torch.autograd.Function, "
                                        "torch.optim.Optimizer, torch.utils.data.Dataset / IterableDataset "
                                        "or a class of the program")
@@ -377,7 +380,8 @@ MODULE_ATTRIBUTES = frozenset({
     "parameters", "named_parameters", "children", "named_children", "modules", "named_modules", "buffers",
     "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
     "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
-    "register_forward_hook", "register_forward_pre_hook", "apply", "to", "cpu", "double", "float",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "apply", "to", "cpu", "double", "float",
     "extra_repr"})
 """nn.Module's API as a program reads it, on built-in modules and the program's own."""
 OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group"})
@@ -387,4 +391,6 @@ FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "
 def _described(value: Any) -> str:
     if isinstance(value, ProgramType):
         return f"'{value.name}'"
-    return "a function" if callable(value) else f"a {type(value).__name__}"
+    name = getattr(value, "__name__", None) if callable(value) else None
+    return f"'{name.rstrip('_')}'" if isinstance(name, str) else "a function" if callable(value) else \
+        f"a {type(value).__name__}"

@@ -31,6 +31,11 @@ _PERCENT = re.compile(r"%(?P<key>\([^)]*\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)
 _FIELD_HINT = "name a variable or a position: '{}'.format(x), '{0}', '{loss:.4f}'.format(loss=v)"
 
 
+def is_dtype(value: Any) -> bool:
+    """A tensor's `dtype`, or a dtype named in the program (`torch.float64`)."""
+    return isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic)
+
+
 def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
     if isinstance(value, str):
@@ -82,6 +87,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return "{" + ", ".join(parts) + "}"
     if isinstance(value, Tensor):
         return tensor_repr(value)
+    if is_dtype(value):
+        return f"torch.{np.dtype(value).name}"  # a dtype as PyTorch prints it (torch.float32)
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):

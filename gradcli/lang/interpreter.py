@@ -30,11 +30,12 @@ from gradcli.engine import saved as SAVED
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
-from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import arrays as ARR
+from gradcli.lang import dunders
 from gradcli.lang import builtins as B
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
@@ -43,6 +44,7 @@ from gradcli.lang import statements as S
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.generators import ProgramGenerator
+from gradcli.lang.objects import Instance
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
@@ -839,6 +841,8 @@ class Interpreter:
                 return -value if isinstance(op, ast.USub) else value
             if isinstance(value, NUMBER):
                 return -value if isinstance(op, ast.USub) else +value
+            if isinstance(value, Instance) and isinstance(op, (ast.USub, ast.UAdd)):
+                return dunders.unary("-" if isinstance(op, ast.USub) else "+", value)
             raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
                                 f"{type_name(value)}")
         return self._located(node, unary)
@@ -974,6 +978,8 @@ class Interpreter:
                 return Size(value)
             if attr == "name" and isinstance(owner, (Node, AccumulateGrad)):
                 return B.NodeName(value)
+            if attr in ("grad_fn", "creator") and type(owner) is Tensor:
+                return program_node(value)  # a Function's output shows its Function's node, as in PyTorch
             if plain is not None:
                 plain.add(type(owner))
             return value

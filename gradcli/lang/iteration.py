@@ -8,8 +8,10 @@ from gradcli.engine.data import DataLoader, Dataset
 from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
+from gradcli.lang import dunders
 from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.limits import Lazy, check_list
+from gradcli.lang.objects import Instance
 
 SEQUENCES = (list, tuple, range, str)
 ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict)  # torch objects a for loop and len() take
@@ -29,7 +31,11 @@ def iterate(value: Any) -> Iterator[Any]:
         if value.ndim == 0:
             raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
         return iter(value)
-    if hasattr(type(value), "program_attributes") and hasattr(type(value), "__iter__"):
+    if isinstance(value, Instance):
+        found = dunders.iterate(value)
+        if found is not None:
+            return found
+    elif hasattr(type(value), "program_attributes") and hasattr(type(value), "__iter__"):
         return iter(value)  # a facade's container (deque)
     raise ArgumentError(f"'{type_name(value)}' object is not iterable",
                         hint="iterate over a list, a tuple, range(n), zip(...), enumerate(...) or a tensor")

@@ -20,8 +20,9 @@ from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
-from gradcli.lang import arrays
+from gradcli.lang import arrays, dunders
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.objects import Instance
 from gradcli.lang import formatting as T
 from gradcli.lang import limits
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
@@ -74,6 +75,8 @@ def contains(item: Any, container: Any) -> bool:
         return any(v is item or truth(compare(_EQ, v, item)) for v in container)
     if isinstance(container, Tensor):
         return bool((container == item).any())
+    if isinstance(container, Instance):
+        return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)))
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
 
@@ -84,11 +87,14 @@ COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.In: contains, ast.NotIn: lambda item, container: not contains(item, container),
 }
 _EQ = ast.Eq()
+SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
 def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
     """`left op right` for every pair of operand types, each refusal naming both types."""
     symbol, fn = BINARY[type(op)]
+    if isinstance(left, Instance) or isinstance(right, Instance):
+        return dunders.arithmetic(symbol, left, right)
     if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
             (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
         return _sequence_arithmetic(symbol, left, right)
@@ -151,6 +157,10 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     if isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
         return fn(left, right)
+    if isinstance(left, Instance) or isinstance(right, Instance):
+        return dunders.compare(SYMBOLS[type(op)], left, right, truth)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype)):
+        return _same_dtype(left, right) == isinstance(op, ast.Eq)  # x.dtype == torch.float64 (a dtype's name)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
@@ -159,11 +169,19 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
             return _equal_containers(left, right) == isinstance(op, ast.Eq)
         if not isinstance(left, (Tensor, *plain)) or not isinstance(right, (Tensor, *plain)):
             return (left is right) == isinstance(op, ast.Eq)  # functions, types: equal only to themselves
-    symbol = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+    symbol = SYMBOLS[type(op)]
     if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
         return arrays.compare(fn, left, right, symbol)
     raise ArgumentError(f"cannot compare a {type_name(left)} with a {type_name(right)} using '{symbol}'",
                         hint="compare numbers or tensors; use 'is None' to test for None")
+
+
+def _same_dtype(left: Any, right: Any) -> bool:
+    try:
+        return bool(np.dtype(left) == np.dtype(right)) if isinstance(left, (np.dtype, str)) and \
+            isinstance(right, (np.dtype, str)) else False
+    except TypeError:  # a string that names no dtype
+        return False
 
 
 def _equal(left: Any, right: Any, budget: list[int]) -> bool:
@@ -196,6 +214,8 @@ def truth(value: Any) -> bool:
         return value
     if isinstance(value, Tensor):
         return bool(value)
+    if isinstance(value, Instance):
+        return dunders.truth(value)
     if isinstance(value, _TRUTHFUL) or hasattr(type(value), "program_attributes") and \
             hasattr(type(value), "__len__"):
         return bool(value)

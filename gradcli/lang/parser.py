@@ -407,10 +407,12 @@ class _Checker:
             raise self.refuse(where, message, hint)
         for base in node.bases:
             self.expression(base, depth)
+        defined: set[str] = set()
         for statement in node.body:
             if isinstance(statement, ast.FunctionDef):
                 self.function_def(statement, depth, method=True)
-            else:
+                defined.add(statement.name)
+            elif not class_syntax.alias(statement, defined):
                 self.statement(statement, depth)
 
     def function_def(self, node: ast.FunctionDef, depth: int, method: bool = False) -> None:

@@ -16,7 +16,7 @@ from gradcli.engine import functions as F
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
-from gradcli.lang import containers
+from gradcli.lang import containers, dunders
 from gradcli.lang import type_tests
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
 from gradcli.lang.formatting import to_repr, to_str
@@ -24,6 +24,7 @@ from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate
 from gradcli.lang.iteration import type_name as _type_name
 from gradcli.lang.limits import Lazy, check_string
+from gradcli.lang.objects import Instance
 
 _SEQUENCES, _ITERATORS = SEQUENCES, ITERATORS
 
@@ -62,7 +63,7 @@ def repr_(value: Any) -> str:
 
 
 def bool_(value: Any = False) -> bool:
-    return bool(value)
+    return dunders.truth(value) if isinstance(value, Instance) else bool(value)
 
 
 def reversed_(sequence: Any) -> Lazy:
@@ -188,6 +189,8 @@ def int_(x: Any = 0) -> int:
 
 
 def len_(value: Any) -> int:
+    if isinstance(value, Instance):
+        return dunders.length(value)
     if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
@@ -206,6 +209,9 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
         raise ArgumentError("sum() can't sum strings", hint="join them: ''.join(parts)")
     total = start
     for value in consume(iterable):
+        if isinstance(value, Instance) or isinstance(total, Instance):  # the program's own __add__ / __radd__
+            total = dunders.arithmetic("+", total, value)
+            continue
         if not isinstance(value, (Tensor, int, float, np.integer, np.floating)):
             raise ArgumentError(f"sum() adds numbers and tensors, not a {_type_name(value)}",
                                 hint="make a tensor of the list first: torch.tensor(values).sum()")
