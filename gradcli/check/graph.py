@@ -33,6 +33,10 @@ class Cut:
     line: int | None
 
 
+CUT = "cut"
+"""A replay's key (with the node) for a hooked tensor's own value, while its consumers see it held."""
+
+
 @dataclass(frozen=True)
 class Trace:
     """What one output was computed from, and the hooked tensors (`cuts`) where a hook changed its gradient."""
@@ -102,3 +106,41 @@ def as_float64(value: Any, shape: tuple[int, ...], missing: float) -> np.ndarray
     if isinstance(value, Tensor):
         value = value._data
     return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+
+
+PRODUCTS = ("matmul", "addmm")
+DENSE = (*PRODUCTS, "convolution")
+"""Ops through which one input element reaches many output terms."""
+
+
+def terms_estimate(tr: Trace) -> int:
+    """Terms a replay would build, from the graph's shapes alone: a matrix product's output elements
+    times its inner dimension, one per element for any other op. Decided before any witness starts,
+    so a matmul-heavy net goes straight to the witnesses that can answer; also what one forward
+    replay costs, for finite differences."""
+    total = 0
+    for node in tr.nodes:
+        size = int(np.prod(node.shape, dtype=np.int64))
+        if node.op.name in PRODUCTS:
+            first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
+            size *= int(first.shape[-1]) if len(first.shape) else 1
+        total += size
+    return total
+
+
+def downstream(tr: Trace, keys: set[int]) -> set[Node]:
+    """The nodes whose values depend on the leaves with these ids: all a replay with them moved recomputes."""
+    reached: set[Node] = set()
+    for node in tr.nodes:
+        if any(x in reached if type(x) is Node else type(x) is Tensor and id(x) in keys for x in node.inputs):
+            reached.add(node)
+    return reached
+
+
+def widened(x: Any) -> Any:
+    """A value as a float64 replay computes with it: a float array or scalar in float64, anything else as it is."""
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
+        return x.astype(np.float64)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x
