@@ -170,8 +170,12 @@ def _before_leaf_hooks(tr: Trace, computed: dict[str, Any]) -> tuple[dict[str, A
     `.grad` holds what a hook returned, on purpose (PyTorch's semantics); that is the program's
     choice, not a derivative, so the check verifies the gradient the hook was given.
     """
-    from gradcli.engine.hooks import CHANGED, changed_by_hook
+    from gradcli.engine.hooks import ACCUMULATED, CHANGED, accumulated, changed_by_hook
     changed: dict[str, int | None] = {}
+    for name, leaf in tr.leaves.items() if ACCUMULATED else ():
+        posted = accumulated(leaf)
+        if posted is not None and computed.get(name) is not None:
+            changed[f"{name} after"] = hook_line(posted[2])
     if not CHANGED:
         return computed, changed
     for name, leaf in tr.leaves.items():
@@ -188,6 +192,9 @@ def _noted(check: InputCheck, name: str, changed: dict[str, int | None], tr: Tra
     if name in changed:
         notes.append(f"changed by {_at(changed[name])}: verified the gradient autograd gave it; "
                      f".grad holds what the hook returned")
+    if f"{name} after" in changed:
+        notes.append(f"changed by {_at(changed[f'{name} after'])} after it was accumulated: verified the "
+                     f"gradient accumulated, at the values backward differentiated at")
     lines = sorted({cut.line for cut in tr.cuts.values()}, key=lambda n: -1 if n is None else n)
     if lines:
         notes.append("below " + ", ".join(_at(n) for n in lines) + ": the chain rule is verified from the "

@@ -25,12 +25,21 @@ class Cut:
     """A tensor whose gradient a hook changed: below it, autograd's chain rule starts from `gradient`.
 
     Both witnesses hold the tensor at `held` (its value) for everything computed from it, and add
-    Σ gradient·tensor to what they differentiate: exactly the gradient autograd propagates.
+    Σ gradient·tensor to what they differentiate: exactly the gradient autograd propagates. A hook
+    on the node itself (`grad_fn.register_hook`) that replaced what it passed to its inputs sets
+    `inputs` instead (one gradient per input, None where it passed none): Σ gradientᵢ·inputᵢ.
     """
 
     held: np.ndarray
-    gradient: np.ndarray
+    gradient: np.ndarray | None
     line: int | None
+    inputs: tuple[np.ndarray | None, ...] = ()
+
+    def pairs(self, own: Any, inputs: list[Any]) -> list[tuple[Any, np.ndarray]]:
+        """(value, gradient) of each term added, from the tensor's own value and its node's input values."""
+        if self.gradient is not None:
+            return [(own, self.gradient)]
+        return [(x, g) for x, g in zip(inputs, self.inputs) if g is not None]
 
 
 CUT = "cut"

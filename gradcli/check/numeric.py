@@ -74,22 +74,32 @@ def hooked(tr: Trace, line: Callable[[Any], int | None]) -> Trace:
 
     `line(hook)` is where the hook was written. Without hooks (the common case) `tr` itself.
     """
-    from gradcli.engine.hooks import CHANGED, changed_by_hook
-    if not CHANGED:
+    from gradcli.engine.hooks import CHANGED, PASSED, changed_by_hook, passed_by_hook
+    if not CHANGED and not PASSED:
         return tr
-    found = {node: changed_by_hook(node) for node in tr.nodes}
-    found = {node: change for node, change in found.items() if change is not None}
+    found = {node: (passed_by_hook(node), changed_by_hook(node)) for node in tr.nodes}
+    found = {node: change for node, change in found.items() if change != (None, None)}
     if not found:
         return tr
     values = forward(tr, leaf_values(tr))
-    cuts = {node: Cut(np.asarray(values[node], dtype=np.float64), np.asarray(change[1], dtype=np.float64),
-                      line(change[2])) for node, change in found.items()}
+    cuts = {}
+    for node, (passed, change) in found.items():
+        held = np.asarray(values[node], dtype=np.float64)
+        if passed is not None:  # what the node passed its inputs replaces all that flows below it
+            cuts[node] = Cut(held, None, line(passed[1]), tuple(None if g is None else np.asarray(g, dtype=np.float64)
+                                                                for g in passed[0]))
+        else:
+            cuts[node] = Cut(held, np.asarray(change[1], dtype=np.float64), line(change[2]))
     return dataclasses.replace(tr, cuts=cuts)
 
 
 def _hooked_terms(tr: Trace, values: dict[Any, Any]) -> float:
     """Σ gradient·tensor over the hooked tensors: what autograd propagates below each hook."""
-    return sum(float(np.sum(cut.gradient * values[(CUT, node)])) for node, cut in tr.cuts.items())
+    total = 0.0
+    for node, cut in tr.cuts.items():
+        inputs = [widened(tr.resolve(x, values)) for x in node.inputs] if cut.inputs else []
+        total += sum(float(np.sum(g * np.asarray(v, dtype=np.float64))) for v, g in cut.pairs(values[(CUT, node)], inputs))
+    return total
 
 
 def leaf_values(tr: Trace) -> dict[int, np.ndarray]:
@@ -322,10 +332,11 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
     resolution of the quotient (L's rounding over the step), plus, in a graph narrower than
     float64, twice its own rounding along v as `rounding.float64_gradients` measures it.
 
-    A direction cannot judge where it moves an op on a kink, or where a kink within the step makes
-    the one-sided slopes differ by more than the tolerance (the central difference may then be off
-    autograd's one-sided slope by half their difference). Such a direction is replaced by another
-    draw; None when `DRAWS` do not give `DIRECTIONS` that can judge.
+    A direction cannot judge where it moves an op on a kink, or where a kink (or curvature) within
+    the step makes the one-sided slopes differ by more than the tolerance (the central difference
+    may then be off autograd's one-sided slope by half their difference): it is tried again with
+    steps 10 and 100 times shorter, then replaced by another draw; None when `DRAWS` do not give
+    `DIRECTIONS` that can judge.
     """
     point = Point(tr)
     weights = np.asarray(weights, dtype=np.float64)
@@ -347,22 +358,23 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
         rtol, atol = tolerances[name]
         expected, got, allowance = [], [], []
         for _ in range(DRAWS):
-            v = rng.standard_normal(leaf.shape)
-            h = _direction_step(scale, float(np.sum(gradient * v)))
-            ends = [point.moved({key: start + step * v}) for step in (h, -h)]
-            if any(_moved(tr, moved, sites) is not None for moved in ends):
-                continue
-            v = (ends[0][key] - ends[1][key]) / (2 * h)  # the step as float64 rounded it
-            (lp, up), (lm, down) = ((_loss(tr, moved, weights), _terms(tr, moved, weights)) for moved in ends)
-            slope = (lp - lm) / (2 * h)
-            rounding = gamma * _spread(up, down, h) + 8 * np.finfo(np.float64).eps * scale / h
-            if own is not None:
-                rounding += 2 * abs(float(np.sum(own * v)))
-            if abs((lp - l0) - (l0 - lm)) / (2 * h) > atol + rtol * abs(slope) + rounding:
-                continue
-            expected.append(slope)
-            got.append(float(np.sum(gradient * v)))
-            allowance.append(rounding)
+            drawn = rng.standard_normal(leaf.shape)
+            h = _direction_step(scale, float(np.sum(gradient * drawn)))
+            for h in (h, h / 10, h / 100):  # curvature over the step shrinks with it
+                ends = [point.moved({key: start + step * drawn}) for step in (h, -h)]
+                if any(_moved(tr, moved, sites) is not None for moved in ends):
+                    break
+                v = (ends[0][key] - ends[1][key]) / (2 * h)  # the step as float64 rounded it
+                (lp, up), (lm, down) = ((_loss(tr, moved, weights), _terms(tr, moved, weights)) for moved in ends)
+                slope = (lp - lm) / (2 * h)
+                rounding = gamma * _spread(up, down, h) + 8 * np.finfo(np.float64).eps * scale / h
+                if own is not None:
+                    rounding += 2 * abs(float(np.sum(own * v)))
+                if abs((lp - l0) - (l0 - lm)) / (2 * h) <= atol + rtol * abs(slope) + rounding:
+                    expected.append(slope)
+                    got.append(float(np.sum(gradient * v)))
+                    allowance.append(rounding)
+                    break
             if len(expected) == DIRECTIONS:
                 break
         else:

@@ -61,15 +61,20 @@ def float64_gradients(tr: Trace, values: dict[Any, Any], weights: np.ndarray) ->
         for node in reversed(tr.nodes):
             cut = tr.cuts.get(node)
             g = grads.pop(node, None) if cut is None else cut.gradient
-            if g is None:
+            if g is None and not (cut is not None and cut.inputs):
                 continue
-            if runs_program(node.op):
+            if runs_program(node.op) and not (cut is not None and cut.inputs):
                 return None
             args = [widened(tr.resolve(x, values)) for x in node.inputs]
             out = values[(CUT, node)] if cut is not None else values[node]
             for i in node.needs:
                 x = node.inputs[i]
-                gi = g if node.op is O.CAST else node.op.vjps[i](O.NUMPY, g, out, *args, **node.params)
+                if cut is not None and cut.inputs:
+                    if cut.inputs[i] is None:
+                        continue
+                    gi = cut.inputs[i]
+                else:
+                    gi = g if node.op is O.CAST else node.op.vjps[i](O.NUMPY, g, out, *args, **node.params)
                 gi = O.unbroadcast(O.NUMPY, np.asarray(gi, dtype=np.float64), tuple(x.shape))
                 key = x if type(x) is Node else id(x)
                 grads[key] = grads[key] + gi if key in grads else gi

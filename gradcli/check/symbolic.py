@@ -154,7 +154,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
     uses: dict[sp.Symbol, list[tuple[sp.Expr, Any, sp.Expr]]] = {}
     pairs = [zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat)]
-    pairs += [zip(rp.cuts[node].flat, cut.gradient.flat) for node, cut in tr.cuts.items()]
+    pairs += [zip(np.broadcast_to(e, g.shape).flat, g.flat) for terms in rp.cuts.values() for e, g in terms]
     for e, g in itertools.chain(*pairs):
         if g == 0:
             continue
