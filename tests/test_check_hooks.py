@@ -68,3 +68,78 @@ def test_a_hook_that_returns_nothing_changes_nothing():
     x.register_hook(lambda grad: seen.append(1))
     report = _checked((x * x).sum(), {"x": x}, "symbolic")
     assert seen == [1] and report.status == "pass" and report.inputs["x"].note == ""
+
+
+def _run_checked(tmp_path, text, name="hooked.py"):
+    from gradcli.check import checker
+    from gradcli.program.scripts import run_file
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return run_file(path, checker("symbolic"))
+
+
+NODE_HOOK = """\
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * x
+z = y.sin()
+h = z.grad_fn.{register}(lambda {args}: ({given}[0] * 3,))
+z.sum().backward()
+assert allclose(x.grad, 3 * 2 * x * torch.cos(x * x))
+"""
+PREHOOK = {"register": "register_prehook", "args": "go", "given": "go"}
+POSTHOOK = {"register": "register_hook", "args": "gi, go", "given": "gi"}
+
+
+@pytest.mark.parametrize("kind", [PREHOOK, POSTHOOK], ids=["prehook", "node hook"])
+def test_a_node_hook_that_changes_gradients_is_verified_as_changed(tmp_path, kind):
+    result = _run_checked(tmp_path, NODE_HOOK.format(**kind))
+    assert result.status == "ok" and (result.checks_passed, result.checks_failed) == (1, 0)
+    entry = result.checks[0].report.inputs["x"]
+    assert entry.method == "symbolic" and "below the hook at line 5" in entry.note
+
+
+@pytest.mark.parametrize("kind", [PREHOOK, POSTHOOK], ids=["prehook", "node hook"])
+def test_a_wrong_vjp_below_a_node_hook_still_fails(tmp_path, patched, kind):
+    patched(O.MUL, (lambda ns, gr, o, a, b: gr * b * 1.5, lambda ns, gr, o, a, b: gr * a))
+    text = NODE_HOOK.format(**kind).replace("assert allclose(x.grad, 3 * 2 * x * torch.cos(x * x))\n", "")
+    result = _run_checked(tmp_path, text)
+    assert result.status == "failed" and result.checks_failed == 1
+    worst = result.checks[0].report.inputs["x"].worst
+    want = 3 * 2 * 2.0 * np.cos(4.0)
+    assert worst.label == "x[1]" and worst.expected == pytest.approx(want, rel=1e-5)
+    assert worst.got == pytest.approx(3 * 2.5 * 2.0 * np.cos(4.0), rel=1e-5)
+
+
+OPTIMIZER_IN_HOOK = """\
+import torch
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+def step(p):
+    with torch.no_grad():
+        p.add_(p.grad, alpha=-0.1)
+    p.grad = None
+w.register_post_accumulate_grad_hook(step)
+for i in range(3):
+    loss = (w * w * w).sum()
+    loss.backward()
+assert w.grad is None
+print(w.tolist())
+"""
+
+
+def test_an_optimizer_in_a_post_accumulate_hook_is_verified_before_its_step(tmp_path):
+    w = np.array([1.0, 2.0])
+    for _ in range(3):
+        w = w - 0.1 * 3 * w * w
+    stepped = f"assert allclose(w, torch.tensor([{float(w[0])!r}, {float(w[1])!r}]))\n"
+    result = _run_checked(tmp_path, OPTIMIZER_IN_HOOK.replace("print(w.tolist())\n", stepped))
+    assert result.status == "ok" and (result.checks_passed, result.checks_failed) == (3, 0)
+    first = result.checks[0].report.inputs["w"]
+    assert "changed by the hook at line 3 after it was accumulated" in first.note
+    assert first.formulas == ("∂loss/∂w[i] = 3*w[i]**2  (12 at w[1])",)  # at the values before the step
+
+
+def test_a_wrong_vjp_under_a_post_accumulate_hook_still_fails(tmp_path, patched):
+    patched(O.MUL, (lambda ns, gr, o, a, b: gr * b * 2.0, lambda ns, gr, o, a, b: gr * a))
+    result = _run_checked(tmp_path, OPTIMIZER_IN_HOOK.replace("assert w.grad is None\n", ""))
+    assert result.status == "failed" and result.checks_failed == 3

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.check.graph import Progress, Trace, as_float64, select, trace
-from gradcli.check.numeric import hooked, numeric_check, numeric_hessian_check, numeric_jacobian_check, term_magnitudes
-from gradcli.check.report import CheckReport, InputCheck, overall, tolerance, with_numeric
+from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
+from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
+                                   numeric_jacobian_check, term_magnitudes)
+from gradcli.check.report import FAIL, CheckReport, InputCheck, overall, tolerance, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
 from gradcli.source import operand
@@ -91,7 +92,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
                     computed: dict[str, Any] | None = None, mode: str = "symbolic", *, rtol: float | None = None,
                     atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
                     seed: int = 0, progress: Progress | None = None, of: str = "out",
-                    seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+                    seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None,
+                    verified: bool = False, call: int = 0) -> CheckReport:
     """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
 
     `gradient` is the tensor backward started from (None: ones, for a one-element output).
@@ -104,6 +106,11 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     M, the magnitude of the terms, comes from SymPy; `magnitudes` (by input, per selected
     element) receives it from a SymPy witness and lends it to finite differences, so a caller
     that proved a graph structure once can pass the same dict to later checks of it.
+
+    `verified`: an earlier call of this graph structure was verified element by element. Then a
+    graph whose element-wise differences would replay more than `DIRECTIONAL_WORK` terms is
+    checked along random directions instead (`numeric.directional_check`, drawn with `seed` and
+    `call`), and element by element again only where that fails or cannot judge.
     """
     tr = hooked(trace(output, leaves), hook_line)
     computed, changed = _before_leaf_hooks(tr, dict(computed or {}))
@@ -116,16 +123,36 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
 
     def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
         from gradcli.check.symbolic import symbolic_check
-        terms = term_magnitudes(tr, weights, sel) if gamma else None
+        terms = (lambda: term_magnitudes(tr, weights, sel)) if gamma else None
         return symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
                               bar, seconds, gamma, magnitudes, terms)
 
     def numeric(bar: Progress | None) -> dict[str, InputCheck]:
         return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
                              _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}), gamma)
-    results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    size = sum(len(v) for v in sel.values())
+    directional = None
+    if verified and mode == "numeric" and 2 * size * terms_estimate(tr) > DIRECTIONAL_WORK:
+        directional = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol),
+                                        gamma, [seed, call])
+    if directional is not None and all(c.status != FAIL for c in directional.values()):
+        results = {name: dataclasses.replace(check, note=DIRECTIONAL_NOTE) for name, check in directional.items()}
+    else:
+        results = _witnessed(mode, symbolic, numeric, progress, size)
+        if directional is not None:
+            results = {name: directional[name] if directional[name].status == FAIL and check.status != FAIL
+                       else check for name, check in results.items()}
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+DIRECTIONAL_WORK = 10_000_000
+"""Terms (by `graph.terms_estimate`) that a later call's element-wise finite differences may replay in all
+before random directions check it instead: about a tenth of a second of NumPy. The polynomial fit's
+calls (a few scalars over 2,000 points) stay element-wise; a two-layer net's (64 sampled weights per
+layer, 6.5 million terms a replay) go by directions."""
+DIRECTIONAL_NOTE = ("checked along random directions by finite differences of the forward (v·∇ against the "
+                    "quotient along v): an earlier call of this graph structure was verified element by element")
 
 
 def hook_line(hook: Any) -> int | None:
@@ -143,8 +170,12 @@ def _before_leaf_hooks(tr: Trace, computed: dict[str, Any]) -> tuple[dict[str, A
     `.grad` holds what a hook returned, on purpose (PyTorch's semantics); that is the program's
     choice, not a derivative, so the check verifies the gradient the hook was given.
     """
-    from gradcli.engine.hooks import CHANGED, changed_by_hook
+    from gradcli.engine.hooks import ACCUMULATED, CHANGED, accumulated, changed_by_hook
     changed: dict[str, int | None] = {}
+    for name, leaf in tr.leaves.items() if ACCUMULATED else ():
+        posted = accumulated(leaf)
+        if posted is not None and computed.get(name) is not None:
+            changed[f"{name} after"] = hook_line(posted[2])
     if not CHANGED:
         return computed, changed
     for name, leaf in tr.leaves.items():
@@ -161,6 +192,9 @@ def _noted(check: InputCheck, name: str, changed: dict[str, int | None], tr: Tra
     if name in changed:
         notes.append(f"changed by {_at(changed[name])}: verified the gradient autograd gave it; "
                      f".grad holds what the hook returned")
+    if f"{name} after" in changed:
+        notes.append(f"changed by {_at(changed[f'{name} after'])} after it was accumulated: verified the "
+                     f"gradient accumulated, at the values backward differentiated at")
     lines = sorted({cut.line for cut in tr.cuts.values()}, key=lambda n: -1 if n is None else n)
     if lines:
         notes.append("below " + ", ".join(_at(n) for n in lines) + ": the chain rule is verified from the "

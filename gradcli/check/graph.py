@@ -25,12 +25,25 @@ class Cut:
     """A tensor whose gradient a hook changed: below it, autograd's chain rule starts from `gradient`.
 
     Both witnesses hold the tensor at `held` (its value) for everything computed from it, and add
-    Σ gradient·tensor to what they differentiate: exactly the gradient autograd propagates.
+    Σ gradient·tensor to what they differentiate: exactly the gradient autograd propagates. A hook
+    on the node itself (`grad_fn.register_hook`) that replaced what it passed to its inputs sets
+    `inputs` instead (one gradient per input, None where it passed none): Σ gradientᵢ·inputᵢ.
     """
 
     held: np.ndarray
-    gradient: np.ndarray
+    gradient: np.ndarray | None
     line: int | None
+    inputs: tuple[np.ndarray | None, ...] = ()
+
+    def pairs(self, own: Any, inputs: list[Any]) -> list[tuple[Any, np.ndarray]]:
+        """(value, gradient) of each term added, from the tensor's own value and its node's input values."""
+        if self.gradient is not None:
+            return [(own, self.gradient)]
+        return [(x, g) for x, g in zip(inputs, self.inputs) if g is not None]
+
+
+CUT = "cut"
+"""A replay's key (with the node) for a hooked tensor's own value, while its consumers see it held."""
 
 
 @dataclass(frozen=True)
@@ -102,3 +115,41 @@ def as_float64(value: Any, shape: tuple[int, ...], missing: float) -> np.ndarray
     if isinstance(value, Tensor):
         value = value._data
     return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+
+
+PRODUCTS = ("matmul", "addmm")
+DENSE = (*PRODUCTS, "convolution")
+"""Ops through which one input element reaches many output terms."""
+
+
+def terms_estimate(tr: Trace) -> int:
+    """Terms a replay would build, from the graph's shapes alone: a matrix product's output elements
+    times its inner dimension, one per element for any other op. Decided before any witness starts,
+    so a matmul-heavy net goes straight to the witnesses that can answer; also what one forward
+    replay costs, for finite differences."""
+    total = 0
+    for node in tr.nodes:
+        size = int(np.prod(node.shape, dtype=np.int64))
+        if node.op.name in PRODUCTS:
+            first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
+            size *= int(first.shape[-1]) if len(first.shape) else 1
+        total += size
+    return total
+
+
+def downstream(tr: Trace, keys: set[int]) -> set[Node]:
+    """The nodes whose values depend on the leaves with these ids: all a replay with them moved recomputes."""
+    reached: set[Node] = set()
+    for node in tr.nodes:
+        if any(x in reached if type(x) is Node else type(x) is Tensor and id(x) in keys for x in node.inputs):
+            reached.add(node)
+    return reached
+
+
+def widened(x: Any) -> Any:
+    """A value as a float64 replay computes with it: a float array or scalar in float64, anything else as it is."""
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
+        return x.astype(np.float64)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.check.graph import Cut, Progress, Trace, as_float64, elements
+from gradcli.check.graph import CUT, Cut, Progress, Trace, as_float64, downstream, elements, widened
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import InputCheck, compare
+from gradcli.check.rounding import float64_gradients
 from gradcli.engine.tensor import Node
 
 EPS = 1e-6
@@ -44,21 +45,21 @@ class Site:
         return moved
 
 
-def _float64(x: Any) -> Any:
-    if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
-        return x.astype(np.float64)
-    if isinstance(x, np.floating):
-        return float(x)
-    return x
+def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] | None = None,
+            redo: set[Node] | None = None) -> dict[Any, Any]:
+    """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped).
 
-
-def forward(tr: Trace, leaf_values: dict[int, np.ndarray]) -> dict[Any, Any]:
-    """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped)."""
-    values: dict[Any, Any] = dict(leaf_values)
+    With `base` (another point's values) and `redo` (the nodes the changed leaves reach, see
+    `graph.downstream`), the other nodes keep their `base` values: a nudge of the last layer's
+    weights does not replay the first layer.
+    """
+    values: dict[Any, Any] = dict(leaf_values) if base is None else {**base, **leaf_values}
     cuts = tr.cuts
     with np.errstate(all="ignore"):
         for node in tr.nodes:
-            args = [_float64(tr.resolve(x, values)) for x in node.inputs]
+            if redo is not None and node not in redo:
+                continue
+            args = [widened(tr.resolve(x, values)) for x in node.inputs]
             if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f":
                 values[node] = args[0]
             else:
@@ -68,31 +69,37 @@ def forward(tr: Trace, leaf_values: dict[int, np.ndarray]) -> dict[Any, Any]:
     return values
 
 
-CUT = "cut"
-"""`forward`'s key (with the node) for a hooked tensor's own value, while its consumers see it held."""
-
-
 def hooked(tr: Trace, line: Callable[[Any], int | None]) -> Trace:
     """`tr` with a `Cut` at each node whose gradient a hook changed in the last backward through it.
 
     `line(hook)` is where the hook was written. Without hooks (the common case) `tr` itself.
     """
-    from gradcli.engine.hooks import CHANGED, changed_by_hook
-    if not CHANGED:
+    from gradcli.engine.hooks import CHANGED, PASSED, changed_by_hook, passed_by_hook
+    if not CHANGED and not PASSED:
         return tr
-    found = {node: changed_by_hook(node) for node in tr.nodes}
-    found = {node: change for node, change in found.items() if change is not None}
+    found = {node: (passed_by_hook(node), changed_by_hook(node)) for node in tr.nodes}
+    found = {node: change for node, change in found.items() if change != (None, None)}
     if not found:
         return tr
     values = forward(tr, leaf_values(tr))
-    cuts = {node: Cut(np.asarray(values[node], dtype=np.float64), np.asarray(change[1], dtype=np.float64),
-                      line(change[2])) for node, change in found.items()}
+    cuts = {}
+    for node, (passed, change) in found.items():
+        held = np.asarray(values[node], dtype=np.float64)
+        if passed is not None:  # what the node passed its inputs replaces all that flows below it
+            cuts[node] = Cut(held, None, line(passed[1]), tuple(None if g is None else np.asarray(g, dtype=np.float64)
+                                                                for g in passed[0]))
+        else:
+            cuts[node] = Cut(held, np.asarray(change[1], dtype=np.float64), line(change[2]))
     return dataclasses.replace(tr, cuts=cuts)
 
 
 def _hooked_terms(tr: Trace, values: dict[Any, Any]) -> float:
     """Σ gradient·tensor over the hooked tensors: what autograd propagates below each hook."""
-    return sum(float(np.sum(cut.gradient * values[(CUT, node)])) for node, cut in tr.cuts.items())
+    total = 0.0
+    for node, cut in tr.cuts.items():
+        inputs = [widened(tr.resolve(x, values)) for x in node.inputs] if cut.inputs else []
+        total += sum(float(np.sum(g * np.asarray(v, dtype=np.float64))) for v, g in cut.pairs(values[(CUT, node)], inputs))
+    return total
 
 
 def leaf_values(tr: Trace) -> dict[int, np.ndarray]:
@@ -136,19 +143,37 @@ def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     return None
 
 
-def _moved_forward(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]]) -> dict[Any, Any]:
-    """Every node's value with leaf elements moved (`(leaf id, flat index, step)` each)."""
-    moved_leaves = dict(base)
-    for key, k, step in steps:
-        moved_leaves[key] = moved_leaves[key].copy()
-        moved_leaves[key].flat[k] += step
-    return forward(tr, moved_leaves)
+class Point:
+    """The leaves' values (float64, by id) and every node's value there: what each nudge starts from.
+
+    A nudge replays only the nodes its leaves reach (`graph.downstream`, kept by leaf).
+    """
+
+    def __init__(self, tr: Trace) -> None:
+        self.tr = tr
+        self.leaves = leaf_values(tr)
+        self.values = forward(tr, self.leaves)
+        self._reach: dict[frozenset[int], set[Node]] = {}
+
+    def moved(self, leaves: dict[int, np.ndarray]) -> dict[Any, Any]:
+        """Every node's value with these leaves (by id) at new values."""
+        keys = frozenset(leaves)
+        if keys not in self._reach:
+            self._reach[keys] = downstream(self.tr, set(keys))
+        return forward(self.tr, leaves, self.values, self._reach[keys])
+
+    def nudged(self, steps: list[tuple[int, int, float]]) -> dict[Any, Any]:
+        """Every node's value with leaf elements moved (`(leaf id, flat index, step)` each)."""
+        moved: dict[int, np.ndarray] = {}
+        for key, k, step in steps:
+            moved.setdefault(key, self.leaves[key].copy()).flat[k] += step
+        return self.moved(moved)
 
 
-def _nudged_output(tr: Trace, base: dict[int, np.ndarray], steps: list[tuple[int, int, float]],
+def _nudged_output(tr: Trace, point: Point, steps: list[tuple[int, int, float]],
                    sites: list[Site]) -> tuple[np.ndarray, Site | None]:
     """The output with leaf elements moved, and the first kink site the move reaches."""
-    moved = _moved_forward(tr, base, steps)
+    moved = point.nudged(steps)
     return np.asarray(tr.resolve(tr.root, moved), dtype=np.float64), _moved(tr, moved, sites)
 
 
@@ -166,11 +191,11 @@ def _terms(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> np.ndarray
     return (weights * np.asarray(tr.resolve(root, values), dtype=np.float64)).reshape(-1)
 
 
-def _spread(up: np.ndarray, down: np.ndarray) -> float:
-    """Σ |∂term/∂s| from the terms at s ± EPS; a term that is not finite (0/0 in the forward) has no size."""
+def _spread(up: np.ndarray, down: np.ndarray, step: float = EPS) -> float:
+    """Σ |∂term/∂s| from the terms at s ± step; a term that is not finite (0/0 in the forward) has no size."""
     with np.errstate(invalid="ignore"):
         change = np.abs(up - down)
-    return float(np.sum(change[np.isfinite(change)])) / (2 * EPS)
+    return float(np.sum(change[np.isfinite(change)])) / (2 * step)
 
 
 def term_magnitudes(tr: Trace, weights: np.ndarray, selection: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -180,23 +205,23 @@ def term_magnitudes(tr: Trace, weights: np.ndarray, selection: dict[str, np.ndar
     miss a cancellation floating point does not get to make; the terms of the top sum are measured
     here without it.
     """
-    base = leaf_values(tr)
+    point = Point(tr)
     weights = np.asarray(weights, dtype=np.float64)
     out = {}
     for name, flat in selection.items():
         key = id(tr.leaves[name])
         sizes = []
         for k in flat:
-            up, down = (_terms(tr, _moved_forward(tr, base, [(key, k, step)]), weights) for step in (EPS, -EPS))
+            up, down = (_terms(tr, point.nudged([(key, k, step)]), weights) for step in (EPS, -EPS))
             sizes.append(_spread(up, down))
         out[name] = np.array(sizes)
     return out
 
 
-def _nudged(tr: Trace, base: dict[int, np.ndarray], key: int, k: int, step: float, weights: np.ndarray,
+def _nudged(tr: Trace, point: Point, key: int, k: int, step: float, weights: np.ndarray,
             sites: list[Site]) -> tuple[float, Site | None, np.ndarray]:
     """L with one leaf element moved by `step`, the first kink site the move reaches, and L's terms."""
-    moved = _moved_forward(tr, base, [(key, k, step)])
+    moved = point.nudged([(key, k, step)])
     return _loss(tr, moved, weights), _moved(tr, moved, sites), _terms(tr, moved, weights)
 
 
@@ -223,9 +248,9 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
     one-sided quotients disagree with no kink at the point itself (one lies within the step) is
     not judged either when it would fail: there finite differences measure the wrong thing.
     """
-    base = leaf_values(tr)
+    point = Point(tr)
     weights = np.asarray(weights, dtype=np.float64)
-    values = forward(tr, base)
+    values = point.values
     l0 = _loss(tr, values, weights)
     sites = kink_sites(tr, values)
     total = sum(len(v) for v in selection.values())
@@ -240,15 +265,15 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
         rtol, atol = tolerances[name]
         allowance = np.array((rounding or {}).get(name, np.zeros(len(flat))), dtype=np.float64)
         for pos, k in enumerate(flat):
-            (lp, site, up), (lm, site_m, down) = (_nudged(tr, base, key, k, step, weights, sites)
+            (lp, site, up), (lm, site_m, down) = (_nudged(tr, point, key, k, step, weights, sites)
                                                   for step in (EPS, -EPS))
             allowance[pos] = max(allowance[pos], gamma * _spread(up, down))
             expected[pos] = (lp - lm) / (2 * EPS)
             site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS
             if site is not None:
-                right2 = (_nudged(tr, base, key, k, 2 * EPS, weights, sites)[0] - l0) / (2 * EPS)
-                left2 = (l0 - _nudged(tr, base, key, k, -2 * EPS, weights, sites)[0]) / (2 * EPS)
+                right2 = (_nudged(tr, point, key, k, 2 * EPS, weights, sites)[0] - l0) / (2 * EPS)
+                left2 = (l0 - _nudged(tr, point, key, k, -2 * EPS, weights, sites)[0]) / (2 * EPS)
                 if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
                     reasons[pos] = (f"{site.node.name} is at a kink (one-sided slopes {left:.6g} and {right:.6g}): "
                                     f"{site.node.op.rule}")
@@ -271,6 +296,95 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
     return results
 
 
+DIRECTIONS = 1
+"""Random directions per input for the directional witness, two replays each (gradcheck's fast mode takes one)."""
+DRAWS = 4
+"""Directions an input may draw to find `DIRECTIONS` that can judge, before it is checked element by element."""
+RESOLUTION = 1e-4
+"""How much of v·∇L the rounding of L over a directional step may be: the step is as short as that allows."""
+SHORTEST = 1e-8
+"""The shortest directional step: below it the rounding inside L's sums (not seen in its top sum) takes over.
+A two-layer net's relu units cross their kink within steps of 1e-6 along v often enough to move v·∇L by
+0.1%; within 1e-8 its quotients agree with a float64 backward to eight digits."""
+
+
+def _direction_step(scale: float, slope: float) -> float:
+    """The step along v: short, so that curvature and kinks within it barely move the quotient, but long
+    enough that L's rounding (float64's ε times the size of its terms) stays below `RESOLUTION`·|slope|.
+
+    `slope` is autograd's v·∇L: a step sized by a wrong claim still measures the true slope."""
+    if not np.isfinite(scale) or not np.isfinite(slope) or slope == 0:
+        return EPS
+    return float(min(EPS, max(SHORTEST, np.finfo(np.float64).eps * scale / (RESOLUTION * abs(slope)))))
+
+
+def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray | None], names: list[str],
+                      tolerances: dict[str, tuple[float, float]], gamma: float,
+                      seed: int | list[int]) -> dict[str, InputCheck] | None:
+    """v·∇L from autograd against the central difference of L = Σ weights·output along v, per input.
+
+    gradcheck's fast mode, for a call whose graph structure an earlier call verified element by
+    element: each input moves along `DIRECTIONS` standard normal directions drawn with `seed`, two
+    replays each, instead of two per element. A wrong VJP moves v·∇L off the difference for almost
+    every v, however few of its elements it gets wrong; what it cannot do is name the element (a
+    caller that sees a failure checks element by element). The rounding allowance is γ times the
+    magnitude of the top sum's terms along v, as `numeric_check` measures it per element, plus the
+    resolution of the quotient (L's rounding over the step), plus, in a graph narrower than
+    float64, twice its own rounding along v as `rounding.float64_gradients` measures it.
+
+    A direction cannot judge where it moves an op on a kink, or where a kink (or curvature) within
+    the step makes the one-sided slopes differ by more than the tolerance (the central difference
+    may then be off autograd's one-sided slope by half their difference): it is tried again with
+    steps 10 and 100 times shorter, then replaced by another draw; None when `DRAWS` do not give
+    `DIRECTIONS` that can judge.
+    """
+    point = Point(tr)
+    weights = np.asarray(weights, dtype=np.float64)
+    l0 = _loss(tr, point.values, weights)
+    scale = max(abs(l0), float(np.sum(np.abs(_terms(tr, point.values, weights)))))
+    sites = kink_sites(tr, point.values)
+    narrow = any(np.dtype(n.dtype).kind == "f" and np.dtype(n.dtype).itemsize < 8 for n in tr.nodes)
+    measured = float64_gradients(tr, point.values, weights) if narrow and gamma else {}
+    if measured is None:
+        return None
+    rng = np.random.default_rng(seed)
+    results = {}
+    for name in names:
+        leaf = tr.leaves[name]
+        key = id(leaf)
+        start = point.leaves[key]
+        gradient = as_float64(computed.get(name), leaf.shape, 0.0)
+        own = gradient - measured[key] if key in measured else None
+        rtol, atol = tolerances[name]
+        expected, got, allowance = [], [], []
+        for _ in range(DRAWS):
+            drawn = rng.standard_normal(leaf.shape)
+            h = _direction_step(scale, float(np.sum(gradient * drawn)))
+            for h in (h, h / 10, h / 100):  # curvature over the step shrinks with it
+                ends = [point.moved({key: start + step * drawn}) for step in (h, -h)]
+                if any(_moved(tr, moved, sites) is not None for moved in ends):
+                    break
+                v = (ends[0][key] - ends[1][key]) / (2 * h)  # the step as float64 rounded it
+                (lp, up), (lm, down) = ((_loss(tr, moved, weights), _terms(tr, moved, weights)) for moved in ends)
+                slope = (lp - lm) / (2 * h)
+                rounding = gamma * _spread(up, down, h) + 8 * np.finfo(np.float64).eps * scale / h
+                if own is not None:
+                    rounding += 2 * abs(float(np.sum(own * v)))
+                if abs((lp - l0) - (l0 - lm)) / (2 * h) <= atol + rtol * abs(slope) + rounding:
+                    expected.append(slope)
+                    got.append(float(np.sum(gradient * v)))
+                    allowance.append(rounding)
+                    break
+            if len(expected) == DIRECTIONS:
+                break
+        else:
+            return None
+        labels = [(f"{name}·v{d + 1}", ()) for d in range(DIRECTIONS)]
+        results[name] = compare(name, "directional", labels, np.array(expected), np.array(got), {},
+                                leaf._data.size, (rtol, atol), np.array(allowance))
+    return results
+
+
 def _kink_reason(site: Site) -> str:
     return f"{site.node.name} is at a kink, where finite differences cannot judge: {site.node.op.rule}"
 
@@ -283,8 +397,8 @@ def numeric_jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.
 
     An entry whose nudge moves an op off a kink is reported as undefined rather than judged.
     """
-    base = leaf_values(tr)
-    sites = kink_sites(tr, forward(tr, base))
+    point = Point(tr)
+    sites = kink_sites(tr, point.values)
     shape = tuple(tr.output.shape)
     total, done = sum(len(flat) for flat in selection.values()), 0
     results = {}
@@ -293,7 +407,7 @@ def numeric_jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.
         block = np.asarray(computed[name], dtype=np.float64).reshape(-1, leaf._data.size)
         entries, expected, got, reasons = [], [], [], {}
         for (wrt, j_index), j in zip(elements(name, leaf.shape, flat), flat):
-            (plus, site), (minus, site_m) = (_nudged_output(tr, base, [(id(leaf), j, step)], sites)
+            (plus, site), (minus, site_m) = (_nudged_output(tr, point, [(id(leaf), j, step)], sites)
                                              for step in (EPS, -EPS))
             column = ((plus - minus) / (2 * EPS)).reshape(-1)
             for (of_k, k_index), k in zip(elements(of, shape, rows), rows):
@@ -318,14 +432,14 @@ def numeric_hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]],
                           tolerances: dict[str, tuple[float, float]], of: str, progress: Progress | None = None,
                           rounding: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
     """Each selected ∂²out/∂s∂t of a one-element output by second central differences of the forward."""
-    base = leaf_values(tr)
-    sites = kink_sites(tr, forward(tr, base))
+    point = Point(tr)
+    sites = kink_sites(tr, point.values)
     h = HESSIAN_EPS
     names = list(selection)
     total, done = sum(len(selection[a]) for a in names) * len(names), 0
 
     def value(steps: list[tuple[int, int, float]]) -> tuple[float, Site | None]:
-        out, site = _nudged_output(tr, base, steps, sites)
+        out, site = _nudged_output(tr, point, steps, sites)
         return float(out.reshape(-1)[0]), site
     results = {}
     for a in names:

@@ -21,7 +21,7 @@ import numpy as np
 
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.graph import Trace, trace
-from gradcli.check.report import FAIL, UNDEFINED, CheckReport, Element
+from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
@@ -181,6 +181,9 @@ class LoopPolicy:
         self.rtol, self.atol = rtol, atol
         self.seed = seed
         self._proofs: dict[Hashable, dict[str, np.ndarray]] = {}
+        self._calls: dict[Hashable, int] = {}
+        self._verified: set[Hashable] = set()
+        """Backward structures whose first call passed element by element: later calls may go by directions."""
         self.sites: dict[tuple[int, str], SiteSummary] = {}
 
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
@@ -261,10 +264,15 @@ class LoopPolicy:
         key = kind, structure(trace(output, leaves))
         known = self._proofs.get(key)
         magnitudes: dict[str, np.ndarray] = {} if known is None else known
+        later = {"verified": True, "call": self._calls[key]} if key in self._verified else {}
         report = check(self.mode if known is None else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
-                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS)
+                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS,
+                       **later)
+        self._calls[key] = self._calls.get(key, 0) + 1
         if known is None:
             self._proofs[key] = magnitudes
+            if kind == "gradients" and report.status == PASS:
+                self._verified.add(key)
         return self._record(report, line, what, known is None)
 
     def _record(self, report: CheckReport, line: int, what: str, proof: bool) -> Verdict:

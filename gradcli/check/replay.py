@@ -27,8 +27,9 @@ class Replay:
     symbols: dict[str, np.ndarray]
     where: dict[sp.Symbol, tuple[str, tuple[int, ...]]]
     kinks: dict[sp.Symbol, str] = field(default_factory=dict)
-    cuts: dict[Node, np.ndarray] = field(default_factory=dict)
-    """Each hooked tensor's own expression (`Trace.cuts`); what is computed from it sees it held."""
+    cuts: dict[Node, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    """Each hooked tensor's terms (`Cut.pairs`: expressions and the gradients they are weighted by); what is
+    computed from it sees it held."""
 
 
 def symbol(text: str) -> sp.Symbol:
@@ -76,7 +77,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
     nesting: dict[Node, int] = {}
     constants: dict[int, np.ndarray] = {}
     kinks: dict[sp.Symbol, str] = {}
-    cuts: dict[Node, np.ndarray] = {}
+    cuts: dict[Node, list[tuple[np.ndarray, np.ndarray]]] = {}
 
     def resolve(x: Any) -> np.ndarray:
         if type(x) is Node:
@@ -100,7 +101,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
                                f"{tuple(node.shape)}")
         values[node] = out
         if node in tr.cuts:
-            cuts[node] = out
+            cuts[node] = tr.cuts[node].pairs(out, args)
             values[node] = meaning.as_array(np.vectorize(meaning.fixed, otypes=[object])(tr.cuts[node].held))
         site = at_kink.get(id(node))
         if site is not None:

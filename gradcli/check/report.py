@@ -75,12 +75,15 @@ class InputCheck:
 
     @property
     def sampled(self) -> bool:
-        return self.checked < self.total
+        """Whether some elements went unjudged; a direction (`method` "directional") runs through them all."""
+        return self.checked < self.total and self.method != "directional"
 
     @property
     def coverage(self) -> str:
         """`checked 64 of 20,000 elements` when sampled, else `all 4 elements`."""
         unit = "element" if self.total == 1 else "elements"
+        if self.method == "directional":
+            return f"{self.checked} random direction{'s' if self.checked != 1 else ''} through all {self.total:,} {unit}"
         if self.sampled:
             return f"checked {self.checked:,} of {self.total:,} {unit}"
         return f"all {self.total:,} {unit}"

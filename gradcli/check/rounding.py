@@ -13,14 +13,23 @@ two per node (its forward and its VJP) plus log2 of the largest array a reductio
 (NumPy sums pairwise). A correct float32 gradient stays inside it; a wrong VJP errs by a
 fraction of the gradient itself, which is many times γ·M unless the sum cancels to ~k·u of
 its terms.
+
+Where SymPy cannot take the graph, M is not known inside its sums, and a float32 gradient that
+cancels there (a net near its fit) strays further than the top sum's magnitudes allow. There
+`float64_gradients` measures float32's own rounding: the same VJPs replayed in float64 at the
+same point differ from the float32 gradient by that rounding alone. The VJPs serve the allowance
+only, never the witness: a wrong VJP is as wrong in float64, so the difference cannot hide it.
 """
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from gradcli.check.graph import Trace
+from gradcli.check.graph import CUT, Trace, widened
+from gradcli.engine import ops as O
+from gradcli.engine.function import runs_program
 from gradcli.engine.tensor import Node, Tensor
 
 
@@ -36,3 +45,37 @@ def growth(tr: Trace) -> float:
               if type(x) is not Node]
     steps = 2 * len(tr.nodes) + math.ceil(math.log2(max(sizes, default=1) + 1))
     return steps * unit
+
+
+def float64_gradients(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> dict[int, np.ndarray] | None:
+    """∂(Σ weights·output)/∂leaf by the graph's own VJPs, in float64 at `values` (`numeric.forward`'s), by leaf id.
+
+    A hooked tensor's gradient is what its hook returned (`Trace.cuts`), as in the backward
+    verified. None where a node's VJP is a program's own backward (a Function): it is not run again.
+    """
+    root = tr.root
+    if type(root) is not Node:
+        return None
+    grads: dict[Any, Any] = {root: np.broadcast_to(np.asarray(weights, dtype=np.float64), root.shape)}
+    with np.errstate(all="ignore"):
+        for node in reversed(tr.nodes):
+            cut = tr.cuts.get(node)
+            g = grads.pop(node, None) if cut is None else cut.gradient
+            if g is None and not (cut is not None and cut.inputs):
+                continue
+            if runs_program(node.op) and not (cut is not None and cut.inputs):
+                return None
+            args = [widened(tr.resolve(x, values)) for x in node.inputs]
+            out = values[(CUT, node)] if cut is not None else values[node]
+            for i in node.needs:
+                x = node.inputs[i]
+                if cut is not None and cut.inputs:
+                    if cut.inputs[i] is None:
+                        continue
+                    gi = cut.inputs[i]
+                else:
+                    gi = g if node.op is O.CAST else node.op.vjps[i](O.NUMPY, g, out, *args, **node.params)
+                gi = O.unbroadcast(O.NUMPY, np.asarray(gi, dtype=np.float64), tuple(x.shape))
+                key = x if type(x) is Node else id(x)
+                grads[key] = grads[key] + gi if key in grads else gi
+    return {id(t): grads[id(t)] for t in tr.leaves.values() if id(t) in grads}

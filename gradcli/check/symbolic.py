@@ -18,7 +18,7 @@ import sympy as sp
 from gradcli.check.domains import domain_cause
 from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line
-from gradcli.check.graph import Progress, Trace, as_float64, elements
+from gradcli.check.graph import DENSE, Progress, Trace, as_float64, elements, terms_estimate
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import forward, kink_sites, leaf_values
 from gradcli.check.replay import Replay, replay
@@ -68,7 +68,7 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms, by the graph's matrix products; "
                        f"the limit is {meaning.budget:,})")
     work = estimate * sum(len(flat) for flat in keep.values())
-    if work > WORK_BUDGET and any(node.op.name in _DENSE for node in tr.nodes):
+    if work > WORK_BUDGET and any(node.op.name in DENSE for node in tr.nodes):
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms for each of "
                        f"{work // max(estimate, 1):,} derivatives; the limit is {WORK_BUDGET:,} in all)")
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
@@ -79,29 +79,12 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     return Witness(rp, Calculus(), meaning, evaluate, exact, AbsoluteEvaluator(floats))
 
 
-_PRODUCTS = ("matmul", "addmm")
-_DENSE = (*_PRODUCTS, "convolution")
-"""Ops through which one input element reaches many output terms."""
 WORK_BUDGET = 2_000_000
 """Terms times derivatives a proof may take on where a dense op spreads each input over many terms (each
 derivative then walks most of the replay): a conv net's few hundred parameters over its ~30,000 terms (a
 minute of SymPy) go to finite differences up front, while the samples' largest proof (a 350-element
 matmul, ~370,000) stays symbolic. Elementwise graphs are not limited: an element's derivative reads its
 own terms alone."""
-
-
-def terms_estimate(tr: Trace) -> int:
-    """Terms a replay would build, from the graph's shapes alone: a matrix product's output elements
-    times its inner dimension, one per element for any other op. Decided before SymPy starts, so a
-    matmul-heavy net goes straight to the witness that can answer."""
-    total = 0
-    for node in tr.nodes:
-        size = int(np.prod(node.shape, dtype=np.int64))
-        if node.op.name in _PRODUCTS:
-            first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
-            size *= int(first.shape[-1]) if len(first.shape) else 1
-        total += size
-    return total
 
 
 def _ticker(meaning: Meaning, total: int, progress: Progress | None) -> Callable[[], None]:
@@ -157,19 +140,21 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                    tolerances: dict[str, tuple[float, float]], of: str, exact: bool = False,
                    progress: Progress | None = None, seconds: float = 10.0, gamma: float = 0.0,
                    magnitudes: dict[str, np.ndarray] | None = None,
-                   terms: dict[str, np.ndarray] | None = None) -> dict[str, InputCheck]:
+                   terms: Callable[[], dict[str, np.ndarray]] | None = None) -> dict[str, InputCheck]:
     """Compare autograd's gradient of each selected leaf element with SymPy's.
 
     Each element's rounding allowance is `gamma`·M (see `rounding`), M from the same derivative's
-    terms, and at least `terms[name]` (the top sum's, `numeric.term_magnitudes`: SymPy collects
-    like terms); `magnitudes`, when given, receives each input's M (per selected element).
+    terms, and at least `terms()[name]` (the top sum's, `numeric.term_magnitudes`: SymPy collects
+    like terms; measured once SymPy has taken the graph on, as it costs replays of its own);
+    `magnitudes`, when given, receives each input's M (per selected element).
     """
     w = witness(tr, exact, selection, seconds)
+    top = terms() if terms is not None else {}
     rp, calc = w.rp, w.calc
     checked = {rp.symbols[name].flat[k] for name, flat in selection.items() for k in flat}
     uses: dict[sp.Symbol, list[tuple[sp.Expr, Any, sp.Expr]]] = {}
     pairs = [zip(rp.out.flat, np.asarray(weights, dtype=np.float64).flat)]
-    pairs += [zip(rp.cuts[node].flat, cut.gradient.flat) for node, cut in tr.cuts.items()]
+    pairs += [zip(np.broadcast_to(e, g.shape).flat, g.flat) for terms in rp.cuts.values() for e, g in terms]
     for e, g in itertools.chain(*pairs):
         if g == 0:
             continue
@@ -215,7 +200,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         shown = [kept[p] for p in order if p in kept]
         formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
             (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
-        size = _finite(size, magnitudes, name, (terms or {}).get(name, 0.0))
+        size = _finite(size, magnitudes, name, top.get(name, 0.0))
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
                                 leaf._data.size, tolerances[name], gamma * size,
                                 derivative=formulas[0] if formulas else "", formulas=formulas)

@@ -14,7 +14,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.errors import BackwardError
 from gradcli.engine.hooks import (HOOKS, PACKED, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, run_hooks, run_post_accumulate,
-                                  run_posthooks, run_prehooks, unpack_saved)
+                                  run_posthooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.module_hooks import GROUPS, group_of
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
@@ -200,10 +200,8 @@ def _arrive(node: Node, g: Any, create_graph: bool, wanted: dict | None, found: 
                                         "graph (recompute the output) before calling backward again")
     if MARKS:
         check_saved(node)
-    if HOOKS:
-        g = run_hooks(node, g)
-    if PREHOOKS:
-        g = run_prehooks(node, g)
+    if HOOKS or PREHOOKS:
+        g = run_hooks(node, g, node)
     if PACKED:
         unpack_saved(node)
     if node.retained is not None:
@@ -330,12 +328,9 @@ def _deliver(leaves: dict[int, list], wanted: dict | None, found: list, create_g
     """The leaves' summed gradients, after their hooks, into `.grad` (or into `found` for `autograd.grad`)."""
     graph_hooks = bool(PREHOOKS or POSTHOOKS or POST_ACCUMULATE)
     for leaf, g, owned in leaves.values():
-        if HOOKS:
-            hooked = run_hooks(leaf, g)
-            g, owned = hooked, owned or hooked is not g
         accumulator = AccumulateGrad._live.get(id(leaf)) if graph_hooks else None
-        if accumulator is not None:
-            hooked = run_prehooks(accumulator, g)
+        if HOOKS or accumulator is not None:
+            hooked = run_hooks(leaf, g, accumulator)
             g, owned = hooked, owned or hooked is not g
         if wanted is None:
             if leaf.requires_grad:

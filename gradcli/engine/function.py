@@ -243,6 +243,11 @@ def _op(cls: type, inputs: int) -> O.Op:
                 vjps=tuple(vjp(i) for i in range(inputs)), sym=_symbolic, rule="the program's own backward")
 
 
+def runs_program(op: O.Op) -> bool:
+    """Whether `op` is a program's Function: its VJPs call the program's own backward."""
+    return op.forward is _rerun
+
+
 def _rerun(*arrays: Any, state: "_Backward") -> np.ndarray:
     """The forward again on these values, with gradients off (the checker's finite differences call it)."""
     args = tuple(_wrap(np.asarray(v)) if isinstance(a, Tensor) else v for v, a in zip(arrays, state.args))

@@ -53,19 +53,27 @@ def _store(table: dict, owner: Any, hook: Callable[..., Any]) -> RemovableHandle
     key = id(owner)
     entry = table.get(key)
     if entry is None or entry[0]() is not owner:
-        entry = table[key] = (weakref.ref(owner, lambda _, key=key: (table.pop(key, None), CHANGED.pop(key, None))),
-                              [])
+        entry = table[key] = (weakref.ref(owner, lambda _, key=key: _forget(table, key)), [])
     entry[1].append(hook)
     return RemovableHandle(entry[1], hook)
 
 
-def run_hooks(owner: Any, g: Any) -> Any:
-    """The gradient after `owner`'s hooks (an array, or a Tensor under create_graph)."""
+def _forget(table: dict, key: int) -> None:
+    for kept in (table, CHANGED, PASSED):
+        kept.pop(key, None)
+
+
+def run_hooks(owner: Any, g: Any, prehooks_of: Any = None) -> Any:
+    """The gradient after `owner`'s hooks (an array, or a Tensor under create_graph), then after the node
+    prehooks of `prehooks_of` (the node itself, or a leaf's AccumulateGrad), recorded as one change."""
     entry = HOOKS.get(id(owner))
-    if entry is None or entry[0]() is not owner:
+    if entry is not None and entry[0]() is not owner:
+        entry = None
+    prehooks = hooks_of(PREHOOKS, prehooks_of) if prehooks_of is not None else []
+    if entry is None and not prehooks:
         return g
     arrived, changer = g, None
-    for hook in list(entry[1]):
+    for hook in list(entry[1]) if entry is not None else ():
         given = g if type(g) is Tensor else _wrap(np.array(g))
         result = hook(given)
         if result is None:
@@ -78,11 +86,32 @@ def run_hooks(owner: Any, g: Any) -> Any:
                              hint=f"return a gradient of shape {tuple(given.shape)}")
         g = result if type(g) is Tensor else result._data
         changer = changer or hook
-    if changer is None:
-        CHANGED.pop(id(owner), None)
-    else:
-        CHANGED[id(owner)] = (entry[0], _plain(arrived), _plain(g), changer)
+    for hook in prehooks:
+        given = (_as_tensor(g),)
+        new = replaced(hook, hook(given), given, "gradients")
+        if new is not None:
+            g = new[0] if type(g) is Tensor else new[0]._data
+            changer = changer or hook
+    record_change(owner, arrived, g, changer)
     return g
+
+
+def record_change(owner: Any, arrived: Any, returned: Any, hook: Callable[..., Any] | None) -> None:
+    """Note what a hook did to the gradient reaching `owner` in this backward: `--check` verifies `arrived`
+    (autograd's own) and starts the chain rule below `owner` from `returned`. `hook` None: nothing changed.
+
+    `owner` is the Node whose output's gradient a hook replaced (a tensor hook, a node prehook, or a
+    hook on an identity node a module wraps its inputs in), or a leaf Tensor for its summed
+    gradient. The hook is named by the line it was written at (`hook.node.lineno`, a program's function).
+    """
+    if hook is None:
+        CHANGED.pop(id(owner), None)
+        return
+    key = id(owner)
+    entry = HOOKS.get(key) or PREHOOKS.get(key)
+    ref = entry[0] if entry is not None and entry[0]() is owner else \
+        weakref.ref(owner, lambda _, key=key: CHANGED.pop(key, None))
+    CHANGED[key] = (ref, _plain(arrived), _plain(returned), hook)
 
 
 # -- hooks on graph nodes (torch.autograd.graph.Node) and after a leaf's accumulation ------------------------
@@ -147,30 +176,60 @@ def replaced(hook: Callable[..., Any], result: Any, given: tuple, what: str) -> 
     return tuple(result)
 
 
-def run_prehooks(owner: Any, g: Any) -> Any:
-    """The gradient after `owner`'s node prehooks (given and returning a tuple of one gradient)."""
-    for hook in hooks_of(PREHOOKS, owner):
-        given = (_as_tensor(g),)
-        new = replaced(hook, hook(given), given, "gradients")
-        if new is not None:
-            g = new[0] if type(g) is Tensor else new[0]._data
-    return g
+PASSED: dict[int, tuple[weakref.ref, tuple[np.ndarray | None, ...], Callable[..., Any]]] = {}
+"""id(node) -> (weak reference to it, what it passed each input, the first hook that replaced that), from
+the last backward through a node whose `register_hook` hooks replaced its grad_inputs: `--check` starts
+the chain rule below it from what the hook returned."""
 
 
 def run_posthooks(owner: Any, grad_inputs: list, g: Any) -> list:
     """`grad_inputs` (one per input, None where no gradient flows) after `owner`'s node hooks."""
+    changer = None
     for hook in hooks_of(POSTHOOKS, owner):
         given = tuple(_as_tensor(x) for x in grad_inputs)
         new = replaced(hook, hook(given, (_as_tensor(g),)), given, "gradients")
         if new is not None:
             grad_inputs = [None if n is None else n if type(o) is Tensor else n._data
                            for n, o in zip(new, grad_inputs)]
+            changer = changer or hook
+    key = id(owner)
+    if changer is None:
+        PASSED.pop(key, None)
+    elif grad_inputs:
+        PASSED[key] = (POSTHOOKS[key][0], tuple(None if x is None else _plain(x) for x in grad_inputs), changer)
     return grad_inputs
 
 
+def passed_by_hook(owner: Any) -> tuple[tuple[np.ndarray | None, ...], Callable[..., Any]] | None:
+    """(what `owner` passed each input, the hook) when its node hooks replaced that in the last backward."""
+    entry = PASSED.get(id(owner))
+    if entry is None or entry[0]() is not owner:
+        return None
+    return entry[1], entry[2]
+
+
+ACCUMULATED: dict[int, tuple[weakref.ref, np.ndarray | None, np.ndarray, Callable[..., Any]]] = {}
+"""id(leaf) -> (weak reference to it, its `.grad` as accumulated, its value then, its first post-accumulate
+hook), from the last backward that ran such hooks: a hook may step an optimizer and clear `.grad`, and
+`--check` verifies what was accumulated, at the values backward differentiated at."""
+
+
 def run_post_accumulate(leaf: Tensor) -> None:
-    for hook in hooks_of(POST_ACCUMULATE, leaf):
+    hooks = hooks_of(POST_ACCUMULATE, leaf)
+    if hooks:
+        key = id(leaf)
+        ACCUMULATED[key] = (weakref.ref(leaf, lambda _, key=key: ACCUMULATED.pop(key, None)),
+                            None if leaf.grad is None else np.array(leaf.grad._data), np.array(leaf._data), hooks[0])
+    for hook in hooks:
         hook(leaf)
+
+
+def accumulated(leaf: Tensor) -> tuple[np.ndarray | None, np.ndarray, Callable[..., Any]] | None:
+    """(`.grad` as accumulated, the value then, the first hook) when post-accumulate hooks last ran for `leaf`."""
+    entry = ACCUMULATED.get(id(leaf))
+    if entry is None or entry[0]() is not leaf:
+        return None
+    return entry[1], entry[2], entry[3]
 
 
 # -- torch.autograd.graph.saved_tensors_hooks ----------------------------------------------------------------

@@ -21,7 +21,7 @@ import contextlib
 import functools
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +38,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
 from gradcli.engine.forward_ad import directions
+from gradcli.engine.hooks import ACCUMULATED, accumulated
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
@@ -351,14 +352,17 @@ class _Session:
             return
         leaves = self._leaves(tensor)
         before = {name: _grad_copy(leaf) for name, leaf in leaves.items()}
+        ACCUMULATED.clear()
         run(trace=recorder)
         self._explained(recorder, tensor, line)
-        computed = {name: _contribution(before[name], leaf) for name, leaf in leaves.items()}
+        posted = {name: accumulated(leaf) for name, leaf in leaves.items()} if ACCUMULATED else {}
+        computed = {name: _contribution(before[name], leaf, posted.get(name)) for name, leaf in leaves.items()}
         from gradcli.engine.backward import initial_gradient
         gradient = call.get("gradient")
         start = None if gradient is None else np.asarray(initial_gradient(tensor, gradient))
         name = self.receivers.get(line)
-        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
+        with self.progress() if self.progress is not None else contextlib.nullcontext() as progress, \
+                _as_accumulated(leaves, posted):
             verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
                                             what=f"{name}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
@@ -504,11 +508,26 @@ def _grad_copy(leaf: Tensor) -> np.ndarray | None:
     return None if leaf.grad is None else np.array(leaf.grad._data)
 
 
-def _contribution(before: np.ndarray | None, leaf: Tensor) -> np.ndarray | None:
-    if leaf.grad is None:
+def _contribution(before: np.ndarray | None, leaf: Tensor, posted: tuple | None = None) -> np.ndarray | None:
+    """What backward added to `leaf.grad`; with post-accumulate hooks (`posted`), what it added before they ran."""
+    after = posted[0] if posted is not None else None if leaf.grad is None else np.array(leaf.grad._data)
+    if after is None:
         return None
-    after = np.array(leaf.grad._data)
     return after if before is None else after - before
+
+
+@contextlib.contextmanager
+def _as_accumulated(leaves: dict[str, Tensor], posted: dict[str, tuple | None]) -> Iterator[None]:
+    """The leaves at the values backward differentiated at, while the check replays them: a post-accumulate
+    hook may have stepped an optimizer since."""
+    moved = {name: leaves[name]._data for name, entry in posted.items() if entry is not None}
+    for name in moved:
+        leaves[name]._data = posted[name][1]
+    try:
+        yield
+    finally:
+        for name, data in moved.items():
+            leaves[name]._data = data
 
 
 def _snapshot(value: Any) -> Any:

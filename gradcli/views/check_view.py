@@ -16,7 +16,9 @@ from rich.text import Text
 from gradcli.jsonable import number
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "undefined": "bold yellow"}
-_METHOD = {"symbolic": "SymPy", "numeric": "finite diff", "jacobian": "SymPy", "hessian": "SymPy"}
+WITNESS = {"symbolic": "SymPy", "numeric": "finite diff", "directional": "directions", "jacobian": "SymPy",
+           "hessian": "SymPy"}
+"""A witness's name in tables: "directions" are `numeric.directional_check`'s random directions."""
 
 
 def _err(v: float) -> str:
@@ -40,7 +42,8 @@ def check_view(report: Any) -> RenderableType:
             worst_text = "" if worst is None else f"{worst.label}: got {number(worst.got)}, " \
                                                   f"expected {number(worst.expected)}"
             cells = [row_name, Text(item.status, style=_STATUS_STYLE.get(item.status, "")),
-                     _METHOD.get(item.method, item.method), _err(item.max_abs_err), _err(item.max_rel_err),
+                     WITNESS.get(item.method, item.method), _err(item.max_abs_err), _err(item.max_rel_err),
+                     f"{item.checked} directions" if item.method == "directional" else
                      f"{item.checked:,}/{item.total:,}"]
             table.add_row(*cells, *((worst_text if item.status == "fail" else "",) if failing else ()))
         for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):

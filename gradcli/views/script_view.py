@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
+from gradcli.views.check_view import WITNESS
 from gradcli.views.render import error_view
 
 if TYPE_CHECKING:
@@ -94,8 +95,7 @@ def sites_view(result: FileResult) -> RenderableType:
 
 
 def _witnesses(site: SiteSummary) -> str:
-    names = {"symbolic": "SymPy", "numeric": "finite diff"}
-    return ", ".join(f"{names.get(method, method)} {count:,}" for method, count in sorted(site.witnesses.items()))
+    return ", ".join(f"{WITNESS.get(method, method)} {count:,}" for method, count in sorted(site.witnesses.items()))
 
 
 def _worst(site: SiteSummary) -> str:
