@@ -38,6 +38,7 @@ from gradcli.lang import builtins as B
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
+from gradcli.lang import sets
 from gradcli.lang import statements as S
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
@@ -400,6 +401,8 @@ class Interpreter:
             check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
             current.extend(PYTHON["list"](value))
             return current
+        if isinstance(current, (set, dict)) and type(op) in sets.SYMBOLS:
+            return sets.update(op, current, value)
         return arithmetic(op, current, value)
 
     def _expr_statement(self, node: ast.Expr) -> Callable[[], None]:
@@ -439,22 +442,22 @@ class Interpreter:
 
     def _while(self, node: ast.While) -> Callable[[], Any]:
         test_of, body = self._expression(node.test), self._inner(node.body)
-        budget = self.budget
+        budget, orelse = self.budget, self._inner(node.orelse) if node.orelse else None
 
         def while_() -> Any:
-            return _repeat(budget, node, _FOREVER, None, body, test_of)
+            return _repeat(budget, node, _FOREVER, None, body, test_of, orelse)
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
         iter_of, bind, body = self._expression(node.iter), self._binder(node.target), self._inner(node.body)
-        budget = self.budget
+        budget, orelse = self.budget, self._inner(node.orelse) if node.orelse else None
 
         def for_() -> Any:
             try:
                 values = iterate(iter_of())
             except GradcliError as exc:
                 raise self._locate(exc, node.iter) from None
-            return _repeat(budget, node, values, bind, body)
+            return _repeat(budget, node, values, bind, body, None, orelse)
         return for_
 
     def _assert(self, node: ast.Assert) -> Callable[[], None]:
@@ -641,6 +644,9 @@ class Interpreter:
         if isinstance(target, ast.Subscript):
             owner_of, key_of = self._expression(target.value), self._expression(target.slice)
             return self._located(target, lambda: S.delete_item(owner_of(), key_of()))
+        if isinstance(target, ast.Attribute):
+            owner_of, attr = self._expression(target.value), target.attr
+            return self._located(target, lambda: S.delete_attribute(owner_of(), attr))
         name = target.id
         values_of = self._declared_values(name) if name in self._declared else lambda: self.scope.values
 
@@ -1150,9 +1156,11 @@ _continue = object()
 
 
 def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], None] | None,
-            body: Callable[[], Any], test: Callable[[], Any] | None = None) -> Any:
+            body: Callable[[], Any], test: Callable[[], Any] | None = None,
+            orelse: Callable[[], Any] | None = None) -> Any:
     """The loop both `while` (values without end, its test until false) and `for` (its values) run: a
-    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward."""
+    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward; the loop's
+    `else` runs when it ends without `break`, outside the loop (its own break is the enclosing loop's)."""
     with budget.inside(node):
         for value in values:
             if test is not None and not truth(test()):
@@ -1163,7 +1171,7 @@ def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], No
             signal = body()
             if signal is not None and signal is not _continue:
                 return None if signal is _break else signal
-    return None
+    return None if orelse is None else orelse()
 
 
 def _breaking() -> object:

@@ -24,6 +24,8 @@ from gradcli.lang import arrays
 from gradcli.lang.namespace import Namespace
 from gradcli.lang import formatting as T
 from gradcli.lang import limits
+from gradcli.lang import sets
+from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
 from gradcli.lang.user_functions import UserFunction
 
@@ -57,6 +59,7 @@ BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
     ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
     ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+    **sets.OPERATORS,
 }
 def contains(item: Any, container: Any) -> bool:
     """`item in container`: Python's on strings, dicts, sets and ranges; on lists and tuples element by
@@ -74,6 +77,8 @@ def contains(item: Any, container: Any) -> bool:
         return any(v is item or truth(compare(_EQ, v, item)) for v in container)
     if isinstance(container, Tensor):
         return bool((container == item).any())
+    if isinstance(container, VIEWS):
+        return item in container
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
 
@@ -114,6 +119,8 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         except ZeroDivisionError:
             raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
                                    hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
+    if sets.is_set(left) or isinstance(left, dict):
+        return sets.combine(op, left, right)
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
 
@@ -132,6 +139,8 @@ def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
             size = len(sequence) * max(int(count), 0)
             check_string(size) if isinstance(sequence, str) else check_list(size)
             return sequence * int(count)
+    if symbol in sets.SYMBOL_NAMES:
+        return sets.combine(sets.SYMBOL_NAMES[symbol], left, right)  # Python's TypeError, or the refusal
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
                              "join strings with +, or use an f-string")
@@ -150,6 +159,11 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         return fn(left, right)
     if isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
+        return fn(left, right)
+    if sets.is_set(left) and sets.is_set(right):  # subset order; a view equals the set of its items
+        left, right = sets.plain(left), sets.plain(right)
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            return _equal_containers(left, right) == isinstance(op, ast.Eq)
         return fn(left, right)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
@@ -185,7 +199,7 @@ def _equal(left: Any, right: Any, budget: list[int]) -> bool:
 def _equal_containers(left: dict | set, right: dict | set) -> bool:
     if len(left) != len(right):
         return False
-    if isinstance(left, set):
+    if isinstance(left, (set, frozenset)):
         return all(k in right for k in left)
     return all(k in right and (left[k] is right[k] or truth(compare(_EQ, left[k], right[k]))) for k in left)
 

@@ -60,7 +60,8 @@ SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_
 READABLE_DUNDER = "__name__"
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
-                               ast.Pow, ast.MatMult})
+                               ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
+# `| & ^` are Python's set and dict operators; on numbers and tensors `lang.sets` refuses them when run.
 _UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not})
 _COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In,
                           ast.NotIn})
@@ -74,9 +75,6 @@ _OPERATOR_SYMBOLS: dict[type[ast.AST], str] = {
 }
 _WORD_OPERATORS = {"in": re.compile(r"\bin\b"), "not in": re.compile(r"\bnot\s+in\b")}
 _OPERATOR_HINTS: dict[str, str] = {
-    "^": "for a power write ** (x ** 2)",
-    "&": "to combine conditions write 'and'",
-    "|": "to combine conditions write 'or'",
     "~": "to negate a condition write 'not'",
 }
 
@@ -392,12 +390,12 @@ class _Checker:
 
     def while_(self, node: ast.While, depth: int) -> None:
         self.expression(node.test, depth)
-        self.loop_body(node, depth, "while")
+        self.loop_body(node, depth)
 
     def for_(self, node: ast.For, depth: int) -> None:
         self.target(node.target, depth, unpacking=True)
         self.expression(node.iter, depth)
-        self.loop_body(node, depth, "for")
+        self.loop_body(node, depth)
 
     def class_def(self, node: ast.ClassDef, depth: int) -> None:
         """What a class may say is decided by `class_syntax.refusal`; its methods are checked as functions."""
@@ -452,14 +450,11 @@ class _Checker:
             self.expression(call, depth)
         self.block(node.body, depth)
 
-    def loop_body(self, node: ast.For | ast.While, depth: int, keyword: str) -> None:
+    def loop_body(self, node: ast.For | ast.While, depth: int) -> None:
         self.loops += 1
         self.block(node.body, depth)
         self.loops -= 1
-        if node.orelse:
-            span = self.find(re.compile(r"\belse\b"), node.body[-1], node.orelse[0])
-            raise self.refuse(node.orelse[0], f"'else' on a '{keyword}' loop is not supported",
-                              "move its statements after the loop", span=span)
+        self.block(node.orelse, depth)  # `else`: runs when the loop ends without `break` (outside the loop)
 
     def assert_(self, node: ast.Assert, depth: int) -> None:
         self.expression(node.test, depth)
@@ -507,6 +502,9 @@ class _Checker:
                 self.subscript(target, depth + 1)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self.delete(ast.Delete(targets=target.elts), depth + 1)
+            elif isinstance(target, ast.Attribute):
+                self.expression(target.value, depth + 1)
+                self.attribute_name(target)
             else:
                 raise self.refuse(target, f"'del' of '{_in_words(type(target).__name__)}' is not supported",
                                   "del removes names and items: del x, del d[key]")

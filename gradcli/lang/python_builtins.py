@@ -18,6 +18,7 @@ from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import containers
 from gradcli.lang import type_tests
+from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
 from gradcli.lang.formatting import to_repr, to_str
 from gradcli.lang.generators import ProgramGenerator
@@ -217,9 +218,9 @@ def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str)
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
         key = kwargs.pop("key", None) if set(kwargs) <= {"key", "default"} and len(args) == 1 and \
-            isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)) else None
+            isinstance(args[0], (list, tuple, range, dict, set, *VIEWS, *_ITERATORS)) else None
         if len(args) == 1 and set(kwargs) <= {"default"} and \
-                isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)):
+                isinstance(args[0], (list, tuple, range, dict, set, *VIEWS, *_ITERATORS)):
             values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
             if not values:
                 if "default" in kwargs:

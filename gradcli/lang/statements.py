@@ -10,13 +10,14 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
+from gradcli.engine import nn
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import type_tests
 from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, RaisedError, catchable,
-                                     python_value)
+                                     python_value, raise_python)
 from gradcli.lang.operators import type_name
 from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, ASSIGNABLE_HINT
 from gradcli.source import node_span
@@ -135,10 +136,29 @@ def delete_item(container: Any, key: Any) -> None:
         try:
             del container[key]
         except IndexError:
-            raise ArgumentError("list assignment index out of range") from None
+            raise_python("IndexError", "list assignment index out of range")
     else:
         raise ArgumentError(f"a {type_name(container)} does not support item deletion",
                             hint="del removes items of lists and dicts")
+
+
+def delete_attribute(owner: Any, attr: str) -> None:
+    """`del obj.attr` of what the program set on its own object: an attribute it assigned, or a module's
+    parameter, buffer or sub-module (PyTorch's `Module.__delattr__`), or a tensor's `.grad` (PyTorch
+    clears it); nothing of a class's API."""
+    if isinstance(owner, Tensor) and attr == "grad":
+        owner.grad = None
+        return
+    if not isinstance(owner, (C.Instance, nn.Module)):
+        raise NotAllowedError(f"cannot delete attribute '{attr}' of a {type_name(owner)}",
+                              hint="del removes attributes the program set on its own objects")
+    if isinstance(owner, nn.Module) and nn.registered(owner, attr):
+        for table in ("_parameters", "_buffers", "_modules"):
+            owner.__dict__[table].pop(attr, None)
+    elif attr in owner.__dict__:
+        del owner.__dict__[attr]
+    else:
+        raise_python("AttributeError", f"'{type(owner).__name__}' object has no attribute '{attr}'")
 
 
 def keywords(parts: list[tuple[str | None, Callable[[], Any]]]) -> dict:

@@ -1,0 +1,204 @@
+"""The Python of tutorials (del, loop else, sets, dict views...), each program compared with what
+CPython itself prints for it, and the hostile cases each construct opens."""
+from __future__ import annotations
+
+import pytest
+
+from gradcli.errors import GradcliError, LimitError, NotAllowedError
+from language_helpers import fails, run, same_as_cpython
+
+# -- hostile first ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source, words", [
+    ("import torch\nx = torch.ones(2)\ny = x ^ 2", "operator '^' is not supported"),
+    ("y = 3 | 1", "operator '|' is not supported"),
+    ("y = 3\ny &= 1", "operator '&' is not supported"),
+    ("try:\n    y = 2 ^ 3\nexcept Exception:\n    y = 0", "operator '^' is not supported"),
+])
+def test_bit_operators_on_numbers_and_tensors_stay_refused_and_cannot_be_caught(source, words):
+    error = fails(source, NotAllowedError)
+    assert error.message == words
+    assert error.line == source.count("\n") + 1 - (2 if "try" in source else 0)
+
+
+def test_a_power_written_with_xor_keeps_its_hint():
+    assert "**" in fails("y = 2 ^ 3", NotAllowedError).hint
+
+
+@pytest.mark.parametrize("source", [
+    "a = set(range(600000))\nb = set(range(600000, 1200000))\nc = a | b",
+    "a = set(range(600000))\nb = set(range(600000, 1200000))\nc = a ^ b",
+    "a = set(range(600000))\na |= set(range(600000, 1200000))",
+    "d = {k: 0 for k in range(600000)}\ne = d | {k: 0 for k in range(600000, 1200000)}",
+    "d = {k: 0 for k in range(600000)}\nk = d.keys()\ne = k | set(range(600000, 1200000))",
+])
+def test_set_and_dict_unions_meet_the_list_limit_before_they_are_built(source):
+    assert "over the limit" in fails(source, LimitError).message
+
+
+@pytest.mark.parametrize("source, words", [
+    ("x = 1\ndel x.real", "cannot delete attribute 'real' of a number"),
+    ("import torch\ndel torch.tensor", "cannot delete attribute 'tensor'"),
+    ("d = {}\ndel d.keys", "cannot delete attribute 'keys' of a dict"),
+])
+def test_del_of_an_attribute_the_program_did_not_set_is_refused(source, words):
+    assert fails(source, NotAllowedError).message.startswith(words)
+
+
+@pytest.mark.parametrize("source", ["class A:\n    pass\na = A()\ndel a.__dict__",
+                                    "class A:\n    pass\na = A()\ndel a.__class__",
+                                    "import torch\nx = torch.ones(1)\ndel x._version"])
+def test_del_of_a_private_attribute_is_refused_before_the_program_runs(source):
+    from gradcli.lang.parser import parse_program
+    with pytest.raises(NotAllowedError, match="is not available"):
+        parse_program(source)
+
+
+def test_a_limit_inside_a_loop_else_is_the_limit():
+    error = fails("for i in range(2):\n    pass\nelse:\n    while True:\n        pass", LimitError, max_steps=1000)
+    assert error.line == 4
+
+
+# -- against CPython -------------------------------------------------------------------------------
+
+DEL = """
+class A:
+    pass
+a = A()
+a.x = 1
+a.y = 2
+del a.x
+print(hasattr(a, "x"), a.y)
+try:
+    del a.x
+except AttributeError as e:
+    print("AttributeError:", e)
+d = {"a": 1, "b": 2, "c": 3}
+del d["a"], d["c"]
+print(d)
+try:
+    del d["zz"]
+except KeyError as e:
+    print("KeyError:", e)
+xs = list(range(10))
+del xs[1:3]
+del xs[::2]
+del xs[-1]
+print(xs)
+try:
+    del xs[100]
+except IndexError as e:
+    print("IndexError:", e)
+"""
+
+LOOP_ELSE = """
+def find(xs, target):
+    for i, x in enumerate(xs):
+        if x == target:
+            break
+    else:
+        return -1
+    return i
+print(find([3, 5, 7], 5), find([3, 5, 7], 4), find([], 1))
+n = 0
+while n < 3:
+    n += 1
+else:
+    print("while ended", n)
+while True:
+    break
+else:
+    print("not shown")
+for j in range(3):
+    for k in range(3):
+        if k == j:
+            break
+    else:
+        print("no break", j)
+        continue
+    print("broke at", j)
+for p in range(2, 20):
+    for q in range(2, p):
+        if p % q == 0:
+            break
+    else:
+        print(p, "is prime")
+"""
+
+SETS = """
+a = {1, 2, 3}
+b = {2, 3, 4}
+print(a | b, a & b, a ^ b, a - b, b - a)
+alias = a
+a |= {9}
+a -= {1}
+a &= {2, 3, 9, 10}
+a ^= {3, 11}
+print(a, alias is a)
+print({1} <= {1, 2}, {1, 2} < {1, 2}, {1, 2} >= {2}, {3} > set(), {1, 2} == {2, 1})
+print(a.union([7]), a.intersection(range(3)), a.difference([2]), a.symmetric_difference((2, 5)))
+print(a.issubset(range(100)), a.issuperset([2]), a.isdisjoint({100}))
+try:
+    c = {1} | [2]
+except TypeError as e:
+    print("TypeError:", e)
+merged = {"lr": 0.1, "epochs": 3} | {"epochs": 5}
+merged |= {"seed": 0}
+merged |= [("momentum", 0.9)]
+print(merged)
+"""
+
+VIEWS = """
+d = {"a": 1, "b": 2}
+k, v, i = d.keys(), d.values(), d.items()
+print(k, v, i)
+d["c"] = 3
+print(k, v, i, len(k), len(v), len(i))
+print("a" in k, "z" in k, 2 in v, 9 in v, ("a", 1) in i, ("a", 2) in i)
+print(sorted(k & {"a", "z"}), sorted(k - {"a"}), sorted(k | {"q"}), k == {"a", "b", "c"}, list(i & {("b", 2)}))
+print(f"{k}", str(i), repr(v), [x for x in k], list(i), tuple(v))
+for key, value in d.items():
+    print(key, value)
+print(max(d.values()), min(d.keys()), sum(d.values()), sorted(d.values(), reverse=True))
+print(dict(d.items()), list(zip(d.keys(), d.values())), list(enumerate(d.keys())))
+print(bool({}.keys()), bool(k), k.isdisjoint(["x"]), i.isdisjoint([("a", 1)]))
+first, second, third = d.values()
+print(first, second, third)
+"""
+
+
+@pytest.mark.parametrize("source", [DEL, LOOP_ELSE, SETS, VIEWS], ids=["del", "loop else", "sets", "dict views"])
+def test_prints_what_cpython_prints(source):
+    same_as_cpython(source)
+
+
+def test_del_of_a_modules_parameter_submodule_and_attribute_as_pytorch():
+    ran = run("""
+import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+        self.w = nn.Parameter(torch.ones(2))
+        self.k = 3
+m = M()
+before = [name for name, _ in m.named_parameters()]
+del m.fc
+del m.w
+del m.k
+after = [name for name, _ in m.named_parameters()]
+gone = [hasattr(m, "fc"), hasattr(m, "w"), hasattr(m, "k")]
+x = torch.ones(2, requires_grad=True)
+(x * 3).sum().backward()
+del x.grad
+cleared = x.grad is None
+""")
+    assert ran["before"] == ["w", "fc.weight", "fc.bias"]
+    assert ran["after"] == [] and ran["gone"] == [False, False, False] and ran["cleared"] is True
+
+
+def test_a_view_is_live_and_iterating_it_while_the_dict_grows_ends():
+    ran = run("d = {0: 0}\nfor key in d.keys():\n    d[key + 1] = 0\nn = len(d)")
+    assert ran["n"] == 2
