@@ -118,6 +118,13 @@ def _hierarchy() -> dict[str, ExceptionType]:
 EXCEPTIONS: dict[str, ExceptionType] = _hierarchy()
 
 
+def raised(value: ExceptionValue) -> GradcliError:
+    """The error that carries `value` out: a caught gradcli error is raised again as itself, place and all."""
+    if value.origin is not None:
+        return value.origin
+    return RaisedError(value)
+
+
 def raise_python(name: str, *args: Any) -> None:
     """Raise the program's own exception `name(*args)` (a KeyError of a dict, a StopIteration of next)."""
     raise RaisedError(EXCEPTIONS[name](*args))

@@ -85,7 +85,6 @@ _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.Match: ("'match' statements are not supported", "use if / elif / else"),
     ast.TryStar: ("'try' with 'except*' is not supported", "write 'except TYPE:'"),
     ast.NamedExpr: ("assignment expressions (':=') are not supported", "assign on a line of its own"),
-    ast.YieldFrom: ("'yield from' is not supported", None),
     ast.Await: ("'await' is not supported", None),
 }
 
@@ -260,6 +259,7 @@ class _Checker:
         self.loops = 0
         self.functions = 0
         self.lambdas = 0
+        self.statement_yields: set[int] = set()  # the yields that are a statement's whole value (id of the node)
 
     def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
                kind: type[GradcliError] = NotAllowedError,
@@ -348,7 +348,13 @@ class _Checker:
     def assign(self, node: ast.Assign, depth: int) -> None:
         for target in node.targets:
             self.target(target, depth)
+        self.statement_yield(node.value)
         self.expression(node.value, depth)
+
+    def statement_yield(self, value: ast.expr) -> None:
+        """`yield v`, `x = yield v`, `yield from g`: the places a generator's body can stop (lang.resumable)."""
+        if isinstance(value, (ast.Yield, ast.YieldFrom)):
+            self.statement_yields.add(id(value))
 
     def target(self, node: ast.expr, depth: int, unpacking: bool = False) -> None:
         self.bound(node, depth)
@@ -381,6 +387,7 @@ class _Checker:
         self.expression(node.value, depth)
 
     def expression_statement(self, node: ast.Expr, depth: int) -> None:
+        self.statement_yield(node.value)
         self.expression(node.value, depth)
 
     def if_(self, node: ast.If, depth: int) -> None:
@@ -567,9 +574,13 @@ class _Checker:
                 self.expression(key, depth)
             self.expression(value, depth)
 
-    def yield_(self, node: ast.Yield, depth: int) -> None:
+    def yield_(self, node: ast.Yield | ast.YieldFrom, depth: int) -> None:
+        word = "yield" if isinstance(node, ast.Yield) else "yield from"
         if not self.functions or self.lambdas:
-            raise self.refuse(node, "'yield' outside function", kind=ParseError)
+            raise self.refuse(node, f"'{word}' outside function", kind=ParseError)
+        if id(node) not in self.statement_yields:
+            raise self.refuse(node, f"'{word}' inside an expression is not supported",
+                              f"make it a statement of its own: '{word} value' or 'x = {word} value'")
         if node.value is not None:
             self.expression(node.value, depth)
 
@@ -720,5 +731,5 @@ _EXPRESSIONS: dict[type[ast.AST], _Check] = {
     ast.Dict: _Checker.dict_,
     ast.SetComp: _Checker.comprehension,
     ast.DictComp: _Checker.comprehension,
-    ast.Yield: _Checker.yield_,
+    ast.Yield: _Checker.yield_, ast.YieldFrom: _Checker.yield_,
 }
