@@ -202,3 +202,19 @@ cleared = x.grad is None
 def test_a_view_is_live_and_iterating_it_while_the_dict_grows_ends():
     ran = run("d = {0: 0}\nfor key in d.keys():\n    d[key + 1] = 0\nn = len(d)")
     assert ran["n"] == 2
+
+
+def test_a_caught_pytorch_error_is_pytorchs_type_and_text_alone():
+    pytest.importorskip("torch")
+    from pathlib import Path
+    same_as_cpython((Path(__file__).parent / "fixtures" / "caught_torch_errors.py").read_text())
+
+
+def test_an_uncaught_pytorch_error_keeps_gradclis_explanation():
+    error = fails("import torch\ny = torch.ones(2, 3) @ torch.ones(2, 3)")
+    assert error.message == ("mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3): matmul of shapes (2, 3) and "
+                             "(2, 3): the first's last dimension (3) must equal the second's second-to-last "
+                             "dimension (2)")
+    caught = run("import torch\ntry:\n    y = torch.ones(2) + torch.ones(3)\nexcept RuntimeError as e:\n"
+                 "    text = str(e)")
+    assert caught["text"] == "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"
