@@ -218,3 +218,108 @@ def test_an_uncaught_pytorch_error_keeps_gradclis_explanation():
     caught = run("import torch\ntry:\n    y = torch.ones(2) + torch.ones(3)\nexcept RuntimeError as e:\n"
                  "    text = str(e)")
     assert caught["text"] == "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"
+
+
+# -- dataclasses, defaultdict, callable -------------------------------------------------------------
+
+@pytest.mark.parametrize("source, words", [
+    ("from dataclasses import dataclass\n@dataclass\ndef f():\n    pass", "dataclass() should be called on a class"),
+    ("from dataclasses import dataclass\n@dataclass\nclass A:\n    x: list = []",
+     "mutable default <class 'list'> for field x is not allowed: use default_factory"),
+    ("from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int = 1\n    y: int",
+     "non-default argument 'y' follows default argument"),
+    ("from dataclasses import field\nf = field(default=1, default_factory=list)",
+     "cannot specify both default and default_factory"),
+    ("from dataclasses import asdict\nd = asdict(3)", "asdict() should be called on dataclass instances"),
+])
+def test_dataclass_mistakes_are_pythons_errors(source, words):
+    assert words in fails(source).message
+
+
+@pytest.mark.parametrize("source", [
+    "from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int = 1\na = A()\nf = a.__dataclass_fields__",
+    "from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int = 1\nf = A.__init__",
+    "import dataclasses\nf = dataclasses._process",
+    "@print.__self__\nclass A:\n    pass",
+])
+def test_a_dataclasss_machinery_is_out_of_reach(source):
+    from gradcli.lang.parser import parse_program
+    with pytest.raises(NotAllowedError, match="is not available"):
+        parse_program(source)
+
+
+def test_an_annotation_in_a_class_body_is_never_evaluated():
+    ran = run("log = []\nclass A:\n    x: log.append(1) = 2\n    y: undefined_name\nv = A.x")
+    assert ran["log"] == [] and ran["v"] == 2
+
+
+DATACLASSES = """
+from dataclasses import dataclass, field, asdict
+@dataclass
+class Config:
+    lr: float
+    epochs: int = 3
+    layers: list = field(default_factory=list)
+    name: str = field(default="run")
+c = Config(0.1)
+print(c)
+print(c.layers is Config(0.1).layers, Config.epochs, Config.name)
+c2 = Config(lr=0.5, epochs=1, layers=[1])
+c2.layers.append(2)
+print(c2, c2.epochs, asdict(c2))
+for make in [lambda: Config(), lambda: Config(1, 2, [], "x", 5), lambda: Config(1, bad=2), lambda: Config(1, lr=2)]:
+    try:
+        make()
+    except TypeError as e:
+        print("TypeError:", e)
+@dataclass
+class Point:
+    x: float
+    y: float
+    def norm(self):
+        return (self.x ** 2 + self.y ** 2) ** 0.5
+@dataclass
+class Point3(Point):
+    z: float = 0.0
+p = Point3(3.0, 4.0)
+print(p, p.norm(), asdict(p))
+@dataclass(repr=False)
+class Quiet:
+    a: int = 1
+    def __repr__(self):
+        return "quiet"
+print(Quiet(), Quiet(2).a)
+try:
+    s = {Point(1, 2)}
+except TypeError as e:
+    print("TypeError:", e)
+"""
+
+DEFAULTDICT_AND_CALLABLE = """
+from collections import defaultdict, Counter
+def zero():
+    return 0
+for factory in [int, list, lambda: 0, zero, None, dict, set, float, str]:
+    print(repr(defaultdict(factory)))
+d = defaultdict(lambda: 0)
+d["a"] += 2
+print(d, zero, lambda: 1)
+nested = defaultdict(lambda: defaultdict(int))
+nested["x"]["y"] += 1
+print(nested["x"], len(nested))
+print(callable(len), callable(int), callable(defaultdict), callable(zero), callable(3), callable("s"),
+      callable(print), callable(Counter), callable(lambda: 0))
+f = print
+f("printed", "by", "f", sep="-")
+print(list(map(print, ["via", "map"])), print)
+"""
+
+
+@pytest.mark.parametrize("source", [DATACLASSES, DEFAULTDICT_AND_CALLABLE], ids=["dataclasses", "defaultdict"])
+def test_standard_module_objects_print_what_cpython_prints(source):
+    same_as_cpython(source)
+
+
+def test_a_class_decorator_that_is_not_callable_is_named():
+    error = fails("d = 3\n@d\nclass A:\n    pass")
+    assert error.message == "'d' is not a decorator" and error.line == 2

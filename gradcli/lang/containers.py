@@ -14,6 +14,7 @@ from gradcli.lang.dict_views import ItemsView, KeysView, ValuesView
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.iteration import items
 from gradcli.lang.limits import check_list
+from gradcli.lang.objects import Instance
 
 
 def hashable(key: Any) -> Any:
@@ -23,6 +24,8 @@ def hashable(key: Any) -> Any:
     if isinstance(key, tuple):
         for part in key:
             hashable(part)
+    if isinstance(key, Instance) and type(key).__hash__ is None:  # a class defining __eq__ alone, as in Python
+        raise_python("TypeError", f"unhashable type: '{type(key).__name__}'")
     return key
 
 

@@ -551,15 +551,18 @@ class Interpreter:
 
         def function_def() -> None:
             decorators = [d() for d in decorator_ofs]
-            value: Any = make()
-            for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
-                if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
-                    raise ArgumentError(f"'{self.text(written)}' is not a decorator",
-                                        hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad() and "
-                                             "your own functions").at(*node_span(written, self.source))
-                value = decorator(value)
-            self.scope.values[node.name] = value
+            self.scope.values[node.name] = self._decorated(node, decorators, make())
         return function_def
+
+    def _decorated(self, node: ast.FunctionDef | ast.ClassDef, decorators: list, value: Any) -> Any:
+        """`value` (the function or class `node` defines) passed through its decorators, innermost first."""
+        for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
+            if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
+                raise ArgumentError(f"'{self.text(written)}' is not a decorator",
+                                    hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad(), "
+                                         "@dataclass and your own functions").at(*node_span(written, self.source))
+            value = decorator(value)
+        return value
 
     def _class_def(self, node: ast.ClassDef) -> Callable[[], None]:
         """A class: its bases evaluated and its body run where it is defined; `classes` builds the rest."""
@@ -570,8 +573,14 @@ class Interpreter:
         finally:
             self._top_level = outer
 
+        decorator_ofs = [self._expression(d) for d in node.decorator_list]
+        fields = tuple(stmt.target.id for stmt in node.body if isinstance(stmt, ast.AnnAssign))
+
         def class_def() -> None:
-            self.scope.values[node.name] = C.define(self, node, [b() for b in base_ofs], body)
+            decorators = [d() for d in decorator_ofs]
+            cls = C.define(self, node, [b() for b in base_ofs], body)
+            cls.fields = fields  # the names the body annotates, in order (what a @dataclass makes fields of)
+            self.scope.values[node.name] = self._decorated(node, decorators, cls)
         return class_def
 
     def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
@@ -1258,7 +1267,20 @@ def _constant(node: ast.Constant) -> Callable[[], Any]:
     return lambda: value
 
 
-_PRINT = object()
+class _Print:
+    """`print` as a value: `callable(print)`, `map(print, xs)`. A call of it at a call site is the
+    interpreter's own (`_print`, titled by the source); one made by a builtin prints its text."""
+
+    def __call__(self, *args: Any, sep: str | None = " ", end: str | None = "\n", flush: bool = False) -> None:
+        text = (" " if sep is None else str(sep)).join(T.to_str(a) for a in args)
+        check_string(len(text))
+        runtime.show(text)
+
+    def __repr__(self) -> str:
+        return "<built-in function print>"
+
+
+_PRINT = _Print()
 
 
 def _shown(value: Any) -> Any:

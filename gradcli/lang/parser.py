@@ -410,6 +410,8 @@ class _Checker:
         if refused is not None:
             where, message, hint = refused
             raise self.refuse(where, message, hint)
+        for decorator in node.decorator_list:
+            self.expression(decorator, depth)
         for base in node.bases:
             self.expression(base, depth)
         for statement in node.body:
