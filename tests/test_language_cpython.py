@@ -323,3 +323,30 @@ def test_standard_module_objects_print_what_cpython_prints(source):
 def test_a_class_decorator_that_is_not_callable_is_named():
     error = fails("d = 3\n@d\nclass A:\n    pass")
     assert error.message == "'d' is not a decorator" and error.line == 2
+
+
+def test_a_tutorials_everyday_python_prints_what_cpython_prints():
+    """Configs as dicts, argparse defaults, random, itertools, functools, collections, sorting pairs,
+    slicing strings backwards, sum of lists, pow: the Python around d2l / fast.ai / CS224n code."""
+    from pathlib import Path
+    same_as_cpython((Path(__file__).parent / "fixtures" / "tutorial_python_cpython.py").read_text())
+
+
+@pytest.mark.parametrize("source, words", [
+    ("import torch\nx = torch.ones(3)\ny = x[::-1]", "step must be greater than zero"),
+    ("import torch\nx = torch.ones(3)\nx[::-2] = 0", "step must be greater than zero"),
+    ("xs = [1, 2]\ny = xs[::0]", "slice step cannot be zero"),
+    ("x = pow(2, 10 ** 6, 0)", "pow() 3rd argument cannot be 0"),
+    ("x = vars(3)", "TypeError: vars() argument must have __dict__ attribute"),
+    ("s = sorted([(1, 'a'), ('a', 1)])", "'<' not supported between instances of 'str' and 'int'"),
+    ("s = sorted([[[1]], [[2]]])", "not a mix or nested lists"),
+    ("s = sum([[1]] * 600000 + [[2]] * 600000, [])", "over the limit"),
+])
+def test_the_everyday_builtins_refuse_as_python_and_pytorch_do(source, words):
+    assert words in fails(source).message
+
+
+def test_pow_is_the_power_operator_and_pythons_modular_power():
+    ran = run("a = pow(2, 10)\nb = pow(2.0, -1)\nc = pow(3, 10 ** 9, 7)")
+    assert (ran["a"], ran["b"], ran["c"]) == (1024, 0.5, pow(3, 10 ** 9, 7)) and type(ran["a"]) is int
+    assert fails("x = pow(10, 400)").message == fails("x = 10 ** 400").message

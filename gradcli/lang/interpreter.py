@@ -1023,8 +1023,8 @@ class Interpreter:
                 if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
                     raise ArgumentError(f"slice bounds must be integers, got {v!r}")
                 parts.append(v)
-            if parts[2] is not None and parts[2] <= 0:
-                raise ArgumentError("slice step must be positive", hint="PyTorch does not support negative steps")
+            if parts[2] == 0:
+                raise ValueDomainError("slice step cannot be zero", hint="step by 1, or -1 to reverse a list")
             return slice(*parts)
         return self._located(node, slice_)
 

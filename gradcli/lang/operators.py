@@ -223,6 +223,8 @@ _ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict)
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
+        if type(key) is slice or type(key) is tuple:
+            _positive_steps(key)
         return value[key]
     if isinstance(value, dict):
         from gradcli.lang.containers import get_item
@@ -245,9 +247,18 @@ def index(value: Any, key: Any) -> Any:
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 
+def _positive_steps(key: slice | tuple) -> None:
+    """PyTorch slices a tensor forward only (a list may be reversed with [::-1], a tensor not)."""
+    for part in key if isinstance(key, tuple) else (key,):
+        if isinstance(part, slice) and part.step is not None and part.step <= 0:
+            raise ValueDomainError("step must be greater than zero", hint="reverse a tensor with torch.flip(x, [0])")
+
+
 def set_item(container: Any, key: Any, value: Any) -> None:
     """`container[key] = value`: into tensors (PyTorch's in-place rules) and lists only."""
     if isinstance(container, Tensor):
+        if type(key) is slice or type(key) is tuple:
+            _positive_steps(key)
         container[key] = value
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry

@@ -161,6 +161,10 @@ class ParsedArguments:
     def __init__(self, values: dict) -> None:
         self.__dict__.update(values)
 
+    def program_vars(self) -> dict:
+        """`vars(args)`: the parsed values as a dict (a copy: the program cannot reach the object's own)."""
+        return dict(self.__dict__)
+
     def __repr__(self) -> str:
         from gradcli.lang.formatting import to_repr
         return "Namespace(" + ", ".join(f"{k}={to_repr(v)}" for k, v in self.__dict__.items()) + ")"
