@@ -792,28 +792,17 @@ class Interpreter:
                 return key_of(), item_of()
         else:
             element_of = self._expression(node.elt)
-        tick = self.budget.tick
+        produce = _produced(generators, element_of, self.budget.tick)
         made = {ast.SetComp: D.set_, ast.DictComp: D.dict_}.get(type(node))
-
-        def generate(level: int, values: Any, result: list) -> None:
-            _, bind, tests = generators[level]
-            for value in values:
-                tick()
-                bind(value)
-                if not all(truth(test_of()) for test_of in tests):
-                    continue
-                if level + 1 < len(generators):
-                    generate(level + 1, iterate(generators[level + 1][0]()), result)
-                else:
-                    check_list(len(result) + 1)
-                    result.append(element_of())
 
         def comprehension() -> list:
             result: list = []
             first = iterate(generators[0][0]())
             outer, self.scope = self.scope, Scope({}, frozenset(), self.scope)
             try:
-                generate(0, first, result)
+                for item in produce(0, first):
+                    check_list(len(result) + 1)
+                    result.append(item)
             finally:
                 self.scope = outer
             return result if made is None else made(result)
@@ -829,19 +818,7 @@ class Interpreter:
         """`(e for v in xs)`: a lazy generator, as Python's; its first iterable is read where it is written,
         and each item it visits is a step (an endless one meets the step limit wherever it is consumed)."""
         generators, element_of = self._comprehension_levels(node), self._expression(node.elt)
-        step, locate = self.budget.step, self._locate
-
-        def produce(level: int, values: Any) -> Any:
-            _, bind, tests = generators[level]
-            for value in values:
-                step()
-                bind(value)
-                if not all(truth(test_of()) for test_of in tests):
-                    continue
-                if level + 1 < len(generators):
-                    yield from produce(level + 1, iterate(generators[level + 1][0]()))
-                else:
-                    yield element_of()
+        produce, locate = _produced(generators, element_of, self.budget.step), self._locate
 
         def generator_expression() -> G.ProgramGenerator:
             first = iterate(generators[0][0]())
@@ -1248,6 +1225,23 @@ def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], No
             if signal is not None and signal is not _continue:
                 return None if signal is _break else signal
     return None if orelse is None else orelse()
+
+
+def _produced(generators: list, element_of: Callable[[], Any], count: Callable[[], None]) -> Callable[..., Any]:
+    """A comprehension's items, level by level (`produce(0, first_values)` yields them); `count` is paid
+    per item visited: a tick for a comprehension (its list is bounded), a step for a generator expression."""
+    def produce(level: int, values: Any) -> Any:
+        _, bind, tests = generators[level]
+        for value in values:
+            count()
+            bind(value)
+            if not all(truth(test_of()) for test_of in tests):
+                continue
+            if level + 1 < len(generators):
+                yield from produce(level + 1, iterate(generators[level + 1][0]()))
+            else:
+                yield element_of()
+    return produce
 
 
 def _breaking() -> object:
