@@ -143,3 +143,9 @@ count = sum(p.numel() for p in model.parameters())
 """)
     assert ran["groups"] == 2 and ran["batches"] == 2 and ran["flags"] == [False, False]
     assert ran["enabled"] is True and ran["count"] == 3
+
+
+def test_finished_generators_kept_in_a_list_do_not_count_as_running():
+    ran = run("def g():\n    yield 1\nkept = []\nfor i in range(12000):\n    h = g()\n    total = sum(h)\n"
+              "    kept.append(h)\nn = len(kept)")
+    assert ran["n"] == 12000

@@ -92,7 +92,7 @@ class ProgramGenerator:
         try:
             return self.walker.send(value) if error is None else self.walker.throw(error)
         except BaseException:
-            self.finished = True
+            self._finish()
             raise
         finally:
             self.running = False
@@ -122,9 +122,12 @@ class ProgramGenerator:
             try:
                 self.walker.close()
             finally:
-                self.finished = True
                 self.state = self._swap(consumer)
+        self._finish()
+
+    def _finish(self) -> None:
         self.finished = True
+        self.interpreter.generators.discard(self)
 
     def __del__(self) -> None:
         # An abandoned generator is closed under its own state, never the consumer's: a close raises
