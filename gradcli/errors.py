@@ -14,9 +14,13 @@ class GradcliError(Exception):
 
     def __init__(self, message: str, hint: str | None = None, *, line: int | None = None,
                  column: int | None = None, length: int = 1, source: str | None = None,
-                 filename: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+                 filename: str | None = None, explanation: str | None = None) -> None:
+        full = message if explanation is None else f"{message}: {explanation}"
+        super().__init__(full)
+        self.message = full
+        self.pytorch_text = message
+        """PyTorch's own text of the error, all a program's `except ... as e: print(e)` sees; `message` adds
+        gradcli's explanation, shown when nothing catches the error."""
         self.hint = hint
         self.line = line
         self.column = column

@@ -44,3 +44,22 @@ def fails(source: str, kind: type[GradcliError] = GradcliError, max_steps: int =
     with pytest.raises(kind) as caught:
         run(source, max_steps=max_steps, dtype=dtype)
     return caught.value
+
+
+def cpython(source: str) -> list[str]:
+    """What CPython itself prints for `source` (a pure-Python snippet): the oracle for the language."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60,
+                          env={"PYTHONHASHSEED": "0"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def same_as_cpython(source: str) -> None:
+    """`source` prints, line for line, what CPython prints for it (an object's address, `at 0x...`, aside)."""
+    import re
+
+    def masked(lines: list[str]) -> list[str]:
+        return [re.sub(r" at 0x[0-9a-f]+", " at 0x...", line) for line in lines]
+    assert masked("\n".join(run(source).printed).splitlines()) == masked(cpython(source))

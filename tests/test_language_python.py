@@ -141,7 +141,8 @@ def test_lists_built_by_doubling_are_bounded_when_shown_or_compared(use):
 
 
 def test_ordering_builtins_compare_flat_values_only():
-    assert "compares numbers" in fails("m = max([[1], [2]])", ArgumentError).message
-    assert "compares numbers" in fails("s = sorted([[2], [1]])", ArgumentError).message
+    assert "compares numbers" in fails("m = max([[[1]], [[2]]])", ArgumentError).message
+    assert "compares numbers" in fails("s = sorted([[[2]], [[1]]])", ArgumentError).message
+    assert run("m = max([[1], [2]])\ns = sorted([(2, 'b'), (1, 'a')])")["s"] == [(1, "a"), (2, "b")]
     assert "not a mix" in fails("m = min((0, 's'))", ArgumentError).message
     assert "Unknown conversion specifier" in fails("s = '{!x}'.format(1)", ArgumentError).message

@@ -85,3 +85,22 @@ def test_an_error_is_located_by_cell_and_line_in_text_and_json(tmp_path, cli):
     result = cli("run", "--json", str(path))
     error = _json.loads(result.stdout.splitlines()[0])["error"]
     assert result.exit_code == 2 and (error["cell"], error["line"], error["column"]) == (3, 2, 5)
+
+
+def test_timing_magics_run_their_code_and_help_lines_are_skipped(tmp_path):
+    cells = ["%%time\nv = 3\nv * 2", "%time w = v + 1\nw", "%%timeit\nlost = 1", "v?\n??w\nprint.__doc__?",
+             "print(v, w)"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": text} for text in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "magics.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = run_file(path)
+    assert result.error is None
+    texts = _texts(result)
+    assert texts[:6] == ["note: cell 1: ran the cell without %%time (IPython's own syntax)",
+                         "note: cell 2, line 1: ran w = v + 1 without %time (IPython's own syntax)",
+                         "note: cell 3: skipped the cell magic %%timeit (IPython's syntax, not Python's)",
+                         "note: cell 4, line 1: skipped v? (IPython's syntax, not Python's)",
+                         "note: cell 4, line 2: skipped ??w (IPython's syntax, not Python's)",
+                         "note: cell 4, line 3: skipped print.__doc__? (IPython's syntax, not Python's)"]
+    assert texts[6:] == ["6", "4", "3 4"]

@@ -195,13 +195,9 @@ REJECTED = {
     "private import": ("from torch import _C", NotAllowedError, "attribute '_C' is not available", 1, 19),
     "dunder import alias": ("import torch as __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 8),
     "match": ("match x:\n    case 1:\n        pass", NotAllowedError, "'match' statements", 1, 1),
-    "bitwise and": ("y = x & 1", NotAllowedError, "operator '&' is not supported", 1, 7),
-    "bitwise or": ("y = x | 1", NotAllowedError, "operator '|' is not supported", 1, 7),
-    "xor meant as power": ("y = x ^ 2", NotAllowedError, "operator '^' is not supported", 1, 7),
     "left shift": ("y = x << 2", NotAllowedError, "operator '<<' is not supported", 1, 7),
     "right shift": ("y = (x) >> (2)", NotAllowedError, "operator '>>' is not supported", 1, 9),
     "invert": ("y = ~x", NotAllowedError, "operator '~' is not supported", 1, 5),
-    "augmented bitwise": ("y &= 1", NotAllowedError, "operator '&=' is not supported", 1, 3),
     "complex": ("z = 1j", NotAllowedError, "complex numbers are not supported", 1, 5),
     "bytes": ("z = b'x'", NotAllowedError, "bytes literals are not supported", 1, 5),
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
@@ -217,8 +213,6 @@ REJECTED = {
     "dunder target": ("__x = 1", NotAllowedError, "name '__x' is not available", 1, 1),
     "private attribute assignment": ("x._grad = 1", NotAllowedError, "attribute '_grad' is not available", 1, 3),
     "unpacking into attribute": ("a, x.grad = y", NotAllowedError, "only names can be unpacked into", 1, 4),
-    "for else": ("for i in range(3):\n    pass\nelse:\n    y = 1", NotAllowedError, "'else' on a 'for' loop", 3, 1),
-    "while else": ("while x:\n    pass\n  # c\nelse :\n    y = 1", NotAllowedError, "'else' on a 'while' loop", 4, 1),
     "break outside loop": ("x = 1\nbreak", ParseError, "'break' outside loop", 2, 1),
     "continue outside loop": ("if x:\n    continue", ParseError, "'continue' outside loop", 2, 5),
     "first offence wins": ("y = x.__class__ ; f = {1}", NotAllowedError, "attribute '__class__'", 1, 7),
@@ -262,14 +256,6 @@ def test_exact_messages_and_hints():
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import requests")
     assert caught.value.message.startswith("import of 'requests' is not supported; gradcli accepts imports of functorch")
-
-    with pytest.raises(NotAllowedError) as caught:
-        parse_program("y = x & 1")
-    assert caught.value.message == "operator '&' is not supported"
-
-    with pytest.raises(NotAllowedError) as caught:
-        parse_program("y = x ^ 2")
-    assert "**" in caught.value.hint
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("with open('data.txt'):\n    pass")

@@ -696,9 +696,9 @@ def matmul(a: Any, b: Any) -> Tensor:
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k_a != k_b:
         raise ShapeError(
-            f"{_matmul_mismatch(a.shape, b.shape, batch)}: matmul of shapes {tuple(a.shape)} and {tuple(b.shape)}: "
-            f"the first's last dimension ({k_a}) must equal the second's "
-            f"{'only' if b.ndim == 1 else 'second-to-last'} dimension ({k_b})",
+            _matmul_mismatch(a.shape, b.shape, batch),
+            explanation=f"matmul of shapes {tuple(a.shape)} and {tuple(b.shape)}: the first's last dimension ({k_a}) "
+                        f"must equal the second's {'only' if b.ndim == 1 else 'second-to-last'} dimension ({k_b})",
             hint="transpose one operand (w.T or w.t()) or reshape it so the inner dimensions agree")
     rows = (a.shape[-2],) if a.ndim > 1 else ()
     cols = (b.shape[-1],) if b.ndim > 1 else ()

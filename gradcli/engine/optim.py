@@ -41,7 +41,7 @@ class Optimizer:
     defaults: dict[str, Any] = {}
 
     def __init__(self, params: Any, options: dict[str, Any]) -> None:
-        if not isinstance(params, (list, tuple)):
+        if isinstance(params, (Tensor, str, dict)) or not hasattr(params, "__iter__"):  # a generator is PyTorch's too
             raise ArgumentError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                                 f"but got {_type_name(params)}", hint="pass a list: optim.SGD([w, b], lr=0.1) or "
                                                                       "model.parameters()")

@@ -489,7 +489,7 @@ def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tup
         if x != y and x != 1 and y != 1:
             raise ShapeError(
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                f"dimension {i}: {op_name} of shapes {tuple(a)} and {tuple(b)} do not broadcast",
+                f"dimension {i}", explanation=f"{op_name} of shapes {tuple(a)} and {tuple(b)} do not broadcast",
                 hint="broadcasting lines shapes up from the right; each pair of sizes must be equal or one "
                      "of them 1. Reshape (x.reshape(...)), unsqueeze or transpose one operand")
         out.append(max(x, y))

@@ -33,8 +33,6 @@ def refusal(node: ast.ClassDef) -> tuple[ast.AST, str, str | None] | None:
         what = f"'{keyword.arg}='" if keyword.arg else "'**' in a class's bases"
         return keyword, f"class keyword {what} is not supported", \
             "metaclasses and class keywords change how Python builds the class; write class A(Base):"
-    if node.decorator_list:
-        return node.decorator_list[0], "class decorators are not supported", "define the class without @..."
     for base in node.bases:
         if not _dotted(base):
             return base, "a class's base must be a name such as nn.Module or a class of the program", None
@@ -52,6 +50,9 @@ def refusal(node: ast.ClassDef) -> tuple[ast.AST, str, str | None] | None:
                     return target, "a class attribute is assigned to a plain name", _BODY_HINT
                 if target.id == "__slots__":
                     return target, "'__slots__' is not supported", "leave it out: instances keep their attributes"
+        elif isinstance(statement, ast.AnnAssign):  # a field of a dataclass: `lr: float = 0.1`
+            if not isinstance(statement.target, ast.Name):
+                return statement.target, "a class attribute is assigned to a plain name", _BODY_HINT
         elif not (isinstance(statement, ast.Pass) or isinstance(statement, ast.Expr) and
                   isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)):
             return statement, f"'{type(statement).__name__}' is not allowed in a class body", _BODY_HINT

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gradcli.lang.dict_views import ItemsView, KeysView, ValuesView
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.iteration import items
 from gradcli.lang.limits import check_list
@@ -155,7 +156,7 @@ def _combined(method: Callable[..., set]) -> Callable[..., set]:
 
 
 DICT_METHODS: dict[str, Callable[..., Any]] = {
-    "items": lambda d: list(d.items()), "keys": lambda d: list(d.keys()), "values": lambda d: list(d.values()),
+    "items": ItemsView, "keys": KeysView, "values": ValuesView,
     "get": _get, "setdefault": _setdefault, "update": _update, "pop": _pop, "popitem": _popitem,
     "copy": dict.copy, "clear": dict.clear, "fromkeys": lambda d, keys, value=None: fromkeys(keys, value),
 }

@@ -118,6 +118,13 @@ def _hierarchy() -> dict[str, ExceptionType]:
 EXCEPTIONS: dict[str, ExceptionType] = _hierarchy()
 
 
+def raised(value: ExceptionValue) -> GradcliError:
+    """The error that carries `value` out: a caught gradcli error is raised again as itself, place and all."""
+    if value.origin is not None:
+        return value.origin
+    return RaisedError(value)
+
+
 def raise_python(name: str, *args: Any) -> None:
     """Raise the program's own exception `name(*args)` (a KeyError of a dict, a StopIteration of next)."""
     raise RaisedError(EXCEPTIONS[name](*args))
@@ -135,11 +142,23 @@ def python_value(exc: GradcliError | ProgramAssertionError) -> ExceptionValue:
         return exc.value
     if isinstance(exc, ProgramAssertionError):
         return ExceptionValue(EXCEPTIONS["AssertionError"], () if exc.message is None else (exc.message,), exc)
-    return ExceptionValue(EXCEPTIONS[_python_name(exc)], (exc.message,), exc)
+    return ExceptionValue(EXCEPTIONS[_python_name(exc)], (exc.pytorch_text,), exc)
+
+
+_INDEX_ERRORS = ("Dimension out of range", "index ")
+_VALUE_ERRORS = ("Expected input batch_size",)
+_RUNTIME_ERRORS = ("a Tensor with",)
+"""PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
 def _python_name(exc: GradcliError) -> str:
-    message = exc.message
+    message = exc.pytorch_text
+    if message.startswith(_INDEX_ERRORS):
+        return "IndexError"
+    if message.startswith(_VALUE_ERRORS):
+        return "ValueError"
+    if message.startswith(_RUNTIME_ERRORS):
+        return "RuntimeError"
     if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
         return "RuntimeError"
     if isinstance(exc, NameLookupError):

@@ -40,11 +40,16 @@ from gradcli.lang import builtins as B
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import formatting as T
+from gradcli.lang import sets
 from gradcli.lang import statements as S
+from gradcli.lang.signals import BREAK as _break
+from gradcli.lang.signals import CONTINUE as _continue
+from gradcli.lang.signals import Returned as _Returned
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
-from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.objects import Instance
+from gradcli.lang import generators as G
+from gradcli.lang import resumable as R
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
                                     set_item, truth, type_name)
@@ -120,8 +125,7 @@ class Interpreter:
         self._displayed = displayed
         """The lines whose bare expression is shown (a notebook cell's last); None: every top-level one."""
         self.handling: list[Any] = []  # the exceptions being handled (`raise` alone re-raises the innermost)
-        self.generator: ProgramGenerator | None = None  # the program generator whose body runs now
-        self.generators: list[ProgramGenerator] = []  # every one started, closed when the run ends
+        self.generators = G.live_set()  # the program's generators started and unfinished, closed when the run ends
         self.own = S.own_builtins(self)
         self._statements: dict[type, Callable[[Any], Callable[[], Any]]] = {
             ast.Assign: self._assign, ast.AugAssign: self._aug_assign, ast.Expr: self._expr_statement,
@@ -138,9 +142,10 @@ class Interpreter:
             ast.UnaryOp: self._unary, ast.BinOp: self._binary, ast.BoolOp: self._bool_op,
             ast.Compare: self._compare, ast.IfExp: self._if_exp, ast.Subscript: self._subscript,
             ast.Slice: self._slice, ast.Call: self._call, ast.Attribute: self._attribute, ast.Lambda: self._lambda,
-            ast.ListComp: self._comprehension, ast.GeneratorExp: self._comprehension,
+            ast.ListComp: self._comprehension, ast.GeneratorExp: self._generator_expression,
             ast.JoinedStr: self._f_string, ast.Dict: self._dict, ast.Set: self._set,
             ast.SetComp: self._comprehension, ast.DictComp: self._comprehension, ast.Yield: self._yield,
+            ast.YieldFrom: self._yield,
         }
 
     # -- running ------------------------------------------------------------------------------
@@ -160,8 +165,7 @@ class Interpreter:
         finally:
             ACTIVE.pop()
             runtime.PRINTERS.pop()
-            for generator in self.generators:
-                generator.close()
+            G.close_all(self.generators)
             sys.setrecursionlimit(limit)
         name = self._outcome_name
         self.outcome.name = self.text(name) if isinstance(name, ast.AST) else name
@@ -202,16 +206,37 @@ class Interpreter:
                     signal = run()
                 except GradcliError as exc:
                     raise locate(exc, stmt) from None
-                except (ZeroDivisionError, OverflowError) as exc:
-                    raise locate(ValueDomainError(f"{exc}", hint="check the values that reach this line"),
-                                 stmt) from None
-                except (MemoryError, RecursionError):
-                    raise locate(LimitError("the program needs more memory or depth than is available",
-                                            hint="use smaller shapes or fewer nested operations"), stmt) from None
+                except (ZeroDivisionError, OverflowError, MemoryError, RecursionError) as exc:
+                    raise self.failure(exc, stmt) from None
                 if signal is not None:
                     return signal
             return None
         return block
+
+    def failure(self, exc: BaseException, stmt: ast.stmt) -> GradcliError:
+        """What Python raised for a statement as the program's error: arithmetic, or memory and depth."""
+        if isinstance(exc, (ZeroDivisionError, OverflowError)):
+            return self._locate(ValueDomainError(f"{exc}", hint="check the values that reach this line"), stmt)
+        return self._locate(LimitError("the program needs more memory or depth than is available",
+                                       hint="use smaller shapes or fewer nested operations"), stmt)
+
+    def statement(self, stmt: ast.stmt) -> Callable[[], Any]:
+        """One statement's closure (`lang.resumable` compiles a generator's statements that hold no yield so)."""
+        return self._statements[type(stmt)](stmt)
+
+    def expression(self, node: ast.expr) -> Callable[[], Any]:
+        return self._expression(node)
+
+    def binder(self, target: ast.expr) -> Callable[[Any], None]:
+        return self._binder(target)
+
+    def locate(self, exc: GradcliError, node: ast.AST) -> GradcliError:
+        return self._locate(exc, node)
+
+    @staticmethod
+    def forever() -> Any:
+        """What a `while` loop runs over (its test ends it)."""
+        return _FOREVER
 
     def _locate(self, exc: GradcliError, node: ast.AST) -> GradcliError:
         if exc.line is None:
@@ -410,6 +435,8 @@ class Interpreter:
             check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
             current.extend(PYTHON["list"](value))
             return current
+        if isinstance(current, (set, dict)) and type(op) in sets.SYMBOLS:
+            return sets.update(op, current, value)
         return arithmetic(op, current, value)
 
     def _expr_statement(self, node: ast.Expr) -> Callable[[], None]:
@@ -449,22 +476,22 @@ class Interpreter:
 
     def _while(self, node: ast.While) -> Callable[[], Any]:
         test_of, body = self._expression(node.test), self._inner(node.body)
-        budget = self.budget
+        budget, orelse = self.budget, self._inner(node.orelse) if node.orelse else None
 
         def while_() -> Any:
-            return _repeat(budget, node, _FOREVER, None, body, test_of)
+            return _repeat(budget, node, _FOREVER, None, body, test_of, orelse)
         return while_
 
     def _for(self, node: ast.For) -> Callable[[], Any]:
         iter_of, bind, body = self._expression(node.iter), self._binder(node.target), self._inner(node.body)
-        budget = self.budget
+        budget, orelse = self.budget, self._inner(node.orelse) if node.orelse else None
 
         def for_() -> Any:
             try:
                 values = iterate(iter_of())
             except GradcliError as exc:
                 raise self._locate(exc, node.iter) from None
-            return _repeat(budget, node, values, bind, body)
+            return _repeat(budget, node, values, bind, body, None, orelse)
         return for_
 
     def _assert(self, node: ast.Assert) -> Callable[[], None]:
@@ -534,15 +561,18 @@ class Interpreter:
 
         def function_def() -> None:
             decorators = [d() for d in decorator_ofs]
-            value: Any = make()
-            for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
-                if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
-                    raise ArgumentError(f"'{self.text(written)}' is not a decorator",
-                                        hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad() and "
-                                             "your own functions").at(*node_span(written, self.source))
-                value = decorator(value)
-            self.scope.values[node.name] = value
+            self.scope.values[node.name] = self._decorated(node, decorators, make())
         return function_def
+
+    def _decorated(self, node: ast.FunctionDef | ast.ClassDef, decorators: list, value: Any) -> Any:
+        """`value` (the function or class `node` defines) passed through its decorators, innermost first."""
+        for decorator, written in zip(reversed(decorators), reversed(node.decorator_list)):
+            if not callable(decorator) or isinstance(decorator, (Tensor, B.Namespace, type)):
+                raise ArgumentError(f"'{self.text(written)}' is not a decorator",
+                                    hint="gradcli's decorators are @torch.no_grad(), @torch.enable_grad(), "
+                                         "@dataclass and your own functions").at(*node_span(written, self.source))
+            value = decorator(value)
+        return value
 
     def _class_def(self, node: ast.ClassDef) -> Callable[[], None]:
         """A class: its bases evaluated and its body run where it is defined; `classes` builds the rest."""
@@ -553,8 +583,14 @@ class Interpreter:
         finally:
             self._top_level = outer
 
+        decorator_ofs = [self._expression(d) for d in node.decorator_list]
+        fields = tuple(stmt.target.id for stmt in node.body if isinstance(stmt, ast.AnnAssign))
+
         def class_def() -> None:
-            self.scope.values[node.name] = C.define(self, node, [b() for b in base_ofs], body)
+            decorators = [d() for d in decorator_ofs]
+            cls = C.define(self, node, [b() for b in base_ofs], body)
+            cls.fields = fields  # the names the body annotates, in order (what a @dataclass makes fields of)
+            self.scope.values[node.name] = self._decorated(node, decorators, cls)
         return class_def
 
     def _function_maker(self, name: str, node: ast.FunctionDef | ast.Lambda) -> Callable[[], UserFunction]:
@@ -577,6 +613,8 @@ class Interpreter:
         if body is None:
             if isinstance(node, ast.Lambda):
                 body = self._expression(node.body)
+            elif G.is_generator(node):
+                body = self._generator_body(node)
             else:
                 outer = self._top_level, self._nested, self._declared
                 self._top_level, self._nested, self._declared = False, True, S.declarations(node)
@@ -589,6 +627,20 @@ class Interpreter:
                     signal = block()
                     return signal.value if isinstance(signal, _Returned) else None
             self._bodies[node] = body
+        return body
+
+    def _generator_body(self, node: ast.FunctionDef) -> Callable[[], Any]:
+        """A generator function's body: a Python generator (`lang.resumable`) its generator object drives."""
+        outer = self._top_level, self._nested, self._declared
+        self._top_level, self._nested, self._declared = False, True, S.declarations(node)
+        try:
+            block = R.block(self, node.body)
+        finally:
+            self._top_level, self._nested, self._declared = outer
+
+        def body() -> Any:
+            signal = yield from block()
+            return signal.value if isinstance(signal, _Returned) else None
         return body
 
     def _call_function(self, fn: UserFunction, args: tuple, kwargs: dict) -> Any:
@@ -606,7 +658,7 @@ class Interpreter:
         site = self.call_sites[-1] if self.call_sites else None
         body = self._body(fn.node)
         if fn.generator:
-            return ProgramGenerator(self, fn.__name__, scope, body, site)
+            return G.ProgramGenerator(self, fn.__name__, scope, body, site)
         outer, self.scope = self.scope, scope
         self.depth += 1
         try:
@@ -651,6 +703,9 @@ class Interpreter:
         if isinstance(target, ast.Subscript):
             owner_of, key_of = self._expression(target.value), self._expression(target.slice)
             return self._located(target, lambda: S.delete_item(owner_of(), key_of()))
+        if isinstance(target, ast.Attribute):
+            owner_of, attr = self._expression(target.value), target.attr
+            return self._located(target, lambda: S.delete_attribute(owner_of(), attr))
         name = target.id
         values_of = self._declared_values(name) if name in self._declared else lambda: self.scope.values
 
@@ -662,12 +717,11 @@ class Interpreter:
             del values[name]
         return delete_name
 
-    def _yield(self, node: ast.Yield) -> Callable[[], Any]:
-        value_of = None if node.value is None else self._expression(node.value)
-
+    def _yield(self, node: ast.Yield | ast.YieldFrom) -> Callable[[], Any]:
+        """A `yield` `lang.resumable` did not compile (one in a class body): refused where it is reached."""
         def yield_() -> Any:
-            value = None if value_of is None else value_of()
-            return self.generator.give(value)
+            raise NotAllowedError("'yield' is not supported here", hint="yield in a function's own body").at(
+                *node_span(node, self.source))
         return yield_
 
     def _return(self, node: ast.Return) -> Callable[[], "_Returned"]:
@@ -677,20 +731,26 @@ class Interpreter:
         return lambda: _Returned(value_of())
 
     def _with(self, node: ast.With) -> Callable[[], Any]:
-        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
-        body = self._inner(node.body)
+        enter, body = self.modes(node), self._inner(node.body)
 
         def with_() -> Any:
             with contextlib.ExitStack() as stack:
-                for mode_of, written in items:
-                    mode = mode_of()
-                    if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
-                        raise NotAllowedError("'with' works only with a gradient mode",
-                                              hint="call it: 'with torch.no_grad():'").at(
-                            *node_span(written, self.source))
-                    stack.enter_context(mode)
+                enter(stack)
                 return body()
         return with_
+
+    def modes(self, node: ast.With) -> Callable[[contextlib.ExitStack], None]:
+        """A `with` statement's gradient modes, each checked and entered on the stack it is given."""
+        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
+
+        def enter(stack: contextlib.ExitStack) -> None:
+            for mode_of, written in items:
+                mode = mode_of()
+                if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
+                    raise NotAllowedError("'with' works only with a gradient mode",
+                                          hint="call it: 'with torch.no_grad():'").at(*node_span(written, self.source))
+                stack.enter_context(mode)
+        return enter
 
     # -- expressions ----------------------------------------------------------------------------
     def _name(self, node: ast.Name) -> Callable[[], Any]:
@@ -732,10 +792,9 @@ class Interpreter:
     def _lambda(self, node: ast.Lambda) -> Callable[[], UserFunction]:
         return self._located(node, self._function_maker("<lambda>", node))
 
-    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> Callable[[], list]:
-        """A list comprehension or generator expression, built eagerly into a list (bounded)."""
-        generators = [(self._expression(g.iter), self._binder(g.target), [self._expression(t) for t in g.ifs])
-                      for g in node.generators]
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp) -> Callable[[], list]:
+        """A list, set or dict comprehension, built eagerly (bounded)."""
+        generators = self._comprehension_levels(node)
         if isinstance(node, ast.DictComp):
             key_of, item_of = self._expression(node.key), self._expression(node.value)
 
@@ -743,32 +802,44 @@ class Interpreter:
                 return key_of(), item_of()
         else:
             element_of = self._expression(node.elt)
-        tick = self.budget.tick
+        produce = _produced(generators, element_of, self.budget.tick)
         made = {ast.SetComp: D.set_, ast.DictComp: D.dict_}.get(type(node))
-
-        def generate(level: int, values: Any, result: list) -> None:
-            _, bind, tests = generators[level]
-            for value in values:
-                tick()
-                bind(value)
-                if not all(truth(test_of()) for test_of in tests):
-                    continue
-                if level + 1 < len(generators):
-                    generate(level + 1, iterate(generators[level + 1][0]()), result)
-                else:
-                    check_list(len(result) + 1)
-                    result.append(element_of())
 
         def comprehension() -> list:
             result: list = []
             first = iterate(generators[0][0]())
             outer, self.scope = self.scope, Scope({}, frozenset(), self.scope)
             try:
-                generate(0, first, result)
+                for item in produce(0, first):
+                    check_list(len(result) + 1)
+                    result.append(item)
             finally:
                 self.scope = outer
             return result if made is None else made(result)
         return self._located(node, comprehension)
+
+    def _comprehension_levels(self, node: ast.comprehension) -> list[tuple[Callable[[], Any], Callable[[Any], None],
+                                                                          list[Callable[[], Any]]]]:
+        """Each `for` of a comprehension: its iterable, its target's binder, its `if` tests."""
+        return [(self._expression(g.iter), self._binder(g.target), [self._expression(t) for t in g.ifs])
+                for g in node.generators]
+
+    def _generator_expression(self, node: ast.GeneratorExp) -> Callable[[], G.ProgramGenerator]:
+        """`(e for v in xs)`: a lazy generator, as Python's; its first iterable is read where it is written,
+        and each item it visits is a step (an endless one meets the step limit wherever it is consumed)."""
+        generators, element_of = self._comprehension_levels(node), self._expression(node.elt)
+        produce, locate = _produced(generators, element_of, self.budget.step), self._locate
+
+        def generator_expression() -> G.ProgramGenerator:
+            first = iterate(generators[0][0]())
+
+            def body() -> Any:
+                try:
+                    yield from produce(0, first)
+                except GradcliError as exc:
+                    raise locate(exc, node) from None
+            return G.ProgramGenerator(self, "<genexpr>", Scope({}, frozenset(), self.scope), body, None)
+        return self._located(node, generator_expression)
 
     def _f_string(self, node: ast.JoinedStr) -> Callable[[], str]:
         return self._located(node, self._joined(node))
@@ -941,8 +1012,8 @@ class Interpreter:
                 if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
                     raise ArgumentError(f"slice bounds must be integers, got {v!r}")
                 parts.append(v)
-            if parts[2] is not None and parts[2] <= 0:
-                raise ArgumentError("slice step must be positive", hint="PyTorch does not support negative steps")
+            if parts[2] == 0:
+                raise ValueDomainError("slice step cannot be zero", hint="step by 1, or -1 to reverse a list")
             return slice(*parts)
         return self._located(node, slice_)
 
@@ -1153,26 +1224,16 @@ class Interpreter:
             return False
 
 
-class _Returned:
-    """What a `return` statement's closure gives back to the function running it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
 _FOREVER = itertools.repeat(None)
 """The values a `while` loop runs over (its test ends it)."""
-_break = object()
-_continue = object()
-"""The signals a block's closure returns for `break` and `continue` (a `_Returned` for `return`)."""
 
 
 def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], None] | None,
-            body: Callable[[], Any], test: Callable[[], Any] | None = None) -> Any:
+            body: Callable[[], Any], test: Callable[[], Any] | None = None,
+            orelse: Callable[[], Any] | None = None) -> Any:
     """The loop both `while` (values without end, its test until false) and `for` (its values) run: a
-    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward."""
+    step counted per pass, `break`/`continue` consumed here, a `return` handed on outward; the loop's
+    `else` runs when it ends without `break`, outside the loop (its own break is the enclosing loop's)."""
     with budget.inside(node):
         for value in values:
             if test is not None and not truth(test()):
@@ -1183,7 +1244,24 @@ def _repeat(budget: Budget, node: ast.AST, values: Any, bind: Callable[[Any], No
             signal = body()
             if signal is not None and signal is not _continue:
                 return None if signal is _break else signal
-    return None
+    return None if orelse is None else orelse()
+
+
+def _produced(generators: list, element_of: Callable[[], Any], count: Callable[[], None]) -> Callable[..., Any]:
+    """A comprehension's items, level by level (`produce(0, first_values)` yields them); `count` is paid
+    per item visited: a tick for a comprehension (its list is bounded), a step for a generator expression."""
+    def produce(level: int, values: Any) -> Any:
+        _, bind, tests = generators[level]
+        for value in values:
+            count()
+            bind(value)
+            if not all(truth(test_of()) for test_of in tests):
+                continue
+            if level + 1 < len(generators):
+                yield from produce(level + 1, iterate(generators[level + 1][0]()))
+            else:
+                yield element_of()
+    return produce
 
 
 def _breaking() -> object:
@@ -1203,7 +1281,20 @@ def _constant(node: ast.Constant) -> Callable[[], Any]:
     return lambda: value
 
 
-_PRINT = object()
+class _Print:
+    """`print` as a value: `callable(print)`, `map(print, xs)`. A call of it at a call site is the
+    interpreter's own (`_print`, titled by the source); one made by a builtin prints its text."""
+
+    def __call__(self, *args: Any, sep: str | None = " ", end: str | None = "\n", flush: bool = False) -> None:
+        text = (" " if sep is None else str(sep)).join(T.to_str(a) for a in args)
+        check_string(len(text))
+        runtime.show(text)
+
+    def __repr__(self) -> str:
+        return "<built-in function print>"
+
+
+_PRINT = _Print()
 
 
 def _shown(value: Any) -> Any:

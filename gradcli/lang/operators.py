@@ -25,6 +25,8 @@ from gradcli.lang.namespace import Namespace
 from gradcli.lang.objects import Instance
 from gradcli.lang import formatting as T
 from gradcli.lang import limits
+from gradcli.lang import sets
+from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
 from gradcli.lang.user_functions import UserFunction
 
@@ -58,6 +60,7 @@ BINARY: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
     ast.Div: ("/", operator.truediv), ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul),
     ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+    **sets.OPERATORS,
 }
 def contains(item: Any, container: Any) -> bool:
     """`item in container`: Python's on strings, dicts, sets and ranges; on lists and tuples element by
@@ -77,6 +80,8 @@ def contains(item: Any, container: Any) -> bool:
         return bool((container == item).any())
     if isinstance(container, Instance):
         return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)))
+    if isinstance(container, VIEWS):
+        return item in container
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
 
@@ -120,6 +125,8 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         except ZeroDivisionError:
             raise ValueDomainError(f"{left!r} {symbol} {right!r}: division by zero",
                                    hint="divide tensors instead (they give inf or nan, as in PyTorch)") from None
+    if sets.is_set(left) or isinstance(left, dict):
+        return sets.combine(op, left, right)
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
 
@@ -138,6 +145,8 @@ def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
             size = len(sequence) * max(int(count), 0)
             check_string(size) if isinstance(sequence, str) else check_list(size)
             return sequence * int(count)
+    if symbol in sets.SYMBOL_NAMES:
+        return sets.combine(sets.SYMBOL_NAMES[symbol], left, right)  # Python's TypeError, or the refusal
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...]); "
                              "join strings with +, or use an f-string")
@@ -161,6 +170,11 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return dunders.compare(SYMBOLS[type(op)], left, right, truth)
     if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype)):
         return _same_dtype(left, right) == isinstance(op, ast.Eq)  # x.dtype == torch.float64 (a dtype's name)
+    if sets.is_set(left) and sets.is_set(right):  # subset order; a view equals the set of its items
+        left, right = sets.plain(left), sets.plain(right)
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            return _equal_containers(left, right) == isinstance(op, ast.Eq)
+        return fn(left, right)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
@@ -203,7 +217,7 @@ def _equal(left: Any, right: Any, budget: list[int]) -> bool:
 def _equal_containers(left: dict | set, right: dict | set) -> bool:
     if len(left) != len(right):
         return False
-    if isinstance(left, set):
+    if isinstance(left, (set, frozenset)):
         return all(k in right for k in left)
     return all(k in right and (left[k] is right[k] or truth(compare(_EQ, left[k], right[k]))) for k in left)
 
@@ -229,6 +243,8 @@ _ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict)
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
+        if type(key) is slice or type(key) is tuple:
+            _positive_steps(key)
         return value[key]
     if isinstance(value, dict):
         from gradcli.lang.containers import get_item
@@ -251,9 +267,18 @@ def index(value: Any, key: Any) -> Any:
     raise ArgumentError(f"a {type_name(value)} cannot be indexed")
 
 
+def _positive_steps(key: slice | tuple) -> None:
+    """PyTorch slices a tensor forward only (a list may be reversed with [::-1], a tensor not)."""
+    for part in key if isinstance(key, tuple) else (key,):
+        if isinstance(part, slice) and part.step is not None and part.step <= 0:
+            raise ValueDomainError("step must be greater than zero", hint="reverse a tensor with torch.flip(x, [0])")
+
+
 def set_item(container: Any, key: Any, value: Any) -> None:
     """`container[key] = value`: into tensors (PyTorch's in-place rules) and lists only."""
     if isinstance(container, Tensor):
+        if type(key) is slice or type(key) is tuple:
+            _positive_steps(key)
         container[key] = value
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry

@@ -60,7 +60,8 @@ SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_
 READABLE_DUNDER = "__name__"
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
-                               ast.Pow, ast.MatMult})
+                               ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
+# `| & ^` are Python's set and dict operators; on numbers and tensors `lang.sets` refuses them when run.
 _UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not})
 _COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In,
                           ast.NotIn})
@@ -74,9 +75,6 @@ _OPERATOR_SYMBOLS: dict[type[ast.AST], str] = {
 }
 _WORD_OPERATORS = {"in": re.compile(r"\bin\b"), "not in": re.compile(r"\bnot\s+in\b")}
 _OPERATOR_HINTS: dict[str, str] = {
-    "^": "for a power write ** (x ** 2)",
-    "&": "to combine conditions write 'and'",
-    "|": "to combine conditions write 'or'",
     "~": "to negate a condition write 'not'",
 }
 
@@ -87,7 +85,6 @@ _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.Match: ("'match' statements are not supported", "use if / elif / else"),
     ast.TryStar: ("'try' with 'except*' is not supported", "write 'except TYPE:'"),
     ast.NamedExpr: ("assignment expressions (':=') are not supported", "assign on a line of its own"),
-    ast.YieldFrom: ("'yield from' is not supported", None),
     ast.Await: ("'await' is not supported", None),
 }
 
@@ -262,6 +259,7 @@ class _Checker:
         self.loops = 0
         self.functions = 0
         self.lambdas = 0
+        self.statement_yields: set[int] = set()  # the yields that are a statement's whole value (id of the node)
 
     def refuse(self, node: ast.AST, message: str, hint: str | None = None, *,
                kind: type[GradcliError] = NotAllowedError,
@@ -350,7 +348,13 @@ class _Checker:
     def assign(self, node: ast.Assign, depth: int) -> None:
         for target in node.targets:
             self.target(target, depth)
+        self.statement_yield(node.value)
         self.expression(node.value, depth)
+
+    def statement_yield(self, value: ast.expr) -> None:
+        """`yield v`, `x = yield v`, `yield from g`: the places a generator's body can stop (lang.resumable)."""
+        if isinstance(value, (ast.Yield, ast.YieldFrom)):
+            self.statement_yields.add(id(value))
 
     def target(self, node: ast.expr, depth: int, unpacking: bool = False) -> None:
         self.bound(node, depth)
@@ -383,6 +387,7 @@ class _Checker:
         self.expression(node.value, depth)
 
     def expression_statement(self, node: ast.Expr, depth: int) -> None:
+        self.statement_yield(node.value)
         self.expression(node.value, depth)
 
     def if_(self, node: ast.If, depth: int) -> None:
@@ -392,12 +397,12 @@ class _Checker:
 
     def while_(self, node: ast.While, depth: int) -> None:
         self.expression(node.test, depth)
-        self.loop_body(node, depth, "while")
+        self.loop_body(node, depth)
 
     def for_(self, node: ast.For, depth: int) -> None:
         self.target(node.target, depth, unpacking=True)
         self.expression(node.iter, depth)
-        self.loop_body(node, depth, "for")
+        self.loop_body(node, depth)
 
     def class_def(self, node: ast.ClassDef, depth: int) -> None:
         """What a class may say is decided by `class_syntax.refusal`; its methods are checked as functions."""
@@ -405,6 +410,8 @@ class _Checker:
         if refused is not None:
             where, message, hint = refused
             raise self.refuse(where, message, hint)
+        for decorator in node.decorator_list:
+            self.expression(decorator, depth)
         for base in node.bases:
             self.expression(base, depth)
         defined: set[str] = set()
@@ -454,14 +461,11 @@ class _Checker:
             self.expression(call, depth)
         self.block(node.body, depth)
 
-    def loop_body(self, node: ast.For | ast.While, depth: int, keyword: str) -> None:
+    def loop_body(self, node: ast.For | ast.While, depth: int) -> None:
         self.loops += 1
         self.block(node.body, depth)
         self.loops -= 1
-        if node.orelse:
-            span = self.find(re.compile(r"\belse\b"), node.body[-1], node.orelse[0])
-            raise self.refuse(node.orelse[0], f"'else' on a '{keyword}' loop is not supported",
-                              "move its statements after the loop", span=span)
+        self.block(node.orelse, depth)  # `else`: runs when the loop ends without `break` (outside the loop)
 
     def assert_(self, node: ast.Assert, depth: int) -> None:
         self.expression(node.test, depth)
@@ -509,6 +513,9 @@ class _Checker:
                 self.subscript(target, depth + 1)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self.delete(ast.Delete(targets=target.elts), depth + 1)
+            elif isinstance(target, ast.Attribute):
+                self.expression(target.value, depth + 1)
+                self.attribute_name(target)
             else:
                 raise self.refuse(target, f"'del' of '{_in_words(type(target).__name__)}' is not supported",
                                   "del removes names and items: del x, del d[key]")
@@ -571,9 +578,13 @@ class _Checker:
                 self.expression(key, depth)
             self.expression(value, depth)
 
-    def yield_(self, node: ast.Yield, depth: int) -> None:
+    def yield_(self, node: ast.Yield | ast.YieldFrom, depth: int) -> None:
+        word = "yield" if isinstance(node, ast.Yield) else "yield from"
         if not self.functions or self.lambdas:
-            raise self.refuse(node, "'yield' outside function", kind=ParseError)
+            raise self.refuse(node, f"'{word}' outside function", kind=ParseError)
+        if id(node) not in self.statement_yields:
+            raise self.refuse(node, f"'{word}' inside an expression is not supported",
+                              f"make it a statement of its own: '{word} value' or 'x = {word} value'")
         if node.value is not None:
             self.expression(node.value, depth)
 
@@ -724,5 +735,5 @@ _EXPRESSIONS: dict[type[ast.AST], _Check] = {
     ast.Dict: _Checker.dict_,
     ast.SetComp: _Checker.comprehension,
     ast.DictComp: _Checker.comprehension,
-    ast.Yield: _Checker.yield_,
+    ast.Yield: _Checker.yield_, ast.YieldFrom: _Checker.yield_,
 }

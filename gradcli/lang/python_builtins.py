@@ -6,6 +6,7 @@ torch's (`sum(x)` has always meant `torch.sum(x)` in gradcli); of a list they ar
 """
 from __future__ import annotations
 
+import ast
 import builtins as py
 import math
 from typing import Any, Callable
@@ -18,12 +19,13 @@ from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import containers, dunders
 from gradcli.lang import type_tests
+from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
 from gradcli.lang.formatting import to_repr, to_str
 from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate
 from gradcli.lang.iteration import type_name as _type_name
-from gradcli.lang.limits import Lazy, check_string
+from gradcli.lang.limits import Lazy, check_list, check_string
 from gradcli.lang.objects import Instance
 
 _SEQUENCES, _ITERATORS = SEQUENCES, ITERATORS
@@ -120,13 +122,19 @@ def ord_(text: Any) -> int:
 
 
 def _ordered(pick: Callable[..., Any], values: list, word: str, **options: Any) -> Any:
-    """`pick(values)` over numbers, strings or one-element tensors, never nested lists (whose
-    comparison can run for ever) nor numbers against strings."""
+    """`pick(values)` over numbers, strings or one-element tensors, or tuples and lists of numbers and
+    strings (Python's order, item by item: `sorted(pairs)`); never deeper lists (whose comparison can
+    run for ever). Items Python cannot order against each other are its TypeError."""
     numbers = (int, float, Tensor, np.integer, np.floating)
-    if not (py.all(isinstance(v, numbers) for v in values) or py.all(isinstance(v, str) for v in values)):
-        raise ArgumentError(f"{word}() compares numbers and tensors, or strings, not a mix or lists",
-                            hint="e.g. sorted(x.tolist())")
-    return pick(values, **options)
+    flat = (int, float, np.integer, np.floating, str)
+    if not (py.all(isinstance(v, numbers) for v in values) or py.all(isinstance(v, str) for v in values) or
+            py.all(type(v) in (tuple, list) and py.all(isinstance(e, flat) for e in v) for v in values)):
+        raise ArgumentError(f"{word}() compares numbers and tensors, strings, or tuples of numbers and strings, "
+                            "not a mix or nested lists", hint="e.g. sorted(x.tolist())")
+    try:
+        return pick(values, **options)
+    except TypeError as exc:  # (1, 'a') against ('a', 1): Python's own refusal
+        raise_python("TypeError", str(exc))
 
 
 def _by_key(pick: Callable[..., Any], values: list, key: Any, word: str, **options: Any) -> Any:
@@ -208,6 +216,14 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
     if isinstance(iterable, str) or isinstance(start, str):
         raise ArgumentError("sum() can't sum strings", hint="join them: ''.join(parts)")
     total = start
+    if type(start) in (list, tuple):  # sum(lists, []): Python's concatenation, within the list limit
+        for value in consume(iterable):
+            if type(value) is not type(start):
+                raise_python("TypeError", f'can only concatenate {type(start).__name__} (not '
+                                          f'"{type(value).__name__}") to {type(start).__name__}')
+            check_list(len(total) + len(value))
+            total = total + value
+        return total
     for value in consume(iterable):
         if isinstance(value, Instance) or isinstance(total, Instance):  # the program's own __add__ / __radd__
             total = dunders.arithmetic("+", total, value)
@@ -223,9 +239,9 @@ def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str)
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
         key = kwargs.pop("key", None) if set(kwargs) <= {"key", "default"} and len(args) == 1 and \
-            isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)) else None
+            isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)) else None
         if len(args) == 1 and set(kwargs) <= {"default"} and \
-                isinstance(args[0], (list, tuple, range, dict, set, *_ITERATORS)):
+                isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)):
             values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
             if not values:
                 if "default" in kwargs:
@@ -247,6 +263,26 @@ min_ = _extreme(F.min, py.min, "min")
 
 
 
+def pow_(base: Any, exponent: Any, mod: Any = None) -> Any:
+    """`pow(a, b)` is `a ** b` (numbers as Python's, within the int bound; tensors as torch.pow);
+    `pow(a, b, m)` Python's modular power of ints, which stays small."""
+    if mod is None:
+        from gradcli.lang.operators import arithmetic
+        return arithmetic(ast.Pow(), base, exponent)
+    if not py.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (base, exponent, mod)):
+        raise_python("TypeError", "pow() 3rd argument not allowed unless all arguments are integers")
+    if mod == 0:
+        raise_python("ValueError", "pow() 3rd argument cannot be 0")
+    return py.pow(int(base), int(exponent), int(mod))
+
+
+def vars_(value: Any) -> dict:
+    """`vars(args)` of parsed arguments (an object that lists its own values); nothing else's insides."""
+    if not hasattr(type(value), "program_vars"):
+        raise_python("TypeError", "vars() argument must have __dict__ attribute")  # as gradcli lists no insides
+    return value.program_vars()
+
+
 # name -> callable: Python's builtins as a program sees them (looked up before torch's functions)
 PYTHON: dict[str, Callable[..., Any]] = {
     "zip": zip_, "enumerate": enumerate_, "list": list_, "tuple": tuple_, "str": str_, "repr": repr_, "bool": bool_,
@@ -255,7 +291,7 @@ PYTHON: dict[str, Callable[..., Any]] = {
     "dict": containers.dict_, "set": containers.set_, "frozenset": containers.set_,
     "isinstance": type_tests.isinstance_, "issubclass": type_tests.issubclass_, "type": type_tests.type_,
     "callable": type_tests.callable_, "id": id, "iter": iter_, "next": next_, "map": map_, "filter": filter_,
-    "divmod": divmod_, "chr": chr_, "ord": ord_, **EXCEPTIONS,
+    "divmod": divmod_, "chr": chr_, "ord": ord_, "vars": vars_, "pow": pow_, **EXCEPTIONS,
 }
 for _fn, _name, _types in [(int_, "int", (int, np.integer)), (float_, "float", (float, np.floating)),
                            (bool_, "bool", (bool, np.bool_)), (str_, "str", (str,)), (list_, "list", (list,)),

@@ -10,13 +10,14 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
+from gradcli.engine import nn
 from gradcli.engine.tensor import Tensor
-from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError
+from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
 from gradcli.lang import type_tests
-from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, RaisedError, catchable,
-                                     python_value)
+from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, catchable, python_value,
+                                     raise_python, raised)
 from gradcli.lang.operators import type_name
 from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, ASSIGNABLE_HINT
 from gradcli.source import node_span
@@ -43,20 +44,14 @@ def declarations(node: ast.FunctionDef) -> dict[str, str]:
 def try_statement(interpreter: Interpreter, body: Callable[[], Any], handlers: list[Handler],
                   orelse: Callable[[], Any], final: Callable[[], Any] | None) -> Callable[[], Any]:
     def handled(exc: BaseException) -> Any:
-        value = python_value(exc)
-        for type_of, name, handler, written in handlers:
-            if type_of is not None and not _matches(type_of(), value, written, interpreter):
-                continue
-            if name is not None:
-                interpreter.scope.values[name] = value
-            interpreter.handling.append(value)
-            try:
-                return handler()
-            finally:
-                interpreter.handling.pop()
-                if name is not None:
-                    interpreter.scope.values.pop(name, None)
-        raise exc
+        found = handler_for(interpreter, handlers, exc)
+        if found is None:
+            raise exc
+        handler, name = found
+        try:
+            return handler()
+        finally:
+            handled_by(interpreter, name)
 
     def main() -> Any:
         try:
@@ -85,6 +80,27 @@ def try_statement(interpreter: Interpreter, body: Callable[[], Any], handlers: l
     return try_
 
 
+def handler_for(interpreter: Interpreter, handlers: list[Handler], exc: BaseException
+                ) -> tuple[Callable[[], Any], str | None] | None:
+    """The `except` clause that takes a caught error, with its name bound and the error being handled
+    (for a bare `raise`); None when no clause matches. `handled_by` undoes both when the clause ends."""
+    value = python_value(exc)
+    for type_of, name, handler, written in handlers:
+        if type_of is not None and not _matches(type_of(), value, written, interpreter):
+            continue
+        if name is not None:
+            interpreter.scope.values[name] = value
+        interpreter.handling.append(value)
+        return handler, name
+    return None
+
+
+def handled_by(interpreter: Interpreter, name: str | None) -> None:
+    interpreter.handling.pop()
+    if name is not None:
+        interpreter.scope.values.pop(name, None)
+
+
 def _matches(kind: Any, value: ExceptionValue, written: ast.ExceptHandler, interpreter: Interpreter) -> bool:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for one in kinds:
@@ -102,23 +118,16 @@ def raise_statement(interpreter: Interpreter, exc_of: Callable[[], Any] | None, 
     def raise_() -> None:
         if exc_of is None:
             if not interpreter.handling:
-                raise _raised(ExceptionValue(_exception("RuntimeError"), ("No active exception to reraise",)))
-            raise _raised(interpreter.handling[-1])
+                raise raised(ExceptionValue(_exception("RuntimeError"), ("No active exception to reraise",)))
+            raise raised(interpreter.handling[-1])
         value = exc_of()
         if isinstance(value, ExceptionType):
             value = value()
         if not isinstance(value, ExceptionValue):
             raise ArgumentError("exceptions must derive from BaseException",
                                 hint="raise an exception: raise ValueError('what went wrong')")
-        raise _raised(value)
+        raise raised(value)
     return raise_
-
-
-def _raised(value: ExceptionValue) -> GradcliError:
-    """The error that carries `value` out: a caught gradcli error is raised again as itself, place and all."""
-    if value.origin is not None:
-        return value.origin
-    return RaisedError(value)
 
 
 def _exception(name: str) -> ExceptionType:
@@ -135,10 +144,29 @@ def delete_item(container: Any, key: Any) -> None:
         try:
             del container[key]
         except IndexError:
-            raise ArgumentError("list assignment index out of range") from None
+            raise_python("IndexError", "list assignment index out of range")
     else:
         raise ArgumentError(f"a {type_name(container)} does not support item deletion",
                             hint="del removes items of lists and dicts")
+
+
+def delete_attribute(owner: Any, attr: str) -> None:
+    """`del obj.attr` of what the program set on its own object: an attribute it assigned, or a module's
+    parameter, buffer or sub-module (PyTorch's `Module.__delattr__`), or a tensor's `.grad` (PyTorch
+    clears it); nothing of a class's API."""
+    if isinstance(owner, Tensor) and attr == "grad":
+        owner.grad = None
+        return
+    if not isinstance(owner, (C.Instance, nn.Module)):
+        raise NotAllowedError(f"cannot delete attribute '{attr}' of a {type_name(owner)}",
+                              hint="del removes attributes the program set on its own objects")
+    if isinstance(owner, nn.Module) and nn.registered(owner, attr):
+        for table in ("_parameters", "_buffers", "_modules"):
+            owner.__dict__[table].pop(attr, None)
+    elif attr in owner.__dict__:
+        del owner.__dict__[attr]
+    else:
+        raise_python("AttributeError", f"'{type(owner).__name__}' object has no attribute '{attr}'")
 
 
 def keywords(parts: list[tuple[str | None, Callable[[], Any]]]) -> dict:

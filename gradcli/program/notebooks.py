@@ -5,7 +5,8 @@ would only validate what is read here). Code cells are joined into one source, e
 own lines, so the program is parsed and run once with one namespace, as a kernel keeps one.
 Markdown and raw cells are ignored. IPython's own syntax is not Python: a line magic (`%matplotlib
 inline`), a shell line (`!pip install torch`) and a help line (`x?`) become blank lines and a
-cell magic (`%%timeit`) blanks its whole cell, each with one note, so line numbers never move.
+cell magic (`%%timeit`, `%%writefile`) blanks its whole cell, each with one note, so line numbers
+never move; `%%time`, `%%capture` and `%time code` run their code, without the timing.
 Only each cell's last statement, if it is a bare expression not ended by `;`, is displayed.
 Errors are placed in their cell: `tutorial.ipynb, cell 7` and the line within that cell.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,11 @@ from typing import Any
 from gradcli.errors import GradcliError, ParseError, ProgramAssertionError
 
 _MAGIC = ("%", "!")
+_TIMING = frozenset({"time", "capture"})
+"""Magics whose Python runs in the notebook's namespace (`%%timeit` runs its own, which keeps nothing):
+here it runs once, and only IPython's timing or capture is left out."""
+_HELP = re.compile(r"^\?*[A-Za-z_][\w.]*(\([^'\"#]*\))?(\.[A-Za-z_]\w*)*\?*$")
+"""IPython's help lines, `x?`, `?x`, `torch.ones(2).sum??` (one `?` at least: `x` alone is Python)."""
 
 
 @dataclass
@@ -88,13 +95,24 @@ def read_notebook(path: Path) -> Notebook:
         text = _text(cell.get("source", ""))
         first = len(lines) + 1
         own = text.split("\n")
-        if own and own[0].lstrip().startswith("%%"):
-            notebook.notes.append((first, f"cell {number}: skipped the cell magic {own[0].strip()} "
+        magic = own[0].strip() if own and own[0].lstrip().startswith("%%") else None
+        if magic is not None and magic[2:].split(" ")[0] in _TIMING:
+            notebook.notes.append((first, f"cell {number}: ran the cell without {magic} (IPython's "
+                                          "own syntax)"))
+            own[0] = ""
+        elif magic is not None:
+            notebook.notes.append((first, f"cell {number}: skipped the cell magic {magic} "
                                           "(IPython's syntax, not Python's)"))
             own = [""] * len(own)
         for k, line in enumerate(own):
             stripped = line.strip()
-            if stripped.startswith(_MAGIC) or stripped.endswith("?") and stripped[:-1].replace(".", "").isidentifier():
+            word = stripped[1:].split(" ")[0] if stripped.startswith("%") else None
+            if word in _TIMING and stripped[len(word) + 1:].strip():  # %time y = f(x): IPython runs the code
+                code = stripped[len(word) + 1:].strip()
+                notebook.notes.append((first + k, f"cell {number}, line {k + 1}: ran {code} without "
+                                                  f"%{word} (IPython's own syntax)"))
+                own[k] = line[:len(line) - len(line.lstrip())] + code
+            elif stripped.startswith(_MAGIC) or "?" in stripped and _HELP.match(stripped):
                 notebook.notes.append((first + k, f"cell {number}, line {k + 1}: skipped {stripped} "
                                                   "(IPython's syntax, not Python's)"))
                 own[k] = ""

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from gradcli.errors import ArgumentError
 from gradcli.lang import builtins as B
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.type_tests import stand_in_name
 from gradcli.lang.containers import DICT_METHODS, grow, hashable, pairs
 from gradcli.lang.exceptions import ProgramType, raise_python
 from gradcli.lang.formatting import to_repr
@@ -59,9 +60,9 @@ class DefaultDict(dict):
         return value
 
     def __repr__(self) -> str:
-        name = getattr(self.factory, "__name__", "None")
-        return f"defaultdict({'<class ' + repr(name.rstrip('_')) + '>' if self.factory else 'None'}, " \
-               f"{to_repr(dict(self))})"
+        kind = stand_in_name(self.factory)
+        factory = f"<class '{kind}'>" if kind is not None else to_repr(self.factory)
+        return f"defaultdict({factory}, {to_repr(dict(self))})"
 
 
 def _defaultdict(factory: Any = None, values: Any = ()) -> DefaultDict:

@@ -22,6 +22,7 @@ from gradcli.lang.namespace import Namespace
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType
 from gradcli.lang.limits import ACTIVE, DEFAULT_TIMEOUT, check_string
 from gradcli.lang.iteration import items
+from gradcli.lang.stdlib import dataclasses_module
 from gradcli.lang.stdlib.runtime import show
 
 
@@ -85,28 +86,6 @@ def _typing() -> Namespace:
     members["cast"] = lambda kind, value: value
     members["TYPE_CHECKING"] = False
     return Namespace("typing", members)
-
-
-# -- dataclasses -------------------------------------------------------------------------------------
-class Field:
-    """`field(default=..., default_factory=...)`: read by a dataclass (a class definition) when it is made."""
-
-    def __init__(self, default: Any, default_factory: Any) -> None:
-        self.default, self.default_factory = default, default_factory
-
-
-_MISSING = object()
-
-
-def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, **_: Any) -> Field:
-    return Field(default, default_factory)
-
-
-def dataclass(cls: Any = None, **_: Any) -> Any:
-    """Accepted as a decorator; what it builds belongs to the class definitions that use it."""
-    if cls is None:
-        return lambda decorated: decorated
-    return cls
 
 
 # -- argparse ----------------------------------------------------------------------------------------
@@ -182,6 +161,10 @@ class ParsedArguments:
     def __init__(self, values: dict) -> None:
         self.__dict__.update(values)
 
+    def program_vars(self) -> dict:
+        """`vars(args)`: the parsed values as a dict (a copy: the program cannot reach the object's own)."""
+        return dict(self.__dict__)
+
     def __repr__(self) -> str:
         from gradcli.lang.formatting import to_repr
         return "Namespace(" + ", ".join(f"{k}={to_repr(v)}" for k, v in self.__dict__.items()) + ")"
@@ -239,7 +222,7 @@ SMALL: dict[str, Callable[[], Namespace]] = {
                                        "monotonic": _time.monotonic, "process_time": _time.process_time,
                                        "sleep": sleep}),
     "typing": _typing,
-    "dataclasses": lambda: Namespace("dataclasses", {"dataclass": dataclass, "field": field}),
+    "dataclasses": lambda: Namespace("dataclasses", dict(dataclasses_module.MEMBERS)),
     "argparse": lambda: Namespace("argparse", {"ArgumentParser": lambda *a, **k: ArgumentParser(*a, **k)}),
     "warnings": lambda: Namespace("warnings", {"warn": warn, "filterwarnings": lambda *a, **k: None,
                                                "simplefilter": lambda *a, **k: None,

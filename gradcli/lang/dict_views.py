@@ -1,0 +1,87 @@
+"""`d.keys()`, `d.values()`, `d.items()` as Python gives them: live views of the dict, not copies.
+
+A view reads the dict each time it is used, so a key added after `k = d.keys()` is in `k`; it
+prints as Python prints it (`dict_keys(['a', 'b'])`, within the string budget), and keys and
+items views take the set operators (`lang.sets`). Iterating one visits a snapshot, as a `for`
+over the dict itself does here, so a loop that changes the dict cannot run for ever.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from gradcli.lang.formatting import to_repr
+from gradcli.lang.limits import check_list
+
+
+class _View:
+    program_attributes: frozenset[str] = frozenset()
+    word = ""
+
+    def __init__(self, mapping: dict) -> None:
+        self.mapping = mapping
+
+    def listed(self) -> list:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.mapping)
+
+    def __iter__(self) -> Iterator[Any]:
+        check_list(len(self.mapping))
+        return iter(self.listed())
+
+    def __bool__(self) -> bool:
+        return bool(self.mapping)
+
+    def __repr__(self) -> str:
+        return f"dict_{self.word}({to_repr(self.listed())})"
+
+
+class KeysView(_View):
+    program_attributes = frozenset({"isdisjoint"})
+    word = "keys"
+
+    def listed(self) -> list:
+        return list(self.mapping)
+
+    def __contains__(self, key: Any) -> bool:
+        from gradcli.lang.containers import hashable
+        return hashable(key) in self.mapping
+
+    def isdisjoint(self, other: Any) -> bool:
+        from gradcli.lang.containers import set_
+        return not any(key in self.mapping for key in set_(other))
+
+
+class ValuesView(_View):
+    word = "values"
+
+    def listed(self) -> list:
+        return list(self.mapping.values())
+
+    def __contains__(self, value: Any) -> bool:
+        from gradcli.lang.operators import contains
+        return contains(value, self.listed())
+
+
+class ItemsView(_View):
+    program_attributes = frozenset({"isdisjoint"})
+    word = "items"
+
+    def listed(self) -> list:
+        return list(self.mapping.items())
+
+    def __contains__(self, pair: Any) -> bool:
+        from gradcli.lang.containers import hashable
+        from gradcli.lang.operators import contains
+        if not isinstance(pair, tuple) or len(pair) != 2 or hashable(pair[0]) not in self.mapping:
+            return False
+        return contains(pair[1], [self.mapping[pair[0]]])
+
+    def isdisjoint(self, other: Any) -> bool:
+        from gradcli.lang.containers import set_
+        return not any(pair in self for pair in set_(other))
+
+
+SET_LIKE_VIEWS = (KeysView, ItemsView)
+VIEWS = (KeysView, ValuesView, ItemsView)
