@@ -161,7 +161,7 @@ class LBFGS(Optimizer):
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
-        state = self.states.setdefault(id(self.params[0]), {})
+        state = self.state[self.params[0]]  # PyTorch keeps L-BFGS state in the first parameter's slot
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         loss, orig_loss = self._evaluate(closure)
