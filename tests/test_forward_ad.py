@@ -154,13 +154,7 @@ def test_a_run_without_check_follows_no_shadow() -> None:
 
 
 # -- a custom autograd.Function's jvp ---------------------------------------------------------------------
-CUSTOM = PRE + '''
-class Cube(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_forward(x)
-        return x ** 3
-
+CUBE_BACKWARD_AND_JVP = '''
     @staticmethod
     def backward(ctx, g):
         return g
@@ -169,7 +163,15 @@ class Cube(torch.autograd.Function):
     def jvp(ctx, t):
         x, = ctx.saved_tensors
         return 3 * x ** 2 * t
-
+'''
+"""A Function's backward (passing g through, as written) and its jvp (3x²·t): the tests' Cube in both styles."""
+CUSTOM = PRE + '''
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_forward(x)
+        return x ** 3
+''' + CUBE_BACKWARD_AND_JVP + '''
 class NoJvp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):

@@ -8,6 +8,7 @@ from gradcli.errors import ArgumentError, LimitError, ShapeError
 import gradcli.engine.creation as C
 from gradcli.engine import func, nn
 from tests.language_helpers import fails, run
+from tests.test_forward_ad import CUBE_BACKWARD_AND_JVP
 
 PRE = "import torch\nfrom torch.func import grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, vmap, " \
       "functional_call\n"
@@ -207,16 +208,7 @@ class Cube(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_forward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
-
-    @staticmethod
-    def jvp(ctx, t):
-        x, = ctx.saved_tensors
-        return 3 * x ** 2 * t
-"""
+""" + CUBE_BACKWARD_AND_JVP
 
 
 def test_jacfwd_of_a_function_needs_its_vmap_support_as_in_pytorch() -> None:

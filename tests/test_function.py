@@ -297,3 +297,15 @@ def test_a_failing_gradcheck_names_the_jacobians_as_pytorch():
     caught = fails(GRADCHECKED + "torch.autograd.gradcheck(Wrong.apply, (x,))\n", BackwardError)
     assert caught.message.startswith("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:")
     assert "analytical:" in caught.message
+
+
+def test_a_functions_forward_may_read_its_inputs_as_numpy_and_their_device_as_in_pytorch() -> None:
+    ran = run("import torch\nimport numpy as np\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(x):\n        return torch.tensor(np.array(x), device=x.device) * 2, x.numpy().sum()\n"
+              "    @staticmethod\n    def setup_context(ctx, inputs, output):\n        pass\n    @staticmethod\n"
+              "    def backward(ctx, g, _):\n        return g * 2\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "y, s = F.apply(x)\ny.sum().backward()\nwhere = str(x.device)\n")
+    assert ran["y"].tolist() == [2.0, 4.0] and float(ran["s"]) == 3.0 and ran["where"] == "cpu"
+    assert ran["x"].grad.tolist() == [2.0, 2.0]  # PyTorch: the same (numpy() is allowed with gradients off)
+    assert "Can't call numpy() on Tensor that requires grad" in fails(
+        "import torch\nx = torch.ones(2, requires_grad=True)\na = x.numpy()\n").message

@@ -629,6 +629,12 @@ class Tensor:
         return self._node is None
 
     @property
+    def device(self) -> Any:
+        """`x.device`: the CPU, gradcli's one device (`torch.tensor(..., device=x.device)` then works)."""
+        from gradcli.engine.devices import Device
+        return Device("cpu")
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self._data.shape
 
@@ -831,7 +837,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray:
-        if self.requires_grad:
+        if self.requires_grad and GradMode.enabled:  # PyTorch allows it with gradients off (a Function's forward)
             raise BackwardError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                 "instead.", hint="write x.detach().numpy()")
         return self._data

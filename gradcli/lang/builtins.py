@@ -31,7 +31,7 @@ from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
-from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.engine.tensor import AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import type_tests
@@ -276,7 +276,7 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
     values = data._data if isinstance(data, Tensor) else data
-    if isinstance(data, Tensor) and data.requires_grad:
+    if isinstance(data, Tensor) and data.requires_grad and GradMode.enabled:
         raise ArgumentError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
                             hint="write np.array(x.detach())")
     try:
@@ -305,7 +305,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "retains_grad"})
+                               "ndim", "T", "retains_grad", "device"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
