@@ -267,6 +267,33 @@ NumpyCube.apply(x).sum().backward()
     assert "finite differences" in result.stdout
 
 
+@pytest.mark.parametrize("right, exit_code", [("g * x.sum() + (g * x).sum()", 0), ("g * x.sum()", 1)])
+def test_a_forward_that_reads_item_is_not_replayed_with_a_constant(cli, tmp_path, right, exit_code):
+    """x·Σx built through .item(): its output is still on the graph, but the replay would hold Σx fixed
+    (∂/∂xᵢ = Σx, not Σx + xᵢ·…); the check goes to finite differences of the forward and says so."""
+    source = '''
+import torch
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sum().item()
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return RIGHT
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+Scale.apply(x).sum().backward()
+assert allclose(x.grad, torch.tensor([GOT]))
+'''.replace("RIGHT", right).replace("GOT", "6.0, 6.0" if exit_code == 0 else "3.0, 3.0")
+    result = _check(cli, tmp_path, source)
+    assert result.exit_code == exit_code, result.stdout + result.stderr
+    text = " ".join(result.stdout.split())
+    assert "reads values out of the graph (.item(), .tolist() or .numpy())" in text
+    assert "checked by finite differences instead" in text
+    assert ("MISMATCH" in text) == (exit_code == 1)
+
+
 GRADCHECKED = CUBE + '''
 class Wrong(torch.autograd.Function):
     @staticmethod
@@ -309,3 +336,12 @@ def test_a_functions_forward_may_read_its_inputs_as_numpy_and_their_device_as_in
     assert ran["x"].grad.tolist() == [2.0, 2.0]  # PyTorch: the same (numpy() is allowed with gradients off)
     assert "Can't call numpy() on Tensor that requires grad" in fails(
         "import torch\nx = torch.ones(2, requires_grad=True)\na = x.numpy()\n").message
+
+
+def test_a_failing_custom_backward_is_named_with_its_line(cli, tmp_path):
+    source = CUBE.replace("g * 3 * x ** 2", "g * 2 * x ** 2") + ("x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                                                               "Cube.apply(x).sum().backward()\n")
+    result = _check(cli, tmp_path, source)
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 1 and "x[1]: got 8, expected 12" in text
+    assert "note (x): through the program's own Cube.backward at line 11" in text

@@ -143,7 +143,25 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
             results = {name: directional[name] if directional[name].status == FAIL and check.status != FAIL
                        else check for name, check in results.items()}
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
+    results = {name: _through_backward(check, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
+    """A failing gradient that passed through a program's own `backward`: name it and its line, the likeliest culprit."""
+    from gradcli.engine.function import runs_program
+    if check.status != FAIL:
+        return check
+    found = []
+    for node in tr.nodes:
+        if runs_program(node.op):
+            cls = node.params["state"].cls
+            line = hook_line(getattr(cls, "backward", None))
+            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at line {line}"))
+    if not found:
+        return check
+    text = "through the program's own " + ", ".join(dict.fromkeys(found))
+    return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text))))
 
 
 DIRECTIONAL_WORK = 10_000_000

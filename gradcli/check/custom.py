@@ -23,6 +23,9 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
     if state.recorded is None:
         raise TooLarge(f"the forward of {name} was not recorded")
     stand_ins, outputs = state.recorded
+    if state.read_out:
+        raise TooLarge(f"the forward of {name} reads values out of the graph (.item(), .tolist() or .numpy()), "
+                       "which SymPy would take for constants")
     if any(not isinstance(o, Tensor) or o._node is None for o in outputs):
         raise TooLarge(f"the forward of {name} leaves gradcli's ops (.numpy(), .item() or NumPy), so SymPy "
                        "cannot differentiate it")

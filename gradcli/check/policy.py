@@ -5,7 +5,8 @@ So SymPy proves each distinct graph *structure* (ops, their parameters, shapes, 
 wiring; not the values flowing through it) once, at the first call that builds it, with the
 witness the user asked for. Every later call of a proven structure is verified by finite
 differences on a float64 replay of its own forward at its own values (the leaves' new values
-and the new data), judged with the proof's term magnitudes for the rounding allowance (see
+and the new data: element by element, or, for a large graph whose first call passed, along
+random directions, see `checks.DIRECTIONAL_WORK`), judged with the proof's term magnitudes for the rounding allowance (see
 `rounding`). Every call has at least one witness, so a VJP that goes wrong only at some values
 is still caught at the call where it does. Calls add up per site (the line that computes the
 gradient): calls, witnesses, the worst error and where it was.
@@ -30,7 +31,7 @@ from gradcli.program.graph import graph_nodes
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
 POLICY = ("SymPy proves each distinct graph structure at its first call; later calls of a proven structure "
-          "are checked by finite differences at their own values")
+          "are checked by finite differences at their own values (a large graph's along random directions)")
 
 
 def _traced_leaves(xs: list[Tensor], out: Tensor) -> list[Tensor] | None:

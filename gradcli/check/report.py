@@ -83,7 +83,8 @@ class InputCheck:
         """`checked 64 of 20,000 elements` when sampled, else `all 4 elements`."""
         unit = "element" if self.total == 1 else "elements"
         if self.method == "directional":
-            return f"{self.checked} random direction{'s' if self.checked != 1 else ''} through all {self.total:,} {unit}"
+            plural = "s" if self.checked != 1 else ""
+            return f"{self.checked} random direction{plural} through all {self.total:,} {unit}"
         if self.sampled:
             return f"checked {self.checked:,} of {self.total:,} {unit}"
         return f"all {self.total:,} {unit}"

@@ -48,7 +48,7 @@ def growth(tr: Trace) -> float:
 
 
 def float64_gradients(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> dict[int, np.ndarray] | None:
-    """∂(Σ weights·output)/∂leaf by the graph's own VJPs, in float64 at `values` (`numeric.forward`'s), by leaf id.
+    """∂(Σ weights·output)/∂leaf by the graph's own VJPs, in float64 at `values` (`numeric.forward`'s), by id.
 
     A hooked tensor's gradient is what its hook returned (`Trace.cuts`), as in the backward
     verified. None where a node's VJP is a program's own backward (a Function): it is not run again.

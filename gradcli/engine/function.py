@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import FUNCTION_OUTPUT, GradMode, Node, Tensor, _wrap, record
+from gradcli.engine.tensor import FUNCTION_OUTPUT, READS, GradMode, Node, Tensor, _wrap, record
 from gradcli.errors import ArgumentError, BackwardError
 
 RECORD_FORWARD = [False]
@@ -164,7 +164,12 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
     recording = RECORD_FORWARD[0] and GradMode.enabled and any(needs)
     stand_ins = tuple(_wrap(a._data).requires_grad_(True) if n else a for a, n in zip(args, needs)) \
         if recording else args
-    output = _forward(cls, ctx, stand_ins, kwargs, recording)
+    if recording:
+        READS.append(False)
+    try:
+        output = _forward(cls, ctx, stand_ins, kwargs, recording)
+    finally:
+        read_out = READS.pop() if recording else False
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     if not (GradMode.enabled and any(needs)):
@@ -180,6 +185,7 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
         state = _record(cls, ctx, args, wrapped, differentiable)
         if recording:
             state.recorded = (stand_ins, tuple(outputs[k] for k in differentiable))
+            state.read_out = read_out
     return wrapped[0] if single else wrapped
 
 
@@ -293,6 +299,8 @@ class _Backward:
         self.cached: tuple | None = None
         self.recorded: tuple | None = None
         """Under --check: the stand-ins the forward ran on and its differentiable outputs, on their graph."""
+        self.read_out = False
+        """Under --check: whether the forward read values out of the graph (`tensor.READS`)."""
 
     def place(self, slot: int, g: Any, ns: Any) -> Any:
         """An output's gradient put in its place in the packed gradient (zeros elsewhere)."""

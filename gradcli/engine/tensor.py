@@ -24,6 +24,11 @@ from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError,
 _sequence = itertools.count()
 
 
+READS: list[bool] = []
+"""While a program's Function forward is recorded for `--check` (`engine.function`): whether it read a
+tensor's values out of the graph (`.item()`, `.tolist()`, `.numpy()`), which a replay would take for
+constants. Empty otherwise, so reading a value costs one test."""
+
 class GradMode:
     """Whether ops record a graph; switched off while gradcli computes things it won't differentiate."""
 
@@ -828,15 +833,21 @@ class Tensor:
         return _wrap(np.asarray(np.any(self._data)))
 
     def item(self) -> float | int | bool:
+        if READS:
+            READS[-1] = True
         if self._data.size != 1:
             raise ValueDomainError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
                                    hint="index one element first (x[0].item()) or reduce (x.sum().item())")
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
+        if READS:
+            READS[-1] = True
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray:
+        if READS:
+            READS[-1] = True
         if self.requires_grad and GradMode.enabled:  # PyTorch allows it with gradients off (a Function's forward)
             raise BackwardError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                 "instead.", hint="write x.detach().numpy()")

@@ -43,7 +43,7 @@ def check_view(report: Any) -> RenderableType:
                                                   f"expected {number(worst.expected)}"
             cells = [row_name, Text(item.status, style=_STATUS_STYLE.get(item.status, "")),
                      WITNESS.get(item.method, item.method), _err(item.max_abs_err), _err(item.max_rel_err),
-                     f"{item.checked} directions" if item.method == "directional" else
+                     f"{item.checked} direction{'s' if item.checked != 1 else ''}" if item.method == "directional" else
                      f"{item.checked:,}/{item.total:,}"]
             table.add_row(*cells, *((worst_text if item.status == "fail" else "",) if failing else ()))
         for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):
