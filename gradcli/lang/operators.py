@@ -76,7 +76,7 @@ def contains(item: Any, container: Any) -> bool:
     if isinstance(container, Tensor):
         return bool((container == item).any())
     if isinstance(container, Instance):
-        return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)))
+        return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
 
