@@ -44,3 +44,11 @@ def fails(source: str, kind: type[GradcliError] = GradcliError, max_steps: int =
     with pytest.raises(kind) as caught:
         run(source, max_steps=max_steps, dtype=dtype)
     return caught.value
+
+
+def oracle(source: str) -> dict[str, Any]:
+    """The same program run by CPython with PyTorch itself, its top-level variables (skipped without torch)."""
+    pytest.importorskip("torch")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<oracle>", "exec"), namespace)
+    return namespace

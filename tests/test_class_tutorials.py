@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.language_helpers import run
+from tests.language_helpers import oracle, run
 
 SOURCE = '''
 import torch
@@ -113,9 +113,8 @@ def _close(a, b) -> bool:
 
 @pytest.fixture(scope="module")
 def both():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(SOURCE, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(SOURCE)
     return run(SOURCE), namespace
 
 
@@ -275,9 +274,8 @@ losses.append([y.requires_grad, y.grad_fn is None, y.is_leaf])
 
 
 def test_uva_optimizer_templates_train_as_with_pytorch_and_detach_is_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(UVA, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(UVA)
     ran = run(UVA)["losses"]
     expected = namespace["losses"]
     assert [name for name, _ in ran[:3]] == ["SGD", "SGDMomentum", "Adam"]
@@ -345,9 +343,8 @@ log.append([len(DataLoader(ds, batch_size=2)), len(DataLoader(ds, batch_size=2, 
 
 
 def test_dataset_subclasses_iterate_split_collate_and_shuffle_as_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(DATA, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(DATA)
     ran = run(DATA)["log"]
     assert ran == namespace["log"]
     assert ran[1] == [[0.0, 1.0, 2.0, 3.0, 4.0]]  # `for` over __getitem__ stops at the program's IndexError
