@@ -63,3 +63,11 @@ def same_as_cpython(source: str) -> None:
     def masked(lines: list[str]) -> list[str]:
         return [re.sub(r" at 0x[0-9a-f]+", " at 0x...", line) for line in lines]
     assert masked("\n".join(run(source).printed).splitlines()) == masked(cpython(source))
+
+
+def oracle(source: str) -> dict[str, Any]:
+    """The same program run by CPython with PyTorch itself, its top-level variables (skipped without torch)."""
+    pytest.importorskip("torch")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<oracle>", "exec"), namespace)
+    return namespace

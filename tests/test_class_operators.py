@@ -7,7 +7,7 @@ import pytest
 
 from gradcli.errors import LimitError, NotAllowedError
 from gradcli.lang.exceptions import RaisedError
-from tests.language_helpers import fails, run
+from tests.language_helpers import fails, oracle, run
 
 
 # -- hostile ---------------------------------------------------------------------------------------------
@@ -183,9 +183,8 @@ shown = repr([arith, compared, found, truths, order, totals])
 
 
 def test_operators_comparisons_membership_truth_and_dispatch_order_are_pythons():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(VECTOR, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(VECTOR)
     assert run(VECTOR)["shown"] == namespace["shown"]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.language_helpers import run
+from tests.language_helpers import oracle, run
 
 SOURCE = '''
 import torch
@@ -113,9 +113,8 @@ def _close(a, b) -> bool:
 
 @pytest.fixture(scope="module")
 def both():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(SOURCE, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(SOURCE)
     return run(SOURCE), namespace
 
 
@@ -275,9 +274,8 @@ losses.append([y.requires_grad, y.grad_fn is None, y.is_leaf])
 
 
 def test_uva_optimizer_templates_train_as_with_pytorch_and_detach_is_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(UVA, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(UVA)
     ran = run(UVA)["losses"]
     expected = namespace["losses"]
     assert [name for name, _ in ran[:3]] == ["SGD", "SGDMomentum", "Adam"]
@@ -299,3 +297,54 @@ same = [x.dtype == torch.float64, x.dtype != torch.float32, x.dtype == torch.flo
     ran = run(source)
     assert ran.printed == ["Datatype of tensor: torch.float32", "torch.float64 [torch.float64]"]
     assert ran["same"] == [True, True, False, True, False, False]
+
+
+DATA = """import torch
+log = []
+from torch.utils.data import Dataset, IterableDataset, DataLoader, random_split
+
+class Squares(Dataset):
+    def __init__(self, n):
+        self.n = n
+    def __len__(self):
+        return self.n
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError("out")
+        return torch.tensor([float(i)]), torch.tensor([float(i * i)])
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+    def __iter__(self):
+        for i in range(self.n):
+            yield torch.tensor(float(i))
+
+class Dicts(Dataset):
+    def __len__(self):
+        return 3
+    def __getitem__(self, i):
+        return {"x": torch.ones(2) * i, "label": i}
+
+ds = Squares(5)
+log.append([len(ds), ds[2][1].tolist()])
+log.append([[x.item() for x, _ in ds]])
+log.append([[b.tolist() for b in DataLoader(Stream(5), batch_size=2)]])
+torch.manual_seed(3)
+a, b = random_split(ds, [3, 2])
+log.append([len(a), len(b), [a[i][0].item() for i in range(len(a))]])
+for batch in DataLoader(Dicts(), batch_size=2):
+    log.append([batch["x"].tolist(), batch["label"].tolist()])
+torch.manual_seed(0)
+log.append([[xb.flatten().tolist() for xb, yb in DataLoader(ds, batch_size=2, shuffle=True, drop_last=True)]])
+log.append([len(DataLoader(ds, batch_size=2)), len(DataLoader(ds, batch_size=2, drop_last=True))])
+"""
+
+
+def test_dataset_subclasses_iterate_split_collate_and_shuffle_as_pytorchs():
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(DATA)
+    ran = run(DATA)["log"]
+    assert ran == namespace["log"]
+    assert ran[1] == [[0.0, 1.0, 2.0, 3.0, 4.0]]  # `for` over __getitem__ stops at the program's IndexError

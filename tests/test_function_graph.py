@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.language_helpers import run
+from tests.language_helpers import oracle, run
 
 NONE = '''
 import torch
@@ -57,9 +57,8 @@ def test_a_backward_returning_none_leaves_grad_none_by_hand():
 
 
 def test_a_backward_returning_none_is_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(NONE, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(NONE)
     assert repr(run(NONE)["result"]) == repr(namespace["result"])
 
 
@@ -107,9 +106,8 @@ def test_a_function_with_two_outputs_is_one_node_with_numbered_edges_by_hand():
 
 
 def test_a_function_with_two_outputs_is_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(TWO, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(TWO)
     assert repr(run(TWO)["result"]) == repr(namespace["result"])
 
 
@@ -204,9 +202,8 @@ except RuntimeError as e:
 
 
 def test_marks_materialize_and_pytorchs_error_texts_for_a_function_are_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(MARKS, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(MARKS)
     ran = run(MARKS)["log"]
     assert ran == namespace["log"]
     assert ran[-3] == "a leaf Variable that requires grad has been used in an in-place operation."

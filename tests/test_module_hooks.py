@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gradcli.errors import BackwardError, ShapeError
-from tests.language_helpers import fails, run
+from tests.language_helpers import fails, oracle, run
 
 ORDER = '''
 import torch
@@ -54,9 +54,8 @@ def test_grad_input_is_the_inputs_gradient_and_hooks_run_in_pytorchs_order():
 
 
 def test_the_order_and_values_are_pytorchs():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(ORDER, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(ORDER)
     ran = run(ORDER)
     for name in ("seen", "first", "second"):
         assert ran[name] == namespace[name], name
@@ -101,9 +100,8 @@ pre_grads = [xx.grad.tolist(), pre.weight.grad.tolist()]
 
 
 def test_unused_inputs_outputs_that_need_no_grad_repeated_calls_and_no_input_grad_as_pytorch():
-    torch = pytest.importorskip("torch")
-    namespace: dict = {}
-    exec(compile(PARTS, "<oracle>", "exec"), namespace)
+    torch = pytest.importorskip("torch")  # noqa: F841  (an oracle test)
+    namespace = oracle(PARTS)
     ran = run(PARTS)
     for name in ("log", "u_grad", "b_plain", "pre_grads"):
         assert _same(ran[name], namespace[name]), name

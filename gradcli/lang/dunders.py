@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from gradcli.engine.tensor import Tensor
 from gradcli.lang.exceptions import RaisedError, raise_python
 from gradcli.lang.limits import Lazy
 from gradcli.lang.objects import Instance
@@ -39,8 +40,8 @@ def own(value: Any, name: str) -> Callable[..., Any] | None:
 
 
 def _name(value: Any) -> str:
-    from gradcli.lang.iteration import type_name
-    return type_name(value)
+    """A type as Python's messages name it."""
+    return "Tensor" if isinstance(value, Tensor) else "NoneType" if value is None else type(value).__name__
 
 
 def _dispatch(left: Any, right: Any, name: str, reflected: str, subclass_needs_override: bool) -> Any:
@@ -169,11 +170,11 @@ def _by_index(value: Instance) -> Iterator[Any]:
         i += 1
 
 
-def contains(item: Any, container: Instance, equal: Callable[[Any, Any], bool]) -> bool:
-    """`item in obj`: its `__contains__` (its result's truth), else a search of what iterating it gives."""
+def contains(item: Any, container: Instance, equal: Callable[[Any, Any], bool], truth: Callable[[Any], bool]) -> bool:
+    """`item in obj`: its `__contains__` (its result's truth), else a search of what iterating it gives
+    (`equal` and `truth` are the language's `==` and `if`)."""
     method = own(container, "__contains__")
     if method is not None:
-        from gradcli.lang.operators import truth
         return truth(method(container, item))
     values = iterate(container)
     if values is None:

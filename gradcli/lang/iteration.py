@@ -21,6 +21,10 @@ ITERATORS = (Lazy, ProgramGenerator)
 
 def iterate(value: Any) -> Iterator[Any]:
     """What `for v in value` visits: a sequence's items, a tensor's slices along its first dimension."""
+    if isinstance(value, Instance):  # the program's own __iter__ or __getitem__ first (a Dataset subclass)
+        found = dunders.iterate(value)
+        if found is not None:
+            return found
     if isinstance(value, (*SEQUENCES, *ENGINE_ITERABLES)):
         return iter(value)
     if isinstance(value, ITERATORS):
@@ -31,11 +35,8 @@ def iterate(value: Any) -> Iterator[Any]:
         if value.ndim == 0:
             raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
         return iter(value)
-    if isinstance(value, Instance):
-        found = dunders.iterate(value)
-        if found is not None:
-            return found
-    elif hasattr(type(value), "program_attributes") and hasattr(type(value), "__iter__"):
+    if not isinstance(value, Instance) and hasattr(type(value), "program_attributes") and \
+            hasattr(type(value), "__iter__"):
         return iter(value)  # a facade's container (deque)
     raise ArgumentError(f"'{type_name(value)}' object is not iterable",
                         hint="iterate over a list, a tuple, range(n), zip(...), enumerate(...) or a tensor")

@@ -79,7 +79,7 @@ def contains(item: Any, container: Any) -> bool:
     if isinstance(container, Tensor):
         return bool((container == item).any())
     if isinstance(container, Instance):
-        return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)))
+        return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     if isinstance(container, VIEWS):
         return item in container
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
