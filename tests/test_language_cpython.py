@@ -350,3 +350,16 @@ def test_pow_is_the_power_operator_and_pythons_modular_power():
     ran = run("a = pow(2, 10)\nb = pow(2.0, -1)\nc = pow(3, 10 ** 9, 7)")
     assert (ran["a"], ran["b"], ran["c"]) == (1024, 0.5, pow(3, 10 ** 9, 7)) and type(ran["a"]) is int
     assert fails("x = pow(10, 400)").message == fails("x = 10 ** 400").message
+
+
+def test_fastai_style_helpers_print_what_cpython_prints():
+    pytest.importorskip("torch")
+    from pathlib import Path
+    same_as_cpython((Path(__file__).parent / "fixtures" / "fastai_python_cpython.py").read_text())
+
+
+@pytest.mark.parametrize("source", ["import operator\nclass A:\n    pass\nf = operator.attrgetter('__class__')(A())",
+                                    "import operator\nf = operator.attrgetter('x._secret')"
+                                    "(operator)"])
+def test_attrgetter_meets_the_attribute_allowlist(source):
+    assert "is not available" in fails(source).message

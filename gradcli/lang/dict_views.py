@@ -2,7 +2,7 @@
 
 A view reads the dict each time it is used, so a key added after `k = d.keys()` is in `k`; it
 prints as Python prints it (`dict_keys(['a', 'b'])`, within the string budget), and keys and
-items views take the set operators (`lang.sets`). Iterating one visits a snapshot, as a `for`
+items views take the set operators (`lang.sets`). `in` on a view is `operators.contains`'s. Iterating one visits a snapshot, as a `for`
 over the dict itself does here, so a loop that changes the dict cannot run for ever.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from gradcli.lang.formatting import to_repr
+from gradcli.lang.iteration import items
 from gradcli.lang.limits import check_list
 
 
@@ -44,13 +45,8 @@ class KeysView(_View):
     def listed(self) -> list:
         return list(self.mapping)
 
-    def __contains__(self, key: Any) -> bool:
-        from gradcli.lang.containers import hashable
-        return hashable(key) in self.mapping
-
     def isdisjoint(self, other: Any) -> bool:
-        from gradcli.lang.containers import set_
-        return not any(key in self.mapping for key in set_(other))
+        return not any(key in self.mapping for key in items(other))
 
 
 class ValuesView(_View):
@@ -58,10 +54,6 @@ class ValuesView(_View):
 
     def listed(self) -> list:
         return list(self.mapping.values())
-
-    def __contains__(self, value: Any) -> bool:
-        from gradcli.lang.operators import contains
-        return contains(value, self.listed())
 
 
 class ItemsView(_View):
@@ -71,16 +63,9 @@ class ItemsView(_View):
     def listed(self) -> list:
         return list(self.mapping.items())
 
-    def __contains__(self, pair: Any) -> bool:
-        from gradcli.lang.containers import hashable
-        from gradcli.lang.operators import contains
-        if not isinstance(pair, tuple) or len(pair) != 2 or hashable(pair[0]) not in self.mapping:
-            return False
-        return contains(pair[1], [self.mapping[pair[0]]])
-
     def isdisjoint(self, other: Any) -> bool:
-        from gradcli.lang.containers import set_
-        return not any(pair in self for pair in set_(other))
+        pairs = set(self.mapping.items())  # pairs of hashable keys and values, as Python's own view needs
+        return pairs.isdisjoint(items(other))
 
 
 SET_LIKE_VIEWS = (KeysView, ItemsView)

@@ -156,6 +156,7 @@ class Interpreter:
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         ACTIVE.append(self.budget)
         runtime.PRINTERS.append(self._show_text)
+        runtime.GETTERS.append(self.own["getattr"])
         stdlib.reset_all()
         try:
             body = self._block(tree.body)
@@ -165,6 +166,7 @@ class Interpreter:
         finally:
             ACTIVE.pop()
             runtime.PRINTERS.pop()
+            runtime.GETTERS.pop()
             G.close_all(self.generators)
             sys.setrecursionlimit(limit)
         name = self._outcome_name

@@ -26,7 +26,7 @@ from gradcli.lang.objects import Instance
 from gradcli.lang import formatting as T
 from gradcli.lang import limits
 from gradcli.lang import sets
-from gradcli.lang.dict_views import VIEWS
+from gradcli.lang.dict_views import VIEWS, ItemsView, KeysView
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
 from gradcli.lang.user_functions import UserFunction
 
@@ -81,9 +81,21 @@ def contains(item: Any, container: Any) -> bool:
     if isinstance(container, Instance):
         return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     if isinstance(container, VIEWS):
-        return item in container
+        return _in_view(item, container)
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
+
+
+def _in_view(item: Any, view: Any) -> bool:
+    """`k in d.keys()` by hash, `v in d.values()` as in a list, `(k, v) in d.items()` by the key, then the value."""
+    from gradcli.lang.containers import hashable
+    if isinstance(view, KeysView):
+        return hashable(item) in view.mapping
+    if isinstance(view, ItemsView):
+        if not isinstance(item, tuple) or len(item) != 2 or hashable(item[0]) not in view.mapping:
+            return False
+        return contains(item[1], [view.mapping[item[0]]])
+    return contains(item, view.listed())
 
 
 COMPARE: dict[type, Callable[[Any, Any], Any]] = {

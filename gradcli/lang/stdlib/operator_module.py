@@ -4,7 +4,9 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
+from gradcli.lang.exceptions import raise_python
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.stdlib import runtime
 from gradcli.lang.operators import arithmetic, compare, contains, index, truth
 
 
@@ -30,6 +32,24 @@ def itemgetter(*keys: Any) -> Callable[[Any], Any]:
     return get
 
 
+def attrgetter(*names: Any) -> Callable[[Any], Any]:
+    """`attrgetter('name')`, `attrgetter('a.b', 'c')`: each name read as the program's `getattr` reads it."""
+    for name in names:
+        if not isinstance(name, str):
+            raise_python("TypeError", "attribute name must be a string")
+
+    def get(value: Any) -> Any:
+        found = []
+        for name in names:
+            target = value
+            for part in name.split("."):
+                target = runtime.get_attribute(target, part)
+            found.append(target)
+        return found[0] if len(names) == 1 else tuple(found)
+    get.__name__ = "attrgetter"
+    return get
+
+
 def _negative(value: Any) -> Any:
     return arithmetic(ast.Sub(), 0, value)
 
@@ -43,4 +63,5 @@ OPERATOR = Namespace("operator", {
                                                     ("is_", ast.Is()), ("is_not", ast.IsNot()))},
     "neg": _negative, "not_": lambda value: not truth(value), "truth": truth,
     "contains": lambda container, item: contains(item, container), "getitem": index, "itemgetter": itemgetter,
+    "attrgetter": attrgetter,
 })

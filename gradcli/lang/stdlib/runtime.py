@@ -10,6 +10,15 @@ PRINTERS: list[Callable[[str], None]] = []
 """How a facade shows text (pprint, warnings): the running program's print, innermost last."""
 
 
+GETTERS: list[Callable[..., object]] = []
+"""The running program's `getattr` (the attribute allowlist `x.name` meets), innermost last."""
+
+
+def get_attribute(owner: object, name: str) -> object:
+    """`getattr(owner, name)` as the running program would write it (operator.attrgetter)."""
+    return GETTERS[-1](owner, name)
+
+
 def show(text: str) -> None:
     if PRINTERS:
         PRINTERS[-1](text)
