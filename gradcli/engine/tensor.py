@@ -639,6 +639,8 @@ class Tensor:
     def numel(self) -> int:
         return int(self._data.size)
 
+    nelement = numel  # PyTorch's older name, in Karpathy's makemore
+
     # -- autograd ---------------------------------------------------------------------
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         from gradcli.engine.backward import run_backward

@@ -303,7 +303,7 @@ PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **cl
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
                                "ndim", "T", "retains_grad"})
 TENSOR_METHODS = frozenset({
-    "backward", "retain_grad", "detach", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
+    "backward", "retain_grad", "detach", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel", "nelement",
     "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
