@@ -125,3 +125,11 @@ def test_type_and_integer_casts_as_the_tutorials_count_correct_guesses():
     with pytest.raises(GradcliError) as info:
         run("import torch\ntorch.ones(2).type('complex')\n")
     assert "unknown dtype 'complex'" in info.value.message
+
+
+def test_a_loop_over_a_lazy_sequential_prints_each_shape_as_d2l():
+    ran = run("import torch\nfrom torch import nn\nnet = nn.Sequential(nn.LazyConv2d(6, kernel_size=5, padding=2), "
+              "nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2), nn.Flatten(), nn.LazyLinear(10))\n"
+              "X = torch.randn(1, 1, 28, 28)\nshapes = []\nfor layer in net:\n    X = layer(X)\n"
+              "    shapes.append(tuple(X.shape))\n")
+    assert ran["shapes"] == [(1, 6, 28, 28), (1, 6, 28, 28), (1, 6, 14, 14), (1, 1176), (1, 10)]
