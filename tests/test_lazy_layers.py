@@ -112,3 +112,24 @@ def test_embedding_node_is_pytorchs():
               "g = e.weight.grad.tolist()\n")
     assert ran["name"] == "EmbeddingBackward0"
     assert ran["g"] == [[1.0, 1.0], [2.0, 2.0], [0.0, 0.0], [1.0, 1.0]]
+
+
+def test_type_and_integer_casts_as_the_tutorials_count_correct_guesses():
+    ran = run("import torch\nx = torch.tensor([1.5, 2.0, -0.5])\ncorrect = (x > 1).type(torch.float).sum().item()\n"
+              "names = [x.type(), x.long().type(), x.int().type(), x.bool().type()]\nvalues = x.long().tolist()\n"
+              "same = x.type(torch.float32) is x\n")
+    # recorded from torch 2.13
+    assert ran["correct"] == 2.0
+    assert ran["names"] == ["torch.FloatTensor", "torch.LongTensor", "torch.IntTensor", "torch.BoolTensor"]
+    assert ran["values"] == [1, 2, 0] and ran["same"] is True
+    with pytest.raises(GradcliError) as info:
+        run("import torch\ntorch.ones(2).type('complex')\n")
+    assert "unknown dtype 'complex'" in info.value.message
+
+
+def test_a_loop_over_a_lazy_sequential_prints_each_shape_as_d2l():
+    ran = run("import torch\nfrom torch import nn\nnet = nn.Sequential(nn.LazyConv2d(6, kernel_size=5, padding=2), "
+              "nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2), nn.Flatten(), nn.LazyLinear(10))\n"
+              "X = torch.randn(1, 1, 28, 28)\nshapes = []\nfor layer in net:\n    X = layer(X)\n"
+              "    shapes.append(tuple(X.shape))\n")
+    assert ran["shapes"] == [(1, 6, 28, 28), (1, 6, 28, 28), (1, 6, 14, 14), (1, 1176), (1, 10)]

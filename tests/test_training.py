@@ -324,7 +324,7 @@ def test_set_printoptions_changes_tensor_text_as_pytorch():
     # recorded from torch 2.13
     assert ran["a"] == "tensor([1.23, 2.50])"
     assert ran["b"] == "tensor([1.50e+00, 2.50e+02])"
-    assert ran["c"] == "tensor([0., ..., 9.])"
+    assert ran["c"] == "tensor([0.,  ..., 9.])"  # an elided run is " ..." after the comma
 
 
 def test_print_options_do_not_outlive_the_program():
@@ -421,3 +421,20 @@ def test_modulelist_prints_runs_of_equal_modules_as_pytorch():
     # recorded from torch 2.13
     assert printed == ["ModuleList(\n  (0-1): 2 x Linear(in_features=2, out_features=2, bias=True)\n  (2): ReLU()\n)",
                        "ModuleList()"]
+
+
+def test_summarized_tensors_print_as_pytorch():
+    ran = run("import torch\ntorch.set_printoptions(edgeitems=2, threshold=50, linewidth=75)\n"
+              "a = str(torch.arange(100.))\nb = str(torch.arange(100).reshape(10, 10))\n"
+              "torch.set_printoptions(precision=2)\nc = str(torch.arange(3000.))\nd = str(torch.tensor([1., 2000.]))\n"
+              "torch.set_printoptions(precision=4)\ntorch.manual_seed(0)\nx = torch.randn(2000)\nx[1000] = 1e-6\n"
+              "e = str(x)\nn = sum(p.nelement() for p in [torch.ones(2, 3), torch.ones(4)])\n")
+    # recorded from torch 2.13: the elided run is " ..." in a row, and the number format is chosen from
+    # the elements shown (so the tiny value in the middle of x does not make it scientific)
+    assert ran["a"] == "tensor([ 0.,  1.,  ..., 98., 99.])"
+    assert ran["b"] == "tensor([[ 0,  1,  ...,  8,  9],\n        [10, 11,  ..., 18, 19],\n        ...,\n" \
+                       "        [80, 81,  ..., 88, 89],\n        [90, 91,  ..., 98, 99]])"
+    assert ran["c"] == "tensor([0.00e+00, 1.00e+00,  ..., 3.00e+03, 3.00e+03])"
+    assert ran["d"] == "tensor([1.00e+00, 2.00e+03])"
+    assert ran["e"] == "tensor([-1.1258, -1.1524,  ...,  0.0829, -0.5187])"
+    assert ran["n"] == 10

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -468,6 +468,10 @@ class Sequential(Module):
 
     def __len__(self) -> int:
         return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        """`for layer in net:` (d2l prints each layer's output shape so)."""
+        return iter(list(self._modules.values()))
 
 
 class Flatten(Module):

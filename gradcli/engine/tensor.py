@@ -46,6 +46,11 @@ class InferenceMode:
     enabled = False
 
 
+_TENSOR_TYPES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
+                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}
+"""What `x.type()` answers, by dtype."""
+
+
 class WeakIds(dict):
     """Tensors kept by identity (`==` on tensors is elementwise) and weakly (they must not outlive the
     program's use). A dict underneath, so that `if ids:` on a hot path is one C test, where a
@@ -664,6 +669,8 @@ class Tensor:
 
     def numel(self) -> int:
         return int(self._data.size)
+
+    nelement = numel  # PyTorch's older name, in Karpathy's makemore
 
     # -- autograd ---------------------------------------------------------------------
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -1307,6 +1314,26 @@ class Tensor:
 
     def double(self) -> "Tensor":
         return self if self._data.dtype == np.float64 else F.to_dtype(self, np.float64)
+
+    def long(self) -> "Tensor":
+        return self if self._data.dtype == np.int64 else F.to_dtype(self, np.int64)
+
+    def int(self) -> "Tensor":
+        return self if self._data.dtype == np.int32 else F.to_dtype(self, np.int32)
+
+    def bool(self) -> "Tensor":
+        return self if self._data.dtype == np.bool_ else F.to_dtype(self, np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so); `x.type()`
+        names the tensor type as PyTorch does, e.g. 'torch.FloatTensor'."""
+        from gradcli.engine.creation import resolve_dtype
+        if dtype is None:
+            return _TENSOR_TYPES.get(self._data.dtype.name, "torch.Tensor")
+        target = resolve_dtype(dtype)
+        if target is None:
+            raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
+        return self if self._data.dtype == target else F.to_dtype(self, target)
 
     # -- in-place updates: PyTorch's rules live in inplace.py ------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> "Tensor":

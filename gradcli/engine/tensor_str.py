@@ -91,18 +91,27 @@ def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
     if PrintOptions.sci_mode is not None:
         sci = PrintOptions.sci_mode
     p = PrintOptions.precision
-    if integral and not (nonzero.size and big > 1e8) and not PrintOptions.sci_mode:
+    if integral and not (nonzero.size and (big / small > 1000.0 or big > 1e8)) and not PrintOptions.sci_mode:
         return ("int", "{:.0f}.")
     return ("sci", "{:.%de}" % p) if sci else ("fixed", "{:.%df}" % p)
+
+
+def _summarized(arr: np.ndarray, edge: int) -> np.ndarray:
+    """The elements a summarized print shows (edgeitems at each end of every long dimension): PyTorch
+    picks the number format from these alone."""
+    for axis, n in enumerate(arr.shape):
+        if n > 2 * edge:
+            arr = np.concatenate([np.take(arr, range(edge), axis), np.take(arr, range(n - edge, n), axis)], axis)
+    return arr
 
 
 def tensor_repr(t: "Tensor") -> str:
     if UNINITIALIZED and UNINITIALIZED.has(t):
         return "<UninitializedParameter>"
     arr = t._data
-    style = format_numbers(arr)
     o = PrintOptions
     threshold = o.threshold if o.threshold != math.inf else np.iinfo(np.int64).max
+    style = format_numbers(_summarized(arr, o.edgeitems) if arr.size > threshold else arr)
     layout = {"threshold": int(threshold), "edgeitems": o.edgeitems, "max_line_width": o.linewidth}
     if style is None:
         body = np.array2string(arr, separator=", ", prefix="tensor(", **layout)
@@ -114,6 +123,8 @@ def tensor_repr(t: "Tensor") -> str:
         width = max((len(cell(v)) for v in arr.reshape(-1)[:2000]), default=1)
         body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
                                formatter={"float_kind": lambda v: cell(v).rjust(width)})
+    if arr.size > threshold:  # PyTorch's elided run inside a row is " ..." joined by ", " (NumPy's is "...")
+        body = body.replace(", ...,", ",  ...,")
     extras = []
     if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (
             arr.dtype.kind in "iub" and arr.dtype not in (np.int64, np.bool_)):

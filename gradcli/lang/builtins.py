@@ -308,10 +308,11 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
                                "ndim", "T", "retains_grad", "device"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
+    "nelement",
     "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double", "all", "any", "clone", "add", "sub", "mul", "div",
+    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "clone", "add", "sub", "mul", "div",
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
     "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
     "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",
