@@ -27,6 +27,12 @@ PROGRAMS = {
     "containers": "import torch\nprint([torch.tensor(1.0), torch.tensor([2.0, 3.0])])\n"
                   "print({'w': torch.zeros(2)}, (torch.tensor(1.5),))\n",
     "printoptions": "import torch\ntorch.set_printoptions(precision=2)\nprint(torch.tensor([1.23456, 2.0]))\n",
+    "dtypes": "import torch\nx = torch.zeros(2, dtype=torch.float)\nprint(torch.float, torch.double, torch.long, [torch.int32])\n"
+              "print(x.dtype, x.dtype == torch.float, x.dtype is torch.float32, x.dtype == torch.float64)\n"
+              "print(f'{torch.int64}', str(torch.bool), repr(torch.float64), x.to(torch.double).dtype)\n",
+    "types": "import torch\nimport torch.nn as nn\nprint(type(1), type([]), type('a'), type(2.5), type({}))\n"
+             "print(type(torch.ones(1)), type(torch.ones(1)) is torch.Tensor, type(nn.Linear(2, 1)))\n"
+             "print(type(nn.Sequential()), torch.optim.SGD, type(nn.ReLU()).__name__)\n",
     "a scalar loss and items": "import torch\nw = torch.tensor([2.0], requires_grad=True)\nloss = ((w * 3 - 1) ** 2).mean()\n"
                                "print(loss, loss.item(), round(loss.item(), 3))\n",
 }
@@ -47,6 +53,13 @@ def test_a_print_writes_pytorchs_text_not_a_table(cli, tmp_path):
     text, _ = run_texts(cli, tmp_path, PROGRAMS["grad_fn and requires_grad"])
     assert text.split("\n")[:3] == ["tensor([1., 2.], requires_grad=True)", "tensor([1., 8.], grad_fn=<PowBackward0>)",
                                     "tensor(9., grad_fn=<SumBackward0>)"]
+
+
+def test_dtypes_and_types_print_as_pytorchs(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["dtypes"])
+    assert text.split("\n")[:2] == ["torch.float32 torch.float64 torch.int64 [torch.int32]", "torch.float32 True True False"]
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["types"])
+    assert text.split("\n")[1] == "<class 'torch.Tensor'> True <class 'torch.nn.modules.linear.Linear'>"
 
 
 def test_sep_and_end_are_pythons(cli, tmp_path):

@@ -35,7 +35,7 @@ from gradcli.engine.tensor import AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import type_tests
-from gradcli.lang.formatting import format_template
+from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list, check_string
 
@@ -186,6 +186,7 @@ TENSOR_FORMS: dict[str, tuple[O.Op, str]] = {name: (O.CLAMP_TENSOR, "min=Tensor,
 
 # `torch.float32`, `np.float64`... evaluate to their names, which every dtype= argument accepts.
 _DTYPE_NAMES = {name: name for name in C.DTYPE_NAMES}
+_TORCH_DTYPES = {name: DtypeName(name) for name in C.DTYPE_NAMES}
 
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
                                                                "jvp": jvp, "hvp": hvp, "vhp": vhp})
@@ -272,7 +273,7 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
                  "torch.autograd.forward_ad": FORWARD_AD}
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
-                            "nn": NN, "linalg": LINALG, "optim": OPTIM, **_DTYPE_NAMES, **_CONSTANTS, **_TORCH_ONLY})
+                            "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
     values = data._data if isinstance(data, Tensor) else data
@@ -516,13 +517,35 @@ check_device = D.check_device
 
 def _register_stand_ins() -> None:
     """`isinstance(x, torch.Tensor)`, `isinstance(m, nn.Linear)`: the callables that stand for these types."""
-    type_tests.register(C.float_tensor, "Tensor", (Tensor,))
+    type_tests.register(C.float_tensor, "Tensor", (Tensor,), "torch")
+    modules = {name: module for module, names in _PYTORCH_MODULES.items() for name in names.split()}
     for namespace in (NN, OPTIM):
         for member in namespace.members.values():
             cls = getattr(member, "__wrapped__", None)
             if isinstance(cls, type):
-                type_tests.register(member, cls.__name__, (cls,))
-    type_tests.register(Node, "Node", (Node, AccumulateGrad))  # torch.autograd.graph.Node covers every node
+                type_tests.register(member, cls.__name__, (cls,), modules.get(cls.__name__, namespace.name))
+    type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
+
+
+# Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).
+_PYTORCH_MODULES = {
+    "torch.nn.modules.activation": "CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
+                                   "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
+    "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
+    "torch.nn.modules.container": "ModuleDict ModuleList Sequential",
+    "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d",
+    "torch.nn.modules.dropout": "Dropout Dropout2d",
+    "torch.nn.modules.flatten": "Flatten Unflatten",
+    "torch.nn.modules.linear": "Identity LazyLinear Linear",
+    "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
+                             "MSELoss NLLLoss SmoothL1Loss",
+    "torch.nn.modules.normalization": "LayerNorm",
+    "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
+    "torch.nn.modules.sparse": "Embedding",
+    "torch.optim.adadelta": "Adadelta", "torch.optim.adagrad": "Adagrad", "torch.optim.adam": "Adam",
+    "torch.optim.adamw": "AdamW", "torch.optim.lbfgs": "LBFGS", "torch.optim.rmsprop": "RMSprop",
+    "torch.optim.sgd": "SGD",
+}
 
 
 _register_stand_ins()

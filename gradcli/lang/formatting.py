@@ -31,6 +31,20 @@ _PERCENT = re.compile(r"%(?P<key>\([^)]*\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)
 _FIELD_HINT = "name a variable or a position: '{}'.format(x), '{0}', '{loss:.4f}'.format(loss=v)"
 
 
+CLASS_TEXTS: dict[int, tuple[Any, str]] = {}
+"""id(a type's stand-in) -> (the stand-in, how Python prints the class: `<class 'torch.Tensor'>`), filled by
+type_tests.register, so `print(type(x))` reads as in Python."""
+
+
+class DtypeName(str):
+    """`torch.float64` (or `torch.float`) in a program: its name, which every dtype= argument accepts, that
+    prints as PyTorch prints the dtype (`torch.float64`; an alias by its dtype: `torch.float` is float32)."""
+
+    def program_text(self) -> str:
+        from gradcli.engine.creation import resolve_dtype
+        return f"torch.{np.dtype(resolve_dtype(str(self))).name}"
+
+
 def is_dtype(value: Any) -> bool:
     """A tensor's `dtype`, or a dtype named in the program (`torch.float64`)."""
     return isinstance(value, np.dtype) or isinstance(value, type) and issubclass(value, np.generic)
@@ -38,6 +52,8 @@ def is_dtype(value: Any) -> bool:
 
 def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
+    if isinstance(value, DtypeName):
+        return value.program_text()
     if isinstance(value, str):
         return value
     if isinstance(value, (Device, np.ndarray)) or hasattr(type(value), "program_str"):
@@ -87,6 +103,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return "{" + ", ".join(parts) + "}"
     if isinstance(value, Tensor):
         return tensor_repr(value)
+    if isinstance(value, DtypeName):
+        return value.program_text()
     if is_dtype(value):
         return f"torch.{np.dtype(value).name}"  # a dtype as PyTorch prints it (torch.float32)
     if isinstance(value, (bool, np.bool_)):
@@ -97,7 +115,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return repr(float(value))
     if isinstance(value, Instance):
         return instance_text(value, repr)
-    return repr(value)
+    known = CLASS_TEXTS.get(id(value)) if callable(value) else None
+    return known[1] if known is not None and known[0] is value else repr(value)
 
 
 class Shown(str):

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.data import Dataset
 from gradcli.engine.layers import ModuleDict, ModuleList
 from gradcli.engine.nn import Sequential
@@ -174,6 +175,8 @@ def _huge_power(base: Any, exponent: Any) -> bool:
 def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     """One comparison: `is` for None checks, ordering for numbers and tensors, equality for those and lists."""
     fn = COMPARE[type(op)]
+    if isinstance(op, (ast.Is, ast.IsNot)) and _dtype_identity(left, right):
+        return _same_dtype(left, right) == isinstance(op, ast.Is)
     if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
         return fn(left, right)
     if isinstance(left, NUMERIC) and isinstance(right, NUMERIC):
@@ -204,10 +207,21 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
 
 def _same_dtype(left: Any, right: Any) -> bool:
     try:
-        return bool(np.dtype(left) == np.dtype(right)) if isinstance(left, (np.dtype, str)) and \
+        return bool(_dtype(left) == _dtype(right)) if isinstance(left, (np.dtype, str)) and \
             isinstance(right, (np.dtype, str)) else False
     except TypeError:  # a string that names no dtype
         return False
+
+
+def _dtype(value: Any) -> np.dtype:
+    """torch.float is float32, where NumPy's 'float' is float64."""
+    return np.dtype(resolve_dtype(value)) if isinstance(value, T.DtypeName) else np.dtype(value)
+
+
+def _dtype_identity(left: Any, right: Any) -> bool:
+    """PyTorch's dtypes are singletons, so `x.dtype is torch.float32` holds as `==` does."""
+    return isinstance(left, T.DtypeName) and isinstance(right, (np.dtype, T.DtypeName)) or \
+        isinstance(right, T.DtypeName) and isinstance(left, np.dtype)
 
 
 def _equal(left: Any, right: Any, budget: list[int]) -> bool:

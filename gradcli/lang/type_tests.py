@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcli.errors import ArgumentError
 from gradcli.lang.exceptions import ExceptionValue, ProgramType
+from gradcli.lang.formatting import CLASS_TEXTS
 
 
 _STAND_INS: dict[int, tuple[str, tuple[type, ...], Any]] = {}
@@ -21,8 +22,10 @@ _STAND_INS: dict[int, tuple[str, tuple[type, ...], Any]] = {}
 define the stand-ins (python_builtins: int, list...; builtins: torch.Tensor, nn's layers)."""
 
 
-def register(stand_in: Any, name: str, types: tuple[type, ...]) -> None:
+def register(stand_in: Any, name: str, types: tuple[type, ...], module: str = "") -> None:
+    """`module` is where PyTorch (or Python, for builtins: none) defines the class, for its printed text."""
     _STAND_INS[id(stand_in)] = (name, types, stand_in)
+    CLASS_TEXTS[id(stand_in)] = (stand_in, f"<class '{module + '.' if module else ''}{name}'>")
 
 
 def _stand_ins() -> dict[int, tuple[str, tuple[type, ...], Any]]:
