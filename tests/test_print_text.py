@@ -33,6 +33,9 @@ PROGRAMS = {
     "types": "import torch\nimport torch.nn as nn\nprint(type(1), type([]), type('a'), type(2.5), type({}))\n"
              "print(type(torch.ones(1)), type(torch.ones(1)) is torch.Tensor, type(nn.Linear(2, 1)))\n"
              "print(type(nn.Sequential()), torch.optim.SGD, type(nn.ReLU()).__name__)\n",
+    "a state_dict": "import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\ntorch.manual_seed(0)\n"
+                    "m = nn.Sequential(nn.Linear(2, 1), nn.ReLU())\nprint(m.state_dict())\nprint(OrderedDict(a=1))\n"
+                    "print(list(m.state_dict().keys()), OrderedDict())\n",
     "a scalar loss and items": "import torch\nw = torch.tensor([2.0], requires_grad=True)\nloss = ((w * 3 - 1) ** 2).mean()\n"
                                "print(loss, loss.item(), round(loss.item(), 3))\n",
 }
@@ -60,6 +63,11 @@ def test_dtypes_and_types_print_as_pytorchs(cli, tmp_path):
     assert text.split("\n")[:2] == ["torch.float32 torch.float64 torch.int64 [torch.int32]", "torch.float32 True True False"]
     text, _ = run_texts(cli, tmp_path, PROGRAMS["types"])
     assert text.split("\n")[1] == "<class 'torch.Tensor'> True <class 'torch.nn.modules.linear.Linear'>"
+
+
+def test_a_state_dict_prints_as_pytorchs_ordered_dict(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["a state_dict"])
+    assert text.startswith("OrderedDict([('0.weight', tensor([[-0.0053,  0.3793]])), ('0.bias', tensor([-0.5820]))])\n")
 
 
 def test_sep_and_end_are_pythons(cli, tmp_path):

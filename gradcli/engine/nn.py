@@ -8,6 +8,8 @@ of parameters gives instead).
 """
 from __future__ import annotations
 
+import collections
+
 import inspect
 import math
 from typing import Any, Callable, Iterator
@@ -228,8 +230,9 @@ class Module:
 
     # -- state ----------------------------------------------------------------------------------
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name, each module's own before its children's."""
-        out: dict[str, Tensor] = {}
+        """Parameters and persistent buffers by dotted name, each module's own before its children's, in
+        an OrderedDict as PyTorch's (so `print(model.state_dict())` reads as PyTorch's)."""
+        out: dict[str, Tensor] = collections.OrderedDict()
         for module_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             lead = module_prefix + "." if module_prefix else ""
             skipped = m.__dict__.get("_non_persistent", set())

@@ -9,6 +9,7 @@ others only without a spec, as their repr.
 """
 from __future__ import annotations
 
+import collections
 import re
 import string
 from typing import Any
@@ -87,6 +88,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
             inner = ", ".join(f"{name}={part}" for name, part in zip(fields, parts))
         prefix = type(value).__name__ if fields is not None else ""
         return f"{prefix}({inner},)" if len(value) == 1 and not prefix else f"{prefix}({inner})"
+    if type(value) is collections.OrderedDict:  # Python 3.11's text, within the budget
+        return f"OrderedDict({to_repr(list(value.items()), budget)})" if value else "OrderedDict()"
     if isinstance(value, (dict, set)) and type(value) not in (dict, set):
         return repr(value)  # a collections facade's kind writes its own (bounded the same way)
     if isinstance(value, (dict, set)):

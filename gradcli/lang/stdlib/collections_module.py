@@ -21,9 +21,7 @@ from gradcli.lang.limits import check_list
 from gradcli.lang.iteration import items, iterate
 
 
-class OrderedDict(dict):
-    def __repr__(self) -> str:
-        return f"OrderedDict({to_repr(list(self.items()))})" if self else "OrderedDict()"
+OrderedDict = collections.OrderedDict  # Python's own, as a module's state_dict() is; formatting writes its repr
 
 
 def _ordered(values: Any = (), **kwargs: Any) -> OrderedDict:
