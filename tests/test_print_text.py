@@ -104,3 +104,12 @@ def test_the_same_text_as_pytorch(name, cli, tmp_path):
     assert torch_run.returncode == 0, torch_run.stderr
     text, _ = run_texts(cli, tmp_path, source)
     assert text == re.sub(r" object at 0x[0-9a-f]+>", ">", torch_run.stdout)
+
+
+def test_an_ordered_dict_has_its_methods_whether_a_state_dict_or_collections_came_first():
+    from tests.language_helpers import run
+    first = run("import torch.nn as nn\nsd = nn.Linear(1, 1).state_dict()\nsd.move_to_end('weight')\nks = list(sd.keys())\n")
+    assert first["ks"] == ["bias", "weight"]
+    then = run("from collections import OrderedDict\nd = OrderedDict(a=1, b=2)\nd.move_to_end('a', last=False)\n"
+               "d.move_to_end('b')\nks = list(d)\n")
+    assert then["ks"] == ["a", "b"]

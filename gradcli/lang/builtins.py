@@ -480,7 +480,7 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
            "clear": list.clear},
     dict: containers.DICT_METHODS,
     collections.defaultdict: containers.DICT_METHODS,  # an optimizer's `state`
-    collections.OrderedDict: containers.DICT_METHODS,  # a module's state_dict()
+    collections.OrderedDict: {**containers.DICT_METHODS, "move_to_end": containers.move_to_end},  # state_dict()
     set: containers.SET_METHODS,
 }
 EXCEPTION_ATTRIBUTES = frozenset({"args"})

@@ -155,6 +155,21 @@ def _combined(method: Callable[..., set]) -> Callable[..., set]:
     return combine
 
 
+def move_to_end(mapping: dict, key: Any, last: bool = True) -> None:
+    """OrderedDict's, with the program's KeyError; listed with the type itself, since a state_dict() is
+    one before any `import collections` (an allowlist read then is remembered)."""
+    if hashable(key) not in mapping:
+        raise_python("KeyError", key)
+    value = mapping.pop(key)
+    if last:
+        mapping[key] = value
+    else:
+        rest = list(mapping.items())
+        mapping.clear()
+        mapping[key] = value
+        mapping.update(rest)
+
+
 DICT_METHODS: dict[str, Callable[..., Any]] = {
     "items": ItemsView, "keys": KeysView, "values": ValuesView,
     "get": _get, "setdefault": _setdefault, "update": _update, "pop": _pop, "popitem": _popitem,

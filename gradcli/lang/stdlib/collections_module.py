@@ -30,19 +30,6 @@ def _ordered(values: Any = (), **kwargs: Any) -> OrderedDict:
     return out
 
 
-def _move_to_end(mapping: OrderedDict, key: Any, last: bool = True) -> None:
-    if hashable(key) not in mapping:
-        raise_python("KeyError", key)
-    value = mapping.pop(key)
-    if last:
-        mapping[key] = value
-    else:
-        rest = list(mapping.items())
-        mapping.clear()
-        mapping[key] = value
-        mapping.update(rest)
-
-
 class DefaultDict(dict):
     """`defaultdict(factory)`: a missing key gets factory() (the program's function or a builtin)."""
 
@@ -252,7 +239,6 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None, rename:
 
 def _bound_methods() -> None:
     """The dict kinds' own methods join the dict allowlist (`B.SEQUENCE_METHODS`), per kind."""
-    B.SEQUENCE_METHODS[OrderedDict] = {**DICT_METHODS, "move_to_end": _move_to_end}
     B.SEQUENCE_METHODS[DefaultDict] = {**DICT_METHODS}
     B.SEQUENCE_METHODS[Counter] = {**DICT_METHODS, "most_common": _most_common, "update": _count_into,
                                    "subtract": _subtract, "elements": _elements,
