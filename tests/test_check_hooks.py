@@ -1,5 +1,6 @@
 """Hooks: a hook that changes a gradient is verified as changed (the chain rule below it starts from
 what it returned), never failed; a wrong VJP below a hook is still caught, by both witnesses."""
+import json
 import numpy as np
 import pytest
 
@@ -143,3 +144,22 @@ def test_a_wrong_vjp_under_a_post_accumulate_hook_still_fails(tmp_path, patched)
     patched(O.MUL, (lambda ns, gr, o, a, b: gr * b * 2.0, lambda ns, gr, o, a, b: gr * a))
     result = _run_checked(tmp_path, OPTIMIZER_IN_HOOK.replace("assert w.grad is None\n", ""))
     assert result.status == "failed" and result.checks_failed == 3
+
+
+HOOKED_JACOBIAN = ("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                   "def f(v):\n    u = v * 3\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
+                   "J = torch.autograd.functional.jacobian(f, x)\nassert allclose(J, [6.0, 6.0])\n"
+                   "def plain(v):\n    return (v * 3).sum()\nK = torch.autograd.functional.jacobian(plain, x)\n")
+
+
+def test_a_hook_inside_a_jacobian_leaves_that_call_unchecked_never_failed(cli, tmp_path):
+    """A Jacobian's check replays no hooks: where one replaced a gradient the call is not judged (and
+    not counted as passed), where none did it is judged as always."""
+    script = tmp_path / "jac.py"
+    script.write_text(HOOKED_JACOBIAN)
+    result = cli("run", str(script), "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    file = json.loads(result.stdout.splitlines()[0])
+    assert file["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
+    assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1), (11, 0)]
+    assert file["warnings"] == ["line 7: 1 of 1 calls of jacobian(f, …) were not checked (no witness covers such a call)"]

@@ -96,6 +96,11 @@ def run_hooks(owner: Any, g: Any, prehooks_of: Any = None) -> Any:
     return g
 
 
+CHANGES = [0]
+"""How many gradients hooks have replaced so far: a check that models no hooks (a Jacobian's, built from
+one backward per output element) asks whether any did during its call, rather than fail a correct one."""
+
+
 def record_change(owner: Any, arrived: Any, returned: Any, hook: Callable[..., Any] | None) -> None:
     """Note what a hook did to the gradient reaching `owner` in this backward: `--check` verifies `arrived`
     (autograd's own) and starts the chain rule below `owner` from `returned`. `hook` None: nothing changed.
@@ -112,6 +117,7 @@ def record_change(owner: Any, arrived: Any, returned: Any, hook: Callable[..., A
     ref = entry[0] if entry is not None and entry[0]() is owner else \
         weakref.ref(owner, lambda _, key=key: CHANGED.pop(key, None))
     CHANGED[key] = (ref, _plain(arrived), _plain(returned), hook)
+    CHANGES[0] += 1
 
 
 # -- hooks on graph nodes (torch.autograd.graph.Node) and after a leaf's accumulation ------------------------
@@ -197,6 +203,7 @@ def run_posthooks(owner: Any, grad_inputs: list, g: Any) -> list:
         PASSED.pop(key, None)
     elif grad_inputs:
         PASSED[key] = (POSTHOOKS[key][0], tuple(None if x is None else _plain(x) for x in grad_inputs), changer)
+        CHANGES[0] += 1
     return grad_inputs
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.hooks import CHANGED, RemovableHandle, _plain
+from gradcli.engine.hooks import CHANGED, CHANGES, RemovableHandle, _plain
 from gradcli.engine.tensor import GradMode, Node, Tensor, _wrap, apply
 from gradcli.errors import BackwardError, ShapeError
 
@@ -203,3 +203,4 @@ def _changed(node: Node, old: Tensor | None, new: Tensor | None, hook: Callable[
         return
     zeros = np.zeros(node.shape, node.dtype)
     CHANGED[id(node)] = (entry[0], zeros if old is None else _plain(old), zeros if new is None else _plain(new), hook)
+    CHANGES[0] += 1

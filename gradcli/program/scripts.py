@@ -38,7 +38,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
 from gradcli.engine.forward_ad import directions
-from gradcli.engine.hooks import ACCUMULATED, accumulated
+from gradcli.engine.hooks import ACCUMULATED, CHANGES, accumulated
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class FileResult:
 
     @property
     def checks_passed(self) -> int:
-        return sum(s.calls - s.failed - s.undefined for s in self.sites)
+        return sum(s.calls - s.failed - s.undefined - s.unchecked for s in self.sites)  # unchecked is no pass
 
     @property
     def checks_undefined(self) -> int:
@@ -318,6 +318,8 @@ class _Session:
         self.receivers: dict[int, str] = {}
         self.subjects: dict[int, str] = {}
         self.checker = checker
+        self.hooks_before: int | None = None
+        """At a gradient function's call other than autograd.grad: how many gradients hooks had replaced."""
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
@@ -374,10 +376,18 @@ class _Session:
         A functional that traces a function of its own runs as its traced variant, so the check
         sees the graph it differentiated.
         """
-        if kind.startswith("func:"):
-            return self._transformed(kind[len("func:"):], func, run, line)
-        if kind == "tangent":
+        if kind == "tangent":  # forward mode: no hook takes part
             return self._tangent(run, args, line)
+        if kind != "grad":  # one backward per output element, replayed without hooks: judged only if none acted
+            self.hooks_before = CHANGES[0]
+        try:
+            if kind.startswith("func:"):
+                return self._transformed(kind[len("func:"):], func, run, line)
+            return self._functional_call(kind, run, args, kwargs, line)
+        finally:
+            self.hooks_before = None
+
+    def _functional_call(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
         from gradcli.engine.autograd import TRACED
         traced = TRACED.get(GRADIENT_FUNCTIONS[kind])
         value, xs, out = run(traced) if traced is not None else (run(), None, None)
@@ -461,6 +471,9 @@ class _Session:
 
     def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any], Verdict]) -> None:
         """Run one check under a progress bar and show its report when the checker says it is worth it."""
+        if self.hooks_before is not None and CHANGES[0] != self.hooks_before:
+            self.checker.unchecked(line, what, subject)  # a hook replaced a gradient: no witness models that here
+            return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = check(what, progress)
         if verdict.shown:
