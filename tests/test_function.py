@@ -294,17 +294,7 @@ assert allclose(x.grad, torch.tensor([GOT]))
     assert ("MISMATCH" in text) == (exit_code == 1)
 
 
-GRADCHECKED = CUBE + '''
-class Wrong(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * 2 * x ** 2
-
+GRADCHECKED = CUBE + CUBE.replace("import torch\n", "").replace("Cube", "Wrong").replace("g * 3 *", "g * 2 *") + '''
 x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64, requires_grad=True)
 verdicts = [torch.autograd.gradcheck(Cube.apply, (x,)), torch.autograd.gradgradcheck(Cube.apply, (x,)),
             torch.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)]
