@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.devices import Device
 from gradcli.engine.forward_ad import UnpackedDualTensor
 from gradcli.engine.tensor import Tensor
@@ -42,7 +43,6 @@ class DtypeName(str):
     prints as PyTorch prints the dtype (`torch.float64`; an alias by its dtype: `torch.float` is float32)."""
 
     def program_text(self) -> str:
-        from gradcli.engine.creation import resolve_dtype
         return f"torch.{np.dtype(resolve_dtype(str(self))).name}"
 
 
