@@ -13,7 +13,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
-from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
+from gradcli.errors import ArgumentError, BackwardError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import (
     ADD,
     DIV,
@@ -31,6 +31,7 @@ from gradcli.engine.tensor import (
     _root,
     _wrap,
     apply,
+    GradMode,
     broadcast_shape,
     check_elements,
 )
@@ -164,34 +165,72 @@ def _number(v: Any, what: str) -> float:
 
 
 # -- elementwise -------------------------------------------------------------------------
-def add(a: Any, b: Any) -> Tensor:
-    return ADD(a, b)
+def _alpha(alpha: Any, fn: str, operands: tuple[Any, Any]) -> Any:
+    """add's and sub's `alpha`: a number, and a whole one for integer tensors, as in PyTorch."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)):
+        raise ArgumentError(f"{fn}(): argument 'alpha' must be Number, not {type(alpha).__name__}",
+                            hint=f"alpha scales the second operand: {fn}(x, y, alpha=2)")
+    if not isinstance(alpha, (int, np.integer)) and all(
+            v._data.dtype.kind in "iub" if isinstance(v, Tensor) else isinstance(v, (int, np.integer))
+            for v in operands):
+        raise ArgumentError("For integral input tensors, argument alpha must not be a floating point number.",
+                            hint=f"use a whole alpha, or float tensors: {fn}(x.float(), y, alpha=...)")
+    return alpha
 
 
-def sub(a: Any, b: Any) -> Tensor:
-    return SUB(a, b)
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    if _alpha(alpha, "add", (input, other)) == 1:
+        return ADD(input, other)
+    return _general_binary(O.ADD_ALPHA, input, other, None, alpha=alpha)
 
 
-def mul(a: Any, b: Any) -> Tensor:
-    return MUL(a, b)
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    if _alpha(alpha, "sub", (input, other)) == 1:
+        return SUB(input, other)
+    return _general_binary(O.SUB_ALPHA, input, other, None, alpha=alpha)
 
 
-def div(a: Any, b: Any) -> Tensor:
-    return DIV(a, b)
+def mul(input: Any, other: Any) -> Tensor:
+    return MUL(input, other)
 
 
-def pow(a: Any, b: Any) -> Tensor:
-    if not isinstance(a, Tensor):
-        return RPOW(a, b)
-    return (POW_TENSOR if isinstance(b, Tensor) else POW)(a, b)
+_ROUNDED_DIVISIONS = {"trunc": O.DIV_TRUNC, "floor": O.DIV_FLOOR}
 
 
-def maximum(a: Any, b: Any) -> Tensor:
-    return MAXIMUM(_tensor_arg(a, "maximum"), _tensor_arg(b, "maximum"))
+def div(input: Any, other: Any, *, rounding_mode: Any = None) -> Tensor:
+    if rounding_mode is None:
+        return DIV(input, other)
+    op = _ROUNDED_DIVISIONS.get(rounding_mode) if isinstance(rounding_mode, str) else None
+    if op is None:
+        raise ArgumentError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                            f"{rounding_mode!r}", hint="rounding_mode='floor' rounds down, 'trunc' towards zero")
+    return _binary(op, input, other, "div")
 
 
-def minimum(a: Any, b: Any) -> Tensor:
-    return MINIMUM(_tensor_arg(a, "minimum"), _tensor_arg(b, "minimum"))
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """`a // b`: PyTorch rounds down and has no derivative for it (a rounded `div` has one: 0)."""
+    if GradMode.enabled and any(isinstance(v, Tensor) and v.requires_grad for v in (input, other)):
+        raise BackwardError("the derivative for 'floor_divide' is not implemented.",
+                            hint="PyTorch's backward through a // b fails so; torch.div(a, b, rounding_mode='floor') "
+                                 "rounds the same way and has a gradient (zero), or compute it on .detach()")
+    return div(input, other, rounding_mode="floor")
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        return RPOW(input, exponent)
+    return (POW_TENSOR if isinstance(exponent, Tensor) else POW)(input, exponent)
+
+
+def maximum(input: Any, other: Any) -> Tensor:
+    return MAXIMUM(_tensor_arg(input, "maximum"), _tensor_arg(other, "maximum"))
+
+
+def minimum(input: Any, other: Any) -> Tensor:
+    return MINIMUM(_tensor_arg(input, "minimum"), _tensor_arg(other, "minimum"))
 
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -338,35 +377,36 @@ def _binary(op: O.Op, a: Any, b: Any, fn: str, name: str | None = None) -> Tenso
     return _general_binary(op, a, b, name)
 
 
-def atan2(a: Any, b: Any) -> Tensor:
-    return _binary(O.ATAN2, _tensor_arg(a, "atan2"), _tensor_arg(b, "atan2"), "atan2")
+def atan2(input: Any, other: Any) -> Tensor:
+    return _binary(O.ATAN2, _tensor_arg(input, "atan2"), _tensor_arg(other, "atan2"), "atan2")
 
 
 arctan2 = atan2
 
 
-def hypot(a: Any, b: Any) -> Tensor:
-    return _binary(O.HYPOT, _tensor_arg(a, "hypot"), _tensor_arg(b, "hypot"), "hypot")
+def hypot(input: Any, other: Any) -> Tensor:
+    return _binary(O.HYPOT, _tensor_arg(input, "hypot"), _tensor_arg(other, "hypot"), "hypot")
 
 
-def fmod(a: Any, b: Any) -> Tensor:
-    return _binary(O.FMOD, _tensor_arg(a, "fmod"), b, "fmod", None if isinstance(b, Tensor) else "FmodBackward0")
+def fmod(input: Any, other: Any) -> Tensor:
+    return _binary(O.FMOD, _tensor_arg(input, "fmod"), other, "fmod",
+                   None if isinstance(other, Tensor) else "FmodBackward0")
 
 
-def remainder(a: Any, b: Any) -> Tensor:
-    return _binary(O.REMAINDER, a, b, "remainder", None if isinstance(b, Tensor) else "RemainderBackward0")
+def remainder(input: Any, other: Any) -> Tensor:
+    return _binary(O.REMAINDER, input, other, "remainder", None if isinstance(other, Tensor) else "RemainderBackward0")
 
 
-def xlogy(a: Any, b: Any) -> Tensor:
-    return _binary(O.XLOGY, a, b, "xlogy")
+def xlogy(input: Any, other: Any) -> Tensor:
+    return _binary(O.XLOGY, input, other, "xlogy")
 
 
-def fmax(a: Any, b: Any) -> Tensor:
-    return _binary(O.FMAX, _tensor_arg(a, "fmax"), _tensor_arg(b, "fmax"), "fmax")
+def fmax(input: Any, other: Any) -> Tensor:
+    return _binary(O.FMAX, _tensor_arg(input, "fmax"), _tensor_arg(other, "fmax"), "fmax")
 
 
-def fmin(a: Any, b: Any) -> Tensor:
-    return _binary(O.FMIN, _tensor_arg(a, "fmin"), _tensor_arg(b, "fmin"), "fmin")
+def fmin(input: Any, other: Any) -> Tensor:
+    return _binary(O.FMIN, _tensor_arg(input, "fmin"), _tensor_arg(other, "fmin"), "fmin")
 
 
 def _broadcast_all(fn: str, *xs: Any) -> None:
@@ -396,9 +436,9 @@ def addcdiv(x: Any, tensor1: Any, tensor2: Any, value: float = 1) -> Tensor:
     return apply(O.ADDCDIV, *xs, value=_number(value, "addcdiv's value"))
 
 
-def dist(a: Any, b: Any, p: float = 2) -> Tensor:
-    """‖a - b‖_p, under PyTorch's node name for it."""
-    diff = sub(_tensor_arg(a, "dist"), _tensor_arg(b, "dist"))
+def dist(input: Any, other: Any, p: float = 2) -> Tensor:
+    """‖input - other‖_p, under PyTorch's node name for it."""
+    diff = sub(_tensor_arg(input, "dist"), _tensor_arg(other, "dist"))
     return apply(O.NORM, diff, p=_number(p, "dist's p"), dim=None, keepdim=False, name="DistBackward0")
 
 
@@ -412,16 +452,24 @@ def _reduction(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str, **extra: Any)
     return apply(op, x, dim=dims, keepdim=bool(keepdim), name=name, **extra)
 
 
-def sum(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _reduction(O.SUM, x, dim, keepdim, "sum")
+def _as_dtype(x: Any, dtype: Any, fn: str) -> Any:
+    """A reduction's `dtype=`: the input cast first, as PyTorch accumulates in that type."""
+    if dtype is None:
+        return x
+    from gradcli.engine.creation import resolve_dtype
+    return to_dtype(_tensor_arg(x, fn), resolve_dtype(dtype))
+
+
+def sum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _reduction(O.SUM, _as_dtype(x, dtype, "sum"), dim, keepdim, "sum")
 
 
 # PyTorch's names for dtypes in its messages ("Got: Long").
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
-    x = _tensor_arg(x, "mean")
+def mean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    x = _tensor_arg(_as_dtype(x, dtype, "mean"), "mean")
     if x.dtype.kind not in "fc":
         raise ValueDomainError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
                                f"point or complex dtype. Got: {_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}",
@@ -686,8 +734,8 @@ def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
 
 
 # -- linear algebra ------------------------------------------------------------------------
-def matmul(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "matmul"), _tensor_arg(b, "matmul")
+def matmul(input: Any, other: Any) -> Tensor:
+    a, b = _tensor_arg(input, "matmul"), _tensor_arg(other, "matmul")
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D",
                          hint="use * for multiplying by a scalar")
@@ -731,16 +779,16 @@ def _matmul_mismatch(sa: tuple[int, ...], sb: tuple[int, ...], batch: tuple[int,
             f"[{count}, {sb[-2]}].")
 
 
-def mm(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "mm"), _tensor_arg(b, "mm")
+def mm(input: Any, mat2: Any) -> Tensor:
+    a, b = _tensor_arg(input, "mm"), _tensor_arg(mat2, "mm")
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"mm(): both arguments must be 2-D, got {a.ndim}-D and {b.ndim}-D",
                          hint="use matmul (or @) for other shapes")
     return matmul(a, b)
 
 
-def dot(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "dot"), _tensor_arg(b, "dot")
+def dot(input: Any, tensor: Any) -> Tensor:
+    a, b = _tensor_arg(input, "dot"), _tensor_arg(tensor, "dot")
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
                          hint="dot takes two vectors; use matmul (or @) for matrices")
@@ -751,8 +799,8 @@ def dot(a: Any, b: Any) -> Tensor:
     return matmul(a, b)
 
 
-def outer(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "outer"), _tensor_arg(b, "outer")
+def outer(input: Any, vec2: Any) -> Tensor:
+    a, b = _tensor_arg(input, "outer"), _tensor_arg(vec2, "outer")
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"outer(): expected two 1-D tensors, got {a.ndim}-D and {b.ndim}-D",
                          hint="flatten them first (x.flatten()), or use matmul for matrices")
@@ -1467,8 +1515,8 @@ def _explicit_einsum(eq: str, xs: list) -> str:
     return ",".join(subs) + "->" + result
 
 
-def bmm(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "bmm"), _tensor_arg(b, "bmm")
+def bmm(input: Any, mat2: Any) -> Tensor:
+    a, b = _tensor_arg(input, "bmm"), _tensor_arg(mat2, "bmm")
     if a.ndim != 3 or b.ndim != 3:
         raise ShapeError("batch1 must be a 3D tensor" if a.ndim != 3 else "batch2 must be a 3D tensor",
                          hint="bmm multiplies two batches of matrices, shapes (b, n, m) and (b, m, p)")
@@ -1481,8 +1529,8 @@ def bmm(a: Any, b: Any) -> Tensor:
     return apply(O.MATMUL, a, b, name="BmmBackward0")
 
 
-def mv(a: Any, v: Any) -> Tensor:
-    a, v = _tensor_arg(a, "mv"), _tensor_arg(v, "mv")
+def mv(input: Any, vec: Any) -> Tensor:
+    a, v = _tensor_arg(input, "mv"), _tensor_arg(vec, "mv")
     if a.ndim != 2 or v.ndim != 1:
         raise ShapeError(f"vector + matrix @ vector expected, got {v.ndim}, {a.ndim}, {v.ndim}",
                          hint="mv multiplies a matrix by a vector")
@@ -1514,8 +1562,8 @@ def tensordot(a: Any, b: Any, dims: Any = 2) -> Tensor:
     return reshape(matmul(left, right), tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b))
 
 
-def kron(a: Any, b: Any) -> Tensor:
-    a, b = _tensor_arg(a, "kron"), _tensor_arg(b, "kron")
+def kron(input: Any, other: Any) -> Tensor:
+    a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron")
     n = builtins.max(a.ndim, b.ndim)
     a = reshape(a, (1,) * (n - a.ndim) + a.shape)
     b = reshape(b, (1,) * (n - b.ndim) + b.shape)

@@ -480,6 +480,15 @@ SUB = Op(name="sub", node="SubBackward0", forward=np.subtract,
          vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g),
          jvp=diagonal_jvp, rule="∂(a-b)/∂a = 1, ∂(a-b)/∂b = -1",
          nests=False, elementwise=True, sym=lambda S, a, b: _binary_sym(S, S.sub, a, b))
+ADD_ALPHA = Op(name="add_alpha", node="AddBackward0", forward=lambda a, b, alpha: np.add(a, b * alpha),
+               vjps=(lambda ns, g, o, a, b, alpha: g, lambda ns, g, o, a, b, alpha: g * alpha),
+               jvp=diagonal_jvp, rule="∂(a+α·b)/∂a = 1, ∂(a+α·b)/∂b = α", nests=False, elementwise=True,
+               sym=lambda S, a, b, alpha: _binary_sym(S, lambda u, v: S.add(u, S.mul(v, S.number(alpha))), a, b))
+SUB_ALPHA = Op(name="sub_alpha", node="SubBackward0",
+               forward=lambda a, b, alpha: np.subtract(a, b * alpha),
+               vjps=(lambda ns, g, o, a, b, alpha: g, lambda ns, g, o, a, b, alpha: -g * alpha),
+               jvp=diagonal_jvp, rule="∂(a-α·b)/∂a = 1, ∂(a-α·b)/∂b = -α", nests=False, elementwise=True,
+               sym=lambda S, a, b, alpha: _binary_sym(S, lambda u, v: S.sub(u, S.mul(v, S.number(alpha))), a, b))
 MUL = Op(name="mul", node="MulBackward0", forward=np.multiply,
          vjps=(lambda ns, g, o, a, b: g * b, lambda ns, g, o, a, b: g * a),
          jvp=diagonal_jvp, rule="∂(a*b)/∂a = b, ∂(a*b)/∂b = a", saves=("b", "a"),
@@ -816,6 +825,29 @@ REMAINDER = Op(name="remainder", node="RemainderBackward1", forward=_nan_free_bi
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
                jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
                sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+
+def _rounded_division(rounding: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    """a / b rounded; integers divide into integers, as PyTorch's `div(..., rounding_mode=)` does."""
+    def forward(a: Any, b: Any) -> np.ndarray:
+        kind = np.result_type(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = rounding(np.true_divide(a, b))
+        return quotient.astype(kind) if kind.kind in "iu" else quotient
+    return forward
+
+
+def _rounded_div(mode: str, rounding: Callable[[np.ndarray], np.ndarray]) -> Op:
+    return Op(name=f"div_{mode}", node="DivBackward2", forward=_rounded_division(rounding),
+              vjps=(lambda ns, g, o, a, b: g * 0.0, lambda ns, g, o, a, b: g * 0.0),
+              jvp=diagonal_jvp, rule=f"∂{mode}(a/b)/∂a = ∂/∂b = 0 (0 at the jumps too)",
+              sym=lambda S, a, b: _binary_sym(S, lambda u, v: getattr(S, mode)(S.div(u, v)), a, b),
+              kink=lambda K, a, b: K.divides_kink(a, b), elementwise=True)
+
+
+DIV_TRUNC = _rounded_div("trunc", np.trunc)
+DIV_FLOOR = _rounded_div("floor", np.floor)
+
+
 XLOGY = Op(name="xlogy", node="XlogyBackward0", forward=_xlogy_forward,
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
@@ -1798,7 +1830,7 @@ TABLE: tuple[Op, ...] = (
     NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP, CLAMP_TENSOR,
     ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL,
     LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC,
-    ATAN2, HYPOT, FMOD, REMAINDER, XLOGY, FMAX, FMIN, LERP, ADDCMUL, ADDCDIV,
+    ATAN2, HYPOT, FMOD, REMAINDER, DIV_TRUNC, DIV_FLOOR, ADD_ALPHA, SUB_ALPHA, XLOGY, FMAX, FMIN, LERP, ADDCMUL, ADDCDIV,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
     LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,

@@ -17,7 +17,7 @@ from gradcli.errors import BackwardError, NameLookupError
 
 RESULT = -1
 ALPHA = "alpha"
-"""add's and sub's `alpha` (gradcli's are always 1: `torch.add(a, b, alpha=2)` records a mul first)."""
+"""add's and sub's `alpha`: a parameter of the node that has one (`torch.add(a, b, alpha=2)`), else 1."""
 _SELF_OTHER = {"_saved_self": 0, "_saved_other": 1}
 _DIM = {"_saved_dim": "dim", "_saved_keepdim": "keepdim"}
 """Parameters a node keeps, by name (a string: read from the node's parameters, not a tensor)."""
@@ -92,7 +92,7 @@ def saved_attribute(node: Node, name: str) -> Any:
     if hooked is not None:
         return hooked
     if where == ALPHA:
-        return 1
+        return node.params.get(ALPHA, 1)
     if isinstance(where, str):
         value = node.params[where]
         return tuple(value) if isinstance(value, (tuple, list)) else value

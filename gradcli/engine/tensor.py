@@ -364,6 +364,35 @@ def _on_graph(array: np.ndarray, node: Node) -> "Tensor":
     return t
 
 
+_F64 = np.dtype(np.float64)
+
+
+def _narrowed(forward: Callable[..., Any], arrays: tuple, params: dict) -> tuple[tuple, np.ndarray] | None:
+    """PyTorch's float type where NumPy widened integers to float64: (the arrays, the result), or None.
+
+    NumPy computes int64 / int64, exp(int64), int64 * 0.5 and int64 + float32 in float64. PyTorch
+    computes an integer (or bool) tensor with a float tensor in that tensor's float type, and with
+    Python floats, or by an op whose result is a float, in the default dtype (float32 unless set). So
+    a float64 result none of whose arrays is float64 is computed again with the integer arrays cast
+    (an integer tensor never requires grad: the graph is the same, and reads the cast arrays).
+    """
+    target = None
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            if a.dtype is _F64:
+                return None
+            if a.dtype.kind == "f":
+                target = a.dtype
+    if target is None:
+        from gradcli.engine.creation import get_default_dtype
+        target = get_default_dtype()
+        if target == _F64:
+            return None
+    arrays = tuple([a.astype(target) if isinstance(a, np.ndarray) and a.dtype.kind in "iub" else a for a in arrays])
+    out = forward(*arrays, **params)
+    return arrays, out if type(out) is np.ndarray else np.asarray(out)
+
+
 def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Tensor":
     """Run one op forward and record it when any input requires grad."""
     if len(inputs) == 1:
@@ -381,6 +410,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
+    if out.dtype is _F64:
+        arrays, out = _narrowed(op.forward, arrays, params) or (arrays, out)
     t = _wrap(out)
     if GradMode.enabled:
         mask = 0
@@ -415,6 +446,8 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             raise _dtype_error(op, (data,)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)
+        if out.dtype is _F64 and data.dtype is not _F64:
+            (data,), out = _narrowed(forward, (data,), _NO_PARAMS) or ((data,), out)
         t = Tensor.__new__(Tensor)
         t._data = out
         t.grad = None
@@ -546,6 +579,8 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             raise _dtype_error(op, (x, y)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)
+        if out.dtype is _F64:
+            (x, y), out = _narrowed(forward, (x, y), _NO_PARAMS) or ((x, y), out)
         t = Tensor.__new__(Tensor)
         t._data = out
         t.grad = None
@@ -896,10 +931,33 @@ class Tensor:
         return tensor_repr(self)
 
     # -- arithmetic: the operators are the elementwise kernels themselves ---------------------
-    __add__ = add = ADD
-    __sub__ = sub = SUB
-    __mul__ = mul = MUL
-    __truediv__ = div = DIV
+    __add__ = ADD
+    __sub__ = SUB
+    __mul__ = MUL
+    __truediv__ = DIV
+
+    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return F.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return F.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> "Tensor":
+        return MUL(self, other)
+
+    def __floordiv__(self, other: Any) -> "Tensor":
+        return F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> "Tensor":
+        return F.floor_divide(other, self)
+
+    def floor_divide(self, other: Any) -> "Tensor":
+        return F.floor_divide(self, other)
+
+    def div(self, other: Any, *, rounding_mode: Any = None) -> "Tensor":
+        return F.div(self, other, rounding_mode=rounding_mode)
+
+    true_divide = div
 
     __radd__ = ADD  # PyTorch computes 2 + x as x.add(2), and 2 * x as x.mul(2): the tensor comes first
 
@@ -1075,11 +1133,11 @@ class Tensor:
         return F.dist(self, other, p)
 
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.sum(self, dim, keepdim)
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return F.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.mean(self, dim, keepdim)
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return F.mean(self, dim, keepdim, dtype=dtype)
 
     def prod(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return F.prod(self, dim, keepdim)
@@ -1428,14 +1486,14 @@ def _memory_order(array: np.ndarray) -> tuple[int, ...]:
     return tuple(sorted(range(array.ndim), key=lambda axis: -abs(array.strides[axis])))
 
 
-def _general_binary(op: O.Op, a: Any, b: Any, name: str | None) -> Tensor:
+def _general_binary(op: O.Op, a: Any, b: Any, name: str | None, **params: Any) -> Tensor:
     a, b = F.as_operand(a, op), F.as_operand(b, op)
     if type(a) is Tensor and type(b) is Tensor and a._data.dtype != b._data.dtype:
         a, b = _promote(a, b)
     shape_a, shape_b = np.shape(a._data if type(a) is Tensor else a), np.shape(b._data if type(b) is Tensor else b)
     if shape_a != shape_b:
         broadcast_shape(op.name, shape_a, shape_b)
-    return apply(op, a, b, name=name)
+    return apply(op, a, b, name=name, **params)
 
 
 def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:

@@ -96,6 +96,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
+    "true_divide": F.true_divide, "floor_divide": F.floor_divide,
     "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone,
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
@@ -179,9 +180,12 @@ OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
               "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
-# Functions and methods that record another primitive when given tensors where numbers are usual:
-# name -> (primitive, the arguments as `gradcli ops` writes them after x).
-TENSOR_FORMS: dict[str, tuple[O.Op, str]] = {name: (O.CLAMP_TENSOR, "min=Tensor, max=Tensor") for name in ("clamp", "clip")}
+# Functions and methods that record another primitive when given other arguments (tensors where numbers
+# are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
+TENSOR_FORMS: dict[str, tuple[tuple[O.Op, str], ...]] = {
+    **{name: ((O.CLAMP_TENSOR, "min=Tensor, max=Tensor"),) for name in ("clamp", "clip")},
+    "div": ((O.DIV_TRUNC, "other, rounding_mode='trunc'"), (O.DIV_FLOOR, "other, rounding_mode='floor'")),
+    "add": ((O.ADD_ALPHA, "other, alpha=2"),), "sub": ((O.SUB_ALPHA, "other, alpha=2"),)}
 
 
 # `torch.float32`, `np.float64`... evaluate to their names, which every dtype= argument accepts.
@@ -314,6 +318,7 @@ TENSOR_METHODS = frozenset({
     "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "clone", "add", "sub", "mul", "div",
+    "true_divide", "floor_divide",
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
     "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
     "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",

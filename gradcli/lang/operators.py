@@ -117,9 +117,6 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
             (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
         return _sequence_arithmetic(symbol, left, right)
     if isinstance(left, Tensor) or isinstance(right, Tensor):
-        if symbol == "//":
-            raise ArgumentError(f"operator '{symbol}' is not supported on tensors",
-                                hint="gradcli differentiates + - * / % ** and @")
         if not all(isinstance(v, _OPERANDS) for v in (left, right)):
             raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and "
                                 f"{type_name(right)}")

@@ -77,8 +77,9 @@ def entries() -> list[Entry]:
         rows.append(Entry(name, "method", f"x.{name}{_signature(getattr(Tensor, name), bound=True)}",
                           B.OP_OF.get(name)))
     rows += [Entry(name, "attribute", f"x.{name}", B.OP_OF.get(name)) for name in B.TENSOR_ATTRIBUTES]
-    for name, (op, args) in B.TENSOR_FORMS.items():
-        rows += [Entry(name, "function", f"{name}(x, {args})", op), Entry(name, "method", f"x.{name}({args})", op)]
+    for name, forms in B.TENSOR_FORMS.items():
+        for op, args in forms:
+            rows += [Entry(name, "function", f"{name}(x, {args})", op), Entry(name, "method", f"x.{name}({args})", op)]
     rows += [Entry(f"linalg.{name}", "function", f"torch.linalg.{name}{_signature(fn, bound=False)}",
                    B.OP_OF.get(name)) for name, fn in B.LINALG.members.items()]
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]

@@ -35,6 +35,7 @@ def partial(function: Any, *args: Any, **kwargs: Any) -> Callable[..., Any]:
     def call(*more: Any, **more_kwargs: Any) -> Any:
         return bound(*more, **more_kwargs)
     call.__name__ = getattr(function, "__name__", "partial")
+    call.__wrapped__ = bound  # type: ignore[attr-defined]  # arguments that do not fit are named by what is left
     return call
 
 
