@@ -260,3 +260,54 @@ def test_layer_norm_module_sizes_are_bounded_like_any_tensor():
     assert info.value.message == "negative dimension in shape (-7,)"
     with pytest.raises(GradcliError):
         nn.LayerNorm(10**30)
+
+
+# -- nn.Sequential built from an OrderedDict, sliced and appended to (the official tutorials' forms) ------
+SEQUENTIAL = """import torch
+from torch import nn
+from collections import OrderedDict
+torch.manual_seed(0)
+net = nn.Sequential(OrderedDict([("fc1", nn.Linear(2, 3)), ("act", nn.ReLU()), ("fc2", nn.Linear(3, 1))]))
+print(net)
+print(net[:2])
+print(net.state_dict().keys())
+net.append(nn.Sigmoid())
+print(len(net), net[-1], net.fc1.out_features)
+y = net(torch.ones(4, 2))
+print(y.shape, y.grad_fn.name())
+"""
+SEQUENTIAL_TEXT = """Sequential(
+  (fc1): Linear(in_features=2, out_features=3, bias=True)
+  (act): ReLU()
+  (fc2): Linear(in_features=3, out_features=1, bias=True)
+)
+Sequential(
+  (fc1): Linear(in_features=2, out_features=3, bias=True)
+  (act): ReLU()
+)
+odict_keys(['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias'])
+4 Sigmoid() 3
+torch.Size([4, 1]) SigmoidBackward0"""
+
+
+def test_sequential_of_an_ordered_dict_names_its_layers() -> None:
+    from language_helpers import run
+    assert "\n".join(run(SEQUENTIAL).printed) == SEQUENTIAL_TEXT
+
+
+def test_sequential_forms_print_as_pytorchs() -> None:
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, "-c", SEQUENTIAL], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == SEQUENTIAL_TEXT
+
+
+def test_sequential_refuses_what_is_not_a_named_module() -> None:
+    from language_helpers import fails
+    err = fails("from torch import nn\nfrom collections import OrderedDict\n"
+                "net = nn.Sequential(OrderedDict([(1, nn.ReLU())]))\n")
+    assert err.message == "Sequential(): module name should be a string. Got int" and err.hint
+    err = fails("from torch import nn\nnet = nn.Sequential(nn.ReLU())\nnet.append(3)\n")
+    assert err.message == "Sequential.append() takes a module, not int"

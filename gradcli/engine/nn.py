@@ -451,23 +451,40 @@ class Sequential(Module):
     """Modules applied one after the other; `model[i]` is the i-th, named "0", "1", ..."""
 
     def __init__(self, *modules: Any) -> None:
+        """Modules in order, or one (ordered) dict naming them, as the official tutorials build nets."""
         super().__init__()
-        for i, m in enumerate(modules):
+        named = modules[0].items() if len(modules) == 1 and isinstance(modules[0], dict) else \
+            ((str(i), m) for i, m in enumerate(modules))
+        for i, (key, m) in enumerate(named):
+            if not isinstance(key, str):
+                raise ArgumentError(f"Sequential(): module name should be a string. Got {type(key).__name__}",
+                                    hint="name the layers with strings: OrderedDict([('fc1', nn.Linear(2, 4))])")
             if not isinstance(m, Module):
-                raise ArgumentError(f"Sequential(): argument {i} is a {type(m).__name__}, not a module",
+                raise ArgumentError(f"Sequential(): argument {key if modules and isinstance(modules[0], dict) else i}"
+                                    f" is a {type(m).__name__}, not a module",
                                     hint="e.g. nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))")
-            self._modules[str(i)] = m
+            self._modules[key] = m
 
     def forward(self, input: Any) -> Any:
         for m in self._modules.values():
             input = m(input)
         return input
 
-    def __getitem__(self, index: int) -> Module:
+    def __getitem__(self, index: Any) -> Module:
+        """A position, or a slice: a Sequential of those modules under their own names, as PyTorch's."""
+        if isinstance(index, slice):
+            return Sequential(dict(list(self._modules.items())[index]))
         items = list(self._modules.values())
         if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
             raise ArgumentError(f"index {index} is out of range", hint=f"this Sequential has {len(items)} modules")
         return items[index]
+
+    def append(self, module: Any) -> "Sequential":
+        if not isinstance(module, Module):
+            raise ArgumentError(f"Sequential.append() takes a module, not {type(module).__name__}",
+                                hint="e.g. net.append(nn.ReLU())")
+        self._modules[str(len(self._modules))] = module
+        return self
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -248,8 +248,10 @@ UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
 MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
-                  nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"})}
-OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "add_param_group"})
+                  nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
+                  nn.Sequential: frozenset({"append"})}
+OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "load_state_dict",
+                                  "add_param_group"})
 SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}

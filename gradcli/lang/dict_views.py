@@ -7,6 +7,7 @@ over the dict itself does here, so a loop that changes the dict cannot run for e
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Iterator
 
 from gradcli.lang.formatting import to_repr
@@ -35,7 +36,9 @@ class _View:
         return bool(self.mapping)
 
     def __repr__(self) -> str:
-        return f"dict_{self.word}({to_repr(self.listed())})"
+        """`odict_keys([...])` for an OrderedDict (a state_dict's keys), as Python prints it."""
+        kind = "odict" if isinstance(self.mapping, OrderedDict) else "dict"
+        return f"{kind}_{self.word}({to_repr(self.listed())})"
 
 
 class KeysView(_View):

@@ -30,6 +30,7 @@ from gradcli.engine import saved as SAVED
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
+from gradcli.engine.nn import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
@@ -48,6 +49,7 @@ from gradcli.lang.signals import Returned as _Returned
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
+from gradcli.lang.type_tests import type_
 from gradcli.lang import generators as G
 from gradcli.lang import resumable as R
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -1039,8 +1041,12 @@ class Interpreter:
                 return owner.members[attr]
         elif attr == "__name__":
             return S.name_of(owner)
+        elif attr == "__class__":
+            return type_(owner)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
+        elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
+            return owner._modules[attr]  # a built-in container's named layer: `net.fc1` of a Sequential
         elif attr in B.attribute_names(owner):
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
