@@ -120,6 +120,26 @@ class Optimizer:
                   for g in self.param_groups]
         return {"state": dict(sorted(state.items())), "param_groups": groups}
 
+    def load_state_dict(self, state_dict: Any) -> None:
+        """Resume from `state_dict()`: each saved group's options onto the group at its position, and the
+        per-parameter state by index (copied, so the checkpoint stays as it was), as PyTorch's."""
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
+            raise ArgumentError("optimizer.load_state_dict() takes what optimizer.state_dict() returned",
+                                hint="a dict with 'state' and 'param_groups', e.g. checkpoint['optimizer']")
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueDomainError("loaded state dict has a different number of parameter groups",
+                                   hint="load it into an optimizer built with the same parameter groups")
+        if any(len(old["params"]) != len(group["params"]) for old, group in zip(saved, self.param_groups)):
+            raise ValueDomainError("loaded state dict contains a parameter group that doesn't match the size of "
+                                   "optimizer's group", hint="build the optimizer over the same parameters, in order")
+        by_index = {i: p for old, group in zip(saved, self.param_groups) for i, p in zip(old["params"], group["params"])}
+        for old, group in zip(saved, self.param_groups):
+            group.update({k: v for k, v in old.items() if k != "params"})
+        self.state = defaultdict(dict)
+        for i, values in state_dict["state"].items():
+            self.state[by_index[i]] = {k: v._data.copy() if isinstance(v, Tensor) else v for k, v in values.items()}
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):

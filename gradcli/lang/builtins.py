@@ -560,11 +560,14 @@ _register_stand_ins()
 
 
 def _standard_modules() -> None:
-    """`math` and `np.random` are facades (lang/stdlib), reachable from here as Python and NumPy reach them."""
+    """`math`, `np.random` and `torch.save`/`load` are facades (lang/stdlib), reachable as Python, NumPy and
+    PyTorch reach them."""
     from gradcli.lang.stdlib.math_module import MATH
     from gradcli.lang.stdlib.numpy_random import NUMPY_RANDOM
+    from gradcli.lang.stdlib.saved_files import load, save
     MODULES["math"] = MATH
     NUMPY.members["random"] = NUMPY_RANDOM
+    TORCH.members.update(save=save, load=load)
 
 
 _standard_modules()

@@ -384,7 +384,8 @@ MODULE_ATTRIBUTES = frozenset({
     "register_full_backward_pre_hook", "apply", "to", "cpu", "double", "float",
     "extra_repr"})
 """nn.Module's API as a program reads it, on built-in modules and the program's own."""
-OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group"})
+OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group",
+                               "state_dict", "load_state_dict"})
 FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "jvp", "vjp"})
 
 

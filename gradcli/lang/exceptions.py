@@ -110,7 +110,8 @@ def _hierarchy() -> dict[str, ExceptionType]:
                        ("StopIteration", "Exception"), ("ImportError", "Exception"),
                        ("ModuleNotFoundError", "ImportError"), ("Warning", "Exception"),
                        ("UserWarning", "Warning"), ("DeprecationWarning", "Warning"),
-                       ("RuntimeWarning", "Warning"), ("UnicodeError", "ValueError")]:
+                       ("RuntimeWarning", "Warning"), ("UnicodeError", "ValueError"), ("OSError", "Exception"),
+                       ("FileNotFoundError", "OSError")]:
         table[name] = ExceptionType(name, table[base] if base else None)
     return table
 
@@ -148,6 +149,7 @@ def python_value(exc: GradcliError | ProgramAssertionError) -> ExceptionValue:
 _INDEX_ERRORS = ("Dimension out of range", "index ")
 _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
+_FILE_ERRORS = ("[Errno 2] No such file",)
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
@@ -159,6 +161,8 @@ def _python_name(exc: GradcliError) -> str:
         return "ValueError"
     if message.startswith(_RUNTIME_ERRORS):
         return "RuntimeError"
+    if message.startswith(_FILE_ERRORS):
+        return "FileNotFoundError"
     if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
         return "RuntimeError"
     if isinstance(exc, NameLookupError):
