@@ -33,7 +33,6 @@ CLASS = "class A:\n    def __init__(self):\n        self.v = 1\n\n    def f(self
     ("class A:\n    def __set__(self, o, v):\n        pass", "special method '__set__'"),
     ("class A:\n    __slots__ = ('x',)", "'__slots__' is not supported"),
     ("class A:\n    while True:\n        pass", "'While' is not allowed in a class body"),
-    ("class A:\n    def _hidden(self):\n        pass", "cannot start with '_'"),
     ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
      "        return ctx.__dict__", "attribute '__dict__' is not available"),
     ("import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, g):\n"

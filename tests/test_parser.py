@@ -178,8 +178,8 @@ REJECTED = {
     "with a gradient mode as": ("with torch.no_grad() as g:\n    pass", NotAllowedError, "'with ... as NAME'", 1, 25),
     "dunder parameter": ("def f(__x):\n    pass", NotAllowedError, "name '__x' is not available", 1, 7),
     "dunder function name": ("def __init__(x):\n    pass", NotAllowedError, "name '__init__' is not available", 1, 1),
-    "dunder in a lambda": ("f = lambda: x.__class__", NotAllowedError, "attribute '__class__'", 1, 15),
-    "dunder in an f-string": ("s = f'{x.__class__}'", NotAllowedError, "attribute '__class__'", 1, 10),
+    "dunder in a lambda": ("f = lambda: x.__dict__", NotAllowedError, "attribute '__dict__'", 1, 15),
+    "dunder in an f-string": ("s = f'{x.__dict__}'", NotAllowedError, "attribute '__dict__'", 1, 10),
     "dunder in a comprehension": ("s = [v.__dict__ for v in x]", NotAllowedError, "attribute '__dict__'", 1, 8),
     "return in a loop of the module": ("for i in range(2):\n    return i", ParseError, "'return' outside function", 2, 5),
     "break in a function in a loop": ("for i in range(2):\n    def f():\n        break", ParseError, "'break' outside loop", 3, 9),
@@ -201,21 +201,22 @@ REJECTED = {
     "complex": ("z = 1j", NotAllowedError, "complex numbers are not supported", 1, 5),
     "bytes": ("z = b'x'", NotAllowedError, "bytes literals are not supported", 1, 5),
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
-    "dunder attribute": ("x.__class__", NotAllowedError, "attribute '__class__' is not available", 1, 3),
+    "dunder attribute": ("x.__dict__", NotAllowedError, "attribute '__dict__' is not available", 1, 3),
+    "class assigned": ("x.__class__ = int", NotAllowedError, "attribute '__class__' is not available", 1, 3),
     "private attribute": ("y = x._data", NotAllowedError, "attribute '_data' is not available", 1, 7),
     "saved name off the list": ("y = x.grad_fn._saved_foo", NotAllowedError, "attribute '_saved_foo'", 1, 15),
     "saved name assigned": ("x.grad_fn._saved_self = 1", NotAllowedError, "assignment to attribute '_saved_self'", 1, 1),
     "subclasses payload": ("().__class__.__bases__[0].__subclasses__()", NotAllowedError,
-                           "attribute '__class__' is not available", 1, 4),
+                           "attribute '__bases__' is not available", 1, 14),
     "import payload": ("__import__('os').system('touch /tmp/x')", NotAllowedError,
                        "name '__import__' is not available", 1, 1),
     "builtins": ("b = __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 5),
     "dunder target": ("__x = 1", NotAllowedError, "name '__x' is not available", 1, 1),
-    "private attribute assignment": ("x._grad = 1", NotAllowedError, "attribute '_grad' is not available", 1, 3),
+    "private attribute read": ("y = x._grad + 1", NotAllowedError, "attribute '_grad' is not available", 1, 7),
     "unpacking into attribute": ("a, x.grad = y", NotAllowedError, "only names can be unpacked into", 1, 4),
     "break outside loop": ("x = 1\nbreak", ParseError, "'break' outside loop", 2, 1),
     "continue outside loop": ("if x:\n    continue", ParseError, "'continue' outside loop", 2, 5),
-    "first offence wins": ("y = x.__class__ ; f = {1}", NotAllowedError, "attribute '__class__'", 1, 7),
+    "first offence wins": ("y = x.__dict__ ; f = {1}", NotAllowedError, "attribute '__dict__'", 1, 7),
     "dunder after Chinese text": ("   s = '求导数' + y.__dict__", NotAllowedError, "attribute '__dict__'", 1, 18),
 }
 
@@ -237,10 +238,10 @@ def test_exact_messages_and_hints():
     assert "__init__" in caught.value.hint
 
     with pytest.raises(NotAllowedError) as caught:
-        parse_program("x.__class__")
-    assert caught.value.message == "attribute '__class__' is not available"
+        parse_program("x.__dict__")
+    assert caught.value.message == "attribute '__dict__' is not available"
     assert caught.value.hint == "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
-    assert caught.value.length == len("__class__")
+    assert caught.value.length == len("__dict__")
 
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import os")

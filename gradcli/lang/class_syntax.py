@@ -27,6 +27,11 @@ _SPECIAL_HINT = ("a class may define __init__, __call__, __repr__, __str__, __le
 _BODY_HINT = "a class body holds methods (def), class attributes (NAME = value) and a docstring"
 
 
+def is_private(name: str) -> bool:
+    """A single-underscore name (`_prev`), which a program's plain objects may hold; never a dunder."""
+    return name.startswith("_") and not name.startswith("__") and not name.startswith("_gradcli")
+
+
 def refusal(node: ast.ClassDef) -> tuple[ast.AST, str, str | None] | None:
     """Where and why a class definition is refused (the node to put the caret under), or None."""
     for keyword in node.keywords:
@@ -41,9 +46,6 @@ def refusal(node: ast.ClassDef) -> tuple[ast.AST, str, str | None] | None:
             name = statement.name
             if name.startswith("__") and name not in SPECIAL_METHODS:
                 return statement, f"defining the special method '{name}' is not supported", _SPECIAL_HINT
-            if name.startswith("_") and not name.startswith("__"):
-                return statement, f"a method name cannot start with '_' ('{name}')", \
-                    "names starting with '_' are not available in gradcli programs: rename it"
         elif isinstance(statement, ast.Assign):
             for target in statement.targets:
                 if not isinstance(target, ast.Name):

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from gradcli.engine import function as AF
 from gradcli.engine import data, nn, optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
-from gradcli.lang.class_syntax import SPECIAL_METHODS
+from gradcli.lang.class_syntax import SPECIAL_METHODS, is_private
 from gradcli.lang.objects import Instance
 from gradcli.lang.exceptions import ProgramType, RaisedError
 from gradcli.lang.user_functions import UserFunction
@@ -240,6 +240,11 @@ def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, 
             py_bases.append(base.pytype)
     if not any(issubclass(b, Instance) for b in py_bases):
         py_bases.insert(0, Instance)
+    inherited = frozenset().union(*(b.own for b in program_bases if isinstance(b, UserClass)))
+    private = sorted(n for n in set(values) | inherited if is_private(n))
+    if private and not all(plain(b) for b in py_bases):
+        raise NotAllowedError(f"a method or class attribute of a subclass of a gradcli class cannot start with '_' "
+                              f"('{private[0]}')", hint=_PRIVATE_HINT)
     namespace: dict[str, Any] = {name_: _python_value(value) for name_, value in values.items()}
     namespace["_gradcli_names"] = frozenset(values)
     namespace["__module__"] = "__main__"
@@ -303,8 +308,30 @@ class _ClassBound:
         return functools.partial(self.fn, cls)
 
 
+_PRIVATE_HINT = ("gradcli's nn.Module, Function, Optimizer and Dataset keep their own state under names starting "
+                 "with '_': name yours without the leading underscore (self.cache, def init_weights)")
+
+
+def plain(pytype: type) -> bool:
+    """A class of the program's that derives from no gradcli class (micrograd's Value): its objects
+    hold only what the program gives them, so their `_names` are the program's own."""
+    return all(t in (Instance, object) or "_gradcli_class" in vars(t) for t in pytype.__mro__)
+
+
+def _private_refused(owner: Any, attr: str) -> bool:
+    """A `_name` on anything but a program's plain object or class (where a gradcli base keeps its state)."""
+    if not attr.startswith("_") or attr.startswith("__"):
+        return False
+    pytype = owner.pytype if isinstance(owner, UserClass) else type(owner.obj) if isinstance(owner, Super) else \
+        type(owner)
+    return not (is_private(attr) and isinstance(owner, (Instance, UserClass, Super)) and plain(pytype) and
+                not hasattr(Instance, attr))
+
+
 def attribute(owner: Any, attr: str) -> Any:
     """`owner.attr` for a program's object or class, `super()` or a property, by the names allowed on it."""
+    if _private_refused(owner, attr):
+        raise NotAllowedError(f"attribute '{attr}' is not available", hint=_PRIVATE_HINT)
     if isinstance(owner, Super):
         if attr in SPECIAL_METHODS or _allowed_on(type(owner.obj), attr, owner.obj):
             return owner.attribute(attr)
@@ -342,6 +369,8 @@ def _allowed_on(pytype: type, attr: str, obj: Any) -> bool:
 def set_attribute(owner: Any, attr: str, value: Any) -> None:
     """`owner.attr = value` on a program's object or class (a Module registers parameters and modules)."""
     target = owner.pytype if isinstance(owner, UserClass) else owner
+    if _private_refused(owner, attr):
+        raise NotAllowedError(f"assignment to attribute '{attr}' is not supported", hint=_PRIVATE_HINT)
     if isinstance(owner, AF.FunctionCtx) and attr in AF.CTX_MEMBERS or isinstance(owner, nn.Module) and \
             not registered_or_new(owner, attr):
         raise NotAllowedError(f"cannot assign to attribute '{attr}' of {_described(owner)}",

@@ -139,8 +139,30 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
     if text.code != source or not source.isascii():  # else ast's positions already are the user's
         for node in ast.walk(tree):  # iterative, so safe on any tree ast.parse managed to build
             text.relocate(node)
-    _Checker(text.user_lines, source, filename).block(tree.body, 1)
+    _Checker(text.user_lines, source, filename, program_private_names(tree)).block(tree.body, 1)
     return tree
+
+
+def program_private_names(tree: ast.Module) -> frozenset[str]:
+    """The `_names` a program gives its own objects: attributes it assigns (`out._backward = f`,
+    micrograd's `self._prev`) and the methods and class attributes its classes define.
+
+    Only these may be read as attributes; any other `_name` (`random._os`, `x._data`) is refused
+    before the program runs, as every dunder is. Whether the object holding one may have it (a
+    program's plain class, never a gradcli object) is decided when it runs (`classes`).
+    """
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    names.add(item.name)
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    names.update(t.id for t in (item.targets if isinstance(item, ast.Assign) else [item.target])
+                                 if isinstance(t, ast.Name))
+    return frozenset(name for name in names if class_syntax.is_private(name) and name not in SAVED_ATTRIBUTES)
 
 
 def _dedent(lines: list[str]) -> tuple[list[str], list[int]]:
@@ -254,8 +276,9 @@ class _Checker:
     before an interpreter that recurses over the same tree could run out of stack.
     """
 
-    def __init__(self, user_lines: list[str], source: str, filename: str) -> None:
+    def __init__(self, user_lines: list[str], source: str, filename: str, private: frozenset[str]) -> None:
         self.user_lines = user_lines
+        self.private = private
         self.source = source
         self.filename = filename
         self.loops = 0
@@ -335,7 +358,7 @@ class _Checker:
             raise self.refuse(node, f"name '{name}' is not available", _LISTED_BY_OPS)
 
     def attribute_name(self, node: ast.Attribute) -> None:
-        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or \
+        if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or node.attr in self.private or \
                 node.attr in READABLE_DUNDER_ATTRIBUTES and isinstance(node.ctx, ast.Load) or \
                 class_syntax.through_super(node):
             return
@@ -370,7 +393,7 @@ class _Checker:
         elif isinstance(node, ast.Attribute) and not unpacking:
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
-            if node.attr.startswith("_"):
+            if node.attr.startswith("_") and node.attr not in self.private:
                 raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", ASSIGNABLE_HINT)
         elif isinstance(node, ast.Subscript) and not unpacking:
             self.subscript(node, depth + 1)

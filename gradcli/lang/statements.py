@@ -209,7 +209,8 @@ def own_builtins(interpreter: Interpreter) -> dict[str, Callable[..., Any]]:
             raise ArgumentError(f"attribute name must be string, not '{type_name(name)}'")
         if name.startswith("_") and name != "__name__":
             raise NotAllowedError(f"attribute '{name}' is not available",
-                                  hint="names starting with '_' are not available in gradcli programs")
+                                  hint="a computed attribute name cannot start with '_': on the program's own object, "
+                                       "write it out (obj._name)")
         return name
 
     missing = object()
