@@ -323,3 +323,16 @@ def test_a_transform_of_a_transform_is_judged_by_the_second_derivatives_of_f(tmp
     finally:
         object.__setattr__(O.SIN, "vjps", right)
     assert planted.status == "failed" and {s.line for s in planted.sites if s.failed} == {6, 7, 8, 9}
+
+
+def test_hessian_over_a_dict_of_parameters_is_a_dict_of_dicts_of_blocks() -> None:
+    """torch.func.hessian of a loss of functional_call's parameters (the per-parameter curvature):
+    jacfwd of jacrev, whose output is a dict of gradients; loss = (w·x + b)², so ∂²/∂w² = 2xxᵀ."""
+    ran = run(PRE + "from torch.func import functional_call, hessian\nm = torch.nn.Linear(3, 1)\n"
+                    "params = dict(m.named_parameters())\nx = torch.tensor([[1.0, 2.0, -1.0]])\n"
+                    "h = hessian(lambda p, inp: functional_call(m, p, (inp,)).pow(2).sum())(params, x)\n")
+    h, x = ran["h"], np.array([1.0, 2.0, -1.0])
+    assert sorted(h) == ["bias", "weight"] and sorted(h["weight"]) == ["bias", "weight"]
+    np.testing.assert_allclose(h["weight"]["weight"]._data, 2 * np.outer(x, x).reshape(1, 3, 1, 3))
+    np.testing.assert_allclose(h["weight"]["bias"]._data, 2 * x.reshape(1, 3, 1))
+    np.testing.assert_allclose(h["bias"]["bias"]._data, [[2.0]])

@@ -1,5 +1,6 @@
 """PyTorch's own argument names and options for the binary ops: `torch.add(x, other=2)`, `alpha=`,
-`div(..., rounding_mode=)`, `functools.partial(torch.add, other=3)`; what PyTorch prints, hand-derived."""
+`div(..., rounding_mode=)`, `functools.partial(torch.add, other=3)`, and `x[range(n), target]`;
+what PyTorch prints, hand-derived."""
 from __future__ import annotations
 
 import subprocess
@@ -37,6 +38,7 @@ PRINTS = [
     ("torch.sum(torch.tensor([1, 2]), 0, dtype=torch.float32)", "tensor(3.)"),
     ("x.sum(dtype=torch.float64)", "tensor(-1., dtype=torch.float64, grad_fn=<SumBackward0>)"),
     ("torch.tensor([1, 2]).mean(dtype=torch.float64)", "tensor(1.5000, dtype=torch.float64)"),
+    ("torch.tensor([[1., 2.], [3., 4.]])[range(2), torch.tensor([1, 0])]", "tensor([2., 3.])"),
     ("functools.partial(torch.add, other=3)(x)", "tensor([4.5000, 0.5000], grad_fn=<AddBackward0>)"),
 ]
 

@@ -309,7 +309,8 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         level = FA.Level(batch=0) if forward else None
         tr = Traced(func, args, kwargs, argnums, has_aux, what,
                     forward=None if level is None else (level, lambda xs: _basis(level, xs)))
-        outs, single_out = _outputs(tr.out, what)
+        tree = tr.out if not isinstance(tr.out, Tensor) and _is_tree(tr.out) and _leaves(tr.out) else None
+        outs, single_out = (_leaves(tree), False) if tree is not None else _outputs(tr.out, what)
         xs = tr.flat
         per_output = []
         for out in outs:
@@ -322,7 +323,7 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
             else:
                 per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
         shaped = [tr.shaped(blocks) for blocks in per_output]
-        result = shaped[0] if single_out else tuple(shaped)
+        result = shaped[0] if single_out else _rebuild(tree, iter(shaped))  # a dict of gradients: a dict of blocks
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
     return Transform(what, func, run, argnums=argnums,
                      remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))

@@ -1060,7 +1060,7 @@ def _index_key(key: Any) -> tuple[Any, ...]:
     for p in key if isinstance(key, tuple) else (key,):
         if isinstance(p, Tensor):
             p = p._data
-        if isinstance(p, list):
+        if isinstance(p, (list, range)):  # x[range(n), target]: "What is torch.nn really?" picks so
             p = np.asarray(p)
         if isinstance(p, np.ndarray):
             if p.dtype.kind == "f":
