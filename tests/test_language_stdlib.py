@@ -230,3 +230,18 @@ def test_argparse_gives_the_defaults_and_refuses_help():
     assert "argparse" in fails(source + "\np.parse_args(['--help'])", ArgumentError).message
     assert "could not convert 'x' to float" in fails(source + "\np.parse_args(['--lr', 'x'])", ArgumentError).message
     assert "attribute '_parser'" in str(pytest.raises(NotAllowedError, parse_program, "p._parser").value)
+
+
+def test_tqdm_bars_iterate_what_they_wrap_and_draw_nothing():
+    ran = run("from tqdm import tqdm, trange\nfrom tqdm.auto import tqdm as auto\nimport tqdm as T\ntotal = 0\n"
+              "bar = tqdm(range(5), desc='train')\nfor i in bar:\n    total += i\n    bar.set_description(f'step {i}')\n"
+              "    bar.set_postfix(loss=0.1 * i)\nfor j in trange(3):\n    total += j\n"
+              "for k in auto([1, 2], leave=False):\n    total += k\ncounter = T.tqdm(total=10)\ncounter.update(4)\n"
+              "counter.close()\ntqdm.write(f'done {total} {counter.n} {bar.n} {len(bar)}')\n")
+    assert ran.printed == ["done 16 4 5 5"] and ran.shown == []
+
+
+def test_a_tqdm_loop_is_bounded_and_its_insides_refused():
+    with pytest.raises(LimitError):
+        run("import itertools\nfrom tqdm import tqdm\nfor i in tqdm(itertools.count()):\n    pass\n", max_steps=200)
+    assert "attribute 'iterable'" in fails("from tqdm import tqdm\nb = tqdm([1])\nx = b.iterable\n").message

@@ -250,10 +250,10 @@ def test_exact_messages_and_hints():
         "functorch, numpy, torch, torch.autograd, torch.autograd.forward_ad, torch.autograd.function, "
         "torch.autograd.functional, torch.autograd.graph, torch.func, torch.nn, torch.nn.functional, torch.nn.init, "
         "torch.nn.utils, torch.optim, torch.optim.lr_scheduler, torch.optim.optimizer, torch.utils, "
-        "torch.utils.data (under any alias) and of the standard modules __future__, argparse, "
+        "torch.utils.data (under any alias), of the standard modules __future__, argparse, "
         "collections, copy, "
         "dataclasses, functools, itertools, math, numbers, operator, pprint, random, string, time, typing, "
-        "unicodedata, warnings")
+        "unicodedata, warnings and of tqdm, tqdm.auto, tqdm.notebook")
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import requests")
     assert caught.value.message.startswith("import of 'requests' is not supported; gradcli accepts imports of functorch")

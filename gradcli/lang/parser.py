@@ -44,7 +44,8 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
 _IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \
-    " (under any alias) and of the standard modules " + ", ".join(sorted(stdlib.NAMES - {"numpy.random"}))
+    " (under any alias), of the standard modules " + ", ".join(sorted(stdlib.NAMES - stdlib.OTHERS)) + \
+    " and of " + ", ".join(sorted(stdlib.OTHERS - {"numpy.random"}))
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level"})  # graph hooks, forward AD
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
