@@ -35,7 +35,9 @@ NDARRAY_METHODS: dict[str, Callable[..., Any]] = {
     "sum": np.ndarray.sum, "mean": np.ndarray.mean, "max": np.ndarray.max, "min": np.ndarray.min,
     "std": np.ndarray.std, "argmax": np.ndarray.argmax, "argmin": np.ndarray.argmin, "flatten": np.ndarray.flatten,
     "copy": np.ndarray.copy, "transpose": np.ndarray.transpose, "squeeze": np.ndarray.squeeze, "all": np.ndarray.all,
-    "any": np.ndarray.any, "round": np.ndarray.round,
+    "any": np.ndarray.any, "round": np.ndarray.round, "cumsum": np.ndarray.cumsum, "cumprod": np.ndarray.cumprod,
+    "prod": np.ndarray.prod, "var": np.ndarray.var, "clip": np.ndarray.clip, "argsort": np.ndarray.argsort,
+    "nonzero": np.ndarray.nonzero, "dot": np.ndarray.dot,
 }
 
 
