@@ -131,6 +131,8 @@ CASES.update({
     "pad": [((normal(2, 3),), {"pad": (1, -1, 0, 2), "value": 0.5})],
     "layer_norm": [((normal(2, 3), normal(3), normal(3)), {"count": 1, "eps": 1e-5}),
                    ((normal(2, 2, 2), 1.0, 0.0), {"count": 2, "eps": 1e-5})],
+    "batch_norm": [((normal(3, 2, 2), normal(2), normal(2)), {"eps": 1e-5}),
+                   ((normal(4, 2), 1.0, 0.0), {"eps": 1e-3, "mean": normal(2), "var": positive(2)})],
     "mse_loss": [((normal(2, 3), normal(3)), {"reduction": r}) for r in ("mean", "sum", "none")],
     "smooth_l1_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "mean", "beta": 0.5})],
     "huber_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "none", "delta": 0.5})],

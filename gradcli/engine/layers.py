@@ -294,12 +294,15 @@ class _BatchNorm(Module):
                              hint=f"the input's dimension 1 has {x.shape[1]} channels; the layer was made for "
                                   f"{self.num_features}")
         use_batch = self.training or not self.track_running_stats
+        momentum = self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
+            if momentum is None:  # PyTorch's cumulative moving average
+                momentum = 1.0 / int(self.num_batches_tracked._data)
         return C.batch_norm(x, self.running_mean if self.track_running_stats else None,
                             self.running_var if self.track_running_stats else None,
                             self._parameters.get("weight"), self._parameters.get("bias"), use_batch,
-                            self.momentum, self.eps)
+                            0.0 if momentum is None else momentum, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, " \

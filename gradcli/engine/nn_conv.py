@@ -2,9 +2,9 @@
 channel dropout and embeddings, with PyTorch's argument rules and error texts.
 
 Each convolution, pooling or unfold is one primitive of the op table (`ConvolutionBackward0`,
-`MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it; batch norm and embeddings are
-compositions of existing primitives: an embedding is one row gather (INDEX) under PyTorch's name
-`EmbeddingBackward0`; batch norm's nodes are those of its composition, not `NativeBatchNormBackward0`.
+`MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it, and so is batch norm
+(`NativeBatchNormBackward0`); an embedding is one row gather (INDEX) under PyTorch's name
+`EmbeddingBackward0`.
 """
 from __future__ import annotations
 
@@ -313,39 +313,33 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
 # -- normalisation, dropout, embeddings ----------------------------------------------------------------
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
-    """(x - mean)/√(var + eps)·w + b over every dimension but the channels (dim 1); training uses the
-    batch's statistics (the biased variance) and moves the running ones by `momentum` (the unbiased
-    variance), as PyTorch does."""
+    """(x - mean)/√(var + eps)·w + b over every dimension but the channels (dim 1), one primitive
+    (`NativeBatchNormBackward0`, in both modes as PyTorch's). Training uses the batch's statistics
+    (the biased variance) and moves the running ones by `momentum` (the unbiased variance) outside
+    the graph; eval uses the running statistics as constants."""
     x = F._tensor_arg(input, "batch_norm")
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: expected at least 2D input (got {x.ndim}D input)",
                          hint="batch norm takes (batch, channels, ...)")
-    axes = (0,) + tuple(range(2, x.ndim))
-    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    count = x.numel() // x.shape[1]
-    if training:
-        if count <= 1:
-            raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
-                                   f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
-        mean = F.mean(x, dim=axes, keepdim=True)
-        centered = x - mean
-        var = F.mean(centered * centered, dim=axes, keepdim=True)
-        with no_grad():
-            for buffer, value in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
-                if buffer is not None:
-                    buffer.mul_(1 - momentum).add_(F.reshape(value.detach(), -1) * momentum)
-    else:
+    eps = float(F.number_arg(eps, "batch_norm", "eps"))
+    w = 1.0 if weight is None else F._tensor_arg(weight, "batch_norm")
+    b = 0.0 if bias is None else F._tensor_arg(bias, "batch_norm")
+    if not training:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: running_mean and running_var are needed when not training",
                                 hint="pass training=True, or the running statistics")
-        centered = x - F.reshape(running_mean, shape)
-        var = F.reshape(running_var, shape)
-    out = centered * F.rsqrt(var + eps)
-    if weight is not None:
-        out = out * F.reshape(weight, shape)
-    if bias is not None:
-        out = out + F.reshape(bias, shape)
-    return out
+        return apply(O.BATCH_NORM, x, w, b, eps=eps, mean=F._tensor_arg(running_mean, "batch_norm")._data.copy(),
+                     var=F._tensor_arg(running_var, "batch_norm")._data.copy())
+    axes = (0,) + tuple(range(2, x.ndim))
+    count = x.numel() // x.shape[1]
+    if count <= 1:
+        raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
+                               f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
+    with no_grad():
+        for buffer, value in ((running_mean, x._data.mean(axis=axes)), (running_var, x._data.var(axis=axes, ddof=1))):
+            if buffer is not None:
+                buffer.mul_(1 - momentum).add_(_wrap(value.astype(buffer.dtype)) * momentum)
+    return apply(O.BATCH_NORM, x, w, b, eps=eps)
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -389,5 +383,5 @@ NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_un
 OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "max_pool1d": O.MAX_POOL,
                         "max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
                         "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
-                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.MUL,
+                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.BATCH_NORM,
                         "dropout2d": O.MUL, "embedding": O.INDEX}

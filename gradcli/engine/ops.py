@@ -1360,6 +1360,76 @@ def _layer_norm_sym(S: Any, x: Any, w: Any, b: Any, count: int, eps: float) -> A
     return S.broadcast(S.add, S.broadcast(S.mul, xhat, w), b)
 
 
+def _channel_axes(x: Any) -> tuple[int, ...]:
+    """Batch norm's statistics run over every dimension but the channels (dim 1)."""
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _per_channel(ns: Any, v: Any, ndim: int) -> Any:
+    """A (C,) weight, bias or statistic as (1, C, 1, ...), so it broadcasts over an input of `ndim`
+    dimensions; a number (weight or bias None) stays as it is."""
+    if isinstance(v, (int, float)):
+        return v
+    return ns.reshape(v, (1, v.shape[0]) + (1,) * (ndim - 2))
+
+
+def _eval_rstd(ns: Any, var: np.ndarray, eps: float, ndim: int) -> Any:
+    """Eval mode's 1/√(running_var + eps): a constant of the graph, per channel."""
+    return ns.constant(_per_channel(NUMPY, (var + eps) ** -0.5, ndim))
+
+
+def _batch_norm_parts(ns: Any, x: Any, eps: float, mean: np.ndarray | None, var: np.ndarray | None
+                      ) -> tuple[Any, Any]:
+    """x̂ and rstd: the batch's statistics (biased var) when training (`mean` None), else the running ones."""
+    if mean is None:
+        axes = _channel_axes(x)
+        centred = x - ns.mean(x, dim=axes, keepdim=True)
+        rstd = (ns.mean(centred * centred, dim=axes, keepdim=True) + eps) ** -0.5
+    else:
+        centred = x - ns.constant(_per_channel(NUMPY, mean, x.ndim))
+        rstd = _eval_rstd(ns, var, eps, x.ndim)
+    return centred * rstd, rstd
+
+
+def _batch_norm_forward(x: np.ndarray, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                        var: np.ndarray | None = None) -> np.ndarray:
+    xhat, _ = _batch_norm_parts(NUMPY, x, eps, mean, var)
+    return xhat * _per_channel(NUMPY, w, x.ndim) + _per_channel(NUMPY, b, x.ndim)
+
+
+def _batch_norm_vjp_x(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                      var: np.ndarray | None = None) -> Any:
+    dxhat = g * _per_channel(ns, w, x.ndim)
+    if mean is not None:  # eval: an affine map of x
+        return dxhat * _eval_rstd(ns, var, eps, x.ndim)
+    axes = _channel_axes(x)
+    xhat, rstd = _batch_norm_parts(ns, x, eps, mean, var)
+    return (dxhat - ns.mean(dxhat, dim=axes, keepdim=True)
+            - xhat * ns.mean(dxhat * xhat, dim=axes, keepdim=True)) * rstd
+
+
+def _batch_norm_sym(S: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                    var: np.ndarray | None = None) -> Any:
+    """Per channel, its plane's mean and biased variance in SymPy (or the running ones as numbers)."""
+    xhat = np.empty(x.shape, dtype=object)
+    for c in range(x.shape[1]):
+        plane = x[:, c].reshape(-1)
+        S.spend(3 * len(plane))
+        if mean is None:
+            mu = S.div(S.total(plane), len(plane))
+            centred = [S.sub(u, mu) for u in plane]
+            v = S.div(S.total(S.mul(d, d) for d in centred), len(plane))
+        else:
+            centred = [S.sub(u, S.number(mean[c])) for u in plane]
+            v = S.number(var[c])
+        rstd = S.pow(S.add(v, S.number(eps)), S.number(-0.5))
+        column = np.empty(len(plane), dtype=object)
+        column[:] = [S.mul(d, rstd) for d in centred]
+        xhat[:, c] = column.reshape(x[:, c].shape)
+    per_channel = [np.reshape(v, (1, v.shape[0]) + (1,) * (x.ndim - 2)) if v.ndim == 1 else v for v in (w, b)]
+    return S.broadcast(S.add, S.broadcast(S.mul, xhat, per_channel[0]), per_channel[1])
+
+
 def _smooth_forward(a: np.ndarray, b: np.ndarray, delta: float) -> np.ndarray:
     """Huber with threshold delta: d²/2 inside, delta·(|d| - delta/2) outside."""
     d = np.abs(a - b)
@@ -1563,6 +1633,15 @@ CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forwar
                   jvp=transposed_jvp, rule="crop the padding off the gradient", nests=False,
                   sym=lambda S, x, pad, value=0.0: _constant_pad(
                       x, pad, S.number(value), lambda a, w, v: np.pad(a, w, constant_values=v)))
+BATCH_NORM = Op(name="batch_norm", node="NativeBatchNormBackward0", forward=_batch_norm_forward,
+                vjps=(_batch_norm_vjp_x,
+                      lambda ns, g, o, x, w, b, eps, mean=None, var=None: ns.sum(
+                          g * _batch_norm_parts(ns, x, eps, mean, var)[0], dim=_channel_axes(x)),
+                      lambda ns, g, o, x, w, b, eps, mean=None, var=None: ns.sum(g, dim=_channel_axes(g))),
+                jvp=transposed_jvp,
+                rule="training: ∂BN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)) per channel, ĝ = g·w (eval: ĝ·rstd); "
+                     "∂/∂w = Σ g·x̂; ∂/∂b = Σ g",
+                saves=("xw", "x", ""), args="xwb", sym=_batch_norm_sym)
 LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_layer_norm_forward,
                 vjps=(_layer_norm_vjp_x,
                       lambda ns, g, o, x, w, b, count, eps: g * _layer_norm_parts(ns, x, count, eps)[0],
@@ -1738,6 +1817,10 @@ class _NumpyNamespace:
     index_put = staticmethod(_index_put_forward)
 
     @staticmethod
+    def constant(value: np.ndarray) -> np.ndarray:
+        return value
+
+    @staticmethod
     def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return x.astype(dtype)
 
@@ -1804,6 +1887,6 @@ TABLE: tuple[Op, ...] = (
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
     FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
-    CONSTANT_PAD, LAYER_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
+    CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
     IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
 )
