@@ -157,7 +157,9 @@ CASES.update({
                                                                "dilation": (2,), "groups": 1})],
     "max_pool": [((_POOLED,), {"key": sliding.max_pool_at(_POOLED, (2, 2), (1, 1), ((1, 1), (0, 0)), (2, 2)),
                                "kernel": (2, 2), "dilation": (1, 1), "padding": ((1, 1), (0, 0)), "stride": (2, 2)})],
-    "avg_pool": [((normal(1, 2, 4, 4),), {"kernel": (2, 2), "padding": ((1, 1), (1, 1)), "stride": (2, 2)})],
+    "avg_pool": [((normal(1, 2, 4, 4),), {"kernel": (2, 2), "padding": ((1, 1), (1, 1)), "stride": (2, 2)}),
+                 ((normal(1, 1, 3, 4),), {"kernel": (2, 2), "padding": ((0, 1), (1, 1)), "stride": (2, 2),
+                                          "divisor": np.array([[1.0, 2.0, 1.0], [3.0, 4.0, 2.0]])})],
 })
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
 

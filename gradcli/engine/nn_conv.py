@@ -8,6 +8,7 @@ Each convolution, pooling or unfold is one primitive of the op table (`Convoluti
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -162,16 +163,31 @@ def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, paddi
     dilation_ = ntuple(dilation, nd, fn, "dilation")
     _positive(dilation_, fn, "dilation")
     _check_fits(x, kernel, dilation_, pads, strides)
+    if nd == 1:
+        x, kernel, dilation_, pads, strides = _height_one(x, kernel, dilation_, pads, strides)
     if ceil_mode:
         pads = _ceil_padding(x, kernel, dilation_, pads, strides)
     key = max_pool_at(x._data, kernel, dilation_, pads, strides)
-    out = _unbatched(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
-                     squeeze)
+    out = _flattened(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
+                     nd, squeeze)
     if not return_indices:
         return out
     # PyTorch's indices count within each (sample, channel) plane, row-major
     indices = _wrap(key % math.prod(x.shape[2:]))
-    return out, _unbatched(indices, squeeze)
+    return out, _flattened(indices, nd, squeeze)
+
+
+def _height_one(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...], pads: tuple[tuple[int, int], ...],
+                strides: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...],
+                                                   tuple[int, ...]]:
+    """A 1-D pooling as PyTorch runs it, and so with its nodes (`SqueezeBackward1` over the 2-D pooling's
+    node over `UnsqueezeBackward0`): a 2-D pooling of the input lifted to height one."""
+    return F.unsqueeze(x, 2), (1,) + kernel, (1,) + dilation, ((0, 0),) + pads, (1,) + strides
+
+
+def _flattened(out: Tensor, nd: int, squeeze: bool) -> Tensor:
+    """A pooling's result back in its input's layout: the height of one dropped (1-D), the batch too (unbatched)."""
+    return _unbatched(F.squeeze(out, 2) if nd == 1 else out, squeeze)
 
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
@@ -238,18 +254,39 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding, output_size)
 
 
+def _avg_divisor(x: Tensor, kernel: tuple[int, ...], strides: tuple[int, ...], given: tuple[tuple[int, int], ...],
+                 pads: tuple[tuple[int, int], ...], count_include_pad: bool, divisor_override: Any, fn: str
+                 ) -> np.ndarray | None:
+    """PyTorch's divisor per window: the window clipped to the padded input (ceil_mode's overhang past
+    it never counts), then to the input itself with count_include_pad=False; or divisor_override.
+    None when every window divides by the kernel's size, the common case."""
+    sizes = tuple(out_size(n, k, 1, pad, s) for n, k, pad, s in zip(x.shape[2:], kernel, pads, strides))
+    if divisor_override is not None:
+        override = int(F.number_arg(divisor_override, fn, "divisor_override", integer=True))
+        if override == 0:
+            raise ValueDomainError("divisor must be not zero", hint="divisor_override=None divides by the window")
+        return np.full(sizes, float(override))
+    counts = []
+    for n, k, s, (p, _), size in zip(x.shape[2:], kernel, strides, given, sizes):
+        start = np.arange(size) * s - p
+        end = np.minimum(start + k, n + p)
+        counts.append(end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0))
+    divisor = functools.reduce(np.multiply.outer, counts).astype(np.float64)
+    return None if (divisor == math.prod(kernel)).all() else divisor
+
+
 def _avg_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
               count_include_pad: bool, divisor_override: Any = None) -> Tensor:
-    if not count_include_pad or divisor_override is not None:
-        raise ArgumentError(f"{fn}: count_include_pad=False and divisor_override are not supported by gradcli",
-                            hint="the mean counts every window position (PyTorch's default)")
-    if ceil_mode:
-        raise ArgumentError(f"{fn}: ceil_mode=True is not supported by gradcli",
-                            hint="leave ceil_mode=False (the default), or pad the input to a multiple of the stride")
     x, squeeze = _batched(input, nd, fn)
-    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
-    _check_fits(x, kernel, (1,) * nd, pads, strides)
-    return _unbatched(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides), squeeze)
+    kernel, strides, given = _pool_geometry(nd, fn, kernel_size, stride, padding)
+    ones = (1,) * nd
+    _check_fits(x, kernel, ones, given, strides)
+    if nd == 1:
+        x, kernel, ones, given, strides = _height_one(x, kernel, ones, given, strides)
+    pads = _ceil_padding(x, kernel, ones, given, strides) if ceil_mode else given
+    divisor = _avg_divisor(x, kernel, strides, given, pads, count_include_pad, divisor_override, fn)
+    params = {} if divisor is None else {"divisor": divisor}
+    return _flattened(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides, **params), nd, squeeze)
 
 
 def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
