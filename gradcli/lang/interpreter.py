@@ -31,7 +31,7 @@ from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
-from gradcli.engine.tensor_str import Size
+from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import arrays as ARR
@@ -1042,6 +1042,8 @@ class Interpreter:
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
         elif attr in B.attribute_names(owner):
+            if type(owner) is Tensor and UNINITIALIZED and UNINITIALIZED.has(owner):
+                B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
             if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
