@@ -1207,6 +1207,9 @@ class Interpreter:
         except TypeError as exc:
             if isinstance(func, UserFunction):
                 raise
+            if _takes_axis_for_dim(func, kwargs):  # PyTorch's NumPy-style alias: x.argmax(axis=1), x.sum(axis=0)
+                kwargs = {("dim" if k == "axis" else k): v for k, v in kwargs.items()}
+                return self._apply(target, func, args, kwargs, node)
             raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
@@ -1226,6 +1229,21 @@ class Interpreter:
             return self._lookup("print") is _PRINT
         except NameLookupError:
             return False
+
+
+def _takes_axis_for_dim(func: Any, kwargs: dict) -> bool:
+    """PyTorch's argument parser reads `axis=` as `dim=` for its own functions and methods: true for an
+    engine function taking `dim` that was given `axis` (and not `dim`)."""
+    if "axis" not in kwargs or "dim" in kwargs:
+        return False
+    owner = getattr(func, "__self__", None)
+    if not (getattr(func, "__module__", "") or "").startswith("gradcli.engine") and type(owner) is not Tensor:
+        return False
+    try:
+        names = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "dim" in names and "axis" not in names
 
 
 _FOREVER = itertools.repeat(None)
