@@ -38,7 +38,8 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
 def UninitializedParameter(requires_grad: bool = True, device: Any = None, dtype: Any = None) -> Tensor:
     """A lazy layer's parameter before its first call: no elements yet, printed and typed as PyTorch's
     `UninitializedParameter`; its shape is an error until the layer has seen its input."""
-    p = Parameter(_wrap(np.empty((0,), dtype=_default_dtype() if dtype is None else dtype)), requires_grad)
+    from gradcli.engine.creation import resolve_dtype
+    p = Parameter(_wrap(np.empty((0,), dtype=resolve_dtype(dtype) or _default_dtype())), requires_grad)
     UNINITIALIZED.add(p)
     return p
 

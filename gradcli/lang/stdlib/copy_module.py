@@ -8,6 +8,7 @@ attribute by attribute with the tensors inside them copied the same way.
 """
 from __future__ import annotations
 
+import collections
 import copy as _python_copy
 from typing import Any
 
@@ -49,9 +50,9 @@ def deepcopy(value: Any, memo: dict | None = None) -> Any:
         out.extend(deepcopy(v, memo) for v in value)
     elif isinstance(value, tuple) and type(value) is tuple:
         out = tuple(deepcopy(v, memo) for v in value)
-    elif type(value) is dict:
+    elif type(value) in (dict, collections.OrderedDict):  # an OrderedDict: a state_dict (the best weights kept)
         check_list(len(value))
-        out = memo[id(value)] = {}
+        out = memo[id(value)] = type(value)()
         for key, item in value.items():
             out[deepcopy(key, memo)] = deepcopy(item, memo)
     elif type(value) is set:
@@ -66,7 +67,7 @@ def deepcopy(value: Any, memo: dict | None = None) -> Any:
         out = value.copy()
     else:
         raise ArgumentError(f"deepcopy of a {type(value).__name__} is not supported",
-                            hint="deepcopy copies tensors, lists, tuples, dicts, sets, modules and optimizers")
+                            hint="deepcopy copies tensors, lists, tuples, dicts (a state_dict too), sets, modules and optimizers")
     memo[id(value)] = out
     return out
 
