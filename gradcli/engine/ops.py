@@ -1378,34 +1378,40 @@ def _eval_rstd(ns: Any, var: np.ndarray, eps: float, ndim: int) -> Any:
     return ns.constant(_per_channel(NUMPY, (var + eps) ** -0.5, ndim))
 
 
-def _batch_norm_parts(ns: Any, x: Any, eps: float, mean: np.ndarray | None, var: np.ndarray | None
+def _batch_norm_stats(ns: Any, x: Any, eps: float, mean: np.ndarray | None, var: np.ndarray | None
                       ) -> tuple[Any, Any]:
-    """x̂ and rstd: the batch's statistics (biased var) when training (`mean` None), else the running ones."""
+    """x - mean, and rstd = 1/√(var + eps) per channel (keepdim): the batch's statistics (biased var)
+    when training (`mean` None), else the running ones."""
     if mean is None:
         axes = _channel_axes(x)
         centred = x - ns.mean(x, dim=axes, keepdim=True)
-        rstd = (ns.mean(centred * centred, dim=axes, keepdim=True) + eps) ** -0.5
-    else:
-        centred = x - ns.constant(_per_channel(NUMPY, mean, x.ndim))
-        rstd = _eval_rstd(ns, var, eps, x.ndim)
-    return centred * rstd, rstd
+        return centred, (ns.mean(centred * centred, dim=axes, keepdim=True) + eps) ** -0.5
+    return x - ns.constant(_per_channel(NUMPY, mean, x.ndim)), _eval_rstd(ns, var, eps, x.ndim)
 
 
 def _batch_norm_forward(x: np.ndarray, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
                         var: np.ndarray | None = None) -> np.ndarray:
-    xhat, _ = _batch_norm_parts(NUMPY, x, eps, mean, var)
-    return xhat * _per_channel(NUMPY, w, x.ndim) + _per_channel(NUMPY, b, x.ndim)
+    centred, rstd = _batch_norm_stats(NUMPY, x, eps, mean, var)
+    return centred * (rstd * _per_channel(NUMPY, w, x.ndim)) + _per_channel(NUMPY, b, x.ndim)
 
 
 def _batch_norm_vjp_x(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
                       var: np.ndarray | None = None) -> Any:
-    dxhat = g * _per_channel(ns, w, x.ndim)
-    if mean is not None:  # eval: an affine map of x
-        return dxhat * _eval_rstd(ns, var, eps, x.ndim)
+    """PyTorch's arrangement: (g - mean(g) - (x - mean)·k)·rstd·w with k = mean(g·(x - mean))·rstd², the
+    per-channel factors taken before the full-size passes; in eval an affine map's g·rstd·w."""
+    if mean is not None:
+        return g * (_eval_rstd(ns, var, eps, x.ndim) * _per_channel(ns, w, x.ndim))
     axes = _channel_axes(x)
-    xhat, rstd = _batch_norm_parts(ns, x, eps, mean, var)
-    return (dxhat - ns.mean(dxhat, dim=axes, keepdim=True)
-            - xhat * ns.mean(dxhat * xhat, dim=axes, keepdim=True)) * rstd
+    centred, rstd = _batch_norm_stats(ns, x, eps, mean, var)
+    k = ns.mean(g * centred, dim=axes, keepdim=True) * (rstd * rstd)
+    return (g - ns.mean(g, dim=axes, keepdim=True) - centred * k) * (rstd * _per_channel(ns, w, x.ndim))
+
+
+def _batch_norm_vjp_w(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                      var: np.ndarray | None = None) -> Any:
+    """Σ g·x̂ per channel, as Σ g·(x - mean) times rstd."""
+    centred, rstd = _batch_norm_stats(ns, x, eps, mean, var)
+    return ns.sum(g * centred, dim=_channel_axes(x)) * ns.reshape(rstd, (x.shape[1],))
 
 
 def _batch_norm_sym(S: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
@@ -1635,11 +1641,10 @@ CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forwar
                       x, pad, S.number(value), lambda a, w, v: np.pad(a, w, constant_values=v)))
 BATCH_NORM = Op(name="batch_norm", node="NativeBatchNormBackward0", forward=_batch_norm_forward,
                 vjps=(_batch_norm_vjp_x,
-                      lambda ns, g, o, x, w, b, eps, mean=None, var=None: ns.sum(
-                          g * _batch_norm_parts(ns, x, eps, mean, var)[0], dim=_channel_axes(x)),
+                      _batch_norm_vjp_w,
                       lambda ns, g, o, x, w, b, eps, mean=None, var=None: ns.sum(g, dim=_channel_axes(g))),
                 jvp=transposed_jvp,
-                rule="training: ∂BN(x)/∂x = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)) per channel, ĝ = g·w (eval: ĝ·rstd); "
+                rule="training: ∂BN(x)/∂x = rstd·w·(g - mean(g) - x̂·mean(g·x̂)) per channel (eval: g·rstd·w); "
                      "∂/∂w = Σ g·x̂; ∂/∂b = Σ g",
                 saves=("xw", "x", ""), args="xwb", sym=_batch_norm_sym)
 LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_layer_norm_forward,
