@@ -373,9 +373,10 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
                                f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
     with no_grad():
-        for buffer, value in ((running_mean, x._data.mean(axis=axes)), (running_var, x._data.var(axis=axes, ddof=1))):
+        for buffer, statistic in ((running_mean, lambda a: a.mean(axis=axes)),
+                                  (running_var, lambda a: a.var(axis=axes, ddof=1))):
             if buffer is not None:
-                buffer.mul_(1 - momentum).add_(_wrap(value.astype(buffer.dtype)) * momentum)
+                buffer.mul_(1 - momentum).add_(_wrap(statistic(x._data).astype(buffer.dtype)) * momentum)
     return apply(O.BATCH_NORM, x, w, b, eps=eps)
 
 

@@ -1367,8 +1367,8 @@ def _channel_axes(x: Any) -> tuple[int, ...]:
 
 def _per_channel(ns: Any, v: Any, ndim: int) -> Any:
     """A (C,) weight, bias or statistic as (1, C, 1, ...), so it broadcasts over an input of `ndim`
-    dimensions; a number (weight or bias None) stays as it is."""
-    if isinstance(v, (int, float)):
+    dimensions; a number (weight or bias None, or its 0-d SymPy constant) stays as it is."""
+    if getattr(v, "ndim", 0) != 1:
         return v
     return ns.reshape(v, (1, v.shape[0]) + (1,) * (ndim - 2))
 
@@ -1432,8 +1432,8 @@ def _batch_norm_sym(S: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray
         column = np.empty(len(plane), dtype=object)
         column[:] = [S.mul(d, rstd) for d in centred]
         xhat[:, c] = column.reshape(x[:, c].shape)
-    per_channel = [np.reshape(v, (1, v.shape[0]) + (1,) * (x.ndim - 2)) if v.ndim == 1 else v for v in (w, b)]
-    return S.broadcast(S.add, S.broadcast(S.mul, xhat, per_channel[0]), per_channel[1])
+    scaled = S.broadcast(S.mul, xhat, _per_channel(NUMPY, w, x.ndim))
+    return S.broadcast(S.add, scaled, _per_channel(NUMPY, b, x.ndim))
 
 
 def _smooth_forward(a: np.ndarray, b: np.ndarray, delta: float) -> np.ndarray:
@@ -1892,6 +1892,6 @@ TABLE: tuple[Op, ...] = (
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
     FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
-    CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
-    IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
+    CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
+    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
 )
