@@ -135,6 +135,8 @@ CASES.update({
     "pad": [((normal(2, 3),), {"pad": (1, -1, 0, 2), "value": 0.5})],
     "layer_norm": [((normal(2, 3), normal(3), normal(3)), {"count": 1, "eps": 1e-5}),
                    ((normal(2, 2, 2), 1.0, 0.0), {"count": 2, "eps": 1e-5})],
+    "batch_norm": [((normal(3, 2, 2), normal(2), normal(2)), {"eps": 1e-5}),
+                   ((normal(4, 2), 1.0, 0.0), {"eps": 1e-3, "mean": normal(2), "var": positive(2)})],
     "mse_loss": [((normal(2, 3), normal(3)), {"reduction": r}) for r in ("mean", "sum", "none")],
     "smooth_l1_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "mean", "beta": 0.5})],
     "huber_loss": [((normal(2, 3), normal(2, 3)), {"reduction": "none", "delta": 0.5})],
@@ -159,7 +161,9 @@ CASES.update({
                                                                "dilation": (2,), "groups": 1})],
     "max_pool": [((_POOLED,), {"key": sliding.max_pool_at(_POOLED, (2, 2), (1, 1), ((1, 1), (0, 0)), (2, 2)),
                                "kernel": (2, 2), "dilation": (1, 1), "padding": ((1, 1), (0, 0)), "stride": (2, 2)})],
-    "avg_pool": [((normal(1, 2, 4, 4),), {"kernel": (2, 2), "padding": ((1, 1), (1, 1)), "stride": (2, 2)})],
+    "avg_pool": [((normal(1, 2, 4, 4),), {"kernel": (2, 2), "padding": ((1, 1), (1, 1)), "stride": (2, 2)}),
+                 ((normal(1, 1, 3, 4),), {"kernel": (2, 2), "padding": ((0, 1), (1, 1)), "stride": (2, 2),
+                                          "divisor": np.array([[1.0, 2.0, 1.0], [3.0, 4.0, 2.0]])})],
 })
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s)}
 

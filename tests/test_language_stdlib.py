@@ -245,3 +245,21 @@ def test_a_tqdm_loop_is_bounded_and_its_insides_refused():
     with pytest.raises(LimitError):
         run("import itertools\nfrom tqdm import tqdm\nfor i in tqdm(itertools.count()):\n    pass\n", max_steps=200)
     assert "attribute 'iterable'" in fails("from tqdm import tqdm\nb = tqdm([1])\nx = b.iterable\n").message
+
+
+def test_deepcopy_of_a_state_dict_keeps_the_best_weights_apart():
+    """`best = copy.deepcopy(model.state_dict())`, PyTorch's transfer-learning tutorial's idiom: an
+    OrderedDict of new tensors, so training on does not change it."""
+    ran = run("import copy\nimport torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\n"
+              "best = copy.deepcopy(m.state_dict())\nwith torch.no_grad():\n    m.weight.add_(1.0)\n"
+              "kind = type(best).__name__\nkeys = list(best)\nmoved = (m.weight - best['weight']).tolist()\n")
+    assert (ran["kind"], ran["keys"], ran["moved"]) == ("OrderedDict", ["weight", "bias"], [[1.0, 1.0]])
+
+
+def test_the_collections_types_are_pythons():
+    printed = run("import collections\nimport torch.nn as nn\nprint(type(nn.Linear(1, 1).state_dict()))\n"
+                  "print(type(collections.defaultdict(int)), type(collections.Counter()), type(collections.deque()))\n"
+                  "print(isinstance(collections.OrderedDict(), dict), isinstance({}, collections.OrderedDict))\n").printed
+    assert printed == ["<class 'collections.OrderedDict'>",
+                       "<class 'collections.defaultdict'> <class 'collections.Counter'> <class 'collections.deque'>",
+                       "True False"]

@@ -133,3 +133,60 @@ def test_a_loop_over_a_lazy_sequential_prints_each_shape_as_d2l():
               "X = torch.randn(1, 1, 28, 28)\nshapes = []\nfor layer in net:\n    X = layer(X)\n"
               "    shapes.append(tuple(X.shape))\n")
     assert ran["shapes"] == [(1, 6, 28, 28), (1, 6, 28, 28), (1, 6, 14, 14), (1, 1176), (1, 10)]
+
+
+PARAMETER_TYPES = """
+import torch
+import torch.nn as nn
+m = nn.LazyLinear(3)
+print(type(m.weight), isinstance(m.weight, nn.Parameter), m.weight)
+try:
+    print(m.weight.shape)
+except RuntimeError as e:
+    print("RuntimeError", e)
+try:
+    print(sum(p.numel() for p in m.parameters()))
+except ValueError as e:
+    print("ValueError", e)
+print(m.weight.requires_grad, m.weight.dtype)
+m(torch.ones(2, 4))
+print(m, m.weight.shape, type(m.weight))
+torch.manual_seed(0)
+p = nn.Linear(2, 1).weight
+print(type(p), type(p) is nn.Parameter, type(p).__name__, isinstance(p, torch.Tensor))
+print(p)
+print([p], f"{p * 2}")
+print(type(p.data), isinstance(p.data, nn.Parameter), nn.Parameter(torch.ones(2), requires_grad=False))
+"""
+
+
+def test_parameter_types_and_an_uninitialized_parameter_print_what_torch_printed():
+    # printed by torch 2.13 running PARAMETER_TYPES
+    uses = ("This error happens when you are using a `LazyModule` or explicitly manipulating "
+            "`torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy "
+            "batch to initialize the parameters before calling torch functions")
+    assert "\n".join(run(PARAMETER_TYPES).printed).split("\n") == [
+        "<class 'torch.nn.parameter.UninitializedParameter'> True <UninitializedParameter>",
+        "RuntimeError Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+        "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call `forward` to "
+        "initialize the parameters before accessing their attributes.",
+        "ValueError Attempted to use an uninitialized parameter in <method 'numel' of 'torch._C.TensorBase' objects>. "
+        + uses,
+        "True torch.float32",
+        "Linear(in_features=4, out_features=3, bias=True) torch.Size([3, 4]) <class 'torch.nn.parameter.Parameter'>",
+        "<class 'torch.nn.parameter.Parameter'> True Parameter True",
+        "Parameter containing:",
+        "tensor([[-0.0053,  0.3793]], requires_grad=True)",
+        "[Parameter containing:",
+        "tensor([[-0.0053,  0.3793]], requires_grad=True)] tensor([[-0.0106,  0.7586]], grad_fn=<MulBackward0>)",
+        "<class 'torch.Tensor'> False Parameter containing:",
+        "tensor([1., 1.])"]
+
+
+def test_parameter_types_against_torch():
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+    want = subprocess.run([sys.executable, "-c", PARAMETER_TYPES], capture_output=True, text=True, timeout=120)
+    assert want.returncode == 0, want.stderr
+    assert "\n".join(run(PARAMETER_TYPES).printed) + "\n" == want.stdout

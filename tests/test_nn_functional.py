@@ -11,6 +11,7 @@ import pytest
 import gradcli as g
 from gradcli.check import check_gradients
 from gradcli.engine import functions as F
+from gradcli.engine import nn_conv as C
 from gradcli.engine import nn_functional as NF
 from gradcli.engine import ops as O
 from gradcli.errors import GradcliError
@@ -48,6 +49,10 @@ PROGRAMS: list[tuple[O.Op, Callable[[], tuple[Any, dict]]]] = [
     (O.CONSTANT_PAD, lambda: (lambda x: (NF.pad(x, (1, -1), value=2.0) * x.sum(), {"x": x}))(t(3))),
     (O.LAYER_NORM, lambda: (lambda x, w, b: (NF.layer_norm(x, (3,), w, b), {"x": x, "w": w, "b": b}))(
         t(3), t(3), t(3))),
+    (O.BATCH_NORM, lambda: (lambda x, w, b: (C.batch_norm(x, None, None, w, b, training=True),
+                                             {"x": x, "w": w, "b": b}))(t(3, 2, 2), t(2), t(2))),
+    (O.BATCH_NORM, lambda: (lambda x, w, b: (C.batch_norm(x, g.tensor([0.5, -1.0]), g.tensor([2.0, 0.7]), w, b),
+                                             {"x": x, "w": w, "b": b}))(t(3, 2, 2), t(2), t(2))),
     (O.MSE_LOSS, lambda: (lambda x, y: (NF.mse_loss(x, y), {"x": x, "y": y}))(t(3), t(3))),
     (O.SMOOTH_L1_LOSS, lambda: (lambda x, y: (NF.smooth_l1_loss(x, y, reduction="none"), {"x": x, "y": y}))(
         t(3), t(3))),
@@ -60,12 +65,13 @@ PROGRAMS: list[tuple[O.Op, Callable[[], tuple[Any, dict]]]] = [
     (O.BCE_WITH_LOGITS, lambda: (lambda x, y: (NF.binary_cross_entropy_with_logits(
         x, y, pos_weight=g.tensor([0.5, 2.0, 1.0])), {"x": x, "y": y}))(t(3), t(3, low=0.0, high=1.0))),
 ]
-IDS = [op.name for op, _ in PROGRAMS]
+IDS = [op.name + "_eval" * (op is O.BATCH_NORM and k > 0 and PROGRAMS[k - 1][0] is op)
+       for k, (op, _) in enumerate(PROGRAMS)]
 
 
 def test_every_functional_primitive_has_a_program():
     block = O.TABLE[O.TABLE.index(O.HARDTANH):O.TABLE.index(O.BCE_WITH_LOGITS) + 1]
-    assert {op.name for op in block} - {"gelu_backward"} | {"softplus"} == set(IDS)
+    assert {op.name for op in block} - {"gelu_backward"} | {"softplus"} == {op.name for op, _ in PROGRAMS}
 
 
 @pytest.mark.parametrize("op, build", PROGRAMS, ids=IDS)

@@ -383,6 +383,13 @@ CASES += [
     P(lambda x, w: NC.conv1d(x, w, padding="same", dilation=2), [r(1, 2, 6), r(3, 2, 3)], id="conv1d-same"),
     P(lambda x: NC.max_pool2d(x, 2, padding=1), [r(1, 2, 4, 5)], id="max_pool2d"),
     P(lambda x: NC.avg_pool2d(x, 3, stride=2, padding=1), [r(1, 2, 5, 4)], id="avg_pool2d"),
+    P(lambda x: NC.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), [r(1, 2, 6, 5)],
+      id="avg_pool2d-ceil"),
+    P(lambda x: NC.avg_pool1d(x, 2, ceil_mode=True), [r(1, 2, 5)], id="avg_pool1d-ceil"),
+    P(lambda x, w, b: NC.batch_norm(x, None, None, w, b, training=True) ** 2, [r(3, 2, 2, 2), r(2), r(2, seed=1)],
+      id="batch_norm"),
+    P(lambda x, w: NC.batch_norm(x, gradcli.tensor([0.5, -1.0]), gradcli.tensor([2.0, 0.5]), w) ** 2, [r(4, 2), r(2)],
+      id="batch_norm-eval"),
     P(lambda x: NC.fold(NC.unfold(x, 2, padding=1, stride=2).exp(), (3, 4), 2, padding=1, stride=2),
       [r(1, 2, 3, 4)], id="unfold-fold"),
 ]
@@ -484,6 +491,7 @@ ELEMENTWISE = [
     ("elu", lambda x: NF.elu(x, 0.5), away), ("silu", lambda x: NF.silu(x), r), ("mish", lambda x: NF.mish(x), r),
     ("logsigmoid", lambda x: NF.logsigmoid(x), r), ("softplus-beta", lambda x: NF.softplus(x, beta=2.0), r),
     ("layer_norm", lambda x: NF.layer_norm(x, (6,)) * x, r),
+    ("batch_norm", lambda x: NC.batch_norm(x.reshape(3, 2), None, None, training=True) * x.reshape(3, 2), r),
     ("bce_with_logits", lambda x: NF.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="none"), r),
     ("mse_loss", lambda x: NF.mse_loss(x * x, x + 1.0, reduction="none"), r),
 ]

@@ -92,7 +92,7 @@ def test_max_unpool_puts_each_value_back_at_its_index():
      'invalid output_size "(9, 9)" (dim 0 must be between 2 and 6)'),
     ("F.max_unpool2d(torch.ones(1, 1, 2, 2), torch.zeros(1, 1, 2, 2, dtype=torch.long), 2, output_size=(1, 2, 3))",
      "output_size should be a sequence containing 2 or 4 elements, but it has a length of '3'"),
-    ("F.avg_pool2d(torch.ones(1, 1, 5, 5), 2, ceil_mode=True)", "ceil_mode=True is not supported"),
+    ("F.avg_pool2d(torch.ones(1, 1, 5, 5), 2, divisor_override=0)", "divisor must be not zero"),
     ("F.max_unpool2d(*F.max_pool2d(torch.eye(4).reshape(1, 1, 4, 4), 3, stride=1, return_indices=True), 3, stride=1)",
      "two inputs of one plane have the same index"),
 ])
@@ -143,3 +143,73 @@ def test_max_pool_values_indices_and_gradients_against_torch(shape, kernel, opti
         unpooled = torch.nn.functional.max_unpool2d(want.detach(), want_i, kernel, output_size=shape[2:])
         mine = C.max_unpool2d(Tensor(got._data), got_i, kernel, output_size=shape[2:])
         np.testing.assert_array_equal(mine._data, unpooled.numpy())
+
+
+AVERAGES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.arange(25.0).reshape(1, 1, 5, 5)
+print(F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False).tolist())
+print(F.avg_pool2d(x, 3, 2, 1, ceil_mode=True).tolist())
+print(nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False)(x).tolist())
+print(F.avg_pool2d(x, 2, 3, 1, divisor_override=3).tolist())
+t = torch.arange(6.0).reshape(1, 1, 6).requires_grad_()
+print(F.avg_pool1d(t, 4, 3, 1, ceil_mode=True).tolist(), F.avg_pool1d(t, 2).grad_fn.name())
+print(F.max_pool1d(t, 2).grad_fn.name(), nn.MaxPool1d(2)(t).grad_fn.next_functions[0][0].name())
+"""
+
+
+def test_average_pooling_ceil_mode_and_divisors_print_what_torch_printed():
+    # printed by torch 2.13 running AVERAGES
+    assert run(AVERAGES).printed == [
+        "[[[[3.0, 5.0, 6.5], [13.0, 15.0, 16.5], [20.5, 22.5, 24.0]]]]",
+        "[[[[1.3333333730697632, 3.0, 2.6666667461395264], [7.0, 12.0, 9.0], [8.0, 13.0, 9.333333015441895]]]]",
+        "[[[[3.0, 4.5, 6.0], [10.5, 12.0, 13.5], [18.0, 19.5, 21.0]]]]",
+        "[[[[0.0, 1.6666666269302368], [8.333333015441895, 20.0]]]]",
+        "[[[0.75, 3.5, 2.5]]] SqueezeBackward1",
+        "SqueezeBackward1 MaxPool2DWithIndicesBackward0"]
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding", [
+    ((2, 2, 5, 7), 3, 2, 1), ((1, 1, 6, 6), 2, 2, 0), ((1, 2, 5, 5), 3, 3, 1), ((2, 1, 7, 4), (3, 2), (2, 3), (1, 0)),
+    ((1, 1, 4, 4), 3, 2, 0), ((2, 3, 7), 3, 2, 1), ((3, 9), 2, 2, 1)])
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_average_pooling_values_gradients_and_nodes_against_torch(shape, kernel, stride, padding, ceil_mode,
+                                                                   count_include_pad):
+    torch = pytest.importorskip("torch")
+    import gradcli.engine.nn_conv as C
+    from gradcli.engine.tensor import _wrap
+    one_d = len(shape) < 4
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    tx, gx = torch.tensor(x, requires_grad=True), _wrap(x.copy()).requires_grad_(True)
+    theirs, mine = (torch.nn.functional.avg_pool1d, C.avg_pool1d) if one_d else (torch.nn.functional.avg_pool2d,
+                                                                               C.avg_pool2d)
+    want = theirs(tx, kernel, stride, padding, ceil_mode, count_include_pad)
+    got = mine(gx, kernel, stride, padding, ceil_mode, count_include_pad)
+    assert got.shape == tuple(want.shape) and got.grad_fn.name == want.grad_fn.name()
+    np.testing.assert_allclose(got._data, want.detach().numpy(), rtol=1e-6, atol=1e-6)
+    g = np.random.default_rng(1).standard_normal(got.shape).astype(np.float32)
+    (got * _wrap(g)).sum().backward()
+    (want * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(gx.grad._data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_average_pooling_with_uneven_divisors_passes_the_check_and_a_wrong_vjp_fails(patched):
+    import gradcli as g
+    import gradcli.engine.nn_conv as C
+    from gradcli.check import check_gradients
+    from gradcli.engine import ops as O
+
+    def report():
+        x = g.tensor(np.random.default_rng(2).standard_normal((1, 2, 5, 5)), requires_grad=True)
+        out = C.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        weights = g.tensor(np.random.default_rng(3).standard_normal(out.shape))
+        out.backward(weights)
+        return check_gradients(out, {"x": x}, weights, {"x": x.grad._data})
+
+    assert report().status == "pass"
+    right = O.AVG_POOL.vjps[0]
+    patched(O.AVG_POOL, (lambda *a, **k: right(*a, **k) * 1.1,))
+    assert report().status == "fail"

@@ -113,3 +113,10 @@ def test_an_ordered_dict_has_its_methods_whether_a_state_dict_or_collections_cam
     then = run("from collections import OrderedDict\nd = OrderedDict(a=1, b=2)\nd.move_to_end('a', last=False)\n"
                "d.move_to_end('b')\nks = list(d)\n")
     assert then["ks"] == ["a", "b"]
+
+
+def test_a_module_method_run_for_its_effect_is_not_shown(cli, tmp_path):
+    _, file = run_texts(cli, tmp_path, "import torch.nn as nn\nm = nn.Linear(1, 1)\nm.eval()\nm.train()\n"
+                                       "m.apply(print)\nm.load_state_dict(m.state_dict())\nm.training\n")
+    shown = [e for e in file["events"] if e["kind"] == "display"]
+    assert [e["items"][0]["source"] for e in shown] == ["m.training"]

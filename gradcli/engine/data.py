@@ -4,8 +4,9 @@ A shuffled epoch comes in PyTorch's order only if the same draws are made: each 
 DataLoader first draws its base seed (one `random_()` of an int64) from the loader's generator
 or the global one, whether it shuffles or not; a shuffling loader without a generator of its own
 then draws a second int64 from the global generator, seeds a fresh generator with it and takes
-`randperm(n)` from that; with `generator=g` the permutation comes from g itself. So the global
-generator moves on at every epoch, as in PyTorch, and later `torch.rand` calls agree too.
+`randperm(n)` from that; with `generator=g` the permutation comes from g itself (and g gives one
+more when the pass ends, as PyTorch's sampler draws it). So the global generator moves on at every
+epoch, as in PyTorch, and later `torch.rand` calls agree too.
 """
 from __future__ import annotations
 
@@ -143,25 +144,38 @@ class DataLoader:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def _order(self) -> list[int]:
-        gen = generator_arg(self.generator, "DataLoader")
-        _int64_seed(gen)  # the iterator's base seed, drawn on every pass as PyTorch does
-        n = len(self.dataset)
-        if not self.shuffle:
-            return list(range(n))
-        if self.generator is None:
-            gen = Generator(_int64_seed(gen))
-        return gen.permutation(n).tolist()
-
     def __iter__(self) -> Iterator[Any]:
         if self.iterable:
             return self._iterable_batches()
-        order = self._order()
+        gen = generator_arg(self.generator, "DataLoader")
+        _int64_seed(gen)  # the iterator's base seed, drawn when the pass begins, as PyTorch does
+        return self._batches(gen)
+
+    def _batches(self, gen: Generator) -> Iterator[Any]:
+        """One pass, drawing when PyTorch's sampler draws: the permutation at the first batch, and, with
+        `generator=g`, one more `randperm(n)` from g when the sampler runs out (PyTorch's RandomSampler
+        takes it for its remainder of `num_samples % n`, none here), so g's next epoch is PyTorch's too.
+        The sampler runs out while the last batch is gathered when that batch is a partial one, else at
+        the request after the last batch."""
+        n = len(self.dataset)
+        order = list(range(n))
+        if self.shuffle:
+            order = (gen if self.generator is not None else Generator(_int64_seed(gen))).permutation(n).tolist()
+        own = self.shuffle and self.generator is not None
         if self.batch_size is None:
-            return (self._collate_one(self.dataset[i]) for i in order)
+            yield from (self._collate_one(self.dataset[i]) for i in order)
+            if own:
+                gen.permutation(n)
+            return
         size = self.batch_size
-        stop = len(order) - len(order) % size if self.drop_last else len(order)
-        return (self._batch(order[start:start + size]) for start in range(0, stop, size))
+        stop = n - n % size if self.drop_last else n
+        partial = stop % size != 0
+        for start in range(0, stop, size):
+            if own and partial and start + size >= stop:
+                gen.permutation(n)
+            yield self._batch(order[start:start + size])
+        if own and not partial:
+            gen.permutation(n)
 
     def _batch(self, indices: list[int]) -> Any:
         if self.collate_fn is None and type(self.dataset) is TensorDataset and \

@@ -1120,6 +1120,12 @@ def _single(k: tuple[Any, ...]) -> Any:
     return k[0] if len(k) == 1 and not isinstance(k[0], np.ndarray) else k
 
 
+def constant(value: np.ndarray) -> Tensor:
+    """An array a VJP holds fixed (batch norm's running statistics in eval mode) as a Tensor of its own
+    dtype: an ndarray operand would be converted as a nested list, in the default dtype."""
+    return _wrap(value)
+
+
 def index_put(g: Any, shape: tuple[int, ...], key: Any) -> Tensor:
     """Scatter-add into zeros: the VJP of indexing, differentiable itself."""
     return apply(O.INDEX_PUT, g, shape=tuple(shape), key=key)

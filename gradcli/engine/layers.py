@@ -16,7 +16,7 @@ from gradcli.engine import functions as F
 from gradcli.engine import init as I
 from gradcli.engine import nn_conv as C
 from gradcli.engine import nn_functional as NF
-from gradcli.engine.nn import Linear, Module, Parameter, _default_dtype, _empty, _module
+from gradcli.engine.nn import Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError
 
@@ -103,14 +103,6 @@ class Conv2d(_ConvNd):
     functional = staticmethod(C.conv2d)
 
 
-def _uninitialized(dtype: Any) -> Tensor:
-    """A lazy layer's parameter before its first call: no elements yet, printed as PyTorch prints it."""
-    from gradcli.engine.tensor_str import UNINITIALIZED
-    p = _empty((0,), dtype)
-    UNINITIALIZED.add(p)
-    return p
-
-
 def _materialize(module: Module, shapes: dict[str, tuple[int, ...]], becomes: type) -> None:
     """The first call: each parameter gets its shape in place (an optimizer made earlier holds the same
     tensors), the full layer's initialisation draws its values, and the module becomes that layer, as
@@ -136,8 +128,8 @@ class LazyLinear(Linear):
         from gradcli.engine.creation import resolve_dtype
         dt = resolve_dtype(dtype) or _default_dtype()
         self.in_features, self.out_features = 0, int(out_features)
-        self._parameters["weight"] = _uninitialized(dt)
-        self._parameters["bias"] = _uninitialized(dt) if bias else None
+        self._parameters["weight"] = UninitializedParameter(dtype=dt)
+        self._parameters["bias"] = UninitializedParameter(dtype=dt) if bias else None
 
     def forward(self, input: Any) -> Tensor:
         x = F._tensor_arg(input, "LazyLinear")
@@ -157,8 +149,8 @@ class _LazyConvNd(_ConvNd):
         Module.__init__(self)
         self.in_channels = 0
         dt = self._configure(out_channels, kernel_size, stride, padding, dilation, groups, padding_mode, dtype)
-        self._parameters["weight"] = _uninitialized(dt)
-        self._parameters["bias"] = _uninitialized(dt) if bias else None
+        self._parameters["weight"] = UninitializedParameter(dtype=dt)
+        self._parameters["bias"] = UninitializedParameter(dtype=dt) if bias else None
 
     def forward(self, input: Any) -> Tensor:
         x = F._tensor_arg(input, type(self).__name__)
@@ -294,12 +286,15 @@ class _BatchNorm(Module):
                              hint=f"the input's dimension 1 has {x.shape[1]} channels; the layer was made for "
                                   f"{self.num_features}")
         use_batch = self.training or not self.track_running_stats
+        momentum = self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
+            if momentum is None:  # PyTorch's cumulative moving average
+                momentum = 1.0 / int(self.num_batches_tracked._data)
         return C.batch_norm(x, self.running_mean if self.track_running_stats else None,
                             self.running_var if self.track_running_stats else None,
                             self._parameters.get("weight"), self._parameters.get("bias"), use_batch,
-                            self.momentum, self.eps)
+                            0.0 if momentum is None else momentum, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, " \

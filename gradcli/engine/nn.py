@@ -22,7 +22,7 @@ from gradcli.engine import nn_functional as NF
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine.module_hooks import BackwardHook, register
 from gradcli.engine.tensor import Tensor, _wrap
-from gradcli.engine.tensor_str import PARAMETERS
+from gradcli.engine.tensor_str import PARAMETERS, UNINITIALIZED
 from gradcli.errors import ArgumentError, ShapeError
 
 
@@ -33,6 +33,15 @@ def Parameter(data: Any = None, requires_grad: bool = True) -> Tensor:
     t = _wrap(F.as_tensor(data)._data)
     PARAMETERS.add(t)
     return t.requires_grad_(bool(requires_grad))
+
+
+def UninitializedParameter(requires_grad: bool = True, device: Any = None, dtype: Any = None) -> Tensor:
+    """A lazy layer's parameter before its first call: no elements yet, printed and typed as PyTorch's
+    `UninitializedParameter`; its shape is an error until the layer has seen its input."""
+    from gradcli.engine.creation import resolve_dtype
+    p = Parameter(_wrap(np.empty((0,), dtype=resolve_dtype(dtype) or _default_dtype())), requires_grad)
+    UNINITIALIZED.add(p)
+    return p
 
 
 class Module:

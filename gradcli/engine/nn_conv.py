@@ -2,12 +2,13 @@
 channel dropout and embeddings, with PyTorch's argument rules and error texts.
 
 Each convolution, pooling or unfold is one primitive of the op table (`ConvolutionBackward0`,
-`MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it; batch norm and embeddings are
-compositions of existing primitives: an embedding is one row gather (INDEX) under PyTorch's name
-`EmbeddingBackward0`; batch norm's nodes are those of its composition, not `NativeBatchNormBackward0`.
+`MaxPool2DWithIndicesBackward0`, ...), so `--check` proves it, and so is batch norm
+(`NativeBatchNormBackward0`); an embedding is one row gather (INDEX) under PyTorch's name
+`EmbeddingBackward0`.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -162,16 +163,31 @@ def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, paddi
     dilation_ = ntuple(dilation, nd, fn, "dilation")
     _positive(dilation_, fn, "dilation")
     _check_fits(x, kernel, dilation_, pads, strides)
+    if nd == 1:
+        x, kernel, dilation_, pads, strides = _height_one(x, kernel, dilation_, pads, strides)
     if ceil_mode:
         pads = _ceil_padding(x, kernel, dilation_, pads, strides)
     key = max_pool_at(x._data, kernel, dilation_, pads, strides)
-    out = _unbatched(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
-                     squeeze)
+    out = _flattened(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
+                     nd, squeeze)
     if not return_indices:
         return out
     # PyTorch's indices count within each (sample, channel) plane, row-major
     indices = _wrap(key % math.prod(x.shape[2:]))
-    return out, _unbatched(indices, squeeze)
+    return out, _flattened(indices, nd, squeeze)
+
+
+def _height_one(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...], pads: tuple[tuple[int, int], ...],
+                strides: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...],
+                                                   tuple[int, ...]]:
+    """A 1-D pooling as PyTorch runs it, and so with its nodes (`SqueezeBackward1` over the 2-D pooling's
+    node over `UnsqueezeBackward0`): a 2-D pooling of the input lifted to height one."""
+    return F.unsqueeze(x, 2), (1,) + kernel, (1,) + dilation, ((0, 0),) + pads, (1,) + strides
+
+
+def _flattened(out: Tensor, nd: int, squeeze: bool) -> Tensor:
+    """A pooling's result back in its input's layout: the height of one dropped (1-D), the batch too (unbatched)."""
+    return _unbatched(F.squeeze(out, 2) if nd == 1 else out, squeeze)
 
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
@@ -238,18 +254,39 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding, output_size)
 
 
+def _avg_divisor(x: Tensor, kernel: tuple[int, ...], strides: tuple[int, ...], given: tuple[tuple[int, int], ...],
+                 pads: tuple[tuple[int, int], ...], count_include_pad: bool, divisor_override: Any, fn: str
+                 ) -> np.ndarray | None:
+    """PyTorch's divisor per window: the window clipped to the padded input (ceil_mode's overhang past
+    it never counts), then to the input itself with count_include_pad=False; or divisor_override.
+    None when every window divides by the kernel's size, the common case."""
+    sizes = tuple(out_size(n, k, 1, pad, s) for n, k, pad, s in zip(x.shape[2:], kernel, pads, strides))
+    if divisor_override is not None:
+        override = int(F.number_arg(divisor_override, fn, "divisor_override", integer=True))
+        if override == 0:
+            raise ValueDomainError("divisor must be not zero", hint="divisor_override=None divides by the window")
+        return np.full(sizes, float(override))
+    counts = []
+    for n, k, s, (p, _), size in zip(x.shape[2:], kernel, strides, given, sizes):
+        start = np.arange(size) * s - p
+        end = np.minimum(start + k, n + p)
+        counts.append(end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0))
+    divisor = functools.reduce(np.multiply.outer, counts).astype(np.float64)
+    return None if (divisor == math.prod(kernel)).all() else divisor
+
+
 def _avg_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
               count_include_pad: bool, divisor_override: Any = None) -> Tensor:
-    if not count_include_pad or divisor_override is not None:
-        raise ArgumentError(f"{fn}: count_include_pad=False and divisor_override are not supported by gradcli",
-                            hint="the mean counts every window position (PyTorch's default)")
-    if ceil_mode:
-        raise ArgumentError(f"{fn}: ceil_mode=True is not supported by gradcli",
-                            hint="leave ceil_mode=False (the default), or pad the input to a multiple of the stride")
     x, squeeze = _batched(input, nd, fn)
-    kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
-    _check_fits(x, kernel, (1,) * nd, pads, strides)
-    return _unbatched(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides), squeeze)
+    kernel, strides, given = _pool_geometry(nd, fn, kernel_size, stride, padding)
+    ones = (1,) * nd
+    _check_fits(x, kernel, ones, given, strides)
+    if nd == 1:
+        x, kernel, ones, given, strides = _height_one(x, kernel, ones, given, strides)
+    pads = _ceil_padding(x, kernel, ones, given, strides) if ceil_mode else given
+    divisor = _avg_divisor(x, kernel, strides, given, pads, count_include_pad, divisor_override, fn)
+    params = {} if divisor is None else {"divisor": divisor}
+    return _flattened(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides, **params), nd, squeeze)
 
 
 def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
@@ -313,39 +350,34 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
 # -- normalisation, dropout, embeddings ----------------------------------------------------------------
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
-    """(x - mean)/√(var + eps)·w + b over every dimension but the channels (dim 1); training uses the
-    batch's statistics (the biased variance) and moves the running ones by `momentum` (the unbiased
-    variance), as PyTorch does."""
+    """(x - mean)/√(var + eps)·w + b over every dimension but the channels (dim 1), one primitive
+    (`NativeBatchNormBackward0`, in both modes as PyTorch's). Training uses the batch's statistics
+    (the biased variance) and moves the running ones by `momentum` (the unbiased variance) outside
+    the graph; eval uses the running statistics as constants."""
     x = F._tensor_arg(input, "batch_norm")
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: expected at least 2D input (got {x.ndim}D input)",
                          hint="batch norm takes (batch, channels, ...)")
-    axes = (0,) + tuple(range(2, x.ndim))
-    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    count = x.numel() // x.shape[1]
-    if training:
-        if count <= 1:
-            raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
-                                   f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
-        mean = F.mean(x, dim=axes, keepdim=True)
-        centered = x - mean
-        var = F.mean(centered * centered, dim=axes, keepdim=True)
-        with no_grad():
-            for buffer, value in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
-                if buffer is not None:
-                    buffer.mul_(1 - momentum).add_(F.reshape(value.detach(), -1) * momentum)
-    else:
+    eps = float(F.number_arg(eps, "batch_norm", "eps"))
+    w = 1.0 if weight is None else F._tensor_arg(weight, "batch_norm")
+    b = 0.0 if bias is None else F._tensor_arg(bias, "batch_norm")
+    if not training:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: running_mean and running_var are needed when not training",
                                 hint="pass training=True, or the running statistics")
-        centered = x - F.reshape(running_mean, shape)
-        var = F.reshape(running_var, shape)
-    out = centered * F.rsqrt(var + eps)
-    if weight is not None:
-        out = out * F.reshape(weight, shape)
-    if bias is not None:
-        out = out + F.reshape(bias, shape)
-    return out
+        return apply(O.BATCH_NORM, x, w, b, eps=eps, mean=F._tensor_arg(running_mean, "batch_norm")._data.copy(),
+                     var=F._tensor_arg(running_var, "batch_norm")._data.copy())
+    axes = (0,) + tuple(range(2, x.ndim))
+    count = x.numel() // x.shape[1]
+    if count <= 1:
+        raise ValueDomainError(f"Expected more than 1 value per channel when training, got input size "
+                               f"{list(x.shape)}", hint="use a batch of two or more, or model.eval()")
+    with no_grad():
+        for buffer, statistic in ((running_mean, lambda a: a.mean(axis=axes)),
+                                  (running_var, lambda a: a.var(axis=axes, ddof=1))):
+            if buffer is not None:
+                buffer.mul_(1 - momentum).add_(_wrap(statistic(x._data).astype(buffer.dtype)) * momentum)
+    return apply(O.BATCH_NORM, x, w, b, eps=eps)
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -389,5 +421,5 @@ NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_un
 OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "max_pool1d": O.MAX_POOL,
                         "max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
                         "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
-                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.MUL,
+                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.BATCH_NORM,
                         "dropout2d": O.MUL, "embedding": O.INDEX}

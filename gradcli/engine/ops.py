@@ -1392,6 +1392,82 @@ def _layer_norm_sym(S: Any, x: Any, w: Any, b: Any, count: int, eps: float) -> A
     return S.broadcast(S.add, S.broadcast(S.mul, xhat, w), b)
 
 
+def _channel_axes(x: Any) -> tuple[int, ...]:
+    """Batch norm's statistics run over every dimension but the channels (dim 1)."""
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _per_channel(ns: Any, v: Any, ndim: int) -> Any:
+    """A (C,) weight, bias or statistic as (1, C, 1, ...), so it broadcasts over an input of `ndim`
+    dimensions; a number (weight or bias None, or its 0-d SymPy constant) stays as it is."""
+    if getattr(v, "ndim", 0) != 1:
+        return v
+    return ns.reshape(v, (1, v.shape[0]) + (1,) * (ndim - 2))
+
+
+def _eval_rstd(ns: Any, var: np.ndarray, eps: float, ndim: int) -> Any:
+    """Eval mode's 1/√(running_var + eps): a constant of the graph, per channel."""
+    return ns.constant(_per_channel(NUMPY, (var + eps) ** -0.5, ndim))
+
+
+def _batch_norm_stats(ns: Any, x: Any, eps: float, mean: np.ndarray | None, var: np.ndarray | None
+                      ) -> tuple[Any, Any]:
+    """x - mean, and rstd = 1/√(var + eps) per channel (keepdim): the batch's statistics (biased var)
+    when training (`mean` None), else the running ones."""
+    if mean is None:
+        axes = _channel_axes(x)
+        centred = x - ns.mean(x, dim=axes, keepdim=True)
+        return centred, (ns.mean(centred * centred, dim=axes, keepdim=True) + eps) ** -0.5
+    return x - ns.constant(_per_channel(NUMPY, mean, x.ndim)), _eval_rstd(ns, var, eps, x.ndim)
+
+
+def _batch_norm_forward(x: np.ndarray, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                        var: np.ndarray | None = None) -> np.ndarray:
+    centred, rstd = _batch_norm_stats(NUMPY, x, eps, mean, var)
+    return centred * (rstd * _per_channel(NUMPY, w, x.ndim)) + _per_channel(NUMPY, b, x.ndim)
+
+
+def _batch_norm_vjp_x(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                      var: np.ndarray | None = None) -> Any:
+    """PyTorch's arrangement: (g - mean(g) - (x - mean)·k)·rstd·w with k = mean(g·(x - mean))·rstd², the
+    per-channel factors taken before the full-size passes; in eval an affine map's g·rstd·w."""
+    if mean is not None:
+        return g * (_eval_rstd(ns, var, eps, x.ndim) * _per_channel(ns, w, x.ndim))
+    axes = _channel_axes(x)
+    centred, rstd = _batch_norm_stats(ns, x, eps, mean, var)
+    k = ns.mean(g * centred, dim=axes, keepdim=True) * (rstd * rstd)
+    return (g - ns.mean(g, dim=axes, keepdim=True) - centred * k) * (rstd * _per_channel(ns, w, x.ndim))
+
+
+def _batch_norm_vjp_w(ns: Any, g: Any, o: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                      var: np.ndarray | None = None) -> Any:
+    """Σ g·x̂ per channel, as Σ g·(x - mean) times rstd."""
+    centred, rstd = _batch_norm_stats(ns, x, eps, mean, var)
+    return ns.sum(g * centred, dim=_channel_axes(x)) * ns.reshape(rstd, (x.shape[1],))
+
+
+def _batch_norm_sym(S: Any, x: Any, w: Any, b: Any, eps: float, mean: np.ndarray | None = None,
+                    var: np.ndarray | None = None) -> Any:
+    """Per channel, its plane's mean and biased variance in SymPy (or the running ones as numbers)."""
+    xhat = np.empty(x.shape, dtype=object)
+    for c in range(x.shape[1]):
+        plane = x[:, c].reshape(-1)
+        S.spend(3 * len(plane))
+        if mean is None:
+            mu = S.div(S.total(plane), len(plane))
+            centred = [S.sub(u, mu) for u in plane]
+            v = S.div(S.total(S.mul(d, d) for d in centred), len(plane))
+        else:
+            centred = [S.sub(u, S.number(mean[c])) for u in plane]
+            v = S.number(var[c])
+        rstd = S.pow(S.add(v, S.number(eps)), S.number(-0.5))
+        column = np.empty(len(plane), dtype=object)
+        column[:] = [S.mul(d, rstd) for d in centred]
+        xhat[:, c] = column.reshape(x[:, c].shape)
+    scaled = S.broadcast(S.mul, xhat, _per_channel(NUMPY, w, x.ndim))
+    return S.broadcast(S.add, scaled, _per_channel(NUMPY, b, x.ndim))
+
+
 def _smooth_forward(a: np.ndarray, b: np.ndarray, delta: float) -> np.ndarray:
     """Huber with threshold delta: d²/2 inside, delta·(|d| - delta/2) outside."""
     d = np.abs(a - b)
@@ -1595,6 +1671,14 @@ CONSTANT_PAD = Op(name="pad", node="ConstantPadNdBackward0", forward=_pad_forwar
                   jvp=transposed_jvp, rule="crop the padding off the gradient", nests=False,
                   sym=lambda S, x, pad, value=0.0: _constant_pad(
                       x, pad, S.number(value), lambda a, w, v: np.pad(a, w, constant_values=v)))
+BATCH_NORM = Op(name="batch_norm", node="NativeBatchNormBackward0", forward=_batch_norm_forward,
+                vjps=(_batch_norm_vjp_x,
+                      _batch_norm_vjp_w,
+                      lambda ns, g, o, x, w, b, eps, mean=None, var=None: ns.sum(g, dim=_channel_axes(g))),
+                jvp=transposed_jvp,
+                rule="training: ∂BN(x)/∂x = rstd·w·(g - mean(g) - x̂·mean(g·x̂)) per channel (eval: g·rstd·w); "
+                     "∂/∂w = Σ g·x̂; ∂/∂b = Σ g",
+                saves=("xw", "x", ""), args="xwb", sym=_batch_norm_sym)
 LAYER_NORM = Op(name="layer_norm", node="NativeLayerNormBackward0", forward=_layer_norm_forward,
                 vjps=(_layer_norm_vjp_x,
                       lambda ns, g, o, x, w, b, count, eps: g * _layer_norm_parts(ns, x, count, eps)[0],
@@ -1770,6 +1854,10 @@ class _NumpyNamespace:
     index_put = staticmethod(_index_put_forward)
 
     @staticmethod
+    def constant(value: np.ndarray) -> np.ndarray:
+        return value
+
+    @staticmethod
     def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return x.astype(dtype)
 
@@ -1836,6 +1924,6 @@ TABLE: tuple[Op, ...] = (
     RESHAPE, TRANSPOSE, PERMUTE, EXPAND, INDEX, INDEX_PUT, CAT, STACK, CLONE, CAST,
     FLIP, ROLL, REPEAT, TRIL, TRIU, DIAG_EMBED, SCATTER, SCATTER_ADD, CROSS, EINSUM,
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
-    CONSTANT_PAD, LAYER_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY, BCE_WITH_LOGITS,
-    IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
+    CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
+    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
 )

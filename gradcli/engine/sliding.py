@@ -203,24 +203,29 @@ def max_pool_kink(K: Any, x: np.ndarray, key: tuple, kernel: tuple[int, ...], di
 
 
 def avg_pool_forward(x: np.ndarray, kernel: tuple[int, ...], padding: tuple[tuple[int, int], ...],
-                     stride: tuple[int, ...]) -> np.ndarray:
+                     stride: tuple[int, ...], divisor: np.ndarray | None = None) -> np.ndarray:
+    """Each window's sum over its size, or over `divisor` (one number per output position: PyTorch's
+    count for ceil_mode's windows, count_include_pad=False or divisor_override)."""
     ones = (1,) * len(kernel)
-    w = windows(x, kernel, ones, padding, stride, x.dtype.type(0))
-    return w.sum(axis=_window_axes(len(kernel))) / x.dtype.type(math.prod(kernel))
+    total = windows(x, kernel, ones, padding, stride, x.dtype.type(0)).sum(axis=_window_axes(len(kernel)))
+    return total / (x.dtype.type(math.prod(kernel)) if divisor is None else divisor.astype(x.dtype))
 
 
 def avg_pool_vjp(ns: Any, g: Any, out: Any, x: Any, kernel: tuple[int, ...], padding: tuple[tuple[int, int], ...],
-                 stride: tuple[int, ...]) -> Any:
+                 stride: tuple[int, ...], divisor: np.ndarray | None = None) -> Any:
     n, c = g.shape[0], g.shape[1]
     k = math.prod(kernel)
-    spread = ns.expand(ns.reshape(g * (1.0 / k), (n, c, 1, -1)), (n, c, k, math.prod(g.shape[2:])))
+    share = g * (1.0 / k) if divisor is None else g * ns.constant((1.0 / divisor).astype(g.dtype))
+    spread = ns.expand(ns.reshape(share, (n, c, 1, -1)), (n, c, k, math.prod(g.shape[2:])))
     return ns.col2im(ns.reshape(spread, (n, c * k, -1)), tuple(x.shape[2:]), kernel, (1,) * len(kernel), padding,
                      stride)
 
 
 def avg_pool_sym(S: Any, x: np.ndarray, kernel: tuple[int, ...], padding: tuple[tuple[int, int], ...],
-                 stride: tuple[int, ...]) -> np.ndarray:
-    """The mean of each window, padding counted as zeros (count_include_pad=True)."""
+                 stride: tuple[int, ...], divisor: np.ndarray | None = None) -> np.ndarray:
+    """The mean of each window, padding counted as zeros (count_include_pad=True), or its sum over `divisor`."""
     ones = (1,) * len(kernel)
-    return S.reduce(S.mean_all, windows(x, kernel, ones, padding, stride, S.number(0)), _window_axes(len(kernel)),
-                    False)
+    w = windows(x, kernel, ones, padding, stride, S.number(0))
+    if divisor is None:
+        return S.reduce(S.mean_all, w, _window_axes(len(kernel)), False)
+    return S.broadcast(S.div, S.reduce(S.add_all, w, _window_axes(len(kernel)), False), S.constant(divisor))

@@ -28,7 +28,7 @@ from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
-from gradcli.errors import ArgumentError
+from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import AccumulateGrad, GradMode, Node, Tensor
@@ -232,6 +232,7 @@ NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.N
 OP_OF.update(nn_conv.OPS)
 NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
+                            "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
 LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
@@ -523,6 +524,26 @@ def takes_device(func: Any) -> bool:
 check_device = D.check_device
 
 
+_UNINITIALIZED_READS = frozenset({"requires_grad", "requires_grad_", "dtype", "data", "grad", "grad_fn", "is_leaf",
+                                  "device", "size"})
+"""What PyTorch lets a program read of an `UninitializedParameter` (checked against torch 2.13)."""
+
+
+def refuse_uninitialized(attr: str) -> None:
+    """A lazy layer's parameter before the layer's first call has no shape yet: PyTorch's errors for it."""
+    if attr == "shape":
+        raise ShapeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                         "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                         "one. Call `forward` to initialize the parameters before accessing their attributes.",
+                         hint="call the model once on a batch first: model(x)")
+    if attr not in _UNINITIALIZED_READS:
+        raise ValueDomainError(f"Attempted to use an uninitialized parameter in <method '{attr}' of "
+                               "'torch._C.TensorBase' objects>. This error happens when you are using a `LazyModule` "
+                               "or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When "
+                               "using LazyModules Call `forward` with a dummy batch to initialize the parameters "
+                               "before calling torch functions", hint="call the model once on a batch first: model(x)")
+
+
 def _register_stand_ins() -> None:
     """`isinstance(x, torch.Tensor)`, `isinstance(m, nn.Linear)`: the callables that stand for these types."""
     type_tests.register(C.float_tensor, "Tensor", (Tensor,), "torch")
@@ -533,6 +554,10 @@ def _register_stand_ins() -> None:
             if isinstance(cls, type):
                 type_tests.register(member, cls.__name__, (cls,), modules.get(cls.__name__, namespace.name))
     type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
+    type_tests.register(nn.UninitializedParameter, "UninitializedParameter", (Tensor,), "torch.nn.parameter",
+                        test=lambda v: type(v) is Tensor and bool(tensor_str.UNINITIALIZED) and tensor_str.UNINITIALIZED.has(v))
+    type_tests.register(nn.Parameter, "Parameter", (Tensor,), "torch.nn.parameter",
+                        test=lambda v: type(v) is Tensor and tensor_str.PARAMETERS.has(v))
 
 
 # Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).

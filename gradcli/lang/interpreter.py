@@ -32,7 +32,7 @@ from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.nn import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
-from gradcli.engine.tensor_str import Size
+from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import arrays as ARR
@@ -1048,6 +1048,8 @@ class Interpreter:
         elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
             return owner._modules[attr]  # a built-in container's named layer: `net.fc1` of a Sequential
         elif attr in B.attribute_names(owner):
+            if type(owner) is Tensor and UNINITIALIZED and UNINITIALIZED.has(owner):
+                B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
             if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
@@ -1211,6 +1213,9 @@ class Interpreter:
         except TypeError as exc:
             if isinstance(func, UserFunction):
                 raise
+            if _takes_axis_for_dim(func, kwargs):  # PyTorch's NumPy-style alias: x.argmax(axis=1), x.sum(axis=0)
+                kwargs = {("dim" if k == "axis" else k): v for k, v in kwargs.items()}
+                return self._apply(target, func, args, kwargs, node)
             raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
@@ -1230,6 +1235,21 @@ class Interpreter:
             return self._lookup("print") is _PRINT
         except NameLookupError:
             return False
+
+
+def _takes_axis_for_dim(func: Any, kwargs: dict) -> bool:
+    """PyTorch's argument parser reads `axis=` as `dim=` for its own functions and methods: true for an
+    engine function taking `dim` that was given `axis` (and not `dim`)."""
+    if "axis" not in kwargs or "dim" in kwargs:
+        return False
+    owner = getattr(func, "__self__", None)
+    if not (getattr(func, "__module__", "") or "").startswith("gradcli.engine") and type(owner) is not Tensor:
+        return False
+    try:
+        names = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "dim" in names and "axis" not in names
 
 
 _FOREVER = itertools.repeat(None)

@@ -8,7 +8,7 @@ as in Python.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,9 +22,18 @@ _STAND_INS: dict[int, tuple[str, tuple[type, ...], Any]] = {}
 define the stand-ins (python_builtins: int, list...; builtins: torch.Tensor, nn's layers)."""
 
 
-def register(stand_in: Any, name: str, types: tuple[type, ...], module: str = "") -> None:
-    """`module` is where PyTorch (or Python, for builtins: none) defines the class, for its printed text."""
+_TESTS: dict[int, Callable[[Any], bool]] = {}
+"""id(stand-in) -> the test of a type no Python class tells (`nn.Parameter`: a plain Tensor `nn.Parameter`
+made), most specific first: `type(v)` is the first whose test passes."""
+
+
+def register(stand_in: Any, name: str, types: tuple[type, ...], module: str = "",
+             test: Callable[[Any], bool] | None = None) -> None:
+    """`module` is where PyTorch (or Python, for builtins: none) defines the class, for its printed text;
+    `test`, when given, decides membership in place of `types` (which still say what it is a kind of)."""
     _STAND_INS[id(stand_in)] = (name, types, stand_in)
+    if test is not None:
+        _TESTS[id(stand_in)] = test
     CLASS_TEXTS[id(stand_in)] = (stand_in, f"<class '{module + '.' if module else ''}{name}'>")
 
 
@@ -46,7 +55,8 @@ def _covers(kind: Any, value: Any) -> bool:
                             hint="e.g. isinstance(x, torch.Tensor) or isinstance(n, (int, float))")
     if known[0] == "int" and isinstance(value, (bool, np.bool_)):
         return True
-    return isinstance(value, known[1])
+    test = _TESTS.get(id(kind))
+    return isinstance(value, known[1]) if test is None else test(value)
 
 
 def isinstance_(value: Any, kinds: Any) -> bool:
@@ -75,8 +85,13 @@ def type_(value: Any) -> Any:
     program_class = getattr(type(value), "_gradcli_class", None)  # an object of the program's class
     if program_class is not None:
         return program_class
+    for key, test in _TESTS.items():
+        if test(value):
+            return _STAND_INS[key][2]
     best = None
     for name, types, fn in _stand_ins().values():
+        if id(fn) in _TESTS:
+            continue
         if type(value) in types or isinstance(value, types) and (best is None or issubclass(types[0], best[1][0])):
             if type(value) in types:
                 return fn

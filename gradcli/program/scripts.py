@@ -552,14 +552,19 @@ def _signature(kind: str) -> inspect.Signature:
     return inspect.signature(GRADIENT_FUNCTIONS[kind])
 
 
+_FOR_EFFECT = frozenset({"register_hook", "eval", "train", "apply", "load_state_dict"})
+"""Methods a script calls for their effect: a hook's handle, and a module's mode switches, `apply` and
+`load_state_dict`, which return the module (or the keys report) only so that calls can chain."""
+
+
 @functools.lru_cache(maxsize=1024)
 def _in_place_call(text: str) -> bool:
-    """`x.grad.data.zero_()` and `x.register_hook(fn)` are run for their effect; showing what they return
-    (the zeros, a handle) would only be noise.
+    """`x.grad.data.zero_()`, `x.register_hook(fn)` and `model.eval()` are run for their effect; showing
+    what they return (the zeros, a handle, the model) would only be noise.
 
     `text` is `ast.unparse` of an already checked tree, so parsing it again runs nothing; a loop asks
     about the same few texts again and again, so each is parsed once.
     """
     node = ast.parse(text, mode="eval").body
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-        node.func.attr.endswith("_") or node.func.attr == "register_hook")
+        node.func.attr.endswith("_") or node.func.attr in _FOR_EFFECT)

@@ -2,8 +2,8 @@
 
 A script, not a test: timings depend on the machine and its load, so it reports ratios measured in
 one run (issue 20's targets, per iteration: a LeNet-sized conv net's forward+backward <= 2.0x
-PyTorch CPU's; an MLP training loop over a DataLoader <= 1.0x PyTorch's). Each program runs twice,
-with few and with many iterations, and the difference is divided by the extra iterations, so
+PyTorch CPU's, with or without batch norm; an MLP training loop over a DataLoader <= 1.0x
+PyTorch's). Each program runs twice, with few and with many iterations, and the difference is divided by the extra iterations, so
 start-up (PyTorch's import, gradcli's parse) cancels out; both sides time themselves in-process.
 Both run on one thread and are timed in CPU seconds: on a shared machine PyTorch's default of a
 thread per core measured 10-20x slower than its single thread while others ran, which made the
@@ -41,6 +41,10 @@ for i in range({n}):
     loss = F.cross_entropy(model(x), t)
     loss.backward()
 """
+
+LENET_BN = LENET.replace("nn.Conv2d(1, 6, 5), nn.ReLU()", "nn.Conv2d(1, 6, 5), nn.BatchNorm2d(6), nn.ReLU()").replace(
+    "nn.Conv2d(6, 16, 5), nn.ReLU()", "nn.Conv2d(6, 16, 5), nn.BatchNorm2d(16), nn.ReLU()")
+"""The same net with batch norm after each convolution (training mode, so the batch's statistics)."""
 
 MLP = """import torch
 import torch.nn as nn
@@ -114,7 +118,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        for name, program, target in (("lenet", LENET, 2.0), ("mlp_dataloader", MLP, 1.0)):
+        for name, program, target in (("lenet", LENET, 2.0), ("lenet_bn", LENET_BN, 2.0), ("mlp_dataloader", MLP, 1.0)):
             mine = per_iteration(program, gradcli_seconds, args.short, args.long, directory, name, False, args.repeats)
             line = f"{name:16} gradcli {mine * 1e3:8.2f} ms/iter"
             if args.torch:

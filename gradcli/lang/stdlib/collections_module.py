@@ -13,7 +13,7 @@ from typing import Any, Callable
 from gradcli.errors import ArgumentError
 from gradcli.lang import builtins as B
 from gradcli.lang.namespace import Namespace
-from gradcli.lang.type_tests import stand_in_name
+from gradcli.lang.type_tests import register, stand_in_name
 from gradcli.lang.containers import DICT_METHODS, grow, hashable, pairs
 from gradcli.lang.exceptions import ProgramType, raise_python
 from gradcli.lang.formatting import to_repr
@@ -259,3 +259,5 @@ COLLECTIONS = Namespace("collections", {
                                                           "deque"),
     "namedtuple": namedtuple,
 })
+for _name, _kind in (("OrderedDict", OrderedDict), ("defaultdict", DefaultDict), ("Counter", Counter), ("deque", Deque)):
+    register(COLLECTIONS.members[_name], _name, (_kind,), "collections")  # type(model.state_dict()) as Python's

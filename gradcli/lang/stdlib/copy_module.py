@@ -68,7 +68,7 @@ def deepcopy(value: Any, memo: dict | None = None) -> Any:
         out = value.copy()
     else:
         raise ArgumentError(f"deepcopy of a {type(value).__name__} is not supported",
-                            hint="deepcopy copies tensors, lists, tuples, dicts, sets, modules and optimizers")
+                            hint="deepcopy copies tensors, lists, tuples, dicts (a state_dict too), sets, modules and optimizers")
     memo[id(value)] = out
     return out
 
