@@ -49,6 +49,10 @@ class DefaultDict(dict):
         factory = f"<class '{kind}'>" if kind is not None else to_repr(self.factory)
         return f"defaultdict({factory}, {to_repr(dict(self))})"
 
+    def emptied(self) -> "DefaultDict":
+        """A new empty one with the same factory (what `copy.deepcopy` fills)."""
+        return DefaultDict(self.factory, {})
+
 
 def _defaultdict(factory: Any = None, values: Any = ()) -> DefaultDict:
     if factory is not None and not callable(factory):
@@ -59,6 +63,9 @@ def _defaultdict(factory: Any = None, values: Any = ()) -> DefaultDict:
 class Counter(dict):
     def __missing__(self, key: Any) -> int:
         return 0
+
+    def emptied(self) -> "Counter":
+        return Counter()
 
     def __repr__(self) -> str:
         if not self:

@@ -19,7 +19,6 @@ from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, BackwardError
 from gradcli.lang.namespace import Namespace
-from gradcli.lang.stdlib.collections_module import Counter, DefaultDict
 from gradcli.lang.limits import check_list
 
 _LEAVES_ONLY = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
@@ -51,9 +50,9 @@ def deepcopy(value: Any, memo: dict | None = None) -> Any:
         out.extend(deepcopy(v, memo) for v in value)
     elif isinstance(value, tuple) and type(value) is tuple:
         out = tuple(deepcopy(v, memo) for v in value)
-    elif type(value) in (dict, OrderedDict, Counter, DefaultDict):  # a state_dict is an OrderedDict
-        check_list(len(value))
-        out = memo[id(value)] = DefaultDict(value.factory, {}) if type(value) is DefaultDict else type(value)()
+    elif type(value) in (dict, OrderedDict) or isinstance(value, dict) and hasattr(type(value), "emptied"):
+        check_list(len(value))  # an OrderedDict is a state_dict; `emptied` is a defaultdict's or a Counter's
+        out = memo[id(value)] = value.emptied() if hasattr(type(value), "emptied") else type(value)()
         for key, item in value.items():
             out[deepcopy(key, memo)] = deepcopy(item, memo)
     elif type(value) is set:
