@@ -38,6 +38,10 @@ PROGRAMS = {
                     "print(list(m.state_dict().keys()), OrderedDict())\n",
     "a scalar loss and items": "import torch\nw = torch.tensor([2.0], requires_grad=True)\nloss = ((w * 3 - 1) ** 2).mean()\n"
                                "print(loss, loss.item(), round(loss.item(), 3))\n",
+    "nan, inf and zeros": "import torch\nnan, inf = float('nan'), float('inf')\nprint(torch.tensor([nan, 0.]))\n"
+                          "print(torch.zeros(3), torch.tensor([inf, 1.]), torch.tensor([-inf, 2.5, 0.]))\n"
+                          "print(torch.tensor([[0., 100.], [nan, 1.]]), torch.tensor([1e-5, 0., nan]))\n",
+    "integers meet floats": "import torch\na = torch.arange(4)\nprint(a / 2, a * 0.5, (a == 1).sum() / len(a))\n",
 }
 
 
@@ -120,3 +124,8 @@ def test_a_module_method_run_for_its_effect_is_not_shown(cli, tmp_path):
                                        "m.apply(print)\nm.load_state_dict(m.state_dict())\nm.training\n")
     shown = [e for e in file["events"] if e["kind"] == "display"]
     assert [e["items"][0]["source"] for e in shown] == ["m.training"]
+
+
+def test_a_column_is_as_wide_as_its_nonzero_finite_numbers(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["nan, inf and zeros"])
+    assert text.split("\n")[:2] == ["tensor([nan, 0.])", "tensor([0., 0., 0.]) tensor([inf, 1.]) tensor([  -inf, 2.5000, 0.0000])"]

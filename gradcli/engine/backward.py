@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.anomaly import AnomalyMode, watched
 from gradcli.errors import BackwardError
 from gradcli.engine.hooks import (HOOKS, PACKED, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, run_hooks, run_post_accumulate,
                                   run_posthooks, unpack_saved)
@@ -80,6 +81,8 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
             g0 = g0._data
         roots.append((out, g0))
 
+    if AnomalyMode.enabled and AnomalyMode.check_nan:
+        trace = watched(trace)
     wanted = _wanted(inputs) if inputs is not None else None
     found: list[Any] = [None] * len(inputs) if inputs is not None else []
 

@@ -111,7 +111,8 @@ def tensor_repr(t: "Tensor") -> str:
     arr = t._data
     o = PrintOptions
     threshold = o.threshold if o.threshold != math.inf else np.iinfo(np.int64).max
-    style = format_numbers(_summarized(arr, o.edgeitems) if arr.size > threshold else arr)
+    shown = _summarized(arr, o.edgeitems) if arr.size > threshold else arr
+    style = format_numbers(shown)
     layout = {"threshold": int(threshold), "edgeitems": o.edgeitems, "max_line_width": o.linewidth}
     if style is None:
         body = np.array2string(arr, separator=", ", prefix="tensor(", **layout)
@@ -120,7 +121,9 @@ def tensor_repr(t: "Tensor") -> str:
 
         def cell(v: float) -> str:
             return nonfinite_text(v) or fmt.format(v)
-        width = max((len(cell(v)) for v in arr.reshape(-1)[:2000]), default=1)
+        # PyTorch's column width counts the nonzero finite numbers only: tensor([nan, 0.]) is unpadded
+        counted = shown[np.isfinite(shown) & (shown != 0)].reshape(-1)
+        width = max((len(fmt.format(v)) for v in counted), default=1)
         body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
                                formatter={"float_kind": lambda v: cell(v).rjust(width)})
     if arr.size > threshold:  # PyTorch's elided run inside a row is " ..." joined by ", " (NumPy's is "...")

@@ -20,6 +20,7 @@ from gradcli.engine import function as AF
 from gradcli.engine.gradcheck import gradcheck, gradgradcheck
 from gradcli.engine import nn, optim
 from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
+from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
 from gradcli.engine import data, layers, lbfgs, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
 from gradcli.lang import classes
@@ -198,6 +199,8 @@ AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FU
                                                           "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
+                                        "set_detect_anomaly": ANOMALY.set_detect_anomaly,
+                                        "detect_anomaly": ANOMALY.detect_anomaly,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
                                         "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
                                         "gradgradcheck": gradgradcheck})
@@ -263,7 +266,9 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
-               "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal}
+               "cuda": CUDA, "set_default_device": D.set_default_device, "equal": Tensor.equal,
+               "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
+               "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
@@ -274,7 +279,7 @@ AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
 FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
 AUTOGRAD.members["forward_ad"] = FORWARD_AD
 DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level)
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}

@@ -47,7 +47,8 @@ _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODU
     " (under any alias), of the standard modules " + ", ".join(sorted(stdlib.NAMES - stdlib.OTHERS)) + \
     " and of " + ", ".join(sorted(stdlib.OTHERS - {"numpy.random"}))
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
-_AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level"})  # graph hooks, forward AD
+_AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",
+                                "set_detect_anomaly"})  # graph hooks, forward AD, anomaly detection
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "

@@ -23,6 +23,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.lang.parser import parse_program
 from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
+from gradcli.engine.anomaly import AnomalyMode
 from gradcli.engine.tensor import Anomaly, Limits, Node, Observe, Tensor
 
 DTYPES = ("float64", "float32")
@@ -56,7 +57,8 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     `watch` keeps the first op that made a nan or inf, for eval's warning; scripts, which show no
     such warning, skip the per-op test (about 8% of a training loop)."""
     saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
-    printing = PrintOptions.saved()
+    printing, detecting = PrintOptions.saved(), (AnomalyMode.enabled, AnomalyMode.check_nan)
+    AnomalyMode.enabled, AnomalyMode.check_nan = False, True  # a program starts without anomaly detection
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
     Limits.max_elements = settings.max_elements
@@ -70,6 +72,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
             yield
     finally:
         Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first = saved
+        AnomalyMode.enabled, AnomalyMode.check_nan = detecting
         Observe.refresh()
         PrintOptions.restore(printing)
 

@@ -552,9 +552,11 @@ def _signature(kind: str) -> inspect.Signature:
     return inspect.signature(GRADIENT_FUNCTIONS[kind])
 
 
-_FOR_EFFECT = frozenset({"register_hook", "eval", "train", "apply", "load_state_dict"})
-"""Methods a script calls for their effect: a hook's handle, and a module's mode switches, `apply` and
-`load_state_dict`, which return the module (or the keys report) only so that calls can chain."""
+_FOR_EFFECT = frozenset({"register_hook", "eval", "train", "apply", "load_state_dict", "set_detect_anomaly",
+                         "set_grad_enabled"})
+"""Methods a script calls for their effect: a hook's handle, a module's mode switches, `apply` and
+`load_state_dict`, which return the module (or the keys report) only so that calls can chain, and
+torch's mode switches, which return a context manager a bare call never enters."""
 
 
 @functools.lru_cache(maxsize=1024)
