@@ -311,3 +311,14 @@ def test_sequential_refuses_what_is_not_a_named_module() -> None:
     assert err.message == "Sequential(): module name should be a string. Got int" and err.hint
     err = fails("from torch import nn\nnet = nn.Sequential(nn.ReLU())\nnet.append(3)\n")
     assert err.message == "Sequential.append() takes a module, not int"
+
+
+def test_implementation_switches_are_kept_or_refused_by_name() -> None:
+    w = g.tensor([1.0], requires_grad=True)
+    assert optim.SGD([w], lr=0.1, foreach=True).param_groups[0]["foreach"] is True
+    assert optim.Adam([w], capturable=True).param_groups[0]["capturable"] is True
+    for make, name in ((lambda: optim.SGD([w], lr=0.1, differentiable=True), "differentiable"),
+                       (lambda: optim.Adam([w], fused=True), "fused")):
+        with pytest.raises(GradcliError) as caught:
+            make()
+        assert f"{name}=True) is not supported" in caught.value.message and caught.value.hint

@@ -41,6 +41,14 @@ PROGRAMS = {
     "nan, inf and zeros": "import torch\nnan, inf = float('nan'), float('inf')\nprint(torch.tensor([nan, 0.]))\n"
                           "print(torch.zeros(3), torch.tensor([inf, 1.]), torch.tensor([-inf, 2.5, 0.]))\n"
                           "print(torch.tensor([[0., 100.], [nan, 1.]]), torch.tensor([1e-5, 0., nan]))\n",
+    "bools and empty tensors": "import torch\nprint(torch.tensor([True, True]), torch.tensor([True, False]), "
+                               "torch.ones(2, 2) > 0)\nprint(torch.zeros(0, 3), torch.zeros(0, dtype=torch.long), "
+                               "torch.zeros(2, 0, dtype=torch.float64), torch.tensor([], dtype=torch.bool))\n",
+    "optimizers": "import torch\np = [torch.ones(1, requires_grad=True)]\nprint(torch.optim.SGD(p, lr=0.1))\n"
+                  "for o in (torch.optim.Adam(p), torch.optim.RMSprop(p), torch.optim.Adagrad(p), "
+                  "torch.optim.Adadelta(p), torch.optim.LBFGS(p)):\n    print(list(o.param_groups[0]))\n"
+                  "print(torch.optim.AdamW(p).state_dict()['param_groups'])\n"
+                  "print(torch.optim.SGD([{'params': p, 'lr': 0.5}], lr=0.1, foreach=False).param_groups)\n",
     "integers meet floats": "import torch\na = torch.arange(4)\nprint(a / 2, a * 0.5, (a == 1).sum() / len(a))\n",
 }
 
@@ -129,3 +137,12 @@ def test_a_module_method_run_for_its_effect_is_not_shown(cli, tmp_path):
 def test_a_column_is_as_wide_as_its_nonzero_finite_numbers(cli, tmp_path):
     text, _ = run_texts(cli, tmp_path, PROGRAMS["nan, inf and zeros"])
     assert text.split("\n")[:2] == ["tensor([nan, 0.])", "tensor([0., 0., 0.]) tensor([inf, 1.]) tensor([  -inf, 2.5000, 0.0000])"]
+
+
+def test_an_optimizer_keeps_and_prints_pytorchs_switches(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["optimizers"])
+    lines = text.split("\n")
+    assert lines[:6] == ["SGD (", "Parameter Group 0", "    dampening: 0", "    differentiable: False",
+                         "    foreach: None", "    fused: None"]
+    assert lines[12] == "['params', 'lr', 'betas', 'eps', 'weight_decay', 'amsgrad', 'maximize', 'foreach', " \
+                        "'capturable', 'differentiable', 'fused', 'decoupled_weight_decay']"

@@ -113,7 +113,10 @@ class LBFGS(Optimizer):
         _invalid(not options["lr"] >= 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=1")
         evals = counts["max_iter"] * 5 // 4 if max_eval is None else int(_options("LBFGS", max_eval=max_eval)[
             "max_eval"])
-        super().__init__(params, dict(options, **counts, max_eval=evals, line_search_fn=line_search_fn))
+        super().__init__(params, {"lr": options["lr"], "max_iter": counts["max_iter"], "max_eval": evals,
+                                  "tolerance_grad": options["tolerance_grad"],
+                                  "tolerance_change": options["tolerance_change"],
+                                  "history_size": counts["history_size"], "line_search_fn": line_search_fn})
         if len(self.param_groups) != 1:
             raise ValueDomainError("LBFGS doesn't support per-parameter options (parameter groups)",
                                    hint="pass one list of parameters: optim.LBFGS(model.parameters())")

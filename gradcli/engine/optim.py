@@ -30,6 +30,19 @@ def _betas(betas: Any, optimizer: str) -> tuple[float, float]:
     return tuple(number_arg(b, optimizer, f"betas[{i}]") for i, b in enumerate(betas))  # type: ignore[return-value]
 
 
+def _flags(optimizer: str, order: str, **flags: Any) -> dict[str, Any]:
+    """PyTorch's implementation switches, kept in the groups (and printed) as PyTorch keeps them: `foreach`
+    and `capturable` choose how the same update is computed, so gradcli, which runs the single-tensor
+    formulas, takes any value; `differentiable=True` and `fused=True` it cannot honour."""
+    if flags.get("differentiable"):
+        raise ArgumentError(f"{optimizer}(differentiable=True) is not supported by gradcli: its updates are not "
+                            f"recorded on the graph", hint="leave differentiable out (False)")
+    if flags.get("fused"):
+        raise ArgumentError(f"{optimizer}(fused=True) is not supported by gradcli", hint="leave fused out (None): "
+                            "gradcli runs PyTorch's single-tensor formulas")
+    return {name: flags[name] for name in order.split()}
+
+
 def _invalid(condition: bool, message: str, hint: str) -> None:
     if condition:
         raise ValueDomainError(message, hint=hint)
@@ -76,12 +89,12 @@ class Optimizer:
             if id(p) in seen:
                 raise ValueDomainError("some parameters appear in more than one parameter group",
                                        hint="give each tensor to one group only")
-        group = dict(self.options)
+        group: dict[str, Any] = {}  # PyTorch's order: the group's own keys (params first), then the defaults
         for key, value in param_group.items():
-            if key != "params":
-                group[key] = number_arg(value, type(self).__name__, key) if isinstance(
-                    self.options.get(key), (int, float)) and not isinstance(self.options.get(key), bool) else value
-        group["params"] = group_params
+            group[key] = group_params if key == "params" else number_arg(value, type(self).__name__, key) if \
+                isinstance(self.options.get(key), (int, float)) and not isinstance(self.options.get(key), bool) else value
+        for key, value in self.options.items():
+            group.setdefault(key, value)
         self.param_groups.append(group)
 
     @property
@@ -155,7 +168,8 @@ def _scalar(value: float, dtype: np.dtype) -> Any:
 
 class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 0.001, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach: Any = None,
+                 differentiable: bool = False, fused: Any = None) -> None:
         options = _options(type(self).__name__, lr=lr, momentum=momentum, dampening=dampening,
                            weight_decay=weight_decay)
         lr, momentum, dampening, weight_decay = options.values()
@@ -164,7 +178,8 @@ class SGD(Optimizer):
         _invalid(weight_decay < 0, f"Invalid weight_decay value: {weight_decay}", "weight_decay must be >= 0")
         _invalid(nesterov and (momentum <= 0 or dampening != 0), "Nesterov momentum requires a momentum and zero "
                  "dampening", "e.g. optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True)")
-        super().__init__(params, dict(options, nesterov=nesterov, maximize=maximize))
+        super().__init__(params, dict(options, nesterov=nesterov, maximize=maximize, **_flags(
+            "SGD", "foreach differentiable fused", foreach=foreach, differentiable=differentiable, fused=fused)))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         dt = param.dtype
@@ -184,7 +199,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     def __init__(self, params: Any, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: Any = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused: Any = None,
                  decoupled_weight_decay: bool = False) -> None:
         name = type(self).__name__
         options = _options(name, lr=lr, eps=eps, weight_decay=weight_decay)
@@ -196,8 +212,11 @@ class Adam(Optimizer):
             _invalid(not 0.0 <= beta < 1.0, f"Invalid beta parameter at index {i}: {beta}",
                      "each beta must be in [0, 1), e.g. betas=(0.9, 0.999)")
         _invalid(weight_decay < 0, f"Invalid weight_decay value: {weight_decay}", "weight_decay must be >= 0")
-        super().__init__(params, dict(options, betas=betas, amsgrad=amsgrad, maximize=maximize,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+        options = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+                   "maximize": maximize}
+        super().__init__(params, dict(options, **_flags(
+            name, "foreach capturable differentiable fused", foreach=foreach, capturable=capturable,
+            differentiable=differentiable, fused=fused), decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adam`, one operation at a time."""
@@ -230,8 +249,11 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (PyTorch's default 0.01)."""
 
     def __init__(self, params: Any, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08,
-                 weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, decoupled_weight_decay=True)
+                 weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False, foreach: Any = None,
+                 capturable: bool = False, differentiable: bool = False, fused: Any = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
@@ -248,12 +270,17 @@ OPTIMIZERS: dict[str, type] = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}
 
 class RMSprop(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-08, weight_decay: float = 0,
-                 momentum: float = 0, centered: bool = False, *, maximize: bool = False) -> None:
-        options = _options("RMSprop", lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum)
+                 momentum: float = 0, centered: bool = False, capturable: bool = False, foreach: Any = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        options = _options("RMSprop", lr=lr, momentum=momentum, alpha=alpha, eps=eps, weight_decay=weight_decay)
         _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.01")
         _invalid(options["alpha"] < 0, f"Invalid alpha value: {alpha}", "alpha must be >= 0, e.g. alpha=0.99")
         _invalid(options["eps"] < 0, f"Invalid epsilon value: {eps}", "eps must be >= 0")
-        super().__init__(params, dict(options, centered=centered, maximize=maximize))
+        flags = _flags("RMSprop", "capturable foreach", capturable=capturable, foreach=foreach,
+                       differentiable=differentiable)
+        super().__init__(params, {"lr": options["lr"], "momentum": options["momentum"], "alpha": options["alpha"],
+                                  "eps": options["eps"], "centered": centered, "weight_decay": options["weight_decay"],
+                                  **flags, "maximize": maximize, "differentiable": differentiable})
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_rmsprop`."""
@@ -283,12 +310,15 @@ class RMSprop(Optimizer):
 
 class Adagrad(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01, lr_decay: float = 0, weight_decay: float = 0,
-                 initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False) -> None:
-        options = _options("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                           initial_accumulator_value=initial_accumulator_value, eps=eps)
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: Any = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: Any = None) -> None:
+        options = _options("Adagrad", lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value)
         _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.01")
         _invalid(options["lr_decay"] < 0, f"Invalid lr_decay value: {lr_decay}", "lr_decay must be >= 0")
-        super().__init__(params, dict(options, maximize=maximize))
+        _flags("Adagrad", "", differentiable=differentiable, fused=fused)
+        super().__init__(params, dict(options, foreach=foreach, maximize=maximize, differentiable=differentiable,
+                                      fused=fused))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adagrad`."""
@@ -306,11 +336,14 @@ class Adagrad(Optimizer):
 
 class Adadelta(Optimizer):
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-06, weight_decay: float = 0,
-                 *, maximize: bool = False) -> None:
+                 foreach: Any = None, *, capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         options = _options("Adadelta", lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=1.0")
         _invalid(not 0.0 <= options["rho"] <= 1.0, f"Invalid rho value: {rho}", "rho must be in [0, 1]")
-        super().__init__(params, dict(options, maximize=maximize))
+        super().__init__(params, dict(options, maximize=maximize, **_flags(
+            "Adadelta", "capturable foreach differentiable", capturable=capturable, foreach=foreach,
+            differentiable=differentiable)))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adadelta`."""

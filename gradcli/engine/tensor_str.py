@@ -114,7 +114,11 @@ def tensor_repr(t: "Tensor") -> str:
     shown = _summarized(arr, o.edgeitems) if arr.size > threshold else arr
     style = format_numbers(shown)
     layout = {"threshold": int(threshold), "edgeitems": o.edgeitems, "max_line_width": o.linewidth}
-    if style is None:
+    if style is None and arr.dtype == np.bool_:  # PyTorch pads True only where a False is as wide; NumPy always
+        width = 5 if not shown.all() else 4
+        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
+                               formatter={"bool": lambda v: str(bool(v)).rjust(width)})
+    elif style is None:
         body = np.array2string(arr, separator=", ", prefix="tensor(", **layout)
     else:
         fmt = style[1]
@@ -129,8 +133,10 @@ def tensor_repr(t: "Tensor") -> str:
     if arr.size > threshold:  # PyTorch's elided run inside a row is " ..." joined by ", " (NumPy's is "...")
         body = body.replace(", ...,", ",  ...,")
     extras = []
+    if arr.size == 0 and arr.ndim != 1:  # an empty tensor shows its shape (unless (0,)) and any other dtype
+        extras.append(f"size={tuple(arr.shape)}")
     if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (
-            arr.dtype.kind in "iub" and arr.dtype not in (np.int64, np.bool_)):
+            arr.dtype.kind in "iub" and (arr.dtype not in (np.int64, np.bool_) or arr.size == 0)):
         extras.append(f"dtype=torch.{arr.dtype}")
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name}>")
