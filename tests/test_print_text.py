@@ -146,3 +146,10 @@ def test_an_optimizer_keeps_and_prints_pytorchs_switches(cli, tmp_path):
                          "    foreach: None", "    fused: None"]
     assert lines[12] == "['params', 'lr', 'betas', 'eps', 'weight_decay', 'amsgrad', 'maximize', 'foreach', " \
                         "'capturable', 'differentiable', 'fused', 'decoupled_weight_decay']"
+
+
+def test_a_bare_call_is_shown_only_when_it_gives_tensors(cli, tmp_path):
+    _, file = run_texts(cli, tmp_path, "import torch\nx = torch.ones(2, requires_grad=True)\nlen(x)\nx.sum().item()\n"
+                                       "torch.autograd.grad((x * x).sum(), x)\nx * 2\nx.tolist()\n")
+    shown = [e["items"][0]["source"] for e in file["events"] if e["kind"] == "display"]
+    assert shown == ["torch.autograd.grad((x * x).sum(), x)", "x * 2"]

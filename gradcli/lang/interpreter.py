@@ -452,12 +452,18 @@ class Interpreter:
             expression.func.id == "print"
         top_level = self._top_level
         shown = top_level and not self._nested and (self._displayed is None or node.lineno in self._displayed)
+        # A script's bare call is run for its effect unless it gives tensors (`model(x)`,
+        # `torch.autograd.grad(y, x)`): Python shows nothing for `timer.stop()`. A notebook shows a
+        # cell's last expression whatever it is, as Jupyter does.
+        for_effect = self._displayed is None and isinstance(expression, ast.Call)
 
         def expression_statement() -> None:
             value = value_of()
             if not top_level or value is None or maybe_print and self._is_print():
                 return
             self._remember(value, expression)
+            if for_effect and not _tensors(value):
+                return
             if shown and self.hooks.on_display is not None:
                 with self.budget.paused():
                     self.hooks.on_display(self.text(expression), _shown(value), node.lineno)
@@ -1323,6 +1329,13 @@ class _Print:
 
 
 _PRINT = _Print()
+
+
+def _tensors(value: Any) -> bool:
+    """A tensor, or a tuple or list of them (what a gradient function returns)."""
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(isinstance(v, Tensor) for v in value)
+    return isinstance(value, Tensor)
 
 
 def _shown(value: Any) -> Any:
