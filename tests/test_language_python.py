@@ -146,3 +146,14 @@ def test_ordering_builtins_compare_flat_values_only():
     assert run("m = max([[1], [2]])\ns = sorted([(2, 'b'), (1, 'a')])")["s"] == [(1, "a"), (2, "b")]
     assert "not a mix" in fails("m = min((0, 's'))", ArgumentError).message
     assert "Unknown conversion specifier" in fails("s = '{!x}'.format(1)", ArgumentError).message
+
+
+def test_a_function_and_a_module_are_true_and_a_sequential_by_its_length():
+    ran = run("import torch\nfrom torch import nn\nclass D:\n    def __init__(self, transform=None):\n"
+              "        self.transform = transform\n    def get(self, x):\n        if self.transform:\n"
+              "            x = self.transform(x)\n        return x\n"
+              "a, b = D(lambda v: v * 2).get(3), D().get(3)\n"
+              "flags = [bool(print), bool(nn.Linear(1, 1)), bool(nn.Sequential()), bool(nn.Sequential(nn.ReLU())), "
+              "bool(torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1))]\n")
+    assert (ran["a"], ran["b"]) == (6, 3)
+    assert ran["flags"] == [True, True, False, True, True]

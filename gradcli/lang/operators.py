@@ -18,7 +18,8 @@ from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.data import Dataset
 from gradcli.engine.layers import ModuleDict, ModuleList
-from gradcli.engine.nn import Sequential
+from gradcli.engine.nn import Module, Sequential
+from gradcli.engine.optim import Optimizer
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays, dunders
@@ -246,7 +247,8 @@ def _equal_containers(left: dict | set, right: dict | set) -> bool:
 
 
 def truth(value: Any) -> bool:
-    """`if value:`; a value Python would call true by default (a function, a module) is refused instead."""
+    """`if value:` as Python answers it: a function (`if self.transform:`) and a gradcli object are true,
+    a container by its length; a module facade, which a condition never means, is refused."""
     if value is True or value is False:
         return value
     if isinstance(value, Tensor):
@@ -258,6 +260,8 @@ def truth(value: Any) -> bool:
         return bool(value)
     if isinstance(value, np.ndarray):
         return arrays.truth(value)
+    if callable(value) or isinstance(value, (Module, Optimizer)):
+        return bool(value)  # Sequential and ModuleList by their length, as in PyTorch
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
 
