@@ -18,6 +18,7 @@ from gradcli.engine import nn_conv as C
 from gradcli.engine import nn_functional as NF
 from gradcli.engine.nn import Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module
 from gradcli.engine.tensor import Tensor, _wrap
+from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
 
 
@@ -457,12 +458,133 @@ class ModuleDict(Module):
         return list(self._modules.items())
 
 
+def _parameter(value: Any, where: str) -> Tensor:
+    """What a parameter container holds: an nn.Parameter (a plain tensor is made one, as PyTorch does)."""
+    if not isinstance(value, Tensor):
+        raise ArgumentError(f"{where} takes tensors or nn.Parameter, not {type(value).__name__}",
+                            hint="e.g. nn.ParameterList([nn.Parameter(torch.randn(3))])")
+    return value if PARAMETERS.has(value) else Parameter(value)
+
+
+_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+                 "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+                 "bool": "BoolTensor"}
+"""`torch.typename` of a CPU tensor, which ParameterDict's print uses (ParameterList's writes the dtype)."""
+
+
+def _parameter_lines(pairs: Any, typename: bool) -> str:
+    """PyTorch's extra_repr of a parameter container: one `(key): Parameter containing: [...]` line each."""
+    return "\n".join(f"  ({key}): Parameter containing: ["
+                     f"{'torch.' + _TENSOR_TYPES.get(str(p.dtype), str(p.dtype)) if typename else f'torch.{p.dtype}'}"
+                     f" of size {'x'.join(str(n) for n in p.shape)}]" for key, p in pairs)
+
+
+class ParameterList(Module):
+    """Parameters by position ("0", "1", ...), registered so they are the model's (`for w in self.ws`)."""
+
+    def __init__(self, values: Any = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def append(self, value: Any) -> "ParameterList":
+        self.register_parameter(str(len(self._parameters)), _parameter(value, "ParameterList.append()"))
+        return self
+
+    def extend(self, values: Any) -> "ParameterList":
+        try:
+            items = iter(values)
+        except TypeError:
+            raise ArgumentError(f"ParameterList takes an iterable of tensors, not {type(values).__name__}",
+                                hint="e.g. nn.ParameterList([nn.Parameter(torch.ones(2))])") from None
+        for value in items:
+            self.append(value)
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(self._parameters.values())
+        if isinstance(index, slice):
+            return ParameterList(items[index])
+        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
+            raise ArgumentError(f"index {index} is out of range", hint=f"this ParameterList has {len(items)} "
+                                                                      "parameters")
+        return items[index]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._parameters.values()))
+
+    def forward(self, *inputs: Any) -> Any:
+        raise ArgumentError("ParameterList has no forward: use its parameters in your own forward",
+                            hint="for w in self.weights: x = x * w")
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(enumerate(self), typename=False)
+
+
+class ParameterDict(Module):
+    """Parameters by name, in insertion order."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def update(self, parameters: Any) -> None:
+        try:
+            pairs = dict(parameters)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"ParameterDict takes a dict of tensors (or name-tensor pairs), not "
+                                f"{type(parameters).__name__}", hint="e.g. nn.ParameterDict({'w': torch.ones(2)})") \
+                from None
+        for key, value in pairs.items():
+            self[key] = value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise ArgumentError("ParameterDict maps string keys to parameters", hint="e.g. pd['w'] = torch.ones(2)")
+        self.register_parameter(key, _parameter(value, "ParameterDict"))
+
+    def __getitem__(self, key: str) -> Tensor:
+        if key not in self._parameters:
+            raise ArgumentError(f"ParameterDict has no key {key!r}", hint=f"keys: {', '.join(self._parameters)}")
+        return self._parameters[key]
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._parameters))
+
+    def keys(self) -> list[str]:
+        return list(self._parameters)
+
+    def values(self) -> list[Tensor]:
+        return list(self._parameters.values())
+
+    def items(self) -> list[tuple[str, Tensor]]:
+        return list(self._parameters.items())
+
+    def forward(self, *inputs: Any) -> Any:
+        raise ArgumentError("ParameterDict has no forward: use its parameters in your own forward",
+                            hint="x = x * self.params['w']")
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(self._parameters.items(), typename=True)
+
+
 CosineEmbeddingLoss = _module("CosineEmbeddingLoss", NF.cosine_embedding_loss, {"margin": 0.0, "reduction": "mean"},
                               ("margin",))
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     Conv1d, Conv2d, LazyConv1d, LazyConv2d, LazyLinear, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, AvgPool2d,
     AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding, Unflatten, ModuleList, ModuleDict,
+    ParameterList, ParameterDict,
     CosineEmbeddingLoss)}
 """The module classes of this file, by their `torch.nn` name."""
 
@@ -477,7 +599,8 @@ MEMBERS: dict[type, frozenset] = {
                                                             "momentum"})),
     Dropout2d: frozenset({"p"}), Embedding: frozenset({"weight", "num_embeddings", "embedding_dim"}),
     Unflatten: frozenset({"dim", "unflattened_size"}), ModuleList: frozenset({"append", "extend"}),
-    ModuleDict: frozenset({"keys", "values", "items"}),
+    ModuleDict: frozenset({"keys", "values", "items"}), ParameterList: frozenset({"append", "extend"}),
+    ParameterDict: frozenset({"keys", "values", "items", "update"}),
     LazyLinear: frozenset({"weight", "bias", "in_features", "out_features"}),
 }
 """The attributes a program may read on each, beside the module API."""

@@ -570,7 +570,7 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.activation": "CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                                    "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
-    "torch.nn.modules.container": "ModuleDict ModuleList Sequential",
+    "torch.nn.modules.container": "ModuleDict ModuleList Sequential ParameterList ParameterDict",
     "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d",
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from gradcli.engine.data import DataLoader, Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList
+from gradcli.engine.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from gradcli.engine.nn import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
@@ -15,7 +15,8 @@ from gradcli.lang.limits import Lazy, check_list
 from gradcli.lang.objects import Instance
 
 SEQUENCES = (list, tuple, range, str)
-ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict, Sequential)  # torch objects a for loop and len() take
+ENGINE_ITERABLES = (DataLoader, Dataset, ModuleList, ModuleDict, Sequential, ParameterList, ParameterDict)
+"""torch objects a for loop and len() take."""
 ITERATORS = (Lazy, ProgramGenerator)
 """Iterators that produce their items one at a time (each a step of the budget where it is made)."""
 

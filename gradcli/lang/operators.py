@@ -17,7 +17,7 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.data import Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList
+from gradcli.engine.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from gradcli.engine.nn import Module, Sequential
 from gradcli.engine.optim import Optimizer
 from gradcli.engine.tensor import Tensor
@@ -84,6 +84,8 @@ def contains(item: Any, container: Any) -> bool:
         return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     if isinstance(container, VIEWS):
         return _in_view(item, container)
+    if isinstance(container, (ModuleDict, ParameterDict)):
+        return isinstance(item, str) and item in container.keys()
     raise ArgumentError(f"argument of type '{type_name(container)}' is not iterable",
                         hint="'in' looks into strings, lists, tuples, dicts, sets, ranges and tensors")
 
@@ -265,7 +267,7 @@ def truth(value: Any) -> bool:
     raise ArgumentError(f"a {type_name(value)} has no truth value")
 
 
-_ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict)
+_ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict, ParameterList, ParameterDict)
 
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
