@@ -49,6 +49,12 @@ PROGRAMS = {
                   "torch.optim.Adadelta(p), torch.optim.LBFGS(p)):\n    print(list(o.param_groups[0]))\n"
                   "print(torch.optim.AdamW(p).state_dict()['param_groups'])\n"
                   "print(torch.optim.SGD([{'params': p, 'lr': 0.5}], lr=0.1, foreach=False).param_groups)\n",
+    "rows that wrap": "import torch\ntorch.manual_seed(0)\nprint(torch.randn(3, 12))\nprint(torch.randn(2, 2, 11) * 100)\n"
+                      "print(torch.arange(30), torch.arange(13.0) / 7)\ntorch.set_printoptions(precision=2, "
+                      "sci_mode=True)\nprint(torch.randn(3) * 1000)\ntorch.set_printoptions(sci_mode=False, "
+                      "precision=4, threshold=10, edgeitems=0)\nprint(torch.randn(30))\n"
+                      "torch.set_printoptions(profile='default', linewidth=40, threshold=5, edgeitems=2)\n"
+                      "print(torch.arange(10.0) / 3)\n",
     "integers meet floats": "import torch\na = torch.arange(4)\nprint(a / 2, a * 0.5, (a == 1).sum() / len(a))\n",
 }
 
@@ -153,3 +159,11 @@ def test_a_bare_call_is_shown_only_when_it_gives_tensors(cli, tmp_path):
                                        "torch.autograd.grad((x * x).sum(), x)\nx * 2\nx.tolist()\n")
     shown = [e["items"][0]["source"] for e in file["events"] if e["kind"] == "display"]
     assert shown == ["torch.autograd.grad((x * x).sum(), x)", "x * 2"]
+
+
+def test_a_row_holds_as_many_values_as_fit_at_their_common_width(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["rows that wrap"])
+    lines = text.split("\n")
+    assert lines[0] == "tensor([[-1.1258, -1.1524, -0.2506, -0.4339,  0.8487,  0.6920, -0.3160, -2.1152,"
+    assert lines[1] == "          0.3223, -1.2633,  0.3500,  0.3081],"
+    assert "tensor([...], size=(30,))" in lines

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,21 +79,46 @@ def nonfinite_text(v: float) -> str | None:
     return None
 
 
-def format_numbers(arr: np.ndarray) -> tuple[str, str] | None:
-    """PyTorch's float style: `3.` when all are integral, `4.5000` fixed, or `1.0000e+08` scientific."""
-    if arr.dtype.kind != "f" or arr.size == 0:
-        return None
-    finite = np.abs(arr[np.isfinite(arr)]).astype(np.float64)
-    nonzero = finite[finite != 0]
-    integral = finite.size == 0 or bool(np.all(np.floor(finite) == finite))
-    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
-    sci = nonzero.size > 0 and (big / small > 1000.0 or big > 1e8 or small < 1e-4)
-    if PrintOptions.sci_mode is not None:
-        sci = PrintOptions.sci_mode
-    p = PrintOptions.precision
-    if integral and not (nonzero.size and (big / small > 1000.0 or big > 1e8)) and not PrintOptions.sci_mode:
-        return ("int", "{:.0f}.")
-    return ("sci", "{:.%de}" % p) if sci else ("fixed", "{:.%df}" % p)
+class _Formatter:
+    """PyTorch's `_Formatter`: one number style and one width for all the values a print shows.
+
+    The style and width come from the nonzero finite values only: scientific past a ratio of 1000,
+    above 1e8 or below 1e-4 (or as `sci_mode` says), else integral floats as `3.` and the others
+    fixed with `precision` digits; integers and bools by their text.
+    """
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.floating = arr.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        p = PrintOptions.precision
+        if not self.floating:
+            self.max_width = max((len(str(v)) for v in arr.reshape(-1).tolist()), default=1)
+            return
+        values = arr[np.isfinite(arr) & (arr != 0)].astype(np.float64).reshape(-1)
+        if not values.size:
+            return
+        big, small = float(np.abs(values).max()), float(np.abs(values).min())
+        self.int_mode = bool(np.all(np.ceil(values) == values))
+        self.sci_mode = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4 if PrintOptions.sci_mode is None \
+            else PrintOptions.sci_mode
+        if self.sci_mode:
+            texts = [("{:.%de}" % p).format(v) for v in values.tolist()]
+        elif self.int_mode:
+            texts = [f"{v:.0f}." for v in values.tolist()]
+        else:
+            texts = [("{:.%df}" % p).format(v) for v in values.tolist()]
+        self.max_width = max(len(t) for t in texts)
+
+    def format(self, value: Any) -> str:
+        if not self.floating:
+            text = str(value)
+        elif self.sci_mode:
+            text = ("{:%d.%de}" % (self.max_width, PrintOptions.precision)).format(value)
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = ("{:.%df}" % PrintOptions.precision).format(value)
+        return text.rjust(self.max_width)
 
 
 def _summarized(arr: np.ndarray, edge: int) -> np.ndarray:
@@ -105,36 +130,43 @@ def _summarized(arr: np.ndarray, edge: int) -> np.ndarray:
     return arr
 
 
+def _body(arr: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
+    """PyTorch's `_tensor_str_with_formatter`: a row holds as many values as fit the line width at
+    their common width (each with its ", "), rows of a matrix are joined by ",\n" and an indent, blank
+    lines between the blocks of higher dimensions, and a summarized dimension elides its middle."""
+    edge = PrintOptions.edgeitems
+    if arr.ndim == 0:
+        return formatter.format(arr.item())
+    if arr.ndim == 1:
+        values = arr.tolist()
+        if summarize and not edge:
+            data = ["..."]
+        elif summarize and len(values) > 2 * edge:
+            data = [formatter.format(v) for v in values[:edge]] + [" ..."] + \
+                [formatter.format(v) for v in values[-edge:]]
+        else:
+            data = [formatter.format(v) for v in values]
+        per_line = max(1, int(math.floor((PrintOptions.linewidth - indent) / (formatter.max_width + 2))))
+        lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+        return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+    n = arr.shape[0]
+    rows = range(n) if not (summarize and n > 2 * edge) else [*range(edge), None, *range(n - edge, n)]
+    slices = ["..." if i is None else _body(arr[i], indent + 1, summarize, formatter) for i in rows]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
 def tensor_repr(t: "Tensor") -> str:
     if UNINITIALIZED and UNINITIALIZED.has(t):
         return "<UninitializedParameter>"
     arr = t._data
     o = PrintOptions
     threshold = o.threshold if o.threshold != math.inf else np.iinfo(np.int64).max
-    shown = _summarized(arr, o.edgeitems) if arr.size > threshold else arr
-    style = format_numbers(shown)
-    layout = {"threshold": int(threshold), "edgeitems": o.edgeitems, "max_line_width": o.linewidth}
-    if style is None and arr.dtype == np.bool_:  # PyTorch pads True only where a False is as wide; NumPy always
-        width = 5 if not shown.all() else 4
-        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
-                               formatter={"bool": lambda v: str(bool(v)).rjust(width)})
-    elif style is None:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout)
-    else:
-        fmt = style[1]
-
-        def cell(v: float) -> str:
-            return nonfinite_text(v) or fmt.format(v)
-        # PyTorch's column width counts the nonzero finite numbers only: tensor([nan, 0.]) is unpadded
-        counted = shown[np.isfinite(shown) & (shown != 0)].reshape(-1)
-        width = max((len(fmt.format(v)) for v in counted), default=1)
-        body = np.array2string(arr, separator=", ", prefix="tensor(", **layout,
-                               formatter={"float_kind": lambda v: cell(v).rjust(width)})
-    if arr.size > threshold:  # PyTorch's elided run inside a row is " ..." joined by ", " (NumPy's is "...")
-        body = body.replace(", ...,", ",  ...,")
+    summarize = arr.size > threshold
+    shown = _summarized(arr, o.edgeitems) if summarize else arr
+    body = "[]" if arr.size == 0 else _body(arr, len("tensor("), summarize, _Formatter(shown))
     extras = []
-    if arr.size == 0 and arr.ndim != 1:  # an empty tensor shows its shape (unless (0,)) and any other dtype
-        extras.append(f"size={tuple(arr.shape)}")
+    if arr.size == 0 and arr.ndim != 1 or arr.size and not o.edgeitems:  # an empty tensor shows its shape
+        extras.append(f"size={tuple(arr.shape)}")  # (unless (0,)), as does a print of no edge items
     if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (
             arr.dtype.kind in "iub" and (arr.dtype not in (np.int64, np.bool_) or arr.size == 0)):
         extras.append(f"dtype=torch.{arr.dtype}")
