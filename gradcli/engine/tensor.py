@@ -410,7 +410,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if out.dtype is _F64:
+    if out.dtype is _F64 and not (arrays and type(arrays[0]) is np.ndarray and arrays[0].dtype is _F64):
         arrays, out = _narrowed(op.forward, arrays, params) or (arrays, out)
     t = _wrap(out)
     if GradMode.enabled:
@@ -446,7 +446,7 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             raise _dtype_error(op, (data,)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        if out.dtype is _F64 and data.dtype is not _F64:
+        if data.dtype is not out.dtype and out.dtype is _F64:
             (data,), out = _narrowed(forward, (data,), _NO_PARAMS) or ((data,), out)
         t = Tensor.__new__(Tensor)
         t._data = out
@@ -579,7 +579,7 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             raise _dtype_error(op, (x, y)) from None
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        if out.dtype is _F64:
+        if (x if ta is Tensor else y).dtype is not out.dtype and out.dtype is _F64:
             (x, y), out = _narrowed(forward, (x, y), _NO_PARAMS) or ((x, y), out)
         t = Tensor.__new__(Tensor)
         t._data = out
