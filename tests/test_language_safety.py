@@ -11,11 +11,10 @@ from tests.language_helpers import fails, run
 
 @pytest.mark.parametrize("source, words", [
     ("try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__", "attribute '__traceback__'"),
-    ("c = {}.__class__.__bases__", "attribute '__bases__'"),
-    ("c = {1}.__class__.__mro__", "attribute '__mro__'"),
+    ("c = {}.__class__", "attribute '__class__'"),
+    ("c = {1}.__class__", "attribute '__class__'"),
     ("c = {}.items.__self__", "attribute '__self__'"),
-    ("def f(**kw):\n    return kw.__class__.__subclasses__()", "attribute '__subclasses__'"),
-    ("c = (1).__class__.__init__", "attribute '__init__'"),
+    ("def f(**kw):\n    return kw.__class__", "attribute '__class__'"),
     ("x = 1\nx.__class__ = str", "attribute '__class__'"),
     ("try:\n    pass\nexcept Exception as __e:\n    pass", "name '__e' is not available"),
     ("__name__ = 'x'", "name '__name__' is not available"),
@@ -28,15 +27,6 @@ def test_dunder_paths_are_refused_before_anything_runs(source, words):
     with pytest.raises(NotAllowedError) as caught:
         parse_program(source)
     assert words in caught.value.message
-
-
-def test_an_objects_class_is_its_type_as_the_program_names_it():
-    ran = run("import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\n"
-              "a, b, c = {}.__class__, (1.5).__class__, torch.ones(1).__class__\n"
-              "names = [nn.Linear(1, 1).__class__.__name__, Net().__class__.__name__]\n"
-              "same = Net().__class__ is Net and a is dict and b is type(2.5)\nshown = [str(a), str(c)]\n")
-    assert ran["names"] == ["Linear", "Net"] and ran["same"] is True
-    assert ran["shown"] == ["<class 'dict'>", "<class 'torch.Tensor'>"]
 
 
 @pytest.mark.parametrize("source, words", [

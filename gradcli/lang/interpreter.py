@@ -49,7 +49,6 @@ from gradcli.lang.signals import Returned as _Returned
 from gradcli.lang import stdlib
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
-from gradcli.lang.type_tests import type_
 from gradcli.lang import generators as G
 from gradcli.lang import resumable as R
 from gradcli.lang.limits import ACTIVE, DEFAULT_MAX_STEPS, MAX_CALL_DEPTH, Budget, check_list, check_string
@@ -1047,8 +1046,6 @@ class Interpreter:
                 return owner.members[attr]
         elif attr == "__name__":
             return S.name_of(owner)
-        elif attr == "__class__":
-            return type_(owner)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
         elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
