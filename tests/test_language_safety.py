@@ -163,3 +163,10 @@ def test_a_dict_that_holds_itself_prints_within_the_string_limit():
 def test_type_of_an_internal_object_is_not_available():
     assert "type() of a" in fails("import torch\nt = type(torch)").message
     assert "type() of a" in fails("x = type(max)").message
+
+
+def test_a_class_read_is_refused_with_the_way_that_works():
+    with pytest.raises(NotAllowedError) as caught:
+        parse_program("name = model.__class__.__name__")
+    assert caught.value.hint == "type(x) is its class: write type(model).__name__"
+    assert run("import torch\nmodel = torch.nn.Linear(1, 1)\nname = type(model).__name__\n")["name"] == "Linear"

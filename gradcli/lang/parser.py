@@ -366,7 +366,8 @@ class _Checker:
         start = node.end_col_offset - len(node.attr)
         if self.user_lines[node.end_lineno - 1][start:node.end_col_offset] == node.attr:
             span = (node.end_lineno, start + 1, len(node.attr))
-        raise self.refuse(node, f"attribute '{node.attr}' is not available", _LISTED_BY_OPS, span=span)
+        hint = "type(x) is its class: write type(model).__name__" if node.attr == "__class__" else _LISTED_BY_OPS
+        raise self.refuse(node, f"attribute '{node.attr}' is not available", hint, span=span)
 
     # statements
 
