@@ -146,3 +146,16 @@ def test_cumulative_average_when_momentum_is_none():
         bn(_wrap(np.array(values, np.float32).reshape(2, 1)))
     assert np.allclose(bn.running_mean._data, [(2.0 + 6.0 + 0.0) / 3])
     assert np.allclose(bn.running_var._data, [(2.0 + 2.0 + 0.0) / 3])
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ("torch.ones(2, 2), torch.ones(2)", "running_mean should contain 2 elements not 4"),
+    ("torch.ones(2), torch.ones(3)", "running_var should contain 2 elements not 3"),
+    ("torch.ones(2), torch.ones(2), weight=torch.ones(2, 2)", "weight should contain 2 elements not 4"),
+    ("None, None, bias=torch.ones(3), training=True", "bias should contain 2 elements not 3"),
+])
+def test_per_channel_arguments_of_the_wrong_size_are_pytorchs_errors(arguments, message):
+    from gradcli.errors import ShapeError
+    with pytest.raises(ShapeError) as info:
+        run(f"import torch\nimport torch.nn.functional as F\nF.batch_norm(torch.ones(2, 2), {arguments})\n")
+    assert info.value.message == message  # recorded from torch 2.13 (a RuntimeError there, as here)

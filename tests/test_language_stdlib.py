@@ -3,10 +3,8 @@ hostile cases refused by name or stopped by a cap."""
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import math
-import operator
 import random
 
 import numpy as np

@@ -249,3 +249,14 @@ def test_an_error_inside_a_method_called_on_a_later_pass_keeps_its_place_and_cal
                   ValueDomainError)
     assert (error.line, error.column, error.length) == (3, 12, len("torch.ones(n).item()"))
     assert error.calls == [(5, 9, len("first(n)"))]
+
+
+def test_axis_is_read_as_dim_as_pytorchs_argument_parser_reads_it():
+    """D2L writes y_hat.argmax(axis=1); recorded from torch 2.13 running the same line."""
+    printed = run("import torch\nx = torch.tensor([[1., 5.], [3., 2.]])\nprint(x.sum(axis=0).tolist(), "
+                  "torch.cat([x, x], axis=1).shape, x.argmax(axis=1).tolist(), "
+                  "torch.mean(x, axis=1, keepdim=True).tolist(), x.softmax(axis=0).shape)\n").printed
+    assert printed == ["[4.0, 7.0] torch.Size([2, 4]) [1, 0] [[3.0], [2.5]] torch.Size([2, 2])"]
+    with pytest.raises(ArgumentError) as info:  # both given: PyTorch's TypeError too
+        run("import torch\nx = torch.ones(2)\nx.sum(axis=0, dim=0)\n")
+    assert "unexpected keyword argument 'axis'" in info.value.message

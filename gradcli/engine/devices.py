@@ -67,6 +67,13 @@ def device_count() -> int:
     return 0
 
 
+def current_accelerator(check_available: bool = False) -> None:
+    """`torch.accelerator.current_accelerator()`: None, as PyTorch's on a machine without one (its
+    Quickstart writes `torch.accelerator.current_accelerator().type if torch.accelerator.is_available()
+    else "cpu"`)."""
+    return None
+
+
 def set_default_device(spec: Any) -> None:
     check_device(spec)
 

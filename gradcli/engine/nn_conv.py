@@ -359,14 +359,14 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         raise ShapeError(f"batch_norm: expected at least 2D input (got {x.ndim}D input)",
                          hint="batch norm takes (batch, channels, ...)")
     eps = float(F.number_arg(eps, "batch_norm", "eps"))
-    w = 1.0 if weight is None else F._tensor_arg(weight, "batch_norm")
-    b = 0.0 if bias is None else F._tensor_arg(bias, "batch_norm")
+    running_mean, running_var, w, b = (None if v is None else _per_channel_arg(v, name, x.shape[1]) for v, name in (
+        (running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"), (bias, "bias")))
+    w, b = 1.0 if w is None else w, 0.0 if b is None else b
     if not training:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: running_mean and running_var are needed when not training",
                                 hint="pass training=True, or the running statistics")
-        return apply(O.BATCH_NORM, x, w, b, eps=eps, mean=F._tensor_arg(running_mean, "batch_norm")._data.copy(),
-                     var=F._tensor_arg(running_var, "batch_norm")._data.copy())
+        return apply(O.BATCH_NORM, x, w, b, eps=eps, mean=running_mean._data.copy(), var=running_var._data.copy())
     axes = (0,) + tuple(range(2, x.ndim))
     count = x.numel() // x.shape[1]
     if count <= 1:
@@ -378,6 +378,15 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
             if buffer is not None:
                 buffer.mul_(1 - momentum).add_(_wrap(statistic(x._data).astype(buffer.dtype)) * momentum)
     return apply(O.BATCH_NORM, x, w, b, eps=eps)
+
+
+def _per_channel_arg(value: Any, name: str, channels: int) -> Tensor:
+    """A running statistic, weight or bias of batch norm: one element per channel, PyTorch's error otherwise."""
+    t = F._tensor_arg(value, "batch_norm")
+    if t.numel() != channels:
+        raise ShapeError(f"{name} should contain {channels} elements not {t.numel()}",
+                         hint=f"one value per channel: the input's dimension 1 has {channels}")
+    return t if t.ndim == 1 else F.reshape(t, (channels,))
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
