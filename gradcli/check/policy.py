@@ -13,7 +13,6 @@ gradient): calls, witnesses, the worst error and where it was.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +64,14 @@ def _traced_leaves(xs: list[Tensor], out: Tensor) -> list[Tensor] | None:
 
 
 def _frozen(value: Any) -> Hashable:
-    """A parameter as part of a structure key: index arrays by content, containers element by element."""
+    """A parameter as part of a structure key: index arrays by shape and dtype, containers element by element.
+
+    An index array is data (cross-entropy's targets, max-pool's argmax, a batch's indices): its
+    contents change with every example, as a constant's values do. Keyed by them, each example of
+    a per-sample gradient was a new structure and paid a fresh SymPy attempt.
+    """
     if isinstance(value, np.ndarray):
-        return "array", value.shape, value.dtype.str, hashlib.blake2b(value.tobytes(), digest_size=8).hexdigest()
+        return "array", value.shape, value.dtype.str
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):
@@ -80,7 +84,8 @@ def _frozen(value: Any) -> Hashable:
 def structure(tr: Trace) -> Hashable:
     """What a proof depends on: each node's op, parameters, shape, dtype, and where its inputs come from.
 
-    Constants enter by shape and dtype only: a loop over batches of data keeps its structure.
+    Constants and index arrays enter by shape and dtype only: a loop over batches of data (and their
+    targets) keeps its structure.
     """
     position = {node: k for k, node in enumerate(tr.nodes)}
     leaves = {id(t): name for name, t in tr.leaves.items()}

@@ -1422,7 +1422,10 @@ def _nll_vjp(ns: Any, g: Any, o: Any, x: Any, target: np.ndarray, weight: np.nda
 def _nll_sym(S: Any, x: Any, target: np.ndarray, weight: np.ndarray | None = None, ignore_index: int = -100,
              reduction: str = "mean") -> Any:
     picks = _class_weights(x.shape, target, weight, ignore_index)
-    terms = np.moveaxis(S.broadcast(S.mul, x, S.constant(-picks)), 0 if x.ndim == 1 else 1, -1)
+    terms = S.constant(-picks)  # picked by index as the forward is: a class not picked never enters
+    for idx in zip(*np.nonzero(picks)):
+        terms[idx] = S.mul(x[idx], terms[idx])
+    terms = np.moveaxis(terms, 0 if x.ndim == 1 else 1, -1)
     loss = S.reduce(S.add_all, terms, (terms.ndim - 1,), False)
     if reduction == "none":
         return loss
