@@ -333,7 +333,9 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         with no_grad():
             for buffer, value in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
                 if buffer is not None:
-                    buffer.mul_(1 - momentum).add_(F.reshape(value.detach(), -1) * momentum)
+                    # the statistics' values, off any graph (a detach would stay on the one --check records of a
+                    # Function's forward: see `tensor.READS`)
+                    buffer.mul_(1 - momentum).add_(_wrap(value._data.reshape(-1)) * momentum)
     else:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: running_mean and running_var are needed when not training",

@@ -1160,6 +1160,12 @@ EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(
 CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda ns, g, o, x: g,
                rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
+SEEN_THROUGH = _unary(name="detach", node="AliasBackward0", forward=lambda x: x, vjp=lambda ns, g, o, x: g,
+                      rule="x.detach() or x.data inside a Function's forward, as --check records it: the identity",
+                      saves="", nests=False, sym=lambda S, x: x)
+"""Recorded only while `--check` records a Function's forward (`engine.function`): PyTorch runs that forward
+with gradients off, so a detach there cuts nothing and the forward's math goes through it. Not in `OPS`:
+no program calls it."""
 CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
           vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),),
           jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
