@@ -2,8 +2,9 @@
 
 A training loop computes the same graph thousands of times, and a SymPy proof takes seconds.
 So SymPy proves each distinct graph *structure* (ops, their parameters, shapes, dtypes and
-wiring; not the values flowing through it) once, at the first call that builds it, with the
-witness the user asked for. Every later call of a proven structure is verified by finite
+wiring; not the values flowing through it, nor the contents of index arrays, data too) once, at
+the first call that builds it, with the witness the user asked for; a structure SymPy gave up on
+is not tried again. Every later call of a proven structure is verified by finite
 differences on a float64 replay of its own forward at its own values (the leaves' new values
 and the new data: element by element, or, for a large graph whose first call passed, along
 random directions, see `checks.DIRECTIONAL_WORK`), judged with the proof's term magnitudes for the rounding allowance (see
