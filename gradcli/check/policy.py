@@ -213,7 +213,7 @@ class LoopPolicy:
 
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
-                   progress: Any = None) -> Verdict:
+                   progress: Any = None, hooked: bool = False) -> Verdict:
         """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`.
 
         jvp is judged by the Jacobian it contracts (its graph is retained); hvp and vhp as the gradient of
@@ -222,6 +222,10 @@ class LoopPolicy:
         `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
         own. A kind with no rule here is counted as unchecked, never passed silently.
+
+        `hooked`: a hook replaced a gradient in the call's one backward pass. A Jacobian of a one-element
+        output is then judged as that pass's gradient (`check_gradients`, which verifies the chain rule
+        from what each hook returned), since the Jacobian check replays no hooks.
         """
         options = {"line": line, "what": what, "of": of, "progress": progress}
         xs, out = traced
@@ -233,6 +237,9 @@ class LoopPolicy:
             return self._grad(arguments, value, names, **options)
         if kind == "jacobian":
             blocks = [value] if len(names) == 1 else list(value)
+            if hooked and out._data.size == 1:
+                return self.gradients(out, dict(zip(names, xs)), None, {n: b._data.reshape(x.shape) for n, b, x in
+                                                                         zip(names, blocks, xs)}, **options)
             return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
         if kind == "vjp":
             v = arguments.get("v")
