@@ -79,6 +79,8 @@ def _frozen(value: Any) -> Hashable:
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
     if isinstance(value, slice):
         return "slice", value.start, value.stop, value.step
+    if hasattr(value, "structure_key"):  # a program's autograd.Function application (`engine.function`)
+        return value.structure_key()
     return repr(value)
 
 

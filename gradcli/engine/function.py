@@ -304,6 +304,13 @@ class _Backward:
         self.read_out = False
         """Under --check: whether the forward read values out of the graph (`tensor.READS`)."""
 
+    def structure_key(self) -> tuple:
+        """What `--check`'s loop policy keys this application by (`check.policy.structure`): the Function and
+        what it was applied to, never this object's identity (a training loop applies the Function anew each
+        step; keyed by identity, each step was a new structure and paid a fresh SymPy attempt)."""
+        return ("Function", self.cls.__qualname__, id(self.cls), self.ctx.needs_input_grad, tuple(self.differentiable),
+                tuple(None if s is None else (tuple(s[0]), np.dtype(s[1]).str) for s in self.shapes))
+
     def place(self, slot: int, g: Any, ns: Any) -> Any:
         """An output's gradient put in its place in the packed gradient (zeros elsewhere)."""
         self.received[slot] = True
