@@ -248,3 +248,14 @@ def test_a_function_applied_in_a_loop_is_one_structure(tmp_path):
     assert site.witnesses == {"symbolic": 1, "numeric": 5}
     wrong = run_file(script(tmp_path, LEGENDRE.replace("(5 * x ** 2 - 1)", "(5 * x ** 2 - 2)")), checker("symbolic"))
     assert wrong.status == "failed" and wrong.sites[0].failed == 6
+
+
+def test_past_the_scripts_proof_time_new_structures_go_to_finite_differences_and_say_so(tmp_path, monkeypatch):
+    from gradcli.check import policy
+    monkeypatch.setattr(policy, "RUN_PROOF_SECONDS", 0.0)
+    result = run_file(script(tmp_path, FIT.format(steps=3)), checker("symbolic"))
+    (site,) = result.sites
+    assert result.status == "ok" and site.witnesses == {"numeric": 3}
+    (first,) = [e for e in result.events if isinstance(e, BackwardCheck)]
+    assert all(c.method == "numeric" and c.note.startswith("SymPy's time for this script (over 0 s of CPU time in "
+                                                           "proofs) is spent") for c in first.report.inputs.values())

@@ -14,6 +14,8 @@ gradient): calls, witnesses, the worst error and where it was.
 """
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +32,11 @@ from gradcli.program.graph import graph_nodes
 
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
+RUN_PROOF_SECONDS = 90.0
+"""CPU time SymPy may take over all of one script's proofs. A script that builds new structure after new
+structure (say, a graph that grows each step) would otherwise pay up to `PROOF_SECONDS` for each; past
+this, new structures are checked by finite differences (every call still has a witness) and say why."""
+SPENT_NOTE = "SymPy's time for this script (over {:g} s of CPU time in proofs) is spent: checked by finite differences"
 POLICY = ("SymPy proves each distinct graph structure at its first call; later calls of a proven structure "
           "are checked by finite differences at their own values (a large graph's along random directions)")
 
@@ -191,6 +198,8 @@ class LoopPolicy:
         self.seed = seed
         self._proofs: dict[Hashable, dict[str, np.ndarray]] = {}
         self._calls: dict[Hashable, int] = {}
+        self._proving = 0.0
+        """CPU seconds spent in proofs so far (see `RUN_PROOF_SECONDS`)."""
         self._verified: set[Hashable] = set()
         """Backward structures whose first call passed element by element: later calls may go by directions."""
         self.sites: dict[tuple[int, str], SiteSummary] = {}
@@ -281,9 +290,18 @@ class LoopPolicy:
         known = self._proofs.get(key)
         magnitudes: dict[str, np.ndarray] = {} if known is None else known
         later = {"verified": True, "call": self._calls[key]} if key in self._verified else {}
-        report = check(self.mode if known is None else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
-                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS,
-                       **later)
+        spent = known is None and self.mode != "numeric" and self._proving >= RUN_PROOF_SECONDS
+        proving = known is None and not spent
+        start = time.process_time()
+        report = check(self.mode if proving else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
+                       magnitudes=magnitudes, progress=progress if known is None else None,
+                       seconds=min(PROOF_SECONDS, RUN_PROOF_SECONDS - self._proving), **later)
+        if proving and self.mode != "numeric":
+            self._proving += time.process_time() - start
+        if spent:
+            note = SPENT_NOTE.format(RUN_PROOF_SECONDS)
+            report = dataclasses.replace(report, inputs={name: dataclasses.replace(c, note="; ".join(
+                filter(None, (note, c.note)))) for name, c in report.inputs.items()})
         self._calls[key] = self._calls.get(key, 0) + 1
         if known is None:
             self._proofs[key] = magnitudes
