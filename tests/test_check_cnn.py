@@ -103,3 +103,27 @@ def test_a_vjp_wrong_only_after_the_first_example_is_caught_by_finite_difference
     assert result.status == "failed" and site.first_failure == 2 and site.failed == 7
     assert site.worst.method == "numeric" and site.worst.margin > 1
     assert np.isfinite(site.worst.margin)
+
+
+POOLED = """\
+import torch
+import torch.nn.functional as F
+w = torch.tensor([[1.0, 2.0], [0.5, 4.0]], requires_grad=True)
+x = torch.tensor([[[X]]])
+out = F.max_pool2d(F.relu(x * w), 2).sum() + (w * w).sum()
+out.backward()
+"""
+
+
+@pytest.mark.parametrize("x, undefined", [("[-1.0, -2.0], [-3.0, -4.0]", 0), ("[2.0, 1.0], [4.0, 0.5]", 4)],
+                         ids=["dead relus", "a true tie"])
+def test_a_window_of_dead_relus_is_no_kink_but_a_tie_of_live_ones_is(tmp_path, x, undefined):
+    """Tied at 0 because every ReLU in the window is off, the max-pool's output is 0 near the point whatever
+    the weights do: no subgradient choice matters, so the derivative is proved, not left undefined. Tied at 2
+    with slopes, the choice matters (PyTorch takes the first) and those elements stay undefined."""
+    path = tmp_path / "pooled.py"
+    path.write_text(POOLED.replace("X", x), encoding="utf-8")
+    result = run_file(path, checker("symbolic"))
+    report = _first(result).report
+    assert result.status == "ok" and report.inputs["w"].method == "symbolic", (result.error, result.assertion, report)
+    assert report.inputs["w"].undefined_count == undefined
