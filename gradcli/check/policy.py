@@ -32,7 +32,7 @@ from gradcli.program.graph import graph_nodes
 
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
-RUN_PROOF_SECONDS = 90.0
+RUN_PROOF_SECONDS = 30.0
 """CPU time SymPy may take over all of one script's proofs. A script that builds new structure after new
 structure (say, a graph that grows each step) would otherwise pay up to `PROOF_SECONDS` for each; past
 this, new structures are checked by finite differences (every call still has a witness) and say why."""
