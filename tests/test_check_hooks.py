@@ -7,6 +7,7 @@ import pytest
 import gradcli as g
 from gradcli.check import check_gradients
 from gradcli.engine import ops as O
+from gradcli.program.scripts import BackwardCheck
 
 DOUBLING = ("import torch\nv = torch.tensor([0.0, 0.0, 0.0], requires_grad=True)\n"
             "h = v.register_hook(lambda grad: grad * 2)\nv.backward(torch.tensor([1.0, 2.0, 3.0]))\n"
@@ -147,14 +148,15 @@ def test_a_wrong_vjp_under_a_post_accumulate_hook_still_fails(tmp_path, patched)
 
 
 HOOKED_JACOBIAN = ("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
-                   "def f(v):\n    u = v * 3\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
-                   "J = torch.autograd.functional.jacobian(f, x)\nassert allclose(J, [6.0, 6.0])\n"
+                   "def f(v):\n    u = v * 3\n    u.register_hook(lambda g: g * 2)\n    return u * v\n"
+                   "J = torch.autograd.functional.jacobian(f, x)\nassert allclose(J, [[9.0, 0.0], [0.0, 18.0]])\n"
                    "def plain(v):\n    return (v * 3).sum()\nK = torch.autograd.functional.jacobian(plain, x)\n")
 
 
-def test_a_hook_inside_a_jacobian_leaves_that_call_unchecked_never_failed(cli, tmp_path):
-    """A Jacobian's check replays no hooks: where one replaced a gradient the call is not judged (and
-    not counted as passed), where none did it is judged as always."""
+def test_a_hook_inside_a_jacobian_of_several_rows_leaves_that_call_unchecked_never_failed(cli, tmp_path):
+    """A Jacobian of several outputs is one backward pass per row, and only the last pass's hook changes are
+    known: where a hook replaced a gradient the call is not judged (and not counted as passed), where none
+    did it is judged as always."""
     script = tmp_path / "jac.py"
     script.write_text(HOOKED_JACOBIAN)
     result = cli("run", str(script), "--check", "--json")
@@ -163,3 +165,38 @@ def test_a_hook_inside_a_jacobian_leaves_that_call_unchecked_never_failed(cli, t
     assert file["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
     assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1), (11, 0)]
     assert file["warnings"] == ["line 7: 1 of 1 calls of jacobian(f, …) were not checked (no witness covers such a call)"]
+
+
+ONE_PASS = """\
+import torch
+from torch.autograd.functional import vjp, jacobian
+from torch.func import grad, vmap
+def f(x):
+    h = x * x
+    h.register_hook(lambda g: g * 2)
+    return (h * 3).sum()
+x = torch.tensor([1.0, 2.0, 3.0])
+a = vjp(f, x)[1]
+b = jacobian(f, x)
+c = grad(f)(x)
+d = vmap(grad(f))(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+assert allclose(a, [12.0, 24.0, 36.0]) and allclose(b, a) and allclose(c, a) and allclose(d[1], [36.0, 48.0])
+"""
+
+
+def test_a_hook_inside_a_one_pass_gradient_function_is_verified_as_changed(tmp_path):
+    """vjp, and the gradient of a function returning one number (jacobian, torch.func.grad, vmap of it), make
+    one backward pass: the hook's change is verified as for a plain backward (12x, not the derivative 6x)."""
+    result = _run_checked(tmp_path, ONE_PASS)
+    assert result.status == "ok" and result.warnings == []
+    assert [(s.line, s.calls, s.failed, s.unchecked) for s in result.sites] == [
+        (9, 1, 0, 0), (10, 1, 0, 0), (11, 1, 0, 0), (12, 2, 0, 0)]
+    first = next(e for e in result.events if isinstance(e, BackwardCheck)).report
+    assert first.inputs["x"].method == "symbolic" and "below the hook at line 6" in first.inputs["x"].note
+
+
+def test_a_wrong_vjp_below_a_hook_in_a_one_pass_gradient_function_fails(tmp_path, patched):
+    patched(O.MUL, (lambda ns, gr, o, a, b: gr * b * 2.0, lambda ns, gr, o, a, b: gr * a))
+    result = _run_checked(tmp_path, ONE_PASS.replace("assert allclose", "_ = allclose"))
+    assert result.status == "failed"
+    assert [(s.line, s.failed) for s in result.sites] == [(9, 1), (10, 1), (11, 1), (12, 2)]

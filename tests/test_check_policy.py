@@ -215,3 +215,47 @@ def test_hvp_is_checked_as_the_gradient_of_grad_dot_v(tmp_path):
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.warnings == []
     assert [(s.what, s.calls, s.unchecked) for s in result.sites] == [("hvp(lambda t: (t ** 3).sum(), …)", 1, 0)]
+
+
+LEGENDRE = """\
+import torch
+class P3(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 0.5 * (5 * x ** 3 - 3 * x)
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 1.5 * (5 * x ** 2 - 1)
+x = torch.linspace(-1, 1, 50)
+d = torch.tensor(0.3, requires_grad=True)
+for t in range(6):
+    loss = (P3.apply(d * x) - x).pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        d -= 1e-3 * d.grad
+        d.grad = None
+"""
+
+
+def test_a_function_applied_in_a_loop_is_one_structure(tmp_path):
+    """Each step applies the Function anew; keyed by that application's identity, every step was a new
+    structure and paid a SymPy proof (PyTorch's Legendre tutorial, 2,000 points: 30 s a step)."""
+    result = run_file(script(tmp_path, LEGENDRE), checker("symbolic"))
+    (site,) = result.sites
+    assert result.status == "ok" and (site.calls, site.failed, site.structures) == (6, 0, 1)
+    assert site.witnesses == {"symbolic": 1, "numeric": 5}
+    wrong = run_file(script(tmp_path, LEGENDRE.replace("(5 * x ** 2 - 1)", "(5 * x ** 2 - 2)")), checker("symbolic"))
+    assert wrong.status == "failed" and wrong.sites[0].failed == 6
+
+
+def test_past_the_scripts_proof_time_new_structures_go_to_finite_differences_and_say_so(tmp_path, monkeypatch):
+    from gradcli.check import policy
+    monkeypatch.setattr(policy, "RUN_PROOF_SECONDS", 0.0)
+    result = run_file(script(tmp_path, FIT.format(steps=3)), checker("symbolic"))
+    (site,) = result.sites
+    assert result.status == "ok" and site.witnesses == {"numeric": 3}
+    (first,) = [e for e in result.events if isinstance(e, BackwardCheck)]
+    assert all(c.method == "numeric" and c.note.startswith("SymPy's time for this script (over 0 s of CPU time in "
+                                                           "proofs) is spent") for c in first.report.inputs.values())

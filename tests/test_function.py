@@ -289,7 +289,7 @@ assert allclose(x.grad, torch.tensor([GOT]))
     result = _check(cli, tmp_path, source)
     assert result.exit_code == exit_code, result.stdout + result.stderr
     text = " ".join(result.stdout.split())
-    assert "reads values out of the graph (.item(), .tolist() or .numpy())" in text
+    assert "reads values out of the graph (.item(), .tolist(), .numpy() or torch.tensor(t))" in text
     assert "checked by finite differences instead" in text
     assert ("MISMATCH" in text) == (exit_code == 1)
 
@@ -335,3 +335,56 @@ def test_a_failing_custom_backward_is_named_with_its_line(cli, tmp_path):
     text = " ".join(result.stdout.split())
     assert result.exit_code == 1 and "x[1]: got 8, expected 12" in text
     assert "note (x): through the program's own Cube.backward at line 11" in text
+
+
+SEEN_THROUGH = '''
+import torch
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        FORWARD
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return BACKWARD
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+Square.apply(x).sum().backward()
+'''
+
+
+@pytest.mark.parametrize("forward", [
+    "return x.detach() * x",
+    "return x.detach() * x.data",
+    "with torch.no_grad():\n            y = x * x\n        return y",
+    "torch.set_grad_enabled(False)\n        y = x.data * x.detach()\n        torch.set_grad_enabled(True)\n        return y",
+], ids=["detach", "detach and data", "no_grad", "set_grad_enabled"])
+@pytest.mark.parametrize("backward, exit_code", [("g * 2 * x", 0), ("g * x", 1)], ids=["right", "wrong"])
+def test_detach_data_and_no_grad_in_a_forward_are_identities_for_its_math(cli, tmp_path, forward, backward, exit_code):
+    """PyTorch runs a forward with gradients off: x.detach() * x there is x², whose derivative 2x SymPy proves."""
+    result = _check(cli, tmp_path, SEEN_THROUGH.replace("FORWARD", forward).replace("BACKWARD", backward))
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == exit_code, result.stdout + result.stderr
+    assert "│ SymPy" in result.stdout and "finite differences instead" not in text and "nested" not in text
+    assert ("MISMATCH" in text) == (exit_code == 1)
+    if exit_code:
+        assert "x[2]: got 3, expected 6" in text
+
+
+@pytest.mark.parametrize("forward, backward, witness", [
+    ("return x", "g * 1.0", "SymPy"),
+    ("return torch.zeros_like(x) + x.detach() * 0.0 + 2.0", "g * 0.0", "SymPy"),
+    ("return torch.tensor(x.numpy()) ** 2", "g * 2 * x", "finite diff"),
+    ("return torch.tensor(x) ** 2", "g * 2 * x", "finite diff"),
+], ids=["input returned", "constant", "numpy", "torch.tensor of a tensor"])
+def test_forwards_made_by_no_primitive_or_through_numpy_are_checked_truthfully(cli, tmp_path, forward, backward,
+                                                                                witness):
+    source = SEEN_THROUGH.replace("FORWARD", forward).replace("BACKWARD", backward)
+    result = _check(cli, tmp_path, source)
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert f"│ {witness}" in result.stdout and "nested" not in text
+    if witness == "finite diff":
+        assert "reads values out of the graph" in text
+    wrong = _check(cli, tmp_path, source.replace(f"return {backward}", f"return {backward} + g"))
+    assert wrong.exit_code == 1 and "MISMATCH" in wrong.stdout

@@ -27,3 +27,11 @@ def test_tutorial_uses_of_arrays() -> None:
                     "total = b.sum()\nm = b.mean(axis=0).tolist()\nd = a.astype(np.float32).dtype\nn = b.ndim\n")
     assert ran["small"] is True and ran["s"] == (2, 2) and ran["t"] == [[1.0, 3.0], [2.0, 4.0]]
     assert float(ran["total"]) == 10.0 and ran["m"] == [2.0, 3.0] and ran["d"] == np.float32 and ran["n"] == 2
+
+
+def test_torch_tensor_of_a_float64_array_stays_float64_as_in_pytorch() -> None:
+    """PyTorch keeps a NumPy array's dtype (torch.tensor(np.array([1.0])) is float64); Python floats take the
+    default (float32). A float32 copy made finite differences of a forward through .numpy() fail."""
+    ran = run(PRE + "a = torch.tensor(np.array([1.0, 2.0]))\nb = torch.tensor([1.0, 2.0])\n"
+                    "c = torch.tensor(torch.tensor([1.0], dtype=torch.float64).numpy())\n")
+    assert [ran[n]._data.dtype for n in "abc"] == [np.float64, np.float32, np.float64]

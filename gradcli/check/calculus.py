@@ -21,11 +21,21 @@ from gradcli.engine import special
 _INDEXED = 8
 
 
+def extremum(fn: Any, args: list[Any]) -> Any:
+    """Max/Min of SymPy arguments, evaluated only over atoms (symbols, numbers).
+
+    Evaluated, Max compares its arguments through their assumptions: for a window of a max-pool over
+    a convolution's sums that is most of a second each, and it never decides anything the checker
+    needs (the value is computed at the point, ties are kinks: `check/kinks.py`).
+    """
+    return fn(*args) if len(args) <= 4 and all(getattr(a, "is_Atom", True) for a in args) else fn(*args, evaluate=False)
+
+
 def _extremum_part(e: sp.Expr, i: int) -> sp.Expr:
     """∂Max(a…)/∂aᵢ = H(aᵢ − Max(others)), SymPy's rule, with the others left unevaluated when many."""
     others = e.args[:i] + e.args[i + 1:]
     fn = type(e)
-    rest = others[0] if len(others) == 1 else fn(*others, evaluate=len(others) <= 4)
+    rest = others[0] if len(others) == 1 else extremum(fn, list(others))
     return sp.Heaviside(e.args[i] - rest) if fn is sp.Max else sp.Heaviside(rest - e.args[i])
 
 

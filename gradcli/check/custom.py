@@ -4,8 +4,11 @@ Under `--check` the engine records what a Function's forward did (`engine.functi
 over stand-ins of its inputs. Here those recorded nodes are rebuilt with their ops' SymPy meanings,
 the stand-ins replaced by the expressions reaching the Function's node, so the derivative SymPy
 takes is the forward's, and the program's `backward` is what gets compared with it, never reused.
-A forward whose output does not come from recorded primitives (it went through `.numpy()`,
-`.item()` or NumPy) has no meaning here: the check falls back to finite differences of the forward.
+A forward that read values out of its tensors (`.numpy()`, `.item()`, `.tolist()`, `torch.tensor(t)`:
+`tensor.READS`) has no meaning here: the check falls back to finite differences of the forward. An
+output made by no recorded primitive is an input returned as it is, or a constant (its derivative 0).
+Inside a recorded forward `detach()`, `.data` and `no_grad` are identities (`ops.SEEN_THROUGH`), as
+they are for the math of a forward PyTorch runs with gradients off.
 """
 from __future__ import annotations
 
@@ -24,14 +27,11 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
         raise TooLarge(f"the forward of {name} was not recorded")
     stand_ins, outputs = state.recorded
     if state.read_out:
-        raise TooLarge(f"the forward of {name} reads values out of the graph (.item(), .tolist() or .numpy()), "
-                       "which SymPy would take for constants")
-    if any(not isinstance(o, Tensor) or o._node is None for o in outputs):
-        raise TooLarge(f"the forward of {name} leaves gradcli's ops (.numpy(), .item() or NumPy), so SymPy "
-                       "cannot differentiate it")
+        raise TooLarge(f"the forward of {name} reads values out of the graph (.item(), .tolist(), .numpy() or "
+                       "torch.tensor(t)), which SymPy would take for constants")
     given = {id(s): a for s, a in zip(stand_ins, args) if isinstance(s, Tensor)}
     nodes: dict[int, Node] = {}
-    stack = [o._node for o in outputs]
+    stack = [node for _, node in outputs if node is not None]
     while stack:
         node = stack.pop()
         if id(node) not in nodes:
@@ -48,6 +48,6 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
 
     for node in sorted(nodes.values(), key=lambda n: n.seq):
         values[id(node)] = meaning.as_array(node.op.sym(meaning, *[resolve(x) for x in node.inputs], **node.params))
-    parts = [values[id(o._node)] for o in outputs]
+    parts = [resolve(o if node is None else node) for o, node in outputs]
     return parts[0] if len(parts) == 1 else np.concatenate([p.ravel() for p in parts])
 

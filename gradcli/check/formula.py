@@ -172,7 +172,7 @@ def describe(name: str, of: str, kept: list[Kept], uniform: bool, rp: Replay) ->
     """Formula lines for one input: one in index form when it holds for every kept element."""
     if not kept:
         return ()
-    kept = [k for k in kept if _small(k.expr, _PRINTABLE)]
+    kept = [k for k in kept if printable(k.expr)]
     if not kept:
         return (f"∂{of}/∂{name}: too large to print",)
     first = kept[0]
@@ -192,8 +192,19 @@ def describe(name: str, of: str, kept: list[Kept], uniform: bool, rp: Replay) ->
     return tuple(line(f"∂{of}/∂{label(name, k.index)}", k.expr, k.value, n == 0) for n, k in enumerate(listed))
 
 
-def line(lhs: str, expr: sp.Expr, value: Any, simplify: bool = False) -> str:
-    """`lhs = expression = value`, without repeating a value that is the expression itself."""
+def printable(e: sp.Basic) -> bool:
+    """Whether a formula is small enough to print; a derivative is about as large as its function, so asking of
+    the function saves forming a derivative nobody will read (printing a conv net's takes a minute)."""
+    return _small(e, _PRINTABLE)
+
+
+def line(lhs: str, expr: sp.Expr | None, value: Any, simplify: bool = False) -> str:
+    """`lhs = expression = value`, without repeating a value that is the expression itself.
+
+    `expr` None, or past `printable`: the value alone, saying the formula is too large to print.
+    """
+    if expr is None or not printable(expr):
+        return f"{lhs} = {value_text(value)} (the formula is too large to print)"
     text, shown = show(tidy(expr, simplify)), value_text(value)
     return f"{lhs} = {text}" if text == shown else f"{lhs} = {text} = {shown}"
 

@@ -124,7 +124,8 @@ DENSE = (*PRODUCTS, "convolution")
 
 def terms_estimate(tr: Trace) -> int:
     """Terms a replay would build, from the graph's shapes alone: a matrix product's output elements
-    times its inner dimension, one per element for any other op. Decided before any witness starts,
+    times its inner dimension, a convolution's times its kernel's size over the input channels of a
+    group (its weight's elements per output channel), one per element for any other op. Decided before any witness starts,
     so a matmul-heavy net goes straight to the witnesses that can answer; also what one forward
     replay costs, for finite differences."""
     total = 0
@@ -133,6 +134,8 @@ def terms_estimate(tr: Trace) -> int:
         if node.op.name in PRODUCTS:
             first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
             size *= int(first.shape[-1]) if len(first.shape) else 1
+        elif node.op.name == "convolution":
+            size *= int(np.prod(node.inputs[1].shape[1:], dtype=np.int64))
         total += size
     return total
 

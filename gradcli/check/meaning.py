@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from gradcli.check.calculus import float_pow, guard, sign, sympy_float
+from gradcli.check.calculus import extremum, float_pow, guard, sign, sympy_float
 from gradcli.engine import special
 
 _SHORT_DIGITS = 6
@@ -170,8 +170,8 @@ class Meaning:
     mul = _binary(lambda a, b: a * b, _product)
     div = _binary(_divide, lambda u, v: u / v)
     pow = _binary(float_pow, lambda u, v: u ** v)
-    Max = _binary(_nan_or(max), sp.Max)
-    Min = _binary(_nan_or(min), sp.Min)
+    Max = _binary(_nan_or(max), lambda u, v: extremum(sp.Max, [u, v]))
+    Min = _binary(_nan_or(min), lambda u, v: extremum(sp.Min, [u, v]))
     asin = _elementwise(guard(math.asin), sp.asin)
     acos = _elementwise(guard(math.acos), sp.acos)
     atan = _elementwise(math.atan, sp.atan)
@@ -425,7 +425,7 @@ class Meaning:
             if not rest:
                 return best
             rest.append(exact(best))
-        return fn(*rest) if len(rest) <= 4 else fn(*rest, evaluate=False)
+        return extremum(fn, rest)
 
     def var_all(self, v: np.ndarray, correction: int) -> Any:
         """Σx² − (Σx)²/n over n − c: the same function as Σ(x − x̄)², without n copies of x̄."""

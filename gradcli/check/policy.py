@@ -2,8 +2,9 @@
 
 A training loop computes the same graph thousands of times, and a SymPy proof takes seconds.
 So SymPy proves each distinct graph *structure* (ops, their parameters, shapes, dtypes and
-wiring; not the values flowing through it) once, at the first call that builds it, with the
-witness the user asked for. Every later call of a proven structure is verified by finite
+wiring; not the values flowing through it, nor the contents of index arrays, data too) once, at
+the first call that builds it, with the witness the user asked for; a structure SymPy gave up on
+is not tried again. Every later call of a proven structure is verified by finite
 differences on a float64 replay of its own forward at its own values (the leaves' new values
 and the new data: element by element, or, for a large graph whose first call passed, along
 random directions, see `checks.DIRECTIONAL_WORK`), judged with the proof's term magnitudes for the rounding allowance (see
@@ -13,7 +14,8 @@ gradient): calls, witnesses, the worst error and where it was.
 """
 from __future__ import annotations
 
-import hashlib
+import dataclasses
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +32,11 @@ from gradcli.program.graph import graph_nodes
 
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
+RUN_PROOF_SECONDS = 30.0
+"""CPU time SymPy may take over all of one script's proofs. A script that builds new structure after new
+structure (say, a graph that grows each step) would otherwise pay up to `PROOF_SECONDS` for each; past
+this, new structures are checked by finite differences (every call still has a witness) and say why."""
+SPENT_NOTE = "SymPy's time for this script (over {:g} s of CPU time in proofs) is spent: checked by finite differences"
 POLICY = ("SymPy proves each distinct graph structure at its first call; later calls of a proven structure "
           "are checked by finite differences at their own values (a large graph's along random directions)")
 
@@ -65,22 +72,30 @@ def _traced_leaves(xs: list[Tensor], out: Tensor) -> list[Tensor] | None:
 
 
 def _frozen(value: Any) -> Hashable:
-    """A parameter as part of a structure key: index arrays by content, containers element by element."""
+    """A parameter as part of a structure key: index arrays by shape and dtype, containers element by element.
+
+    An index array is data (cross-entropy's targets, max-pool's argmax, a batch's indices): its
+    contents change with every example, as a constant's values do. Keyed by them, each example of
+    a per-sample gradient was a new structure and paid a fresh SymPy attempt.
+    """
     if isinstance(value, np.ndarray):
-        return "array", value.shape, value.dtype.str, hashlib.blake2b(value.tobytes(), digest_size=8).hexdigest()
+        return "array", value.shape, value.dtype.str
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
     if isinstance(value, slice):
         return "slice", value.start, value.stop, value.step
+    if hasattr(value, "structure_key"):  # a program's autograd.Function application (`engine.function`)
+        return value.structure_key()
     return repr(value)
 
 
 def structure(tr: Trace) -> Hashable:
     """What a proof depends on: each node's op, parameters, shape, dtype, and where its inputs come from.
 
-    Constants enter by shape and dtype only: a loop over batches of data keeps its structure.
+    Constants and index arrays enter by shape and dtype only: a loop over batches of data (and their
+    targets) keeps its structure.
     """
     position = {node: k for k, node in enumerate(tr.nodes)}
     leaves = {id(t): name for name, t in tr.leaves.items()}
@@ -183,6 +198,8 @@ class LoopPolicy:
         self.seed = seed
         self._proofs: dict[Hashable, dict[str, np.ndarray]] = {}
         self._calls: dict[Hashable, int] = {}
+        self._proving = 0.0
+        """CPU seconds spent in proofs so far (see `RUN_PROOF_SECONDS`)."""
         self._verified: set[Hashable] = set()
         """Backward structures whose first call passed element by element: later calls may go by directions."""
         self.sites: dict[tuple[int, str], SiteSummary] = {}
@@ -207,7 +224,7 @@ class LoopPolicy:
 
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
-                   progress: Any = None) -> Verdict:
+                   progress: Any = None, hooked: bool = False) -> Verdict:
         """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`.
 
         jvp is judged by the Jacobian it contracts (its graph is retained); hvp and vhp as the gradient of
@@ -216,6 +233,10 @@ class LoopPolicy:
         `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
         own. A kind with no rule here is counted as unchecked, never passed silently.
+
+        `hooked`: a hook replaced a gradient in the call's one backward pass. A Jacobian of a one-element
+        output is then judged as that pass's gradient (`check_gradients`, which verifies the chain rule
+        from what each hook returned), since the Jacobian check replays no hooks.
         """
         options = {"line": line, "what": what, "of": of, "progress": progress}
         xs, out = traced
@@ -227,6 +248,9 @@ class LoopPolicy:
             return self._grad(arguments, value, names, **options)
         if kind == "jacobian":
             blocks = [value] if len(names) == 1 else list(value)
+            if hooked and out._data.size == 1:
+                return self.gradients(out, dict(zip(names, xs)), None, {n: b._data.reshape(x.shape) for n, b, x in
+                                                                         zip(names, blocks, xs)}, **options)
             return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
         if kind == "vjp":
             v = arguments.get("v")
@@ -266,9 +290,18 @@ class LoopPolicy:
         known = self._proofs.get(key)
         magnitudes: dict[str, np.ndarray] = {} if known is None else known
         later = {"verified": True, "call": self._calls[key]} if key in self._verified else {}
-        report = check(self.mode if known is None else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
-                       magnitudes=magnitudes, progress=progress if known is None else None, seconds=PROOF_SECONDS,
-                       **later)
+        spent = known is None and self.mode != "numeric" and self._proving >= RUN_PROOF_SECONDS
+        proving = known is None and not spent
+        start = time.process_time()
+        report = check(self.mode if proving else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
+                       magnitudes=magnitudes, progress=progress if known is None else None,
+                       seconds=min(PROOF_SECONDS, RUN_PROOF_SECONDS - self._proving), **later)
+        if proving and self.mode != "numeric":
+            self._proving += time.process_time() - start
+        if spent:
+            note = SPENT_NOTE.format(RUN_PROOF_SECONDS)
+            report = dataclasses.replace(report, inputs={name: dataclasses.replace(c, note="; ".join(
+                filter(None, (note, c.note)))) for name, c in report.inputs.items()})
         self._calls[key] = self._calls.get(key, 0) + 1
         if known is None:
             self._proofs[key] = magnitudes

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from gradcli.check.calculus import FloatEvaluator
 from gradcli.check.graph import Trace, label
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import Site, broadcasts
@@ -50,6 +51,28 @@ def _leaf_elements(name: str, data: np.ndarray, keep: Any, meaning: Meaning, whe
     return out
 
 
+def _constant_near(e: Any, s: sp.Symbol, value: Any) -> bool:
+    """Whether `e` stays constant as `s` moves a little from the point (`value` evaluates there).
+
+    A Max or Min depends near the point on its active arguments only (those equal to its value: the
+    others are strictly beyond it); anything else on all its arguments. A dead ReLU, Max(u, 0) with
+    u < 0, is constant in every symbol of u, to every order.
+    """
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if s not in getattr(x, "free_symbols", ()):
+            continue
+        if x is s:
+            return False
+        if isinstance(x, (sp.Max, sp.Min)):
+            best = value(x)
+            stack.extend(a for a in x.args if value(a) == best)
+        else:
+            stack.extend(x.args)
+    return True
+
+
 MAX_NESTING = 64
 """SymPy's derivatives and printing of functions nested deeper than this grow too slow (and recurse).
 
@@ -78,6 +101,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
     constants: dict[int, np.ndarray] = {}
     kinks: dict[sp.Symbol, str] = {}
     cuts: dict[Node, list[tuple[np.ndarray, np.ndarray]]] = {}
+    value = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in where.items()})
 
     def resolve(x: Any) -> np.ndarray:
         if type(x) is Node:
@@ -104,13 +128,14 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
             cuts[node] = tr.cuts[node].pairs(out, args)
             values[node] = meaning.as_array(np.vectorize(meaning.fixed, otypes=[object])(tr.cuts[node].held))
         site = at_kink.get(id(node))
-        if site is not None:
+        if site is not None:  # a symbol an argument at the kink is constant in sees no kink (see `_constant_near`)
             reason = site.reason
             for a in args:
                 if broadcasts(a.shape, site.mask.shape):
                     for e in np.broadcast_to(a, site.mask.shape)[site.mask]:
                         for s in getattr(e, "free_symbols", ()):
-                            kinks.setdefault(s, reason)
+                            if s not in kinks and not _constant_near(e, s, value):
+                                kinks[s] = reason
         for x in node.inputs:
             if type(x) is Node and x is not tr.root:
                 consumers[x] -= 1

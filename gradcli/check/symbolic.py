@@ -17,7 +17,7 @@ import sympy as sp
 
 from gradcli.check.domains import domain_cause
 from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
-from gradcli.check.formula import Kept, describe, display_positions, line
+from gradcli.check.formula import Kept, describe, display_positions, line, printable
 from gradcli.check.graph import DENSE, Progress, Trace, as_float64, elements, terms_estimate
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import forward, kink_sites, leaf_values
@@ -237,7 +237,7 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 if uses and s in rp.kinks:
                     reasons[len(entries)] = rp.kinks[s]
                 if uses and len(lines) < 2:
-                    lines.append(line(lhs, w.derivative(e, s, {}), value))
+                    lines.append(line(lhs, w.derivative(e, s, {}) if printable(e) else None, value))
                 entries.append((lhs, k_index + j_index))
                 expected.append(w.to_float(value))
                 got.append(block[k, j])
@@ -283,7 +283,8 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     if kink and s in calc.free(out) and t in calc.free(out):
                         reasons[len(entries)] = kink
                     if uses and len(lines) < 2:
-                        lines.append(line(lhs, w.derivative(first[s], t, {}), value))
+                        lines.append(line(lhs, w.derivative(first[s], t, {}) if printable(first[s]) else None,
+                                          value))
                     entries.append((lhs, i_index + j_index))
                     expected.append(w.to_float(value))
                     got.append(block[i, j])

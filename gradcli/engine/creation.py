@@ -11,7 +11,7 @@ import numpy as np
 
 from gradcli.errors import ArgumentError, DtypeError, ValueDomainError
 from gradcli.engine.random import Generator
-from gradcli.engine.tensor import Tensor, _wrap, broadcast_shape, check_elements
+from gradcli.engine.tensor import READS, Tensor, _wrap, broadcast_shape, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
            "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
@@ -80,6 +80,8 @@ def resolve_dtype(dtype: Any) -> Any:
 def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """Data as PyTorch would read it: Python floats in the default dtype, ints as int64."""
     dtype = resolve_dtype(dtype)
+    if READS and (isinstance(data, Tensor) or isinstance(data, (list, tuple)) and _first_leaf_is_tensor(data)):
+        READS[-1] = True  # a tensor's values copied into a new one, as `.tolist()` would
     if isinstance(data, Tensor):
         arr = data._data
         return arr.astype(dtype) if dtype is not None and arr.dtype != dtype else arr.copy()
@@ -127,6 +129,10 @@ def _preview(data: Any) -> str:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """`torch.tensor(data)`: a NumPy array (or NumPy number) keeps its own float dtype, as in PyTorch; Python
+    floats take the default dtype."""
+    if dtype is None and isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "f":
+        dtype = data.dtype
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 

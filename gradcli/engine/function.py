@@ -174,6 +174,7 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
     outputs = (output,) if single else output
     if not (GradMode.enabled and any(needs)):
         return output
+    made = tuple(o._node if isinstance(o, Tensor) else None for o in outputs)  # before _record gives them its node
     wrapped = tuple(_fresh(o, stand_ins, ctx) for o in outputs)
     if recording:
         swap = {id(s): a for s, a in zip(stand_ins, args)}
@@ -184,7 +185,7 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
     if differentiable:
         state = _record(cls, ctx, args, wrapped, differentiable)
         if recording:
-            state.recorded = (stand_ins, tuple(outputs[k] for k in differentiable))
+            state.recorded = (stand_ins, tuple((outputs[k], made[k]) for k in differentiable))
             state.read_out = read_out
     return wrapped[0] if single else wrapped
 
@@ -298,9 +299,17 @@ class _Backward:
         self.node: Node | None = None
         self.cached: tuple | None = None
         self.recorded: tuple | None = None
-        """Under --check: the stand-ins the forward ran on and its differentiable outputs, on their graph."""
+        """Under --check: the stand-ins the forward ran on, and its differentiable outputs each with the node the
+        forward made it by (None: a stand-in returned as it is, or a constant)."""
         self.read_out = False
         """Under --check: whether the forward read values out of the graph (`tensor.READS`)."""
+
+    def structure_key(self) -> tuple:
+        """What `--check`'s loop policy keys this application by (`check.policy.structure`): the Function and
+        what it was applied to, never this object's identity (a training loop applies the Function anew each
+        step; keyed by identity, each step was a new structure and paid a fresh SymPy attempt)."""
+        return ("Function", self.cls.__qualname__, id(self.cls), self.ctx.needs_input_grad, tuple(self.differentiable),
+                tuple(None if s is None else (tuple(s[0]), np.dtype(s[1]).str) for s in self.shapes))
 
     def place(self, slot: int, g: Any, ns: Any) -> Any:
         """An output's gradient put in its place in the packed gradient (zeros elsewhere)."""

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from gradcli.engine.tensor import GradMode, InferenceMode
+from gradcli.engine.tensor import READS, GradMode, InferenceMode
 from gradcli.errors import ArgumentError
+
+
+def _taking_effect(enabled: bool) -> bool:
+    """The mode a switch to `enabled` gives: none but inference inside inference mode; and inside a Function's
+    forward recorded for `--check` (`tensor.READS`) recording goes on, as the forward's math does: PyTorch runs
+    that forward with gradients off already, so a `no_grad` there changes nothing a derivative sees."""
+    return (enabled or bool(READS)) and not InferenceMode.enabled
 
 
 class GradModeContext:
@@ -24,7 +31,7 @@ class GradModeContext:
 
     def __enter__(self) -> None:
         self._saved.append(GradMode.enabled)
-        GradMode.enabled = self.enabled and not InferenceMode.enabled
+        GradMode.enabled = _taking_effect(self.enabled)
 
     def __exit__(self, *exc: Any) -> None:
         GradMode.enabled = self._saved.pop()
@@ -57,7 +64,7 @@ class _SetGradEnabled(GradModeContext):
     def __init__(self, mode: bool) -> None:
         super().__init__("set_grad_enabled", bool(mode))
         self._before = GradMode.enabled
-        GradMode.enabled = self.enabled and not InferenceMode.enabled
+        GradMode.enabled = _taking_effect(self.enabled)
 
     def __enter__(self) -> None:
         self._saved.append(self._before)

@@ -1192,6 +1192,12 @@ EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(
 CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda ns, g, o, x: g,
                rule="∂copy(x)/∂x = 1", saves="",
                nests=False, sym=lambda S, x: x)
+SEEN_THROUGH = _unary(name="detach", node="AliasBackward0", forward=lambda x: x, vjp=lambda ns, g, o, x: g,
+                      rule="x.detach() or x.data inside a Function's forward, as --check records it: the identity",
+                      saves="", nests=False, sym=lambda S, x: x)
+"""Recorded only while `--check` records a Function's forward (`engine.function`): PyTorch runs that forward
+with gradients off, so a detach there cuts nothing and the forward's math goes through it. Not in `OPS`:
+no program calls it."""
 CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
           vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),),
           jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
@@ -1530,7 +1536,10 @@ def _nll_vjp(ns: Any, g: Any, o: Any, x: Any, target: np.ndarray, weight: np.nda
 def _nll_sym(S: Any, x: Any, target: np.ndarray, weight: np.ndarray | None = None, ignore_index: int = -100,
              reduction: str = "mean") -> Any:
     picks = _class_weights(x.shape, target, weight, ignore_index)
-    terms = np.moveaxis(S.broadcast(S.mul, x, S.constant(-picks)), 0 if x.ndim == 1 else 1, -1)
+    terms = S.constant(-picks)  # picked by index as the forward is: a class not picked never enters
+    for idx in zip(*np.nonzero(picks)):
+        terms[idx] = S.mul(x[idx], terms[idx])
+    terms = np.moveaxis(terms, 0 if x.ndim == 1 else 1, -1)
     loss = S.reduce(S.add_all, terms, (terms.ndim - 1,), False)
     if reduction == "none":
         return loss

@@ -27,7 +27,10 @@ _sequence = itertools.count()
 READS: list[bool] = []
 """While a program's Function forward is recorded for `--check` (`engine.function`): whether it read a
 tensor's values out of the graph (`.item()`, `.tolist()`, `.numpy()`), which a replay would take for
-constants. Empty otherwise, so reading a value costs one test."""
+constants. Empty otherwise, so reading a value costs one test; non-empty exactly while a forward is
+recorded, which runs with gradients on where PyTorch runs it with them off: there `.numpy()` is allowed,
+and `detach()`, `.data` and gradient-mode switches are identities for the math (PyTorch's forward
+detaches nothing that its gradients would have gone through)."""
 
 class GradMode:
     """Whether ops record a graph; switched off while gradcli computes things it won't differentiate."""
@@ -725,7 +728,13 @@ class Tensor:
         return node is not None and node.retained is not None and node.retained() is self
 
     def detach(self) -> "Tensor":
+        """A new tensor on the same data, outside the graph; inside a Function's forward recorded for `--check`
+        (`READS`), on the recorded graph through the identity (`ops.SEEN_THROUGH`), the forward's math."""
         t = _wrap(self._data)
+        if READS and GradMode.enabled and self.requires_grad:
+            t._node = record(O.SEEN_THROUGH, O.SEEN_THROUGH.node, (self._node or self,), 1, _NO_PARAMS, O.SEEN_THROUGH.plan(1),
+                             (self._data,), self._data)
+            t.requires_grad = True
         if INFERENCE or InferenceMode.enabled:
             _inherit_view(t, (self,))
         return t
@@ -890,7 +899,8 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         if READS:
             READS[-1] = True
-        if self.requires_grad and GradMode.enabled:  # PyTorch allows it with gradients off (a Function's forward)
+        if self.requires_grad and GradMode.enabled and not READS:  # PyTorch allows it with gradients off (a
+            # Function's forward, which --check records with them on)
             raise BackwardError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                 "instead.", hint="write x.detach().numpy()")
         return self._data

@@ -32,7 +32,7 @@ from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
-from gradcli.engine.tensor import AccumulateGrad, GradMode, Node, Tensor
+from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import type_tests
@@ -291,7 +291,9 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
     values = data._data if isinstance(data, Tensor) else data
-    if isinstance(data, Tensor) and data.requires_grad and GradMode.enabled:
+    if isinstance(data, Tensor) and READS:  # a Function's forward recorded for --check: its values leave the graph
+        READS[-1] = True
+    elif isinstance(data, Tensor) and data.requires_grad and GradMode.enabled:
         raise ArgumentError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
                             hint="write np.array(x.detach())")
     try:

@@ -378,7 +378,7 @@ class _Session:
         """
         if kind == "tangent":  # forward mode: no hook takes part
             return self._tangent(run, args, line)
-        if kind != "grad":  # one backward per output element, replayed without hooks: judged only if none acted
+        if kind != "grad":  # hooks may act in several backward passes here: see `_judge`
             self.hooks_before = CHANGES[0]
         try:
             if kind.startswith("func:"):
@@ -394,8 +394,9 @@ class _Session:
         arguments = _signature(kind).bind(*args, **kwargs).arguments
         subject = self.subjects.get(line, "")
         names = self._names(as_list(arguments.get("inputs")))
-        self._judge(line, subject, f"{kind}({subject}, …)", lambda what, progress: self.checker.functional(
-            kind, arguments, value, names, traced=(xs, out), line=line, what=what, of=subject, progress=progress))
+        self._judge(line, subject, f"{kind}({subject}, …)", lambda what, progress, hooked: self.checker.functional(
+            kind, arguments, value, names, traced=(xs, out), line=line, what=what, of=subject, progress=progress,
+            hooked=hooked), _one_pass(kind, out))
         return value
 
     def _transformed(self, kind: str, func: Any, run: Callable[..., Any], line: int) -> Any:
@@ -445,9 +446,9 @@ class _Session:
     def _functional(self, kind: str, arguments: dict, value: Any, tr: Any, out: Tensor, line: int, subject: str,
                     what: str) -> None:
         names = self._names(tr.callers)
-        self._judge(line, subject, what, lambda what, progress: self.checker.functional(
+        self._judge(line, subject, what, lambda what, progress, hooked: self.checker.functional(
             kind, arguments, value, names, traced=(tr.flat, out), line=line, what=what, of=subject,
-            progress=progress))
+            progress=progress, hooked=hooked), _one_pass(kind, out))
 
     def _tangent(self, run: Callable[..., Any], args: list, line: int) -> Any:
         """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""
@@ -465,17 +466,26 @@ class _Session:
             self.checker.unchecked(line, what, subject)
             return
         shadow, s = followed
-        self._judge(line, subject, what, lambda what, progress: self.checker.jacobian(
+        self._judge(line, subject, what, lambda what, progress, hooked: self.checker.jacobian(
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
             progress=progress))
 
-    def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any], Verdict]) -> None:
-        """Run one check under a progress bar and show its report when the checker says it is worth it."""
-        if self.hooks_before is not None and CHANGES[0] != self.hooks_before:
-            self.checker.unchecked(line, what, subject)  # a hook replaced a gradient: no witness models that here
+    def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any, bool], Verdict],
+               one_pass: bool = False) -> None:
+        """Run one check under a progress bar and show its report when the checker says it is worth it.
+
+        Where a hook replaced a gradient during a gradient function's call, the check is told so
+        (`hooked`) when the call made one backward pass (`_one_pass`): that pass's hook changes are what
+        the gradients check models, as for a plain backward. After several passes (a Jacobian's rows,
+        a Hessian's two levels) only the last one's changes are known: such a call is counted as not
+        checked, never judged as if no hook had acted.
+        """
+        hooked = self.hooks_before is not None and CHANGES[0] != self.hooks_before
+        if hooked and not one_pass:
+            self.checker.unchecked(line, what, subject)
             return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
-            verdict = check(what, progress)
+            verdict = check(what, progress, hooked)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
 
@@ -491,6 +501,13 @@ class _Session:
     def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
         """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""
         return leaf_names(graph_nodes(tensor)[1], self.env)
+
+
+def _one_pass(kind: str, out: Tensor | None) -> bool:
+    """Whether a gradient function's result came from one backward pass through its function's graph: a
+    vector-Jacobian product (`vjp`, `vjp_fn`), and a Jacobian of a one-element output (`torch.func.grad`,
+    `jacrev` or `jacobian` of a function returning one number), one row."""
+    return kind == "vjp" or kind == "jacobian" and out is not None and out.numel() == 1
 
 
 _TRANSFORM_NAMES = frozenset({"unpack_dual", "jacrev", "jacfwd", "grad_and_value", "vmap"})
