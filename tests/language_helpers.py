@@ -71,3 +71,13 @@ def oracle(source: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     exec(compile(source, "<oracle>", "exec"), namespace)
     return namespace
+
+
+def torch_printed(source: str) -> list[str]:
+    """What Python with real PyTorch prints for `source`, line by line (the test skips without torch)."""
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
