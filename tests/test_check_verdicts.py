@@ -54,3 +54,41 @@ def test_run_check_counts_undefined_calls_apart(cli, tmp_path):
     import json
     checks = json.loads(payload)["checks"]
     assert checks == {"passed": 1, "failed": 0, "undefined": 1}
+
+
+def _sqrt_times_zero(mode: str):
+    x = g.tensor([0.0, 1.0, 4.0], requires_grad=True)
+    out = (g.sqrt(x) * 0).sum() + (x[1:] * x[1:]).sum()
+    out.backward()
+    return x, check_gradients(out, {"x": x}, None, {"x": x.grad._data}, mode=mode)
+
+
+def test_a_kink_simplified_away_is_undefined_not_a_failure():
+    """SymPy reads 0·√x as 0, so x[0] leaves the expression; autograd's 0·∞ is nan there, as PyTorch's."""
+    x, report = _sqrt_times_zero("symbolic")
+    assert np.isnan(x.grad._data[0]) and list(x.grad._data[1:]) == [2.0, 8.0]
+    assert report.status == "pass", report.to_json()
+    assert report.headline == "2 of 3 elements agree, 1 undefined"
+    assert report.inputs["x"].undefined[0].reason.startswith("SqrtBackward0 is at a kink")
+
+
+def test_a_wrong_vjp_beside_a_simplified_kink_still_fails(patched):
+    from gradcli.engine import ops as O
+    patched(O.MUL, tuple(lambda ns, gr, o, a, b, v=v: v(ns, gr, o, a, b) * 1.5 for v in O.MUL.vjps))
+    _, report = _sqrt_times_zero("symbolic")
+    assert report.status == "fail" and report.inputs["x"].status == "fail"
+
+
+def test_jacobian_and_hessian_through_a_simplified_kink_are_undefined(cli, tmp_path):
+    script = tmp_path / "kinked.py"
+    script.write_text("import torch\nx = torch.tensor([0.0, 1.0], requires_grad=True)\n"
+                      "J = torch.autograd.functional.jacobian(lambda t: torch.sqrt(t) * 0, x)\n"
+                      "H = torch.autograd.functional.hessian(\n"
+                      "    lambda t: (torch.sqrt(t) * 0).sum() + (t[1:] ** 3).sum(), x)\n"
+                      "print(J, H)\n")
+    result = cli("run", str(script), "--check")
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.stdout
+    assert "check (jacobian): 2 of 4 elements agree, 2 undefined" in text
+    assert "check (hessian): 2 of 4 elements agree, 2 undefined" in text
+    assert "tensor([[nan, 0.], [nan, 0.]]) tensor([[nan, 0.], [nan, 6.]])" in text

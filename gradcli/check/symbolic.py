@@ -193,9 +193,12 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                 reasons[pos] = rp.kinks[s]
             tick()
         got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
-        if singular is not None:
-            for pos in np.flatnonzero(~np.isfinite(got) | ~np.isfinite(expected)):
-                reasons.setdefault(int(pos), singular)
+        for pos in np.flatnonzero(~np.isfinite(got) | ~np.isfinite(expected)):
+            # a kink counts even where SymPy simplified its term away: 0·√x at 0 is 0 to SymPy but
+            # 0·∞ = nan to autograd, as to PyTorch; else the place the forward stopped being finite
+            reason = rp.kinks.get(rp.symbols[name].flat[flat[pos]], singular)
+            if reason is not None:
+                reasons.setdefault(int(pos), reason)
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
         shown = [kept[p] for p in order if p in kept]
         formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
@@ -234,7 +237,7 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 value = w.value(e, s, memo) if uses else zero
                 sizes.append(w.magnitude(e, s, size_memo) if uses else 0.0)
                 lhs = f"∂{of_k}/∂{wrt}"
-                if uses and s in rp.kinks:
+                if s in rp.kinks and (uses or not np.isfinite(block[k, j])):
                     reasons[len(entries)] = rp.kinks[s]
                 if uses and len(lines) < 2:
                     lines.append(line(lhs, w.derivative(e, s, {}) if printable(e) else None, value))
@@ -280,7 +283,7 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     sizes.append(w.magnitude(first[s], t, memos.setdefault(("size", t), {})) if uses else 0.0)
                     lhs = f"∂²{of}/∂{by_i}∂{by_j}"
                     kink = rp.kinks.get(s) or rp.kinks.get(t)
-                    if kink and s in calc.free(out) and t in calc.free(out):
+                    if kink and (s in calc.free(out) and t in calc.free(out) or not np.isfinite(block[i, j])):
                         reasons[len(entries)] = kink
                     if uses and len(lines) < 2:
                         lines.append(line(lhs, w.derivative(first[s], t, {}) if printable(first[s]) else None,
