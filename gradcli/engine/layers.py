@@ -361,13 +361,94 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
-class ModuleList(Module):
-    """Sub-modules by position ("0", "1", ...), registered so their parameters are the model's."""
+class _Container(Module):
+    """A module whose entries live in one of its registries, so they are the model's."""
 
-    def __init__(self, modules: Any = None) -> None:
+    _registry = "_modules"
+    """The registry: `_modules` or `_parameters`."""
+
+    def _entries(self) -> dict[str, Any]:
+        return getattr(self, self._registry)
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+
+class _Positional(_Container):
+    """What ModuleList and ParameterList share: entries by position ("0", "1", ...); each subclass's
+    `append` checks and registers one entry."""
+
+    _kind = ""
+    """What an entry is, for messages: "modules", "parameters"."""
+    _takes = ""
+    """What the constructor takes an iterable of: "modules", "tensors"."""
+    _taken = ""
+    """An example of the iterable, for the constructor error's hint."""
+    _used = ""
+    """How a program uses the entries, for the no-forward error's hint."""
+
+    def __init__(self, entries: Any = None) -> None:
         super().__init__()
-        if modules is not None:
-            self.extend(modules)
+        if entries is not None:
+            self.extend(entries)
+
+    def extend(self, entries: Any) -> Any:
+        try:
+            items = iter(entries)
+        except TypeError:
+            raise ArgumentError(f"{type(self).__name__} takes an iterable of {self._takes}, not "
+                                f"{type(entries).__name__}", hint=f"e.g. {self._taken}") from None
+        for entry in items:
+            self.append(entry)
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(self._entries().values())
+        if isinstance(index, slice):
+            return type(self)(items[index])
+        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
+            raise ArgumentError(f"index {index} is out of range",
+                                hint=f"this {type(self).__name__} has {len(items)} {self._kind}")
+        return items[index]
+
+    def __iter__(self) -> Any:
+        return iter(list(self._entries().values()))
+
+    def forward(self, *inputs: Any) -> Any:
+        raise ArgumentError(f"{type(self).__name__} has no forward: use its {self._kind} in your own forward",
+                            hint=self._used)
+
+
+class _Named(_Container):
+    """What ModuleDict and ParameterDict share: entries by name, in insertion order."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._entries():
+            raise ArgumentError(f"{type(self).__name__} has no key {key!r}", hint=f"keys: {', '.join(self._entries())}")
+        return self._entries()[key]
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._entries()
+
+    def __iter__(self) -> Any:
+        return iter(list(self._entries()))
+
+    def keys(self) -> list[str]:
+        return list(self._entries())
+
+    def values(self) -> list[Any]:
+        return list(self._entries().values())
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self._entries().items())
+
+
+class ModuleList(_Positional):
+    """Sub-modules by position, registered so their parameters are the model's."""
+
+    _kind = _takes = "modules"
+    _taken = "nn.ModuleList([nn.Linear(2, 4), nn.ReLU()])"
+    _used = "for layer in self.layers: x = layer(x)"
 
     def append(self, module: Any) -> "ModuleList":
         if not isinstance(module, Module):
@@ -375,34 +456,6 @@ class ModuleList(Module):
                                 hint="e.g. layers.append(nn.Linear(4, 4))")
         self._modules[str(len(self._modules))] = module
         return self
-
-    def extend(self, modules: Any) -> "ModuleList":
-        try:
-            items = iter(modules)
-        except TypeError:
-            raise ArgumentError(f"ModuleList takes an iterable of modules, not {type(modules).__name__}",
-                                hint="e.g. nn.ModuleList([nn.Linear(2, 4), nn.ReLU()])") from None
-        for m in items:
-            self.append(m)
-        return self
-
-    def __getitem__(self, index: Any) -> Any:
-        items = list(self._modules.values())
-        if isinstance(index, slice):
-            return ModuleList(items[index])
-        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
-            raise ArgumentError(f"index {index} is out of range", hint=f"this ModuleList has {len(items)} modules")
-        return items[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._modules.values()))
-
-    def forward(self, *inputs: Any) -> Any:
-        raise ArgumentError("ModuleList has no forward: call its modules in your own forward",
-                            hint="for layer in self.layers: x = layer(x)")
 
     def __repr__(self) -> str:
         """PyTorch's: a run of modules that print alike is one line, `(0-2): 3 x Linear(...)`."""
@@ -418,7 +471,7 @@ class ModuleList(Module):
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)" if lines else "ModuleList()"
 
 
-class ModuleDict(Module):
+class ModuleDict(_Named):
     """Sub-modules by name, in insertion order."""
 
     def __init__(self, modules: Any = None) -> None:
@@ -436,26 +489,6 @@ class ModuleDict(Module):
             raise ArgumentError("ModuleDict maps string keys to modules", hint="e.g. nn.ModuleDict({'fc': "
                                                                               "nn.Linear(2, 2)})")
         self._modules[key] = module
-
-    def __getitem__(self, key: str) -> Module:
-        if key not in self._modules:
-            raise ArgumentError(f"ModuleDict has no key {key!r}", hint=f"keys: {', '.join(self._modules)}")
-        return self._modules[key]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._modules))
-
-    def keys(self) -> list[str]:
-        return list(self._modules)
-
-    def values(self) -> list[Module]:
-        return list(self._modules.values())
-
-    def items(self) -> list[tuple[str, Module]]:
-        return list(self._modules.items())
 
 
 def _parameter(value: Any, where: str) -> Tensor:
@@ -479,53 +512,27 @@ def _parameter_lines(pairs: Any, typename: bool) -> str:
                      f" of size {'x'.join(str(n) for n in p.shape)}]" for key, p in pairs)
 
 
-class ParameterList(Module):
-    """Parameters by position ("0", "1", ...), registered so they are the model's (`for w in self.ws`)."""
+class ParameterList(_Positional):
+    """Parameters by position, registered so they are the model's (`for w in self.ws`)."""
 
-    def __init__(self, values: Any = None) -> None:
-        super().__init__()
-        if values is not None:
-            self.extend(values)
+    _registry = "_parameters"
+    _kind = "parameters"
+    _takes = "tensors"
+    _taken = "nn.ParameterList([nn.Parameter(torch.ones(2))])"
+    _used = "for w in self.weights: x = x * w"
 
     def append(self, value: Any) -> "ParameterList":
         self.register_parameter(str(len(self._parameters)), _parameter(value, "ParameterList.append()"))
         return self
 
-    def extend(self, values: Any) -> "ParameterList":
-        try:
-            items = iter(values)
-        except TypeError:
-            raise ArgumentError(f"ParameterList takes an iterable of tensors, not {type(values).__name__}",
-                                hint="e.g. nn.ParameterList([nn.Parameter(torch.ones(2))])") from None
-        for value in items:
-            self.append(value)
-        return self
-
-    def __getitem__(self, index: Any) -> Any:
-        items = list(self._parameters.values())
-        if isinstance(index, slice):
-            return ParameterList(items[index])
-        if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
-            raise ArgumentError(f"index {index} is out of range", hint=f"this ParameterList has {len(items)} "
-                                                                      "parameters")
-        return items[index]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._parameters.values()))
-
-    def forward(self, *inputs: Any) -> Any:
-        raise ArgumentError("ParameterList has no forward: use its parameters in your own forward",
-                            hint="for w in self.weights: x = x * w")
-
     def extra_repr(self) -> str:
         return _parameter_lines(enumerate(self), typename=False)
 
 
-class ParameterDict(Module):
+class ParameterDict(_Named):
     """Parameters by name, in insertion order."""
+
+    _registry = "_parameters"
 
     def __init__(self, parameters: Any = None) -> None:
         super().__init__()
@@ -546,29 +553,6 @@ class ParameterDict(Module):
         if not isinstance(key, str):
             raise ArgumentError("ParameterDict maps string keys to parameters", hint="e.g. pd['w'] = torch.ones(2)")
         self.register_parameter(key, _parameter(value, "ParameterDict"))
-
-    def __getitem__(self, key: str) -> Tensor:
-        if key not in self._parameters:
-            raise ArgumentError(f"ParameterDict has no key {key!r}", hint=f"keys: {', '.join(self._parameters)}")
-        return self._parameters[key]
-
-    def __contains__(self, key: Any) -> bool:
-        return key in self._parameters
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._parameters))
-
-    def keys(self) -> list[str]:
-        return list(self._parameters)
-
-    def values(self) -> list[Tensor]:
-        return list(self._parameters.values())
-
-    def items(self) -> list[tuple[str, Tensor]]:
-        return list(self._parameters.items())
 
     def forward(self, *inputs: Any) -> Any:
         raise ArgumentError("ParameterDict has no forward: use its parameters in your own forward",

@@ -316,9 +316,9 @@ class Adagrad(Optimizer):
                            initial_accumulator_value=initial_accumulator_value)
         _invalid(options["lr"] < 0, f"Invalid learning rate: {lr}", "the learning rate must be >= 0, e.g. lr=0.01")
         _invalid(options["lr_decay"] < 0, f"Invalid lr_decay value: {lr_decay}", "lr_decay must be >= 0")
-        _flags("Adagrad", "", differentiable=differentiable, fused=fused)
-        super().__init__(params, dict(options, foreach=foreach, maximize=maximize, differentiable=differentiable,
-                                      fused=fused))
+        super().__init__(params, dict(options, **_flags("Adagrad", "foreach maximize differentiable fused",
+                                                        foreach=foreach, maximize=maximize,
+                                                        differentiable=differentiable, fused=fused)))
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any], o: dict[str, Any]) -> np.ndarray:
         """PyTorch's `_single_tensor_adagrad`."""
