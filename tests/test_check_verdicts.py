@@ -92,3 +92,20 @@ def test_jacobian_and_hessian_through_a_simplified_kink_are_undefined(cli, tmp_p
     assert "check (jacobian): 2 of 4 elements agree, 2 undefined" in text
     assert "check (hessian): 2 of 4 elements agree, 2 undefined" in text
     assert "tensor([[nan, 0.], [nan, 0.]]) tensor([[nan, 0.], [nan, 6.]])" in text
+
+
+def test_a_tie_only_float32_sees_is_undefined_not_a_failure(cli, tmp_path):
+    """1e8 absorbs 1.0 and 1.5 in float32 (its spacing there is 8), so autograd shares max's gradient
+    three ways, as PyTorch does; in float64, where SymPy works, x[1] alone is the max."""
+    script = tmp_path / "tie.py"
+    script.write_text("import torch\nx = torch.tensor([1.0, 1.5, -3.0], requires_grad=True)\n"
+                      "(x + 1e8).max().backward()\nprint(x.grad)\n"
+                      "w = torch.tensor([[1.0, 1.5], [0.25, 2.0]], requires_grad=True)\n"
+                      "torch.nn.functional.max_pool2d((w + 1e8).reshape(1, 1, 2, 2), 2).sum().backward()\n"
+                      "print(w.grad)\n")
+    result = cli("run", str(script), "--check")
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.stdout
+    assert "tensor([0.3333, 0.3333, 0.3333])" in text and "tensor([[1., 0.], [0., 0.]])" in text
+    assert "all 3 elements undefined (MaxBackward1 is at a kink): nothing verified" in text
+    assert "all 4 elements undefined (MaxPool2DWithIndicesBackward0 is at a kink): nothing verified" in text

@@ -46,21 +46,23 @@ class Site:
 
 
 def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] | None = None,
-            redo: set[Node] | None = None) -> dict[Any, Any]:
+            redo: set[Node] | None = None, native: bool = False) -> dict[Any, Any]:
     """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped).
 
     With `base` (another point's values) and `redo` (the nodes the changed leaves reach, see
     `graph.downstream`), the other nodes keep their `base` values: a nudge of the last layer's
-    weights does not replay the first layer.
+    weights does not replay the first layer. `native`: in the program's own dtypes instead, as
+    autograd computed them (where float32 ties that float64 tells apart).
     """
+    widen = (lambda x: x) if native else widened
     values: dict[Any, Any] = dict(leaf_values) if base is None else {**base, **leaf_values}
     cuts = tr.cuts
     with np.errstate(all="ignore"):
         for node in tr.nodes:
             if redo is not None and node not in redo:
                 continue
-            args = [widened(tr.resolve(x, values)) for x in node.inputs]
-            if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f":
+            args = [widen(tr.resolve(x, values)) for x in node.inputs]
+            if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f" and not native:
                 values[node] = args[0]
             else:
                 values[node] = np.asarray(node.op.forward(*args, **node.params))
@@ -120,13 +122,23 @@ def broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def kink_sites(tr: Trace, values: dict[Any, Any]) -> list[Site]:
-    """The ops whose inputs sit on a kink at this point, from their `kink` slot."""
+    """The ops whose inputs sit on a kink at the traced point (`values`, in float64), from their `kink` slot.
+
+    A narrower float type is looked at too, in the values autograd itself computed: two window
+    elements can tie in float32 (and max-pool picks the first) where float64 tells them apart.
+    """
+    narrow = [n for n in tr.nodes if n.op.kink is not None and np.dtype(n.dtype).kind == "f" and
+              np.dtype(n.dtype).itemsize < 8]
+    native = forward(tr, {id(t): t._data for t in tr.leaves.values()}, native=True) if narrow else {}
     sites = []
     for node in tr.nodes:
         if node.op.kink is None:
             continue
         args = [tr.resolve(x, values) for x in node.inputs]
         mask = np.asarray(node.op.kink(KINKS, *args, **node.params), dtype=bool)
+        if native:
+            mask = mask | np.asarray(node.op.kink(KINKS, *[tr.resolve(x, native) for x in node.inputs],
+                                                  **node.params), dtype=bool)
         if mask.any():
             sites.append(Site(node, mask, _kinked_inputs(node, mask, args)))
     return sites
