@@ -114,10 +114,26 @@ def test_a_direction_that_moves_a_kink_hands_the_call_to_elements(by_directions)
     out = (w.relu() * 2.0).sum()
     grads = _grads(out, {"w": w})
     tr = trace(out, {"w": w})
-    assert directional_check(tr, np.ones(()), grads, ["w"], {"w": (1e-3, 1e-5)}, 0.0, 0) is None
+    assert directional_check(tr, np.ones(()), grads, ["w"], {"w": (1e-3, 1e-5)}, 0.0, 0) == {}
     report = check_gradients(out, {"w": w}, None, grads, mode="numeric", verified=True)
     entry = report.inputs["w"]
     assert entry.method == "numeric" and entry.undefined_count == 1 and entry.undefined[0].label == "w[0]"
+
+
+def test_only_the_input_whose_directions_move_a_kink_goes_element_by_element(by_directions):
+    """Every direction of w1 moves the tie maximum(h, h); none of w2's does: w2 is judged by directions, and
+    w1 by finite differences on `LATER_SAMPLE` elements drawn for this call."""
+    rng = np.random.default_rng(3)
+    x = g.tensor(rng.standard_normal((4, 30)))
+    w1 = g.tensor(rng.standard_normal((30, 20)), requires_grad=True)
+    w2 = g.tensor(rng.standard_normal((20, 2)), requires_grad=True)
+    h = x.matmul(w1)
+    out = (g.maximum(h, h).relu().matmul(w2) ** 2).sum()
+    grads = _grads(out, {"w1": w1, "w2": w2})
+    report = check_gradients(out, {"w1": w1, "w2": w2}, None, grads, mode="numeric", verified=True, call=2)
+    assert report.status == "pass", report.to_json()
+    assert report.inputs["w2"].method == "directional" and report.inputs["w1"].method == "numeric"
+    assert report.inputs["w1"].checked == checks.LATER_SAMPLE
 
 
 def test_a_hook_below_which_a_direction_checks_is_verified_as_changed(by_directions):

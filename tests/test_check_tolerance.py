@@ -140,3 +140,32 @@ def test_a_float32_sum_that_sympy_collects_is_judged_by_its_terms(mode):
     report = check_gradients(loss, {"w": w}, None, {"w": w.grad._data}, mode)
     assert report.status == "pass" and report.inputs["w"].max_rel_err > 0.1
     assert check_gradients(loss, {"w": w}, None, {"w": w.grad._data + 1.0}, mode).status == "fail"
+
+
+def _matmul_near_fit(off: float = 0.0):
+    """A float32 least-squares loss near its fit, checked by finite differences alone: its gradient xᵀ·2(xw - y)
+    cancels inside the matrix product, below the top sum whose terms the allowance otherwise sees."""
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((16, 200)).astype(np.float32)
+    ws = rng.standard_normal((200, 3)).astype(np.float32)
+    ys = (xs.astype(np.float64) @ ws + 1e-4 * rng.standard_normal((16, 3))).astype(np.float32)
+    w = g.tensor(ws, requires_grad=True)
+    out = ((g.tensor(xs).matmul(w) - g.tensor(ys)) ** 2).sum()
+    out.backward()
+    return check_gradients(out, {"w": w}, None, {"w": w.grad._data + off}, mode="numeric")
+
+
+def test_a_float32_fit_near_its_optimum_passes_by_finite_differences():
+    report = _matmul_near_fit()
+    assert report.status == "pass" and report.headline == "all gradients agree", report.to_json()
+
+
+@pytest.mark.parametrize("factor", [1.1, -1.0])
+def test_a_wrong_matmul_vjp_still_fails_near_the_fit(patched_vjps, factor):
+    patched_vjps(O.MATMUL, lambda right: lambda *a, **k: factor * right(*a, **k))
+    assert _matmul_near_fit().status == "fail"
+
+
+def test_an_error_outside_the_vjps_is_not_taken_for_float32_rounding_near_the_fit():
+    """float32's rounding is measured by two replays of the VJPs, never from the gradient under test."""
+    assert _matmul_near_fit(off=1e-3).status == "fail"

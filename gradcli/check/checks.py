@@ -121,27 +121,30 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     gamma = growth(tr) if rtol is None and atol is None else 0.0
     magnitudes = {} if magnitudes is None else magnitudes
 
+    size = sum(len(v) for v in sel.values())
+    directional: dict[str, InputCheck] = {}
+    rest = sel
+    if verified and mode == "numeric" and 2 * size * terms_estimate(tr) > DIRECTIONAL_WORK:
+        directional = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol),
+                                        gamma, [seed, call]) or {}
+        rest = {name: select(tr.leaves[name]._data.size, budget, LATER_SAMPLE, seed + call + n)
+                for n, name in enumerate(names) if name not in directional or directional[name].status == FAIL}
+    judged = {name: dataclasses.replace(check, note=DIRECTIONAL_NOTE) for name, check in directional.items()
+              if check.status != FAIL}
+
     def symbolic(bar: Progress | None) -> dict[str, InputCheck]:
         from gradcli.check.symbolic import symbolic_check
-        terms = (lambda: term_magnitudes(tr, weights, sel)) if gamma else None
-        return symbolic_check(tr, weights, computed, sel, _tolerances(tr, names, False, rtol, atol), of, exact,
+        terms = (lambda: term_magnitudes(tr, weights, rest)) if gamma else None
+        return symbolic_check(tr, weights, computed, rest, _tolerances(tr, list(rest), False, rtol, atol), of, exact,
                               bar, seconds, gamma, magnitudes, terms)
 
     def numeric(bar: Progress | None) -> dict[str, InputCheck]:
-        return numeric_check(tr, weights, computed, sel, _tolerances(tr, names, True, rtol, atol), bar,
-                             _rounding(gamma, magnitudes, {name: len(v) for name, v in sel.items()}), gamma)
-    size = sum(len(v) for v in sel.values())
-    directional = None
-    if verified and mode == "numeric" and 2 * size * terms_estimate(tr) > DIRECTIONAL_WORK:
-        directional = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol),
-                                        gamma, [seed, call])
-    if directional is not None and all(c.status != FAIL for c in directional.values()):
-        results = {name: dataclasses.replace(check, note=DIRECTIONAL_NOTE) for name, check in directional.items()}
-    else:
-        results = _witnessed(mode, symbolic, numeric, progress, size)
-        if directional is not None:
-            results = {name: directional[name] if directional[name].status == FAIL and check.status != FAIL
-                       else check for name, check in results.items()}
+        return numeric_check(tr, weights, computed, rest, _tolerances(tr, list(rest), True, rtol, atol), bar,
+                             _rounding(gamma, magnitudes, {name: len(v) for name, v in rest.items()}), gamma)
+    witnessed = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in rest.values())) if rest else {}
+    witnessed = {name: directional[name] if name in directional and check.status != FAIL else check
+                 for name, check in witnessed.items()}  # a direction's failure stands: it is a witness too
+    results = {name: judged[name] if name in judged else witnessed[name] for name in names}
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
     results = {name: _through_backward(check, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
@@ -169,6 +172,10 @@ DIRECTIONAL_WORK = 10_000_000
 before random directions check it instead: about a tenth of a second of NumPy. The polynomial fit's
 calls (a few scalars over 2,000 points) stay element-wise; a two-layer net's (64 sampled weights per
 layer, 6.5 million terms a replay) go by directions."""
+LATER_SAMPLE = 8
+"""Elements drawn (anew each call) for an input of such a later call that directions could not judge, as
+where every direction moves a kink: the structure's first call checked `sample` of them, and a replay
+of the whole graph per nudge is what directions spare."""
 DIRECTIONAL_NOTE = ("checked along random directions by finite differences of the forward (v·∇ against the "
                     "quotient along v): an earlier call of this graph structure was verified element by element")
 
