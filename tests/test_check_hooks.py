@@ -153,18 +153,63 @@ HOOKED_JACOBIAN = ("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=Tru
                    "def plain(v):\n    return (v * 3).sum()\nK = torch.autograd.functional.jacobian(plain, x)\n")
 
 
-def test_a_hook_inside_a_jacobian_of_several_rows_leaves_that_call_unchecked_never_failed(cli, tmp_path):
-    """A Jacobian of several outputs is one backward pass per row, and only the last pass's hook changes are
-    known: where a hook replaced a gradient the call is not judged (and not counted as passed), where none
-    did it is judged as always."""
+def test_a_hook_inside_a_jacobian_of_several_rows_is_verified_row_by_row(cli, tmp_path):
+    """A Jacobian of several outputs is one backward pass per row: each row is verified as the gradient its
+    own pass computed, from what the hook returned in that pass (the site counts the rows)."""
     script = tmp_path / "jac.py"
     script.write_text(HOOKED_JACOBIAN)
     result = cli("run", str(script), "--check", "--json")
     assert result.exit_code == 0, result.stdout
     file = json.loads(result.stdout.splitlines()[0])
-    assert file["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
-    assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1), (11, 0)]
-    assert file["warnings"] == ["line 7: 1 of 1 calls of jacobian(f, …) were not checked (no witness covers such a call)"]
+    assert file["checks"] == {"passed": 3, "failed": 0, "undefined": 0}
+    assert [(s["line"], s["calls"], s["unchecked"]) for s in file["sites"]] == [(7, 2, 0), (11, 1, 0)]
+    assert file["warnings"] == []
+
+
+PER_PASS = """\
+import torch
+seen = []
+def scaled(g):
+    seen.append(1)
+    return g * len(seen)
+def f(v):
+    u = v.sin()
+    u.register_hook(scaled)
+    return u * v
+x = torch.tensor([0.5, -1.0, 2.0])
+J = torch.autograd.functional.jacobian(f, x)
+print(J)
+"""
+
+
+def test_a_hook_that_changes_each_row_differently_is_verified_by_its_own_pass(tmp_path):
+    """Row k's hook returned (k+1)·g: the last pass's change alone would fail rows 0 and 1."""
+    result = _run_checked(tmp_path, PER_PASS)
+    assert result.status == "ok", [e for e in result.events if isinstance(e, BackwardCheck)]
+    assert [(s.line, s.calls, s.failed, s.unchecked) for s in result.sites] == [(11, 3, 0, 0)]
+    x = np.array([0.5, -1.0, 2.0])
+    rows = np.arange(1, 4) * np.cos(x) * x + np.sin(x)  # d(u·v)/dv with the hook scaling ∂/∂u by k+1
+    printed = "".join(e.text for e in result.events if getattr(e, "kind", "") == "print")
+    assert printed.startswith("tensor([[") and all(f"{r:.4f}" in printed for r in rows)
+
+
+def test_a_wrong_vjp_below_a_hook_in_a_jacobian_fails_its_row(tmp_path, patched):
+    patched(O.SIN, (lambda ns, gr, o, x: gr * ns.cos(x) * 1.5,))
+    result = _run_checked(tmp_path, PER_PASS)
+    assert result.status == "failed"
+    assert [(s.line, s.calls, s.failed) for s in result.sites] == [(11, 3, 3)]
+
+
+def test_a_hook_inside_a_hessian_is_counted_not_checked_never_failed(cli, tmp_path):
+    script = tmp_path / "hess.py"
+    script.write_text("import torch\nx = torch.tensor([1.0, 2.0])\n"
+                      "def f(v):\n    u = v * v\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
+                      "H = torch.autograd.functional.hessian(f, x)\n")
+    result = cli("run", str(script), "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    file = json.loads(result.stdout.splitlines()[0])
+    assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1)]
+    assert file["warnings"] == ["line 7: 1 of 1 calls of hessian(f, …) were not checked (no witness covers such a call)"]
 
 
 ONE_PASS = """\

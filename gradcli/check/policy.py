@@ -30,6 +30,8 @@ from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
 from gradcli.program.graph import graph_nodes
 
+HOOKED_ROWS = 64
+"""Rows of a Jacobian that hooks changed checked one by one (`Checker._rows`); a larger one is not checked."""
 PROOF_SECONDS = 30.0
 """A proof is paid once for all the calls of its structure: it may take longer than one `eval --check`."""
 RUN_PROOF_SECONDS = 30.0
@@ -224,7 +226,7 @@ class LoopPolicy:
 
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
-                   progress: Any = None, hooked: bool = False) -> Verdict:
+                   progress: Any = None, hooked: list[tuple[dict, dict]] | None = None) -> Verdict:
         """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`.
 
         jvp is judged by the Jacobian it contracts (its graph is retained); hvp and vhp as the gradient of
@@ -234,9 +236,11 @@ class LoopPolicy:
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
         own. A kind with no rule here is counted as unchecked, never passed silently.
 
-        `hooked`: a hook replaced a gradient in the call's one backward pass. A Jacobian of a one-element
-        output is then judged as that pass's gradient (`check_gradients`, which verifies the chain rule
-        from what each hook returned), since the Jacobian check replays no hooks.
+        `hooked`: a hook replaced a gradient during the call, whose backward passes these are, each with
+        its own hook changes (`hooks.passes`). A Jacobian of a one-element output is then judged as its
+        one pass's gradient (`check_gradients`, which verifies the chain rule from what each hook
+        returned), since the Jacobian check replays no hooks; a Jacobian of several, row by row
+        (`_rows`), each row as the gradient its own pass computed.
         """
         options = {"line": line, "what": what, "of": of, "progress": progress}
         xs, out = traced
@@ -251,6 +255,8 @@ class LoopPolicy:
             if hooked and out._data.size == 1:
                 return self.gradients(out, dict(zip(names, xs)), None, {n: b._data.reshape(x.shape) for n, b, x in
                                                                          zip(names, blocks, xs)}, **options)
+            if hooked:
+                return self._rows(out, dict(zip(names, xs)), [b._data for b in blocks], hooked, **options)
             return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
         if kind == "vjp":
             v = arguments.get("v")
@@ -269,6 +275,25 @@ class LoopPolicy:
             return self.hessian(out, dict(zip(names, xs)), {a: {b: h._data for b, h in zip(names, row)}
                                                             for a, row in zip(names, rows)}, **options)
         return self.unchecked(line, what, of)
+
+    def _rows(self, out: Tensor, leaves: dict[str, Tensor], blocks: list[np.ndarray], passes: list[tuple[dict, dict]],
+              **options: Any) -> Verdict:
+        """A Jacobian whose rows hooks changed: row k is the gradient of out[k], computed by the call's k-th
+        backward pass with the hooks' changes of that pass. Up to `HOOKED_ROWS` rows, one pass each
+        (else not checked); the site counts each row as a call. The verdict shown is the first failing
+        row's, else the first row's."""
+        from gradcli.engine.hooks import as_in_pass
+        n = out._data.size
+        if n > HOOKED_ROWS or len(passes) != n:
+            return self.unchecked(options["line"], options["what"], options["of"])
+        verdicts = []
+        for k in range(n):
+            start = np.zeros(n, dtype=out._data.dtype)
+            start[k] = 1
+            rows = {name: b.reshape((n,) + tuple(x.shape))[k] for (name, x), b in zip(leaves.items(), blocks)}
+            with as_in_pass(passes[k]):
+                verdicts.append(self.gradients(out, leaves, start.reshape(out.shape), rows, **options))
+        return next((v for v in verdicts if v.report.status == FAIL), verdicts[0])
 
     def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
         """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""

@@ -14,8 +14,8 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.anomaly import AnomalyMode, watched
 from gradcli.errors import BackwardError
-from gradcli.engine.hooks import (HOOKS, PACKED, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, run_hooks, run_post_accumulate,
-                                  run_posthooks, unpack_saved)
+from gradcli.engine.hooks import (HOOKS, PACKED, PASSES, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, begin_pass, run_hooks,
+                                  run_post_accumulate, run_posthooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.module_hooks import GROUPS, group_of
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
@@ -166,6 +166,8 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
     receives them. Without hooks no program code runs here, so whether anything is watched can be
     decided once.
     """
+    if PASSES:
+        begin_pass()
     pending: dict[Node, Any] = {}
     leaves: dict[int, list] = {}
     for out, g in roots:

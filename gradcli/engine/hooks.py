@@ -7,7 +7,9 @@ leaf) they watch, weakly, so they vanish with the graph.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import numpy as np
@@ -100,6 +102,51 @@ CHANGES = [0]
 """How many gradients hooks have replaced so far: a check that models no hooks (a Jacobian's, built from
 one backward per output element) asks whether any did during its call, rather than fail a correct one."""
 
+PASSES: list[list[tuple[dict, dict]]] = []
+"""While a gradient function runs under `--check` (`passes()`): each backward pass's own (CHANGED, PASSED)
+entries, in order. CHANGED and PASSED keep only the last pass through a node; a Jacobian's rows are
+one pass each, and each row is verified with what the hooks returned in its own pass."""
+
+
+def note_change(table: dict, key: int, entry: tuple) -> None:
+    """Keep a hook's change in `table` (CHANGED or PASSED), and in the pass being logged, if any."""
+    table[key] = entry
+    CHANGES[0] += 1
+    if PASSES and PASSES[-1]:
+        PASSES[-1][-1][0 if table is CHANGED else 1][key] = entry
+
+
+def begin_pass() -> None:
+    """A backward pass starts: its hook changes are logged apart (only while `passes()` is active)."""
+    PASSES[-1].append(({}, {}))
+
+
+@contextlib.contextmanager
+def passes() -> Iterator[list[tuple[dict, dict]]]:
+    """Log each backward pass's hook changes for the length of the block (see `PASSES`)."""
+    log: list[tuple[dict, dict]] = []
+    PASSES.append(log)
+    try:
+        yield log
+    finally:
+        PASSES.remove(log)
+
+
+@contextlib.contextmanager
+def as_in_pass(logged: tuple[dict, dict]) -> Iterator[None]:
+    """CHANGED and PASSED as one logged pass left them, for the length of the block: what a check of that
+    pass's gradient reads."""
+    kept = dict(CHANGED), dict(PASSED)
+    for table, entries in zip((CHANGED, PASSED), logged):
+        table.clear()
+        table.update({key: entry for key, entry in entries.items() if entry[0]() is not None})
+    try:
+        yield
+    finally:
+        for table, entries in zip((CHANGED, PASSED), kept):
+            table.clear()
+            table.update({key: entry for key, entry in entries.items() if entry[0]() is not None})
+
 
 def record_change(owner: Any, arrived: Any, returned: Any, hook: Callable[..., Any] | None) -> None:
     """Note what a hook did to the gradient reaching `owner` in this backward: `--check` verifies `arrived`
@@ -116,8 +163,7 @@ def record_change(owner: Any, arrived: Any, returned: Any, hook: Callable[..., A
     entry = HOOKS.get(key) or PREHOOKS.get(key)
     ref = entry[0] if entry is not None and entry[0]() is owner else \
         weakref.ref(owner, lambda _, key=key: CHANGED.pop(key, None))
-    CHANGED[key] = (ref, _plain(arrived), _plain(returned), hook)
-    CHANGES[0] += 1
+    note_change(CHANGED, key, (ref, _plain(arrived), _plain(returned), hook))
 
 
 # -- hooks on graph nodes (torch.autograd.graph.Node) and after a leaf's accumulation ------------------------
@@ -202,8 +248,8 @@ def run_posthooks(owner: Any, grad_inputs: list, g: Any) -> list:
     if changer is None:
         PASSED.pop(key, None)
     elif grad_inputs:
-        PASSED[key] = (POSTHOOKS[key][0], tuple(None if x is None else _plain(x) for x in grad_inputs), changer)
-        CHANGES[0] += 1
+        note_change(PASSED, key, (POSTHOOKS[key][0], tuple(None if x is None else _plain(x) for x in grad_inputs),
+                                  changer))
     return grad_inputs
 
 

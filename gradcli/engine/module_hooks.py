@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.hooks import CHANGED, CHANGES, RemovableHandle, _plain
+from gradcli.engine.hooks import CHANGED, RemovableHandle, _plain, note_change
 from gradcli.engine.tensor import GradMode, Node, Tensor, _wrap, apply
 from gradcli.errors import BackwardError, ShapeError
 
@@ -202,5 +202,5 @@ def _changed(node: Node, old: Tensor | None, new: Tensor | None, hook: Callable[
     if entry is None or hook is None:
         return
     zeros = np.zeros(node.shape, node.dtype)
-    CHANGED[id(node)] = (entry[0], zeros if old is None else _plain(old), zeros if new is None else _plain(new), hook)
-    CHANGES[0] += 1
+    note_change(CHANGED, id(node), (entry[0], zeros if old is None else _plain(old), zeros if new is None else
+                                    _plain(new), hook))

@@ -38,7 +38,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
 from gradcli.engine.forward_ad import directions
-from gradcli.engine.hooks import ACCUMULATED, CHANGES, accumulated
+from gradcli.engine.hooks import ACCUMULATED, CHANGES, accumulated, passes
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
@@ -320,6 +320,8 @@ class _Session:
         self.checker = checker
         self.hooks_before: int | None = None
         """At a gradient function's call other than autograd.grad: how many gradients hooks had replaced."""
+        self.passes: list[tuple[dict, dict]] = []
+        """At a gradient function's call: each of its backward passes' hook changes (`hooks.passes`)."""
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
@@ -380,12 +382,14 @@ class _Session:
             return self._tangent(run, args, line)
         if kind != "grad":  # hooks may act in several backward passes here: see `_judge`
             self.hooks_before = CHANGES[0]
+        outer = self.passes
         try:
-            if kind.startswith("func:"):
-                return self._transformed(kind[len("func:"):], func, run, line)
-            return self._functional_call(kind, run, args, kwargs, line)
+            with passes() as self.passes:
+                if kind.startswith("func:"):
+                    return self._transformed(kind[len("func:"):], func, run, line)
+                return self._functional_call(kind, run, args, kwargs, line)
         finally:
-            self.hooks_before = None
+            self.hooks_before, self.passes = None, outer
 
     def _functional_call(self, kind: str, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
         from gradcli.engine.autograd import TRACED
@@ -396,7 +400,7 @@ class _Session:
         names = self._names(as_list(arguments.get("inputs")))
         self._judge(line, subject, f"{kind}({subject}, …)", lambda what, progress, hooked: self.checker.functional(
             kind, arguments, value, names, traced=(xs, out), line=line, what=what, of=subject, progress=progress,
-            hooked=hooked), _one_pass(kind, out))
+            hooked=hooked), _one_pass(kind, out) or kind == "jacobian")
         return value
 
     def _transformed(self, kind: str, func: Any, run: Callable[..., Any], line: int) -> Any:
@@ -448,7 +452,7 @@ class _Session:
         names = self._names(tr.callers)
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.functional(
             kind, arguments, value, names, traced=(tr.flat, out), line=line, what=what, of=subject,
-            progress=progress, hooked=hooked), _one_pass(kind, out))
+            progress=progress, hooked=hooked), _one_pass(kind, out) or kind == "jacobian")
 
     def _tangent(self, run: Callable[..., Any], args: list, line: int) -> Any:
         """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""
@@ -470,18 +474,19 @@ class _Session:
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
             progress=progress))
 
-    def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any, bool], Verdict],
-               one_pass: bool = False) -> None:
+    def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any, list | None], Verdict],
+               by_passes: bool = False) -> None:
         """Run one check under a progress bar and show its report when the checker says it is worth it.
 
-        Where a hook replaced a gradient during a gradient function's call, the check is told so
-        (`hooked`) when the call made one backward pass (`_one_pass`): that pass's hook changes are what
-        the gradients check models, as for a plain backward. After several passes (a Jacobian's rows,
-        a Hessian's two levels) only the last one's changes are known: such a call is counted as not
-        checked, never judged as if no hook had acted.
+        Where a hook replaced a gradient during a gradient function's call, the check is given the
+        call's backward passes, each with its own hook changes (`hooked`), when it can model them
+        (`by_passes`): a call of one pass (`_one_pass`) is judged as that pass's gradient, as for a
+        plain backward, and a Jacobian row by row, each row with its own pass. Other calls (a
+        Hessian's two levels, a jvp's double pass) are counted as not checked, never judged as if no
+        hook had acted.
         """
-        hooked = self.hooks_before is not None and CHANGES[0] != self.hooks_before
-        if hooked and not one_pass:
+        hooked = self.passes if self.hooks_before is not None and CHANGES[0] != self.hooks_before else None
+        if hooked and not by_passes:
             self.checker.unchecked(line, what, subject)
             return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
