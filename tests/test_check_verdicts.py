@@ -109,3 +109,14 @@ def test_a_tie_only_float32_sees_is_undefined_not_a_failure(cli, tmp_path):
     assert "tensor([0.3333, 0.3333, 0.3333])" in text and "tensor([[1., 0.], [0., 0.]])" in text
     assert "all 3 elements undefined (MaxBackward1 is at a kink): nothing verified" in text
     assert "all 4 elements undefined (MaxPool2DWithIndicesBackward0 is at a kink): nothing verified" in text
+
+
+def test_a_tie_the_median_drops_from_its_meaning_is_undefined_not_a_failure():
+    """The median of [1, 1, 3] is x[1] to SymPy; autograd shares its gradient between the tied x[0] and x[1]
+    as PyTorch does, so both are at the kink although the output's expression names only x[1]."""
+    x = g.tensor([1.0, 1.0, 3.0], requires_grad=True)
+    out = x.median() + x.kthvalue(2).values
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data})
+    assert report.status == "pass" and report.headline == "1 of 3 elements agree, 2 undefined", report.to_json()
+    assert report.inputs["x"].undefined[0].reason.startswith("MedianBackward0 is at a kink")

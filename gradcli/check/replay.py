@@ -28,6 +28,9 @@ class Replay:
     symbols: dict[str, np.ndarray]
     where: dict[sp.Symbol, tuple[str, tuple[int, ...]]]
     kinks: dict[sp.Symbol, str] = field(default_factory=dict)
+    dropped: set[sp.Symbol] = field(default_factory=set)
+    """Kinked symbols that the kinked op's own meaning drops (median and kthvalue pick one of their ties):
+    a kink for them even where the output does not name them."""
     cuts: dict[Node, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
     """Each hooked tensor's terms (`Cut.pairs`: expressions and the gradients they are weighted by); what is
     computed from it sees it held."""
@@ -100,6 +103,7 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
     nesting: dict[Node, int] = {}
     constants: dict[int, np.ndarray] = {}
     kinks: dict[sp.Symbol, str] = {}
+    dropped: set[sp.Symbol] = set()
     cuts: dict[Node, list[tuple[np.ndarray, np.ndarray]]] = {}
     value = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in where.items()})
 
@@ -130,12 +134,17 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         site = at_kink.get(id(node))
         if site is not None:  # a symbol an argument at the kink is constant in sees no kink (see `_constant_near`)
             reason = site.reason
+            named: set[sp.Symbol] | None = None
             for a in args:
                 if broadcasts(a.shape, site.mask.shape):
                     for e in np.broadcast_to(a, site.mask.shape)[site.mask]:
                         for s in getattr(e, "free_symbols", ()):
                             if s not in kinks and not _constant_near(e, s, value):
                                 kinks[s] = reason
+                                if named is None:
+                                    named = set().union(*(getattr(o, "free_symbols", ()) for o in out.flat))
+                                if s not in named:
+                                    dropped.add(s)
         for x in node.inputs:
             if type(x) is Node and x is not tr.root:
                 consumers[x] -= 1
@@ -143,4 +152,4 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
                     del values[x]
     root = tr.root
     out = values[root] if type(root) is Node else resolve(root)
-    return Replay(out, symbols, where, kinks, cuts)
+    return Replay(out, symbols, where, kinks, dropped, cuts)

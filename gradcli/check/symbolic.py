@@ -189,7 +189,7 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
             if formed:
                 index = tuple(int(i) for i in np.unravel_index(k, leaf.shape))
                 kept[pos] = Kept(index, sp.Add(*forms), value)
-            if s in rp.kinks and s in uses:
+            if s in rp.kinks and (s in uses or s in rp.dropped):
                 reasons[pos] = rp.kinks[s]
             tick()
         got = as_float64(computed.get(name), leaf.shape, 0.0).reshape(-1)[flat]
@@ -237,7 +237,7 @@ def jacobian_check(tr: Trace, computed: dict[str, np.ndarray], rows: np.ndarray,
                 value = w.value(e, s, memo) if uses else zero
                 sizes.append(w.magnitude(e, s, size_memo) if uses else 0.0)
                 lhs = f"∂{of_k}/∂{wrt}"
-                if s in rp.kinks and (uses or not np.isfinite(block[k, j])):
+                if s in rp.kinks and (uses or s in rp.dropped or not np.isfinite(block[k, j])):
                     reasons[len(entries)] = rp.kinks[s]
                 if uses and len(lines) < 2:
                     lines.append(line(lhs, w.derivative(e, s, {}) if printable(e) else None, value))
@@ -283,7 +283,8 @@ def hessian_check(tr: Trace, computed: dict[str, dict[str, np.ndarray]], selecti
                     sizes.append(w.magnitude(first[s], t, memos.setdefault(("size", t), {})) if uses else 0.0)
                     lhs = f"∂²{of}/∂{by_i}∂{by_j}"
                     kink = rp.kinks.get(s) or rp.kinks.get(t)
-                    if kink and (s in calc.free(out) and t in calc.free(out) or not np.isfinite(block[i, j])):
+                    if kink and (s in calc.free(out) and t in calc.free(out) or {s, t} & rp.dropped or
+                                 not np.isfinite(block[i, j])):
                         reasons[len(entries)] = kink
                     if uses and len(lines) < 2:
                         lines.append(line(lhs, w.derivative(first[s], t, {}) if printable(first[s]) else None,
