@@ -120,3 +120,57 @@ def test_a_tie_the_median_drops_from_its_meaning_is_undefined_not_a_failure():
     report = check_gradients(out, {"x": x}, None, {"x": x.grad._data})
     assert report.status == "pass" and report.headline == "1 of 3 elements agree, 2 undefined", report.to_json()
     assert report.inputs["x"].undefined[0].reason.startswith("MedianBackward0 is at a kink")
+
+
+KINKED_FUNCTIONS = """\
+import torch
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        g = g.clone()
+        g[x < 0] = 0
+        return g
+class MyMax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.maximum(a, b)
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        m = (a >= b).float()
+        return g * m, g * (1 - m)
+x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+(MyReLU.apply(x) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+b = torch.tensor([2.0, 2.0, 1.0], requires_grad=True)
+MyMax.apply(a, b).sum().backward()
+print(x.grad, a.grad, b.grad)
+"""
+
+
+def test_a_kink_inside_a_functions_forward_is_undefined_not_a_failure(cli, tmp_path):
+    """relu at 0 and a tie in maximum, inside the program's own forward: its backward's convention there is not
+    the derivative, which does not exist, so those elements are undefined and the rest are proved."""
+    script = tmp_path / "kinked.py"
+    script.write_text(KINKED_FUNCTIONS)
+    result = cli("run", str(script), "--check")
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.stdout
+    assert "check (symbolic): 2 of 3 elements agree, 1 undefined" in text
+    assert "x[1]: ClampBackward1 in MyReLU.forward is at a kink" in text
+    assert "the program's backward gives 2" in text
+    assert "check (symbolic): 4 of 6 elements agree, 2 undefined" in text
+    assert "tensor([0., 2., 3.]) tensor([0., 1., 1.]) tensor([1., 0., 0.])" in text
+
+
+def test_a_wrong_backward_beside_a_kink_in_its_forward_still_fails(cli, tmp_path):
+    script = tmp_path / "wrong.py"
+    script.write_text(KINKED_FUNCTIONS.replace("g[x < 0] = 0", "g[x < 0] = 0\n        g = g * 2"))
+    result = cli("run", str(script), "--check")
+    assert result.exit_code == 1 and "MyReLU.backward" in result.stdout

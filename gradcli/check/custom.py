@@ -8,7 +8,9 @@ A forward that read values out of its tensors (`.numpy()`, `.item()`, `.tolist()
 `tensor.READS`) has no meaning here: the check falls back to finite differences of the forward. An
 output made by no recorded primitive is an input returned as it is, or a constant (its derivative 0).
 Inside a recorded forward `detach()`, `.data` and `no_grad` are identities (`ops.SEEN_THROUGH`), as
-they are for the math of a forward PyTorch runs with gradients off.
+they are for the math of a forward PyTorch runs with gradients off. A kink inside the forward (its
+clamp at 0, a tie in its maximum) is found at the values the forward ran on and reported to the
+replay (`Meaning.inner_kink`), so the program's own convention there is undefined, not a failure.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.check.kinks import KINKS
 from gradcli.engine.tensor import Node, Tensor
 
 
@@ -46,8 +49,26 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
             return given[id(x)]
         return meaning.constant(x._data if type(x) is Tensor else x)
 
+    numbers: dict[int, Any] = {}
+
+    def number(x: Any) -> Any:
+        """A value as the forward computed it (its stand-ins hold the call's inputs): where kinks are found."""
+        if type(x) is Node:
+            return numbers[id(x)]
+        return x._data if type(x) is Tensor else x
+
     for node in sorted(nodes.values(), key=lambda n: n.seq):
-        values[id(node)] = meaning.as_array(node.op.sym(meaning, *[resolve(x) for x in node.inputs], **node.params))
+        args_here = [resolve(x) for x in node.inputs]
+        values[id(node)] = meaning.as_array(node.op.sym(meaning, *args_here, **node.params))
+        if meaning.inner_kink is None:
+            continue
+        given_numbers = [number(x) for x in node.inputs]
+        with np.errstate(all="ignore"):
+            numbers[id(node)] = np.asarray(node.op.forward(*given_numbers, **node.params))
+        if node.op.kink is not None:
+            mask = np.asarray(node.op.kink(KINKS, *given_numbers, **node.params), dtype=bool)
+            if mask.any():
+                meaning.inner_kink(name, node, args_here, mask, values[id(node)])
     parts = [resolve(o if node is None else node) for o, node in outputs]
     return parts[0] if len(parts) == 1 else np.concatenate([p.ravel() for p in parts])
 

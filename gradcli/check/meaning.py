@@ -270,6 +270,10 @@ class Meaning:
         self.seconds = seconds
         self.deadline = time.process_time() + seconds
         self.work = 0
+        self.inner_kink: Callable[[str, Any, list, np.ndarray, np.ndarray], None] | None = None
+        """Told of each kink inside a program's Function's forward as `check.custom` replays it: (the
+        Function's name, the forward's node, its arguments' expressions, the kinked elements' mask, its
+        output's expressions)."""
 
     # -- constants -----------------------------------------------------------------------
     def number(self, v: Any) -> sp.Expr:

@@ -117,6 +117,24 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
             constants[key] = meaning.constant(x._data if type(x) is Tensor else x)
         return constants[key]
 
+    def mark(reason: str, args: list[np.ndarray], mask: np.ndarray, out: np.ndarray) -> None:
+        """The symbols of the arguments at a kink's `mask`: a symbol an argument there is constant in sees no
+        kink (see `_constant_near`); one the op's output does not name is `dropped`."""
+        named: set[sp.Symbol] | None = None
+        for a in args:
+            if broadcasts(np.shape(a), mask.shape):
+                for e in np.broadcast_to(a, mask.shape)[mask]:
+                    for s in getattr(e, "free_symbols", ()):
+                        if s not in kinks and not _constant_near(e, s, value):
+                            kinks[s] = reason
+                            if named is None:
+                                named = set().union(*(getattr(o, "free_symbols", ()) for o in out.flat))
+                            if s not in named:
+                                dropped.add(s)
+
+    meaning.inner_kink = lambda function, node, args, mask, out: mark(
+        f"{node.name} in {function}.forward is at a kink: {node.op.rule}", [meaning.as_array(a) for a in args],
+        mask, out)
     for node in tr.nodes:
         depth = max((nesting[x] for x in node.inputs if type(x) is Node), default=0) + node.op.nests
         if depth > MAX_NESTING:
@@ -132,19 +150,8 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
             cuts[node] = tr.cuts[node].pairs(out, args)
             values[node] = meaning.as_array(np.vectorize(meaning.fixed, otypes=[object])(tr.cuts[node].held))
         site = at_kink.get(id(node))
-        if site is not None:  # a symbol an argument at the kink is constant in sees no kink (see `_constant_near`)
-            reason = site.reason
-            named: set[sp.Symbol] | None = None
-            for a in args:
-                if broadcasts(a.shape, site.mask.shape):
-                    for e in np.broadcast_to(a, site.mask.shape)[site.mask]:
-                        for s in getattr(e, "free_symbols", ()):
-                            if s not in kinks and not _constant_near(e, s, value):
-                                kinks[s] = reason
-                                if named is None:
-                                    named = set().union(*(getattr(o, "free_symbols", ()) for o in out.flat))
-                                if s not in named:
-                                    dropped.add(s)
+        if site is not None:
+            mark(site.reason, args, site.mask, out)
         for x in node.inputs:
             if type(x) is Node and x is not tr.root:
                 consumers[x] -= 1

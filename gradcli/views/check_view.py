@@ -49,8 +49,9 @@ def check_view(report: Any) -> RenderableType:
         for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):
             lines.append(Text(f"  {formula}"))
         for element in entry.undefined:
-            lines.append(Text(f"  {element.label}: {element.reason}; gradcli (like PyTorch) uses "
-                              f"{number(element.got)}", style="yellow"))
+            whose = "the program's backward gives" if ".forward is at a kink" in element.reason else \
+                "gradcli (like PyTorch) uses"  # a kink inside a Function's forward: its own backward's convention
+            lines.append(Text(f"  {element.label}: {element.reason}; {whose} {number(element.got)}", style="yellow"))
         if entry.undefined_count > len(entry.undefined):
             lines.append(Text(f"  … and {entry.undefined_count - len(entry.undefined)} more undefined points",
                               style="yellow"))
