@@ -365,3 +365,13 @@ def test_a_deep_recursion_shows_the_ends_of_its_call_stack(tmp_path, cli):
     text = cli("run", str(path)).stderr
     assert "maximum recursion depth exceeded" in text
     assert "... 191 more calls ..." in text and text.count("-->") == 10
+
+
+def test_a_backward_of_an_expression_is_named_with_its_parentheses(cli, tmp_path):
+    """`(m + k).backward()` is not `m + k.backward()`, which reads as a different program."""
+    script = tmp_path / "sum.py"
+    script.write_text("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                      "m = (x * x).sum()\nk = x.sum()\n(m + k).backward()\n")
+    result = cli("run", str(script), "--check")
+    assert result.exit_code == 0, result.stdout
+    assert "(m + k).backward() at line 5" in result.stdout and "m + k.backward()" not in result.stdout

@@ -32,6 +32,7 @@ import numpy as np
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
+from gradcli.source import operand
 from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -368,7 +369,7 @@ class _Session:
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress, \
                 _as_accumulated(leaves, posted):
             verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
-                                            what=f"{name}.backward()" if name else "backward()", of=name or "output")
+                                            what=f"{operand(name)}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
             self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
 

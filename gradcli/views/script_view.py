@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
+from gradcli.source import operand
 from gradcli.views.check_view import WITNESS
 from gradcli.views.render import error_view
 
@@ -21,7 +22,7 @@ def backward_text(event: BackwardCheck | Explanation) -> str:
     """How a backward call is named in output: `out.backward()`, or the gradient function's call."""
     if getattr(event, "what", ""):
         return event.what
-    return f"{event.output_name}.backward()" if event.output_name else "backward()"
+    return f"{operand(event.output_name)}.backward()" if event.output_name else "backward()"
 
 
 def failure_view(result: FileResult) -> RenderableType:
