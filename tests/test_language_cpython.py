@@ -11,7 +11,8 @@ from language_helpers import fails, run, same_as_cpython
 
 
 @pytest.mark.parametrize("source, words", [
-    ("import torch\nx = torch.ones(2)\ny = x ^ 2", "operator '^' is not supported"),
+    ("import torch\nx = torch.ones(2)\ny = x ^ 2", "operator '^' is not supported on a float32 tensor (bitwise_xor "
+                                                "is PyTorch's on bool and integer tensors only)"),
     ("y = 3 | 1", "operator '|' is not supported"),
     ("y = 3\ny &= 1", "operator '&' is not supported"),
     ("try:\n    y = 2 ^ 3\nexcept Exception:\n    y = 0", "operator '^' is not supported"),

@@ -197,7 +197,6 @@ REJECTED = {
     "match": ("match x:\n    case 1:\n        pass", NotAllowedError, "'match' statements", 1, 1),
     "left shift": ("y = x << 2", NotAllowedError, "operator '<<' is not supported", 1, 7),
     "right shift": ("y = (x) >> (2)", NotAllowedError, "operator '>>' is not supported", 1, 9),
-    "invert": ("y = ~x", NotAllowedError, "operator '~' is not supported", 1, 5),
     "complex": ("z = 1j", NotAllowedError, "complex numbers are not supported", 1, 5),
     "bytes": ("z = b'x'", NotAllowedError, "bytes literals are not supported", 1, 5),
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),

@@ -1031,6 +1031,29 @@ class Tensor:
     def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
         return self._compare(other, np.not_equal)
 
+    # -- tests and logic: masks, with no gradient (engine/logical.py) ----------------------------
+    def __and__(self, other: Any) -> "Tensor":
+        return L.bitwise("&", self, other)
+
+    def __rand__(self, other: Any) -> "Tensor":
+        return L.bitwise("&", other, self)
+
+    def __or__(self, other: Any) -> "Tensor":
+        return L.bitwise("|", self, other)
+
+    def __ror__(self, other: Any) -> "Tensor":
+        return L.bitwise("|", other, self)
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return L.bitwise("^", self, other)
+
+    def __rxor__(self, other: Any) -> "Tensor":
+        return L.bitwise("^", other, self)
+
+    def __invert__(self) -> "Tensor":
+        return L.invert(self)
+
+
     # -- elementwise methods: the one-input kernels themselves --------------------------------
     exp = _elementwise1(O.EXP)
     log = _elementwise1(O.LOG)
@@ -1523,3 +1546,8 @@ def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 from gradcli.engine import functions as F  # noqa: E402  (functions builds on Tensor; methods resolve it at call time)
 from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)
 from gradcli.engine import views as V  # noqa: E402  (the same, for the views ops make)
+from gradcli.engine import logical as L  # noqa: E402  (the same, for masks)
+
+
+for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first
+    setattr(Tensor, _name, _fn)

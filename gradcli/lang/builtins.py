@@ -15,6 +15,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.engine.init as I
+import gradcli.engine.logical as L
 import gradcli.engine.nn_functional as NF
 from gradcli.engine import function as AF
 from gradcli.engine.gradcheck import gradcheck, gradgradcheck
@@ -98,7 +99,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone,
+    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone, **L.FUNCTIONS,
     "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
     "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
     "clamp": F.clamp, "clip": F.clamp,
@@ -342,6 +343,7 @@ TENSOR_METHODS = frozenset({
     "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
     "maximum", "minimum", "outer", "where",
 })
+TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality

@@ -29,6 +29,7 @@ from gradcli.engine import functions as F
 from gradcli.engine import saved as SAVED
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
+from gradcli.engine.logical import invert
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.nn import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
@@ -917,6 +918,8 @@ class Interpreter:
             value = operand_of()
             if isinstance(op, ast.Not):
                 return not truth(value)
+            if isinstance(op, ast.Invert):
+                return invert(value)
             if isinstance(value, Tensor):
                 return -value if isinstance(op, ast.USub) else value
             if isinstance(value, NUMBER):

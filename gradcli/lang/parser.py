@@ -64,7 +64,8 @@ READABLE_DUNDER = "__name__"
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
 # `| & ^` are Python's set and dict operators; on numbers and tensors `lang.sets` refuses them when run.
-_UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not})
+_UNARY_OPERATORS = frozenset({ast.USub, ast.UAdd, ast.Not, ast.Invert})
+# `~` negates a bool tensor (a mask); on anything else `engine.logical.invert` refuses it when run.
 _COMPARISONS = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In,
                           ast.NotIn})
 _BOOLEAN_OPERATORS = frozenset({ast.And, ast.Or})
@@ -76,9 +77,7 @@ _OPERATOR_SYMBOLS: dict[type[ast.AST], str] = {
     ast.LShift: "<<", ast.RShift: ">>", ast.Invert: "~", ast.In: "in", ast.NotIn: "not in",
 }
 _WORD_OPERATORS = {"in": re.compile(r"\bin\b"), "not in": re.compile(r"\bnot\s+in\b")}
-_OPERATOR_HINTS: dict[str, str] = {
-    "~": "to negate a condition write 'not'",
-}
+_OPERATOR_HINTS: dict[str, str] = {}
 
 _REFUSALS: dict[type[ast.AST], tuple[str, str | None]] = {
     ast.AsyncFunctionDef: ("async functions are not supported", None),

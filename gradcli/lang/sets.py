@@ -1,8 +1,9 @@
 """The set operators `|`, `&`, `^`, `-` (and `|=`...) on sets, dict keys and items views, and dicts.
 
-Python reads `a | b` on two sets as their union and `d1 | d2` on two dicts as a merge; on numbers
-and tensors gradcli refuses these operators as before (`x ^ 2` is almost always a power written
-wrong, `|` and `&` on conditions a Python `or`/`and`), only now where the operands are known. A
+Python reads `a | b` on two sets as their union and `d1 | d2` on two dicts as a merge; on bool and
+integer tensors they are PyTorch's elementwise logic (`(x > 0) & (x < 1)`). On numbers and float
+tensors gradcli refuses them (`x ^ 2` is almost always a power written wrong, `|` and `&` on
+numbers a Python `or`/`and`), where the operands are known. A
 result is checked against the list limit before it is built.
 """
 from __future__ import annotations
@@ -11,6 +12,8 @@ import ast
 import operator
 from typing import Any, Callable
 
+from gradcli.engine.logical import bitwise
+from gradcli.engine.tensor import Tensor
 from gradcli.errors import NotAllowedError
 from gradcli.lang.dict_views import SET_LIKE_VIEWS
 from gradcli.lang.limits import check_list
@@ -36,8 +39,11 @@ def is_set(value: Any) -> bool:
 
 
 def combine(op: ast.operator, left: Any, right: Any) -> Any:
-    """`left op right` for a set operator: a new set (or, for `|` of two dicts, a new dict)."""
+    """`left op right` for a set operator: a new set (or, for `|` of two dicts, a new dict); with a tensor
+    operand PyTorch's elementwise logic (`engine.logical.bitwise`: masks combined, floats refused)."""
     symbol, fn = SYMBOLS[type(op)]
+    if symbol != "-" and (isinstance(left, Tensor) or isinstance(right, Tensor)):
+        return bitwise(symbol, left, right)
     if symbol == "|" and isinstance(left, dict) and isinstance(right, dict):
         check_list(len(left) + len(right))
         return {**left, **right}
