@@ -68,3 +68,17 @@ def test_set_default_dtype_refuses_integers(cli, tmp_path):
     result = cli("run", str(_script(tmp_path, "import torch\ntorch.set_default_dtype(torch.int64)\n")))
     assert result.exit_code == 2
     assert "only floating-point types are supported as the default type" in result.stderr
+
+
+def test_a_gradient_keeps_its_inputs_float32_through_kinked_ops():
+    """A VJP that builds its mask in float64 (max, clamp, leaky_relu, where) is cast back to the input's dtype,
+    as PyTorch's engine casts each gradient: `autograd.grad` of a float32 program prints no float64."""
+    from language_helpers import run
+    printed = run("import torch\nx = torch.tensor([0.5, 2.0], requires_grad=True)\n"
+                  "g, = torch.autograd.grad(x.max(), x)\n"
+                  "h, = torch.autograd.grad(torch.nn.functional.leaky_relu(x - 1).sum(), x)\n"
+                  "w, = torch.autograd.grad(torch.where(x > 1, x, x * 2).sum(), x)\n"
+                  "y = torch.tensor([0.5, 2.0], requires_grad=True)\n"
+                  "y.clamp(max=1.0).pow(2).sum().backward(create_graph=True)\n"
+                  "print(g, h, w)\nprint(y.grad.dtype)\n").printed
+    assert printed == ["tensor([0., 1.]) tensor([0.0100, 1.0000]) tensor([2., 1.])", "torch.float32"]

@@ -250,6 +250,8 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
             gi = vjps[i](ns, g, out, args[0])
         else:
             gi = vjps[i](ns, g, out, args[0], args[1])
+        if gi.dtype != x.dtype and x.dtype.kind == "f":  # PyTorch's engine casts to the input's dtype
+            gi = gi.astype(x.dtype) if type(gi) is np.ndarray else ns.to_dtype(gi, x.dtype)
         shape = x.shape
         if gi.shape != shape:
             if passed is not None:
