@@ -1,6 +1,9 @@
 """Honest verdicts: a check that verified nothing says so (headline, JSON, run summaries), and a nan is
 explained by its op's domain when that is the cause."""
+import json
+
 import numpy as np
+import pytest
 
 import gradcli as g
 from gradcli.check import check_gradients
@@ -174,3 +177,51 @@ def test_a_wrong_backward_beside_a_kink_in_its_forward_still_fails(cli, tmp_path
     script.write_text(KINKED_FUNCTIONS.replace("g[x < 0] = 0", "g[x < 0] = 0\n        g = g * 2"))
     result = cli("run", str(script), "--check")
     assert result.exit_code == 1 and "MyReLU.backward" in result.stdout
+
+
+@pytest.mark.parametrize("mode", ["symbolic", "numeric"])
+@pytest.mark.parametrize("build", [
+    lambda x: g.where(x > 0, x + 1, x),  # a jump at 0
+    lambda x: g.where(x > 0, x, g.zeros_like(x)),  # relu written with a mask
+    lambda x: (x > 0).float() * x,
+    lambda x: x * (x >= 0),
+], ids=["jump", "where-relu", "mask-float", "mask-times"])
+def test_a_mask_compared_on_its_boundary_is_undefined_never_agree(build, mode):
+    """The mask is a constant of the graph, so no replay sees x cross 0: at x = 0 exactly nothing is verified."""
+    x = g.tensor([0.0, 2.0], requires_grad=True)
+    out = build(x).sum()
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data}, mode=mode)
+    assert report.headline == "1 of 2 elements agree, 1 undefined", report.to_json()
+    assert report.inputs["x"].undefined[0].label == "x[0]"
+    assert "sits on its boundary" in report.inputs["x"].undefined[0].reason
+
+
+def test_a_second_derivative_through_relu_at_0_is_undefined():
+    x = g.tensor(0.0, requires_grad=True)
+    from gradcli.engine.autograd import grad
+    first, = grad(g.relu(x) ** 2, [x], create_graph=True)
+    second, = grad(first, [x], retain_graph=True)
+    report = check_gradients(first, {"x": x}, None, {"x": second._data}, mode="numeric")
+    assert report.status == "undefined", report.to_json()
+
+
+def test_a_leaf_that_left_its_boundary_is_checked_again(cli, tmp_path):
+    """w[0] = 0 ties `w > 0` at the first step only; the step moves it to -0.1, and the next calls verify it."""
+    script = tmp_path / "stale.py"
+    script.write_text("import torch\nw = torch.tensor([0.0, 1.0], requires_grad=True)\nfor step in range(3):\n"
+                      "    torch.where(w > 0, w * w, w).sum().backward()\n    with torch.no_grad():\n"
+                      "        w -= 0.1 * w.grad\n        w.grad.zero_()\n")
+    result = cli("run", str(script), "--check", "--json")
+    assert result.exit_code == 0
+    file = json.loads(result.stdout.splitlines()[0])
+    assert file["checks"] == {"passed": 3, "failed": 0, "undefined": 0}
+
+
+def test_a_wrong_vjp_beside_a_tied_mask_still_fails(patched):
+    from gradcli.engine import ops as O
+    patched(O.SIN, (lambda ns, gr, o, x: gr * ns.cos(x) * 1.5,))
+    x = g.tensor([0.0, 2.0], requires_grad=True)
+    out = (g.where(x > 0, x, g.zeros_like(x)) + x.sin()).sum()
+    out.backward()
+    assert check_gradients(out, {"x": x}, None, {"x": x.grad._data}).status == "fail"

@@ -18,7 +18,7 @@ from gradcli.check.graph import CUT, Cut, Progress, Trace, as_float64, downstrea
 from gradcli.check.kinks import KINKS
 from gradcli.check.report import FAIL, InputCheck, compare
 from gradcli.check.rounding import own_rounding
-from gradcli.engine.tensor import Node
+from gradcli.engine.tensor import Node, Tensor
 
 EPS = 1e-6
 
@@ -43,6 +43,41 @@ class Site:
         for now, then in zip(_kinked_inputs(self.node, self.mask, args), self.inputs):
             moved |= now != then
         return moved
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A comparison at its boundary (`engine.ties`): `x > 0` where x, a node's value (or a leaf), is exactly 0.
+
+    The mask it made is a constant of the graph, so no replay sees the jump or kink it stands for: an
+    element whose nudge moves the compared values at `mask` is undefined, never judged."""
+
+    node: Node | Tensor
+    mask: np.ndarray
+    value: np.ndarray
+
+    @property
+    def reason(self) -> str:
+        what = self.node.name if type(self.node) is Node else "an input"
+        return (f"a comparison of {what} sits on its boundary (as x > 0 at x = 0): the mask it made is a constant "
+                "of the graph, so the jump or kink there is not seen by autograd, as by PyTorch's")
+
+    def moved(self, tr: Trace, values: dict[Any, Any]) -> np.ndarray:
+        now = np.broadcast_to(np.asarray(tr.resolve(self.node, values), dtype=np.float64), self.mask.shape)
+        return now[self.mask] != self.value
+
+
+def _ties(tr: Trace, values: dict[Any, Any]) -> list[Tie]:
+    from gradcli.engine.ties import TIES, ties_of
+    if not TIES:
+        return []
+    ties = []
+    for owner in [*tr.nodes, *tr.leaves.values()]:
+        if id(owner) in TIES:
+            for mask in ties_of(owner, owner._data if type(owner) is Tensor else None):
+                ties.append(Tie(owner, mask, np.broadcast_to(np.asarray(tr.resolve(owner, values), dtype=np.float64),
+                                                             mask.shape)[mask]))
+    return ties
 
 
 def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] | None = None,
@@ -122,7 +157,8 @@ def broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def kink_sites(tr: Trace, values: dict[Any, Any], narrow_ties: bool = True) -> list[Site]:
-    """The ops whose inputs sit on a kink at the traced point (`values`, in float64), from their `kink` slot.
+    """The ops whose inputs sit on a kink at the traced point (`values`, in float64), from their `kink` slot,
+    and the comparisons at their boundary (`Tie`).
 
     With `narrow_ties`, a narrower float type is looked at too, in the values autograd itself
     computed: two window elements can tie in float32 (and max-pool picks the first) where float64
@@ -141,7 +177,7 @@ def kink_sites(tr: Trace, values: dict[Any, Any], narrow_ties: bool = True) -> l
                                                   **node.params), dtype=bool)
         if mask.any():
             sites.append(Site(node, mask, _kinked_inputs(node, mask, args)))
-    return sites
+    return sites + _ties(tr, values)
 
 
 def _native(tr: Trace) -> dict[Any, Any]:
@@ -163,11 +199,9 @@ def _loss(tr: Trace, values: dict[Any, Any], weights: np.ndarray) -> float:
 
 
 def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
-    """The first kink site whose kinked inputs these values move: the nudged leaf reaches it."""
-    for site in sites:
-        if site.moved(tr, values).any():
-            return site
-    return None
+    """The kink site (a tie first) whose kinked inputs these values move: the nudged leaf reaches it."""
+    moved = [site for site in sites if site.moved(tr, values).any()]
+    return next((site for site in moved if isinstance(site, Tie)), moved[0] if moved else None)  # a tie decides
 
 
 class Point:
@@ -313,7 +347,9 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 allowance[pos] += own(key, k)
             site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS
-            if site is not None:
+            if isinstance(site, Tie):
+                reasons[pos] = site.reason
+            elif site is not None:
                 right2 = (_nudged(tr, point, key, k, 2 * EPS, weights, sites)[0] - l0) / (2 * EPS)
                 left2 = (l0 - _nudged(tr, point, key, k, -2 * EPS, weights, sites)[0]) / (2 * EPS)
                 if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
@@ -449,7 +485,9 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
     return results
 
 
-def _kink_reason(site: Site) -> str:
+def _kink_reason(site: Site | Tie) -> str:
+    if isinstance(site, Tie):
+        return site.reason
     return f"{site.node.name} is at a kink, where finite differences cannot judge: {site.node.op.rule}"
 
 

@@ -16,7 +16,7 @@ import sympy as sp
 from gradcli.check.calculus import FloatEvaluator
 from gradcli.check.graph import Trace, label
 from gradcli.check.meaning import Meaning, TooLarge
-from gradcli.check.numeric import Site, broadcasts
+from gradcli.check.numeric import Site, Tie, broadcasts
 from gradcli.engine.tensor import Node, Tensor
 
 
@@ -82,6 +82,10 @@ MAX_NESTING = 64
 Only ops whose meaning wraps its operands in a function (`Op.nests`) count a level."""
 
 
+_NAMES_NOTHING = np.empty(0, dtype=object)
+"""A tie's stand-in for the op output `mark` asks for: every symbol at a tie counts as `dropped`."""
+
+
 def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.ndarray]) -> Replay:
     """Rebuild `tr.output` symbolically; note which symbols feed an op evaluated on a kink.
 
@@ -93,7 +97,11 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
     symbols = {name: _leaf_elements(name, t._data, keep.get(name, ()), meaning, where)
                for name, t in tr.leaves.items()}
     by_leaf = {id(t): symbols[name] for name, t in tr.leaves.items()}
-    at_kink = {id(site.node): site for site in sites}
+    at_kink = {id(site.node): site for site in sites if not isinstance(site, Tie)}
+    at_tie: dict[int, list[Tie]] = {}
+    for site in sites:
+        if isinstance(site, Tie):
+            at_tie.setdefault(id(site.node), []).append(site)
     consumers: dict[Node, int] = {}
     for node in tr.nodes:
         for x in node.inputs:
@@ -125,8 +133,8 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
             if broadcasts(np.shape(a), mask.shape):
                 for e in np.broadcast_to(a, mask.shape)[mask]:
                     for s in getattr(e, "free_symbols", ()):
-                        if s not in kinks and not _constant_near(e, s, value):
-                            kinks[s] = reason
+                        if (s not in kinks or s not in dropped) and not _constant_near(e, s, value):
+                            kinks.setdefault(s, reason)
                             if named is None:
                                 named = set().union(*(getattr(o, "free_symbols", ()) for o in out.flat))
                             if s not in named:
@@ -152,11 +160,16 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         site = at_kink.get(id(node))
         if site is not None:
             mark(site.reason, args, site.mask, out)
+        for tie in at_tie.get(id(node), ()):  # what the mask hides, the output's expression cannot name
+            mark(tie.reason, [out], tie.mask, _NAMES_NOTHING)
         for x in node.inputs:
             if type(x) is Node and x is not tr.root:
                 consumers[x] -= 1
                 if consumers[x] == 0:
                     del values[x]
+    for name, t in tr.leaves.items():  # after the ops' own kinks, whose reasons say more
+        for tie in at_tie.get(id(t), ()):
+            mark(tie.reason, [symbols[name]], tie.mask, _NAMES_NOTHING)
     root = tr.root
     out = values[root] if type(root) is Node else resolve(root)
     return Replay(out, symbols, where, kinks, dropped, cuts)

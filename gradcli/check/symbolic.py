@@ -22,6 +22,7 @@ from gradcli.check.graph import DENSE, Progress, Trace, as_float64, elements, te
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import forward, kink_sites, leaf_values
 from gradcli.check.replay import Replay, replay
+from gradcli.engine.ties import TIES
 from gradcli.check.report import InputCheck, compare
 
 
@@ -71,7 +72,7 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     if work > WORK_BUDGET and any(node.op.name in DENSE for node in tr.nodes):
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms for each of "
                        f"{work // max(estimate, 1):,} derivatives; the limit is {WORK_BUDGET:,} in all)")
-    sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) else []
+    sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) or TIES else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
     floats = FloatEvaluator({s: float(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()})

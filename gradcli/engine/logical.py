@@ -64,7 +64,7 @@ def logical_xor(a: Any, b: Any) -> Tensor:
 
 def _comparison(fn: str, ufunc: Callable[..., Any]) -> Callable[[Any, Any], Tensor]:
     def compare(a: Any, b: Any) -> Tensor:
-        return _binary(fn, ufunc, a, b)
+        return a._compare(b, ufunc) if isinstance(a, Tensor) else _binary(fn, ufunc, a, b)  # ties noted there
     compare.__name__ = fn
     return compare
 

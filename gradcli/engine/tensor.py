@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ties import note_comparison
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError, ValueDomainError
 
 _sequence = itertools.count()
@@ -1011,6 +1012,9 @@ class Tensor:
         else:
             raise ArgumentError(f"cannot compare a tensor with a {type(other).__name__}",
                                 hint="compare with a number or another tensor")
+        for t in (self, other):
+            if isinstance(t, Tensor) and t.requires_grad:
+                note_comparison(t._node if t._node is not None else t, self._data, o)
         return _wrap(np.asarray(fn(self._data, o)))
 
     def __lt__(self, other: Any) -> "Tensor":
