@@ -225,3 +225,18 @@ def test_a_wrong_vjp_beside_a_tied_mask_still_fails(patched):
     out = (g.where(x > 0, x, g.zeros_like(x)) + x.sin()).sum()
     out.backward()
     assert check_gradients(out, {"x": x}, None, {"x": x.grad._data}).status == "fail"
+
+
+@pytest.mark.parametrize("mode", ["symbolic", "numeric"])
+@pytest.mark.parametrize("pick", [
+    lambda x: x.kthvalue(2).values, lambda x: x.topk(2).values.sum(), lambda x: x.sort().values[1],
+    lambda x: x.median(dim=0).values,
+], ids=["kthvalue", "topk", "sort", "median-dim"])
+def test_tied_elements_an_order_picks_among_are_undefined_never_agree(pick, mode):
+    """[1, 1, 3]: which 1 the pick takes is arbitrary (PyTorch's kernels differ), and the gradient follows it."""
+    x = g.tensor([1.0, 1.0, 3.0], requires_grad=True)
+    out = pick(x)
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data}, mode=mode)
+    assert report.headline == "1 of 3 elements agree, 2 undefined", report.to_json()
+    assert "has tied elements to order" in report.inputs["x"].undefined[0].reason

@@ -55,12 +55,12 @@ class Tie:
     node: Node | Tensor
     mask: np.ndarray
     value: np.ndarray
+    why: str
 
     @property
     def reason(self) -> str:
-        what = self.node.name if type(self.node) is Node else "an input"
-        return (f"a comparison of {what} sits on its boundary (as x > 0 at x = 0): the mask it made is a constant "
-                "of the graph, so the jump or kink there is not seen by autograd, as by PyTorch's")
+        return self.why.format(self.node.name if type(self.node) is Node else "an input") + \
+            ", so the jump or kink there is not seen by autograd, as by PyTorch's"
 
     def moved(self, tr: Trace, values: dict[Any, Any]) -> np.ndarray:
         now = np.broadcast_to(np.asarray(tr.resolve(self.node, values), dtype=np.float64), self.mask.shape)
@@ -74,9 +74,9 @@ def _ties(tr: Trace, values: dict[Any, Any]) -> list[Tie]:
     ties = []
     for owner in [*tr.nodes, *tr.leaves.values()]:
         if id(owner) in TIES:
-            for mask in ties_of(owner, owner._data if type(owner) is Tensor else None):
+            for mask, why in ties_of(owner, owner._data if type(owner) is Tensor else None):
                 ties.append(Tie(owner, mask, np.broadcast_to(np.asarray(tr.resolve(owner, values), dtype=np.float64),
-                                                             mask.shape)[mask]))
+                                                             mask.shape)[mask], why))
     return ties
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
+from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, BackwardError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import (
     ADD,
@@ -668,6 +669,8 @@ def _arg_extremum(arg: Any, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor:
 def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:
     """The elements at `order` (indices along dim d; without dim d when it has fewer dimensions than
     x) and those indices: one indexing node, so the gradient goes back to exactly those elements."""
+    if x.requires_grad:
+        note_order(x._node if x._node is not None else x, x._data, d, name)
     grids = list(np.indices(order.shape, sparse=True))
     if order.ndim == x.ndim:
         grids[d] = order
