@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -33,6 +34,13 @@ class Cli:
         result = self(*args, "--json")
         assert result.exit_code == 0, result.stderr or result.stdout
         return json.loads(result.stdout)
+
+    def checked_file(self, path: Path, text: str) -> dict:
+        """`gradcli run PATH --check --json` of a script written there: its file record (it must not fail)."""
+        path.write_text(text, encoding="utf-8")
+        result = self("run", str(path), "--check", "--json")
+        assert result.exit_code == 0, result.stdout
+        return json.loads(result.stdout.splitlines()[0])
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """Hooks: a hook that changes a gradient is verified as changed (the chain rule below it starts from
 what it returned), never failed; a wrong VJP below a hook is still caught, by both witnesses."""
-import json
 import numpy as np
 import pytest
 
@@ -156,11 +155,7 @@ HOOKED_JACOBIAN = ("import torch\nx = torch.tensor([1.0, 2.0], requires_grad=Tru
 def test_a_hook_inside_a_jacobian_of_several_rows_is_verified_row_by_row(cli, tmp_path):
     """A Jacobian of several outputs is one backward pass per row: each row is verified as the gradient its
     own pass computed, from what the hook returned in that pass (the site counts the rows)."""
-    script = tmp_path / "jac.py"
-    script.write_text(HOOKED_JACOBIAN)
-    result = cli("run", str(script), "--check", "--json")
-    assert result.exit_code == 0, result.stdout
-    file = json.loads(result.stdout.splitlines()[0])
+    file = cli.checked_file(tmp_path / "jac.py", HOOKED_JACOBIAN)
     assert file["checks"] == {"passed": 3, "failed": 0, "undefined": 0}
     assert [(s["line"], s["calls"], s["unchecked"]) for s in file["sites"]] == [(7, 2, 0), (11, 1, 0)]
     assert file["warnings"] == []
@@ -201,13 +196,10 @@ def test_a_wrong_vjp_below_a_hook_in_a_jacobian_fails_its_row(tmp_path, patched)
 
 
 def test_a_hook_inside_a_hessian_is_counted_not_checked_never_failed(cli, tmp_path):
-    script = tmp_path / "hess.py"
-    script.write_text("import torch\nx = torch.tensor([1.0, 2.0])\n"
-                      "def f(v):\n    u = v * v\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
-                      "H = torch.autograd.functional.hessian(f, x)\n")
-    result = cli("run", str(script), "--check", "--json")
-    assert result.exit_code == 0, result.stdout
-    file = json.loads(result.stdout.splitlines()[0])
+    file = cli.checked_file(tmp_path / "hess.py",
+                            "import torch\nx = torch.tensor([1.0, 2.0])\n"
+                            "def f(v):\n    u = v * v\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
+                            "H = torch.autograd.functional.hessian(f, x)\n")
     assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1)]
     assert file["warnings"] == ["line 7: 1 of 1 calls of hessian(f, …) were not checked (no witness covers such a call)"]
 

@@ -1,6 +1,5 @@
 """Honest verdicts: a check that verified nothing says so (headline, JSON, run summaries), and a nan is
 explained by its op's domain when that is the cause."""
-import json
 
 import numpy as np
 import pytest
@@ -47,15 +46,10 @@ def test_sqrt_of_a_negative_names_its_domain():
 
 
 def test_run_check_counts_undefined_calls_apart(cli, tmp_path):
-    script = tmp_path / "acosh.grad"
-    script.write_text("import torch\nx = torch.tensor([0.31, 0.52], requires_grad=True)\n"
-                      "out = torch.acosh(x).sum()\nout.backward()\n"
-                      "y = torch.tensor([2.0], requires_grad=True)\n(y * y).sum().backward()\n")
-    result = cli("run", str(script), "--check", "--json")
-    assert result.exit_code == 0
-    payload = [line for line in result.stdout.splitlines() if '"file"' in line][0]
-    import json
-    checks = json.loads(payload)["checks"]
+    checks = cli.checked_file(tmp_path / "acosh.grad",
+                              "import torch\nx = torch.tensor([0.31, 0.52], requires_grad=True)\n"
+                              "out = torch.acosh(x).sum()\nout.backward()\n"
+                              "y = torch.tensor([2.0], requires_grad=True)\n(y * y).sum().backward()\n")["checks"]
     assert checks == {"passed": 1, "failed": 0, "undefined": 1}
 
 
@@ -82,16 +76,20 @@ def test_a_wrong_vjp_beside_a_simplified_kink_still_fails(patched):
     assert report.status == "fail" and report.inputs["x"].status == "fail"
 
 
+def _checked_text(cli, path, source: str) -> str:
+    """What `gradcli run PATH --check` prints for `source` (it must pass), on one line."""
+    path.write_text(source, encoding="utf-8")
+    result = cli("run", str(path), "--check")
+    assert result.exit_code == 0, result.stdout
+    return " ".join(result.stdout.split())
+
+
 def test_jacobian_and_hessian_through_a_simplified_kink_are_undefined(cli, tmp_path):
-    script = tmp_path / "kinked.py"
-    script.write_text("import torch\nx = torch.tensor([0.0, 1.0], requires_grad=True)\n"
+    text = _checked_text(cli, tmp_path / "kinked.py", "import torch\nx = torch.tensor([0.0, 1.0], requires_grad=True)\n"
                       "J = torch.autograd.functional.jacobian(lambda t: torch.sqrt(t) * 0, x)\n"
                       "H = torch.autograd.functional.hessian(\n"
                       "    lambda t: (torch.sqrt(t) * 0).sum() + (t[1:] ** 3).sum(), x)\n"
                       "print(J, H)\n")
-    result = cli("run", str(script), "--check")
-    text = " ".join(result.stdout.split())
-    assert result.exit_code == 0, result.stdout
     assert "check (jacobian): 2 of 4 elements agree, 2 undefined" in text
     assert "check (hessian): 2 of 4 elements agree, 2 undefined" in text
     assert "tensor([[nan, 0.], [nan, 0.]]) tensor([[nan, 0.], [nan, 6.]])" in text
@@ -100,15 +98,11 @@ def test_jacobian_and_hessian_through_a_simplified_kink_are_undefined(cli, tmp_p
 def test_a_tie_only_float32_sees_is_undefined_not_a_failure(cli, tmp_path):
     """1e8 absorbs 1.0 and 1.5 in float32 (its spacing there is 8), so autograd shares max's gradient
     three ways, as PyTorch does; in float64, where SymPy works, x[1] alone is the max."""
-    script = tmp_path / "tie.py"
-    script.write_text("import torch\nx = torch.tensor([1.0, 1.5, -3.0], requires_grad=True)\n"
+    text = _checked_text(cli, tmp_path / "tie.py", "import torch\nx = torch.tensor([1.0, 1.5, -3.0], requires_grad=True)\n"
                       "(x + 1e8).max().backward()\nprint(x.grad)\n"
                       "w = torch.tensor([[1.0, 1.5], [0.25, 2.0]], requires_grad=True)\n"
                       "torch.nn.functional.max_pool2d((w + 1e8).reshape(1, 1, 2, 2), 2).sum().backward()\n"
                       "print(w.grad)\n")
-    result = cli("run", str(script), "--check")
-    text = " ".join(result.stdout.split())
-    assert result.exit_code == 0, result.stdout
     assert "tensor([0.3333, 0.3333, 0.3333])" in text and "tensor([[1., 0.], [0., 0.]])" in text
     assert "all 3 elements undefined (MaxBackward1 is at a kink): nothing verified" in text
     assert "all 4 elements undefined (MaxPool2DWithIndicesBackward0 is at a kink): nothing verified" in text
@@ -160,11 +154,7 @@ print(x.grad, a.grad, b.grad)
 def test_a_kink_inside_a_functions_forward_is_undefined_not_a_failure(cli, tmp_path):
     """relu at 0 and a tie in maximum, inside the program's own forward: its backward's convention there is not
     the derivative, which does not exist, so those elements are undefined and the rest are proved."""
-    script = tmp_path / "kinked.py"
-    script.write_text(KINKED_FUNCTIONS)
-    result = cli("run", str(script), "--check")
-    text = " ".join(result.stdout.split())
-    assert result.exit_code == 0, result.stdout
+    text = _checked_text(cli, tmp_path / "kinked.py", KINKED_FUNCTIONS)
     assert "check (symbolic): 2 of 3 elements agree, 1 undefined" in text
     assert "x[1]: ClampBackward1 in MyReLU.forward is at a kink" in text
     assert "the program's backward gives 2" in text
@@ -208,13 +198,10 @@ def test_a_second_derivative_through_relu_at_0_is_undefined():
 
 def test_a_leaf_that_left_its_boundary_is_checked_again(cli, tmp_path):
     """w[0] = 0 ties `w > 0` at the first step only; the step moves it to -0.1, and the next calls verify it."""
-    script = tmp_path / "stale.py"
-    script.write_text("import torch\nw = torch.tensor([0.0, 1.0], requires_grad=True)\nfor step in range(3):\n"
-                      "    torch.where(w > 0, w * w, w).sum().backward()\n    with torch.no_grad():\n"
-                      "        w -= 0.1 * w.grad\n        w.grad.zero_()\n")
-    result = cli("run", str(script), "--check", "--json")
-    assert result.exit_code == 0
-    file = json.loads(result.stdout.splitlines()[0])
+    file = cli.checked_file(tmp_path / "stale.py",
+                            "import torch\nw = torch.tensor([0.0, 1.0], requires_grad=True)\nfor step in range(3):\n"
+                            "    torch.where(w > 0, w * w, w).sum().backward()\n    with torch.no_grad():\n"
+                            "        w -= 0.1 * w.grad\n        w.grad.zero_()\n")
     assert file["checks"] == {"passed": 3, "failed": 0, "undefined": 0}
 
 
