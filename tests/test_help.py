@@ -45,7 +45,7 @@ def test_every_option_and_argument_is_described(name):
                                                   ("hessian", "float64", "float32"), ("run", "float32", "float64")])
 def test_dtype_names_the_commands_own_default(cli, name, default, other):
     help_text = " ".join(cli(name, "--help").stdout.split())
-    assert f"--dtype DTYPE The default float dtype: {default} (" in help_text
+    assert f"--dtype <float64|float32> The default float dtype: {default} (" in help_text
     assert f"[default: {default}]" in help_text and f"defaults to {other}" not in help_text
 
 
@@ -59,10 +59,31 @@ def test_a_single_program_command_says_nothing_of_script_files(cli, name):
 @pytest.mark.parametrize("name", ("eval", "jacobian", "hessian", "run"))
 def test_limits_give_their_unit_and_default(cli, name):
     help_text = " ".join(cli(name, "--help").stdout.split())
-    assert "--timeout SECONDS Stop" in help_text and "(default 30;" in help_text
-    assert "--max-steps N Most loop iterations allowed, all loops together (default 10,000;" in help_text
-    assert "--max-elements N Largest tensor allowed, in elements, checked before allocating (default 50,000,000;" \
-        in help_text
+    assert "--timeout SECONDS Stop" in help_text and "[default: 30]" in help_text
+    assert "--max-steps N Most loop iterations allowed, all loops together (" in help_text
+    assert "[default: 10,000]" in help_text and "[default: 50,000,000]" in help_text
+    assert "--max-elements N Largest tensor allowed, in elements, checked before allocating (" in help_text
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_help_writes_metavars_and_defaults_one_way(cli, name):
+    """No braces (typer's `{PROGRAM}`), and every default in typer's `[default: X]`, never in prose."""
+    help_text = cli(name, "--help").stdout
+    assert "{" not in help_text and "}" not in help_text
+    assert "(default " not in help_text and "Default:" not in help_text
+
+
+def test_version_and_completion_are_on_the_root(cli):
+    for flag in ("-V", "--version"):
+        result = cli(flag)
+        assert result.exit_code == 0 and result.stdout.startswith("gradcli 0.")
+    root = cli("--help").stdout
+    assert "--install-completion" in root and "-V, --version" in root
+
+
+def test_run_help_names_every_kind_of_file_it_runs(cli):
+    help_text = " ".join(cli("run", "--help").stdout.split())
+    assert "Scripts (.py, .grad) and notebooks (.ipynb)" in help_text and "*.grad" not in help_text
 
 
 def test_run_speaks_of_files_where_eval_speaks_of_the_program(cli):

@@ -68,7 +68,16 @@ def test_filter(cli):
                      "nn.Softmin", "nn.Softplus", "nn.Softsign"}
     by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
     assert {"matmul", "mm", "dot", "a @ b"} <= by_node
-    assert cli.json("ops", "no-such-thing")["ops"] == []
+
+
+def test_a_filter_nothing_matches_is_a_user_error_with_the_closest_name(cli):
+    result = cli("ops", "sigmod")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["error[argument]: no function, method, attribute or operator matches 'sigmod'",
+                                          "hint: did you mean 'sigmoid'?"]
+    result = cli("ops", "nosuchthing")
+    assert result.exit_code == 2
+    assert "hint: no name is close to it; gradcli ops with no filter lists everything" in result.stderr
 
 
 def test_namespaces(cli):
@@ -95,4 +104,4 @@ def test_text_table(cli):
 
 def test_the_filter_is_user_text_not_markup(cli):
     result = cli("ops", "[/x]")
-    assert result.exit_code == 0 and "0 entries matching '[/x]'" in result.stdout
+    assert result.exit_code == 2 and "matches '[/x]'" in result.stderr

@@ -114,9 +114,35 @@ def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> Non
                                 hint=f"the inputs are: {', '.join(names) or 'none'}")
 
 
-def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
+def program_inputs(program: str, positional: list[str] | None, options: list[str] | None) -> tuple[str, dict[str, str]]:
+    """The program's text and its inputs by name, as the command line gave them.
+
+    `-` reads the program from stdin and `@FILE` from a file (a program that a shell would
+    mangle, or a long one). A program the shell split into words (`gradcli eval y = x*2 x=1`
+    arrives as `y`, `=`, `x*2`) is named as such, not as an input with an empty name.
+    """
     from gradcli.program.evaluation import parse_input_args
-    return parse_input_args(list(positional or []) + list(options or []))
+    words = list(positional or [])
+    if any(word.startswith("=") for word in words):
+        split = [w for w in words if w.startswith("=") or "=" not in w]
+        given = [w for w in words if w not in split]
+        arguments = " ".join([f"'{' '.join([program, *split])}'", *given])
+        raise ArgumentError("the program reached gradcli as several arguments: the shell splits it at its spaces",
+                            hint=f"quote the program as one argument: {arguments}")
+    return _program_text(program), parse_input_args(words + list(options or []))
+
+
+def _program_text(program: str) -> str:
+    if program == "-":
+        return sys.stdin.read()
+    if program.startswith("@") and "\n" not in program:
+        try:
+            with open(program[1:], encoding="utf-8") as file:
+                return file.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ArgumentError(f"cannot read the program from '{program[1:]}': {exc.strerror or exc}",
+                                hint="give @FILE of a readable text file, - for stdin, or the program itself") from None
+    return program
 
 
 def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:

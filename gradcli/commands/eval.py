@@ -5,8 +5,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
-                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
+                                     split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -30,8 +31,8 @@ def eval_command(
     program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
     grad: Annotated[Optional[str], typer.Option(
         "--grad", "-g", metavar="SPEC", help="The gradient backward starts from, as y.backward(gradient), e.g. "
-                                             "[0.1, 1.0, 0.0001], or ones (of the output's shape). Default: ones, "
-                                             "so a non-scalar output's gradients are those of its sum.")] = None,
+                                             "[0.1, 1.0, 0.0001], or ones (of the output's shape, so a non-scalar "
+                                             "output's gradients are those of its sum).  [default: ones]")] = None,
     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
     graph: Annotated[bool, typer.Option("--graph", help="Show the autograd graph as a tree, with PyTorch's node "
                                                         "names.")] = False,
@@ -49,7 +50,7 @@ def eval_command(
         from gradcli.program.evaluation import evaluate
         from gradcli.jsonable import result_json
         from gradcli.views.render import graph_tree, result_view
-        names = collect_inputs(inputs, input_option)
+        program, names = program_inputs(program, inputs, input_option)
         wanted = split_names(wrt)
         check_mode(check)
         require_known_inputs(wanted, names)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
-                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
+                                     split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Debug, Full, InputOption, Inputs, Of, Program, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -89,7 +90,7 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     """
     from gradcli.errors import ArgumentError
     from gradcli.program.evaluation import engine_settings, run_program
-    names = collect_inputs(inputs, input_option)
+    program, names = program_inputs(program, inputs, input_option)
     wanted = split_names(wrt)
     check_mode(check)
     require_known_inputs(wanted, names)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from gradcli.commands import options
-from gradcli.commands.common import (check_mode, collect_inputs, console, emit_json, exit_if_failed, guarded,
-                                     print_check)
+from gradcli.commands.common import (check_mode, console, emit_json, exit_if_failed, guarded,
+                                     print_check, program_inputs)
 from gradcli.commands.options import Debug, InputOption
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ Json = options.as_json("the samples as one JSON object instead of a plot")
 
 
 def plot_command(
-    program: Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'out = sin(x) * x'.")],
+    program: Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, quoted as one argument, e.g. "
+                                                              "'out = sin(x) * x'; - reads it from stdin, @FILE from "
+                                                              "a file.")],
     ranges: Annotated[list[str], typer.Option(
         "--range", "-r", metavar="[NAME=]A:B", help="The range to sweep, e.g. -2:2, or x=-1:1 to name the input; "
                                                     "twice for two inputs (a heat map).")],
@@ -59,7 +61,7 @@ def plot_command(
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
         from gradcli.check.sweep import parse_range, sweep
-        names = collect_inputs(inputs, input_option)
+        program, names = program_inputs(program, inputs, input_option)
         _symbolic_only(check)
         if out is not None:
             _writable(out)

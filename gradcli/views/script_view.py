@@ -1,6 +1,7 @@
 """How a script run looks: printed values, failures and the summary table. Rendering only."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -72,6 +73,9 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
     skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
     table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
+    if s["skipped"]:
+        names = ", ".join(escape(Path(p).name) for p in s["skipped"])
+        table.caption += f"\nskipped (not .py, .grad or .ipynb): {names}"
     return table
 
 
