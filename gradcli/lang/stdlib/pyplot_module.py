@@ -13,6 +13,7 @@ Values are read as matplotlib reads them: a tensor that requires grad is PyTorch
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
@@ -29,6 +30,7 @@ MARKERS = frozenset("o.,x+*sd^v<>ph|_1234DH8P")
 COLOURS = {"b": "blue", "g": "green", "r": "red", "c": "cyan", "m": "magenta", "y": "yellow", "k": "black",
            "w": "white"}
 LINE_STYLES = ("--", "-.", "-", ":")
+_CHANGES = itertools.count(1)
 MAX_FIGURES = 100
 """Open figures at once: a loop that opens one per step without closing them is stopped here."""
 
@@ -74,7 +76,8 @@ class FigureData:
     axes: list[AxesData] = field(default_factory=list)
     title: str = ""
     version: int = 0
-    """Counts changes, so a figure `savefig` drew is not drawn again, unchanged, by `show()`."""
+    """Its last change, numbered across all figures (numbers are reused after `show()`), so a figure
+    `savefig` drew is not drawn again, unchanged, by `show()`."""
 
 
 @dataclass
@@ -330,7 +333,7 @@ class AxesGrid:
         return len(self.cells)
 
     def __repr__(self) -> str:
-        return f"array of Axes, shape {self.shape}"
+        return "[" + " ".join(repr(cell) for cell in self.cells) + "]"
 
 
 class Figure:
@@ -346,7 +349,7 @@ class Figure:
         self.current: Axes | None = None
 
     def changed(self) -> None:
-        self.data.version += 1
+        self.data.version = next(_CHANGES)
 
     @property
     def axes(self) -> list[Axes]:
@@ -392,8 +395,10 @@ class Figure:
     set_size_inches = colorbar = subplots_adjust = tight_layout
 
     def __repr__(self) -> str:
-        count = len(self.panels)
-        return f"<Figure size 640x480 with {count} Axes>"
+        return f"<Figure size 640x480 with {len(self.panels)} Axes>"
+
+    def __str__(self) -> str:
+        return "Figure(640x480)"
 
 
 # -- pyplot's state: the open figures and the current one --------------------------------------------
@@ -505,7 +510,7 @@ def _groups(args: tuple) -> Iterator[tuple[np.ndarray | None, np.ndarray, str]]:
         fmt = rest.pop(0) if rest and isinstance(rest[0], str) else ""
         if not data:
             raise ArgumentError(f"plot: the format string '{fmt}' follows no data", hint="plt.plot(x, y, 'r--')")
-        arrays = [numbers(d, "plot") for d in data]
+        arrays = [np.atleast_1d(numbers(d, "plot")) for d in data]
         yield (None, arrays[0], fmt) if len(arrays) == 1 else (arrays[0].ravel(), arrays[1], fmt)
 
 
