@@ -47,6 +47,7 @@ def eval_command(
 ) -> None:
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
     with guarded(as_json, debug):
+        from gradcli.errors import ArgumentError
         from gradcli.program.evaluation import evaluate
         from gradcli.jsonable import result_json
         from gradcli.views.render import graph_tree, result_view
@@ -60,6 +61,11 @@ def eval_command(
             recorder = Recorder()
         result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
                           max_steps=max_steps, timeout=timeout, trace=recorder)
+        if check is not None and result.gradient is None:
+            lines = ", ".join(map(str, result.own_backward))
+            raise ArgumentError(f"--check: the program's own backward (line {lines}) is not one call on its output, "
+                                "so eval cannot say which derivative .grad holds",
+                                hint="gradcli run --check checks each backward call of a script on its own")
         report = _run_check(result, check, rtol, atol, exact, seed, wanted) if check is not None else None
         if as_json:
             payload = result_json(result, wanted)

@@ -138,11 +138,29 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
             parts.append(Text(f"∂{operand(result.output_name)}/∂{name}: None (the output does not depend on {name})"))
         else:
             parts.append(array_view(f"∂{operand(result.output_name)}/∂{name}", g, full))
+    parts.extend(_leaf_notes(result))
     parts.append(Text(f"seed {result.seed} · dtype {result.dtype}", style="dim"))
     warning = nonfinite_warning(result)
     if warning is not None:
         parts.append(warning)
     return Group(*parts)
+
+
+def _leaf_notes(result: Any) -> list[Text]:
+    """Where gradients came from when the program, not the command line, decided: leaves it made, and
+    its own backward calls (eval then runs none: a second one would fail or double every gradient)."""
+    notes = []
+    if result.made:
+        names = ", ".join(result.made)
+        notes.append(Text(f"note: {names} {'is a leaf' if len(result.made) == 1 else 'are leaves'} the program made "
+                          "(requires_grad=True), differentiated like the inputs", style="dim"))
+    if result.own_backward:
+        one = len(result.own_backward) == 1
+        lines = ", ".join(str(line) for line in result.own_backward)
+        calls = f"backward call at line {lines}" if one else f"backward calls at lines {lines} (they accumulate)"
+        notes.append(Text(f"note: the gradients are what the program's own {calls} left in .grad; gradcli ran no "
+                          "backward of its own", style="dim"))
+    return notes
 
 
 def summed_note(name: str) -> Text:
