@@ -6,10 +6,11 @@ One `--range` draws curves in the terminal (plotext); two draw a heat map with g
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
@@ -66,7 +67,9 @@ def plot_command(
         if out is not None:
             _writable(out)
         axes = [parse_range(text) for text in ranges]
-        result = sweep(program, names, axes, points, order, of, Settings(seed=seed), check=check is not None)
+        with _progress(as_json) as progress:
+            result = sweep(program, names, axes, points, order, of, Settings(seed=seed), check=check is not None,
+                           progress=progress)
         if as_json:
             emit_json(result.to_json())
         elif out is None or show:
@@ -74,6 +77,17 @@ def plot_command(
         if out is not None:
             _write(result, out, to_stderr=as_json or show)
         exit_if_failed(result.check)
+
+
+@contextlib.contextmanager
+def _progress(as_json: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on a terminal's stderr for a sweep that runs the program point by point for over a second."""
+    if as_json:
+        yield None
+        return
+    from gradcli.views.check_view import progress_reporter
+    with progress_reporter(console(stderr=True), what="sampling") as progress:
+        yield progress
 
 
 def _write(result: Sweep, out: str, to_stderr: bool) -> None:

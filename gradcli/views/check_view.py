@@ -66,8 +66,9 @@ def check_view(report: Any) -> RenderableType:
 
 
 @contextlib.contextmanager
-def progress_reporter(console: Console, after: float = 1.0) -> Iterator[Callable[[int, int], None]]:
-    """A `progress(done, total)` callback that shows a bar once the work has run for `after` seconds.
+def progress_reporter(console: Console, after: float = 1.0, what: str = "checking") -> Iterator[Callable[[int, int], None]]:
+    """A `progress(done, total)` callback that shows a bar, labelled `what`, once the work has run
+    for `after` seconds, and clears it when the work is done.
 
     Only on a terminal: in a pipe or a file the bar would leave an empty line in the output."""
     from rich.progress import Progress
@@ -80,7 +81,7 @@ def progress_reporter(console: Console, after: float = 1.0) -> Iterator[Callable
                 return
             bar = Progress(console=console, transient=True)
             bar.start()
-            state["bar"], state["task"] = bar, bar.add_task("checking", total=total)
+            state["bar"], state["task"] = bar, bar.add_task(what, total=total)
         state["bar"].update(state["task"], completed=done, total=total)
 
     try:
