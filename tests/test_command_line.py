@@ -95,3 +95,14 @@ def test_two_backward_calls_accumulate_and_cannot_be_checked_by_eval(cli):
     assert "gradcli run --check" in result.stderr
     given = cli("eval", program, "x=[1.0, 2.0]", "--grad", "1")
     assert given.exit_code == 2 and "--grad: the program calls backward itself (line 2)" in given.stderr
+
+
+@pytest.mark.parametrize("command", [["eval", "y = x * 2", "x=[1.0, 2.0]", "--check"], ["ops", "sigmoid"],
+                                     ["eval", "y = (x", "x=1"]])
+def test_no_color_means_no_escape_at_all_even_on_a_terminal(command):
+    forced = {**ENV, "FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    plain = subprocess.run(["gradcli", *command], capture_output=True, text=True, env=forced, timeout=120)
+    assert "\x1b" not in plain.stdout + plain.stderr
+    del forced["NO_COLOR"]
+    styled = subprocess.run(["gradcli", *command], capture_output=True, text=True, env=forced, timeout=120)
+    assert "\x1b[" in styled.stdout + styled.stderr  # the same command does style a terminal's text

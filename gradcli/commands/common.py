@@ -33,9 +33,11 @@ class _Console(Console):
 
 
 def console(stderr: bool = False) -> Console:
-    """Plain text when not a terminal or NO_COLOR is set (rich honours both); width from COLUMNS."""
-    return _Console(stderr=stderr, highlight=False, soft_wrap=False,
-                    no_color="NO_COLOR" in os.environ or None)
+    """Plain text when not a terminal; with NO_COLOR, no escape at all (rich's own NO_COLOR drops the
+    colours but keeps bold, dim and italic); width from COLUMNS."""
+    plain = "NO_COLOR" in os.environ
+    return _Console(stderr=stderr, highlight=False, soft_wrap=False, no_color=plain or None,
+                    color_system=None if plain else "auto")
 
 
 def print_error(view: Any) -> None:

@@ -70,14 +70,15 @@ def progress_reporter(console: Console, after: float = 1.0, what: str = "checkin
     """A `progress(done, total)` callback that shows a bar, labelled `what`, once the work has run
     for `after` seconds, and clears it when the work is done.
 
-    Only on a terminal: in a pipe or a file the bar would leave an empty line in the output."""
+    Only on a terminal: in a pipe or a file the bar would leave an empty line in the output; and not
+    under NO_COLOR, whose output holds no escape at all (a bar redraws itself with them)."""
     from rich.progress import Progress
     start = time.perf_counter()
     state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
         if "bar" not in state:
-            if not console.is_terminal or time.perf_counter() - start < after:
+            if not console.is_terminal or console.no_color or time.perf_counter() - start < after:
                 return
             bar = Progress(console=console, transient=True)
             bar.start()
