@@ -106,3 +106,20 @@ def test_no_color_means_no_escape_at_all_even_on_a_terminal(command):
     del forced["NO_COLOR"]
     styled = subprocess.run(["gradcli", *command], capture_output=True, text=True, env=forced, timeout=120)
     assert "\x1b[" in styled.stdout + styled.stderr  # the same command does style a terminal's text
+
+
+def test_at_80_columns_the_summary_never_breaks_a_name_and_no_line_ends_in_spaces(tmp_path):
+    deep = tmp_path / "course" / "week_three" / "assignments"
+    deep.mkdir(parents=True)
+    names = ["linear_regression_from_scratch.py", "softmax_classifier_weight_decay.grad"]
+    for name in names:
+        (deep / name).write_text("print('ok')\n")
+    done = subprocess.run(["gradcli", "run", "-q", str(deep)], capture_output=True, text=True, env=ENV, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert [line for line in lines if line != line.rstrip()] == []
+    cells = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    for name in names:
+        assert name in cells  # whole, on a line of its own, never cut inside
+    assert "".join(cells).startswith(str(deep))

@@ -9,13 +9,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 
 from gradcli.errors import ArgumentError, GradcliError, ProgramAssertionError
 
@@ -25,11 +27,19 @@ CHECK_MODES = ("symbolic", "numeric", "all")
 
 
 class _Console(Console):
-    """rich's console, except that a closed pipe ends the command like any other write to it does."""
+    """rich's console, except that a closed pipe ends the command like any other write to it does,
+    and no line ends in spaces (rich pads a table's title and caption to the table's width: in a
+    pipe or a file they are noise to `diff`, `grep -x` and editors)."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return _TRAILING_SPACES.sub("\n", super()._render_buffer(buffer))
+
+
+_TRAILING_SPACES = re.compile(r" +\n")
 
 
 def console(stderr: bool = False) -> Console:
