@@ -271,3 +271,21 @@ def test_plot_json_has_no_progress():
     from gradcli.commands.plot import _progress
     with _progress(as_json=True) as progress:
         assert progress is None
+
+
+def test_a_spinner_shows_only_for_work_over_its_delay_on_a_terminal():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from gradcli.views.check_view import busy
+    slow = io.StringIO()
+    with busy(Console(file=slow, force_terminal=True, width=80), "running the program", after=0.05):
+        time.sleep(0.5)
+    assert "running the program" in slow.getvalue()
+    for terminal, delay in ((True, 30.0), (False, 0.0)):
+        quiet = io.StringIO()
+        with busy(Console(file=quiet, force_terminal=terminal, width=80), "running the program", after=delay):
+            time.sleep(0.2)
+        assert quiet.getvalue() == ""

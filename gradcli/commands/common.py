@@ -164,6 +164,17 @@ def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
         return run(progress)
 
 
+@contextlib.contextmanager
+def running(as_json: bool, what: str = "running the program") -> Iterator[None]:
+    """A spinner on a terminal's stderr while a program runs for over a second (never beside JSON)."""
+    if as_json:
+        yield
+        return
+    from gradcli.views.check_view import busy
+    with busy(console(stderr=True), what):
+        yield
+
+
 def emit_json_with_check(payload: dict, report: Any) -> None:
     """One JSON object on stdout, with `"check"` when a check ran."""
     if report is not None:

@@ -7,7 +7,7 @@ import typer
 
 from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
-                                     split_names)
+                                     running, split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -59,8 +59,9 @@ def eval_command(
         if explain:
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
-        result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
-                          max_steps=max_steps, timeout=timeout, trace=recorder)
+        with running(as_json):
+            result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
+                              max_steps=max_steps, timeout=timeout, trace=recorder)
         if check is not None and result.gradient is None:
             lines = ", ".join(map(str, result.own_backward))
             raise ArgumentError(f"--check: the program's own backward (line {lines}) is not one call on its output, "

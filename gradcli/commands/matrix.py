@@ -11,7 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
-                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
+                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs, running,
                                      split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Debug, Full, InputOption, Inputs, Of, Program, Wrt
@@ -45,8 +45,8 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
         from gradcli.engine.autograd import jacobian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, check,
-                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+                                        Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
         report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
@@ -68,8 +68,8 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
         from gradcli.engine.autograd import hessian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, check,
-                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+                                        Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
         report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, seed=seed,
