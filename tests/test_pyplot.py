@@ -153,3 +153,19 @@ def test_plotext_and_matplotlib_load_only_when_a_figure_is_drawn(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_figure_in_the_terminal_is_the_golden_text():
+    """60 columns, no colour: the two series told apart by their markers, named under the plot."""
+    import numpy as np
+
+    from gradcli.lang.stdlib.pyplot_module import AxesData, FigureData, Series
+    from gradcli.views.figures import figure_text, image_text
+    figure = FigureData(1, axes=[AxesData((0, 0), [
+        Series("line", np.arange(4.0), np.array([1.0, 0.5, 0.25, 0.125]), "train"),
+        Series("scatter", np.arange(4.0), np.array([0.9, 0.6, 0.3, 0.2]), "val", line=False, marker="o")],
+        title="loss", xlabel="epoch")])
+    golden = Path(__file__).parent / "golden" / "figure_loss.txt"
+    assert figure_text(figure, 60, False) + "\n" == golden.read_text(encoding="utf-8")
+    assert image_text(np.arange(12.0).reshape(3, 4), 60).split("\n") == [
+        "    ..::", "--==++**", "##%%@@@@", "image 3×4: ' .:-=+*#%@' from 0 to 11"]
