@@ -42,7 +42,8 @@ def test_every_option_and_argument_is_described(name):
 
 
 @pytest.mark.parametrize("name, default, other", [("eval", "float64", "float32"), ("jacobian", "float64", "float32"),
-                                                  ("hessian", "float64", "float32"), ("run", "float32", "float64")])
+                                                  ("hessian", "float64", "float32"), ("run", "float32", "float64"),
+                                                  ("plot", "float64", "float32")])
 def test_dtype_names_the_commands_own_default(cli, name, default, other):
     help_text = " ".join(cli(name, "--help").stdout.split())
     assert f"--dtype <float64|float32> The default float dtype: {default} (" in help_text
@@ -92,3 +93,12 @@ def test_run_speaks_of_files_where_eval_speaks_of_the_program(cli):
     assert "each file starts from" in run
     evaluate = " ".join(cli("eval", "--help").stdout.split())
     assert "Stop the program after this many seconds" in evaluate and "printed under the output" in evaluate
+
+
+@pytest.mark.parametrize("name", ("eval", "jacobian", "hessian", "run", "plot", "ops"))
+def test_the_shared_options_come_in_one_order(cli, name):
+    """--seed, --dtype and --json where a command has them, in that order, and --debug last before -h."""
+    listed = [p.opts[-1] for p in command(name).params if getattr(p, "opts", None) and p.opts[-1].startswith("--")]
+    shared = [o for o in listed if o in ("--seed", "--dtype", "--json")]
+    assert shared == [o for o in ("--seed", "--dtype", "--json") if o in listed]
+    assert listed[-1] == "--debug"

@@ -35,9 +35,9 @@ Timeout = options.timeout("the program's run", "the derivatives after it are bou
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                      wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
-                     check: Check = None, full: Full = False, debug: Debug = False,
+                     check: Check = None, full: Full = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                     timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+                     timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.check import jacobian_check
@@ -58,9 +58,9 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
 
 def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
-                    check: Check = None, full: Full = False, debug: Debug = False,
+                    check: Check = None, full: Full = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                    timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+                    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
         from gradcli.check import hessian_check

@@ -28,6 +28,7 @@ PLOT_HEIGHT = (12, 24)
 
 Seed = options.seed("in the inputs held fixed and the program")
 Json = options.as_json("the samples as one JSON object instead of a plot")
+Dtype = options.dtype("float64", "a calculator's precision")
 
 
 def plot_command(
@@ -56,7 +57,7 @@ def plot_command(
                                             "terminal.")] = None,
     show: Annotated[bool, typer.Option(
         "--show", help="With --out, draw the plot in the terminal as well.")] = False,
-    seed: Seed = 0, as_json: Json = False, debug: Debug = False,
+    seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False, debug: Debug = False,
 ) -> None:
     """Sweep one input of PROGRAM over a range and draw the output with its derivative."""
     with guarded(as_json, debug):
@@ -68,7 +69,8 @@ def plot_command(
             _writable(out)
         axes = [parse_range(text) for text in ranges]
         with _progress(as_json) as progress:
-            result = sweep(program, names, axes, points, order, of, Settings(seed=seed), check=check is not None,
+            result = sweep(program, names, axes, points, order, of, Settings(seed=seed, dtype=dtype),
+                           check=check is not None,
                            progress=progress)
         if as_json:
             emit_json(result.to_json())

@@ -39,7 +39,7 @@ def run_command(
     paths: Annotated[list[str], typer.Argument(
         metavar="PATH...", help="Scripts (.py, .grad) and notebooks (.ipynb), or directories of them (every such "
                                 "file directly inside runs; the summary names the other files it skipped).")],
-    check: Check = None, as_json: Json = False, seed: Seed = 0, dtype: Dtype = "float32",
+    check: Check = None, seed: Seed = 0, dtype: Dtype = "float32", as_json: Json = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show only the summary (and why a file failed).")] = False,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", "-x", help="Stop after the first file that fails.")] = False,
     explain: Explain = False, rtol: Rtol = None, atol: Atol = None,
