@@ -169,3 +169,18 @@ def test_a_figure_in_the_terminal_is_the_golden_text():
     assert figure_text(figure, 60, False) + "\n" == golden.read_text(encoding="utf-8")
     assert image_text(np.arange(12.0).reshape(3, 4), 60).split("\n") == [
         "    ..::", "--==++**", "##%%@@@@", "image 3×4: ' .:-=+*#%@' from 0 to 11"]
+
+
+def test_a_training_tutorials_plotting_runs_as_written(cli, tmp_path):
+    file = run_json(cli, tmp_path, "losses = [0.9, 0.5, 0.3]\nplt.figure(figsize=(8, 4))\nplt.subplot(1, 2, 1)\n"
+                                   "plt.plot(losses, label='train loss', color='tab:blue', linewidth=2)\n"
+                                   "plt.xlabel('epoch'); plt.ylabel('loss'); plt.legend(); plt.grid(True)\n"
+                                   "plt.subplot(1, 2, 2)\nplt.semilogy([1, 10, 100])\nplt.text(0, 1, 'note')\n"
+                                   "plt.tight_layout()\nplt.show()\nfig, ax = plt.subplots()\n"
+                                   "ax.set(title='t', xlabel='x', ylim=(0, 1))\nax.set(color='red')\n")
+    [shown] = figures(file)
+    left, right = shown["figure"]["axes"]
+    assert (left["xlabel"], left["ylabel"], left["series"][0]["label"]) == ("epoch", "loss", "train loss")
+    assert right["series"][0]["y"] == [1.0, 10.0, 100.0]
+    assert file["error"]["message"] == "Axes.set() got an unexpected keyword argument 'color'"
+    assert file["error"]["line"] == 15  # the two lines of HEAD, then the body's 13th

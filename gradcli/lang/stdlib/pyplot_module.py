@@ -166,7 +166,8 @@ class Axes:
     """One panel (`ax` of `fig, ax = plt.subplots()`): what it draws, and its labels."""
 
     program_attributes = frozenset({
-        "plot", "scatter", "hist", "bar", "imshow", "axhline", "axvline", "semilogy", "set_title", "set_xlabel",
+        "plot", "scatter", "hist", "bar", "imshow", "axhline", "axvline", "semilogy", "semilogx", "loglog", "set",
+        "text", "annotate", "set_title", "set_xlabel",
         "set_ylabel", "legend", "grid", "set_xlim", "set_ylim", "set_xscale", "set_yscale", "get_title",
         "get_xlabel", "get_ylabel", "figure", "set_xticks", "set_yticks", "axis", "tick_params", "set_aspect"})
 
@@ -201,6 +202,24 @@ class Axes:
     def semilogy(self, *args: Any, **kwargs: Any) -> list[Line]:
         self.data.yscale = "log"
         return self.plot(*args, **kwargs)
+
+    def semilogx(self, *args: Any, **kwargs: Any) -> list[Line]:
+        self.data.xscale = "log"
+        return self.plot(*args, **kwargs)
+
+    def loglog(self, *args: Any, **kwargs: Any) -> list[Line]:
+        self.data.xscale = "log"
+        return self.semilogy(*args, **kwargs)
+
+    def set(self, **properties: Any) -> None:
+        """`ax.set(title=..., xlabel=..., ylim=(0, 1))`: each property by its setter."""
+        setters = {"title": self.set_title, "xlabel": self.set_xlabel, "ylabel": self.set_ylabel,
+                   "xlim": self.set_xlim, "ylim": self.set_ylim, "xscale": self.set_xscale, "yscale": self.set_yscale}
+        for name, value in properties.items():
+            if name not in setters:
+                raise ArgumentError(f"Axes.set() got an unexpected keyword argument '{name}'",
+                                    hint="gradcli's axes set " + ", ".join(setters))
+            setters[name](value)
 
     def scatter(self, x: Any, y: Any, s: Any = None, c: Any = None, **kwargs: Any) -> None:
         xs, ys = numbers(x, "scatter").ravel(), numbers(y, "scatter").ravel()
@@ -287,9 +306,9 @@ class Axes:
         self.figure.changed()
 
     def grid(self, *args: Any, **kwargs: Any) -> None:
-        """A terminal plot has no grid lines to switch."""
+        """Grid lines, ticks and text on the plot change no number drawn: accepted, not drawn."""
 
-    set_xticks = set_yticks = axis = tick_params = set_aspect = grid
+    set_xticks = set_yticks = axis = tick_params = set_aspect = text = annotate = grid
 
     def __repr__(self) -> str:
         parts = [f"title={{'center': {self.data.title!r}}}"] if self.data.title else []
@@ -551,7 +570,8 @@ def _on_current(name: str) -> Any:
 
 
 _AXES_CALLS = {"plot": "plot", "scatter": "scatter", "hist": "hist", "bar": "bar", "imshow": "imshow",
-               "axhline": "axhline", "axvline": "axvline", "semilogy": "semilogy", "title": "set_title",
+               "axhline": "axhline", "axvline": "axvline", "semilogy": "semilogy", "semilogx": "semilogx",
+               "loglog": "loglog", "text": "text", "annotate": "annotate", "title": "set_title",
                "xlabel": "set_xlabel", "ylabel": "set_ylabel", "legend": "legend", "grid": "grid",
                "xlim": "set_xlim", "ylim": "set_ylim", "xscale": "set_xscale", "yscale": "set_yscale",
                "xticks": "set_xticks", "yticks": "set_yticks", "axis": "axis"}
