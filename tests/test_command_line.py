@@ -73,6 +73,7 @@ def test_eval_differentiates_the_leaves_a_program_makes(cli):
     assert payload["made_leaves"] == ["w"]
     text = " ".join(cli("eval", program, "x=3").stdout.split())
     assert "note: w is a leaf the program made (requires_grad=True), differentiated like the inputs" in text
+    assert cli.json("eval", program, "x=3", "--wrt", "w")["grads"] == {"w": {"shape": [2], "value": [6.0, 12.0]}}
 
 
 def test_eval_never_runs_a_second_backward_after_the_programs_own(cli):

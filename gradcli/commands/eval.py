@@ -54,7 +54,6 @@ def eval_command(
         program, names = program_inputs(program, inputs, input_option)
         wanted = split_names(wrt)
         check_mode(check)
-        require_known_inputs(wanted, names)
         recorder = None
         if explain:
             from gradcli.program.recorder import Recorder
@@ -62,6 +61,7 @@ def eval_command(
         with running(as_json):
             result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
                               max_steps=max_steps, timeout=timeout, trace=recorder)
+        require_known_inputs(wanted, result.leaves)  # the inputs, and the leaves the program made
         if check is not None and result.gradient is None:
             lines = ", ".join(map(str, result.own_backward))
             raise ArgumentError(f"--check: the program's own backward (line {lines}) is not one call on its output, "
