@@ -47,7 +47,9 @@ def test_a_bad_check_mode_is_named_not_read_as_an_input(cli, tmp_path):
     result = cli("eval", "y = x*2", "x=1", "--check", "bogus")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == ["error[argument]: --check 'bogus' is not a check mode",
-                                          "hint: use --check, --check numeric or --check all"]
+                                          "hint: use --check, --check numeric or --check all (a path or input "
+                                          "named right after a bare --check is read as its mode: put --check after "
+                                          "it)"]
     assert cli("eval", "y = x*2", "--check", "x=1").exit_code == 0  # an input after a bare --check
     (tmp_path / "a.grad").write_text("print('ran')\n")
     assert cli("run", "--check", str(tmp_path)).exit_code == 0  # and a directory

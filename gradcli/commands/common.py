@@ -115,7 +115,9 @@ def split_names(text: str | None) -> list[str] | None:
 
 def check_mode(check: str | None) -> None:
     if check is not None and check not in CHECK_MODES:
-        raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
+        raise ArgumentError(f"--check {check!r} is not a check mode",
+                            hint="use --check, --check numeric or --check all (a path or input named right after a "
+                                 "bare --check is read as its mode: put --check after it)")
 
 
 def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> None:
