@@ -1,13 +1,10 @@
 """How a script run looks: printed values, failures and the summary table. Rendering only."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.measure import Measurement
+from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -15,7 +12,7 @@ from rich.text import Text
 from gradcli.jsonable import number
 from gradcli.source import operand
 from gradcli.views.check_view import WITNESS
-from gradcli.views.render import error_view
+from gradcli.views.render import PATH_BREAKS, Breakable, error_view
 
 if TYPE_CHECKING:
     from gradcli.check.policy import SiteSummary
@@ -70,7 +67,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
         undefined = f" ({r.checks_undefined} undefined)" if r.checks_undefined else ""
         checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed + r.checks_undefined}{undefined}" \
             if checking else "-"
-        table.add_row(PathCell(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+        table.add_row(Breakable(str(r.path), PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
@@ -80,26 +77,6 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
         names = ", ".join(escape(Path(p).name) for p in s["skipped"])
         table.caption += f"\nskipped (not .py, .grad or .ipynb): {names}"
     return table
-
-
-class PathCell:
-    """A file path in a table cell that wraps only after a `/`, never inside a name (a name longer
-    than the whole column is the one thing folded): `tests/fixtures/` over `quickstart.py`, not
-    `tests/fixtures/quicks` over `tart.py`."""
-
-    def __init__(self, path: str) -> None:
-        self.parts = re.findall(r"[^/]*/|[^/]+$", path) or [path]
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(max(cell_len(p) for p in self.parts), sum(cell_len(p) for p in self.parts))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        lines = [""]
-        for part in self.parts:
-            if lines[-1] and cell_len(lines[-1]) + cell_len(part) > options.max_width:
-                lines.append("")
-            lines[-1] += part
-        yield Text("\n".join(lines), overflow="fold")
 
 
 def sites_view(result: FileResult) -> RenderableType:
