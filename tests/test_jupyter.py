@@ -42,17 +42,18 @@ def text_of(cell: dict) -> str:
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in CELLS])
-    env_before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + env_before if env_before else "")
-    os.environ["NO_COLOR"] = "1"
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "NO_COLOR")}
+    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + saved["PYTHONPATH"] if saved["PYTHONPATH"] else "")
+    os.environ["NO_COLOR"] = "1"  # the kernel inherits both; the rest of the session gets them back below
     try:
         nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
                                 resources={"metadata": {"path": str(tmp_path_factory.mktemp("nb"))}}).execute()
     finally:
-        if env_before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = env_before
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return [text_of(cell) for cell in notebook.cells]
 
 

@@ -257,7 +257,7 @@ def test_progress_shows_on_a_terminal_only_and_is_cleared():
     from gradcli.views.check_view import progress_reporter
     for terminal, shown in ((True, True), (False, False)):
         screen = io.StringIO()
-        with progress_reporter(Console(file=screen, force_terminal=terminal, width=80), after=0,
+        with progress_reporter(Console(file=screen, force_terminal=terminal, width=80, no_color=False), after=0,
                                what="sampling") as progress:
             progress(3, 10)
         assert ("sampling" in screen.getvalue()) is shown
@@ -281,7 +281,7 @@ def test_a_spinner_shows_only_for_work_over_its_delay_on_a_terminal():
 
     from gradcli.views.check_view import busy
     slow = io.StringIO()
-    with busy(Console(file=slow, force_terminal=True, width=80), "running the program", after=0.05):
+    with busy(Console(file=slow, force_terminal=True, width=80, no_color=False), "running the program", after=0.05):
         time.sleep(0.5)
     assert "running the program" in slow.getvalue()
     for terminal, delay in ((True, 30.0), (False, 0.0)):
