@@ -57,7 +57,7 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
-from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, READABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 
@@ -1047,8 +1047,8 @@ class Interpreter:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
-        elif attr == "__name__":
-            return S.name_of(owner)
+        elif attr in READABLE_ATTRIBUTES:
+            return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
         elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
