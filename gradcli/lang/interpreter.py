@@ -751,15 +751,18 @@ class Interpreter:
 
     def modes(self, node: ast.With) -> Callable[[contextlib.ExitStack], None]:
         """A `with` statement's gradient modes, each checked and entered on the stack it is given."""
-        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
+        items = [(self._expression(item.context_expr), item.context_expr,
+                  None if item.optional_vars is None else self._binder(item.optional_vars)) for item in node.items]
 
         def enter(stack: contextlib.ExitStack) -> None:
-            for mode_of, written in items:
+            for mode_of, written, bind in items:
                 mode = mode_of()
                 if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
                     raise NotAllowedError("'with' works only with a gradient mode",
                                           hint="call it: 'with torch.no_grad():'").at(*node_span(written, self.source))
-                stack.enter_context(mode)
+                entered = stack.enter_context(mode)
+                if bind is not None:
+                    bind(entered)
         return enter
 
     # -- expressions ----------------------------------------------------------------------------

@@ -395,17 +395,15 @@ class _Checker:
                 raise self.refuse(node, "multiple starred expressions in assignment", kind=ParseError)
             for element in node.elts:
                 self.target(element, depth + 1, unpacking=True)
-        elif isinstance(node, ast.Attribute) and not unpacking:
+        elif isinstance(node, ast.Attribute):
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
             if node.attr.startswith("_") and node.attr not in self.private:
                 raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", ASSIGNABLE_HINT)
-        elif isinstance(node, ast.Subscript) and not unpacking:
+        elif isinstance(node, ast.Subscript):
             self.subscript(node, depth + 1)
         elif isinstance(node, ast.Starred) and unpacking:
             self.target(node.value, depth + 1, unpacking=True)
-        elif unpacking:
-            raise self.refuse(node, "only names can be unpacked into", "unpack into names: a, (b, c) = ...")
         else:
             raise self.refuse(node, f"assignment to '{_in_words(type(node).__name__)}' is not supported")
 
@@ -485,10 +483,9 @@ class _Checker:
             named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if named not in _GRAD_MODES and named not in _AUTOGRAD_CONTEXTS:
                 raise self.refuse(call, "'with' is only supported for gradient modes", _WITH_HINT)
-            if item.optional_vars is not None:
-                raise self.refuse(item.optional_vars, "'with ... as NAME' is not supported for gradient modes",
-                                  "drop the 'as NAME' part")
             self.expression(call, depth)
+            if item.optional_vars is not None:
+                self.target(item.optional_vars, depth, unpacking=True)
         self.block(node.body, depth)
 
     def loop_body(self, node: ast.For | ast.While, depth: int) -> None:
