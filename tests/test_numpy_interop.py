@@ -26,7 +26,7 @@ def test_tutorial_uses_of_arrays() -> None:
                     "if loss.data.numpy() < 0.1:\n    small = True\nb = a.reshape(2, 2)\ns = b.shape\nt = b.T.tolist()\n"
                     "total = b.sum()\nm = b.mean(axis=0).tolist()\nd = a.astype(np.float32).dtype\nn = b.ndim\n")
     assert ran["small"] is True and ran["s"] == (2, 2) and ran["t"] == [[1.0, 3.0], [2.0, 4.0]]
-    assert float(ran["total"]) == 10.0 and ran["m"] == [2.0, 3.0] and ran["d"] == np.float32 and ran["n"] == 2
+    assert float(ran["total"]) == 10.0 and ran["m"] == [2.0, 3.0] and ran["d"] == "float32" and ran["n"] == 2
 
 
 def test_torch_tensor_of_a_float64_array_stays_float64_as_in_pytorch() -> None:

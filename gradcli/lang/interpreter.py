@@ -922,13 +922,15 @@ class Interpreter:
             if isinstance(op, ast.Not):
                 return not truth(value)
             if isinstance(op, ast.Invert):
-                return invert(value)
+                return ARR.unary("~", value) if isinstance(value, np.ndarray) else invert(value)
             if isinstance(value, Tensor):
                 return -value if isinstance(op, ast.USub) else value
             if isinstance(value, NUMBER):
                 return -value if isinstance(op, ast.USub) else +value
             if isinstance(value, Instance) and isinstance(op, (ast.USub, ast.UAdd)):
                 return dunders.unary("-" if isinstance(op, ast.USub) else "+", value)
+            if isinstance(value, np.ndarray):
+                return ARR.unary("-" if isinstance(op, ast.USub) else "+", value)
             raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
                                 f"{type_name(value)}")
         return self._located(node, unary)
@@ -1061,8 +1063,8 @@ class Interpreter:
                 B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
-            if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
-                return ARR.bound(owner, attr)
+            if type(owner) is np.ndarray:
+                return ARR.attribute(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape" and type(owner) is not np.ndarray:
                 return Size(value)

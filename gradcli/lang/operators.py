@@ -80,6 +80,8 @@ def contains(item: Any, container: Any) -> bool:
         return any(v is item or truth(compare(_EQ, v, item)) for v in container)
     if isinstance(container, Tensor):
         return bool((container == item).any())
+    if isinstance(container, np.ndarray):
+        return bool(arrays.compare(operator.eq, container, item, "in").any())
     if isinstance(container, Instance):
         return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     if isinstance(container, VIEWS):
@@ -116,6 +118,8 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
     symbol, fn = BINARY[type(op)]
     if isinstance(left, Instance) or isinstance(right, Instance):
         return dunders.arithmetic(symbol, left, right)
+    if (isinstance(left, np.ndarray) or isinstance(right, np.ndarray)) and not isinstance(left, str):
+        return arrays.arithmetic(symbol, fn, left, right)
     if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
             (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
         return _sequence_arithmetic(symbol, left, right)
@@ -275,6 +279,8 @@ def index(value: Any, key: Any) -> Any:
         if type(key) is slice or type(key) is tuple:
             _positive_steps(key)
         return value[key]
+    if isinstance(value, np.ndarray):
+        return arrays.index(value, key)
     if isinstance(value, dict):
         from gradcli.lang.containers import get_item
         return get_item(value, key)
@@ -309,6 +315,8 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         if type(key) is slice or type(key) is tuple:
             _positive_steps(key)
         container[key] = value
+    elif isinstance(container, np.ndarray):
+        arrays.set_item(container, key, value)
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry
         set_entry(container, key, value)

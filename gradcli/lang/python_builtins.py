@@ -17,7 +17,7 @@ from gradcli.engine import functions as F
 from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
-from gradcli.lang import containers, dunders
+from gradcli.lang import arrays, containers, dunders
 from gradcli.lang import type_tests
 from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
@@ -171,6 +171,8 @@ def range_(*args: Any) -> range:
 
 def float_(x: Any = 0.0) -> float:
     """Python's float() of a number, a 1-element tensor, or a string such as '0.5', 'inf' or 'nan'."""
+    if isinstance(x, np.ndarray):
+        return arrays.number(x, float)
     if isinstance(x, (Tensor, int, float, bool, np.integer, np.floating)):
         return float(x)
     if isinstance(x, str):
@@ -183,6 +185,8 @@ def float_(x: Any = 0.0) -> float:
 
 
 def int_(x: Any = 0) -> int:
+    if isinstance(x, np.ndarray):
+        return arrays.number(x, int)
     if isinstance(x, (Tensor, int, float, bool, np.integer, np.floating)):
         if isinstance(x, float) and not math.isfinite(x):
             raise ValueDomainError(f"cannot convert float {x} to integer")
@@ -199,6 +203,8 @@ def int_(x: Any = 0) -> int:
 def len_(value: Any) -> int:
     if isinstance(value, Instance):
         return dunders.length(value)
+    if isinstance(value, np.ndarray):
+        return arrays.length(value)
     if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
