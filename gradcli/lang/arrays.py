@@ -7,6 +7,7 @@ Mixing with tensors is PyTorch's: `tensor op ndarray` reads the array as a tenso
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -30,22 +31,15 @@ def bound(a: np.ndarray, name: str) -> Callable[..., Any]:
     return call
 
 
-class DtypeText(str):
-    """`a.dtype` of NumPy's array: prints as NumPy's (`float32`, where a tensor's is `torch.float32`), and
-    is taken wherever a dtype is (`astype(a.dtype)`, `a.dtype == np.float32`)."""
-
-    def __repr__(self) -> str:
-        return f"dtype('{self}')"
-
-
 def attribute(a: np.ndarray, name: str) -> Any:
     if name == "dtype":
-        return DtypeText(a.dtype.name)
+        return dispatch.DtypeText(a.dtype.name)
     return bound(a, name) if name in NDARRAY_METHODS else dispatch.outward(getattr(a, name), f"ndarray.{name}")
 
 
 def arithmetic(symbol: str, fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
     """`left op right` where one side is an ndarray."""
+    fn = _BITWISE.get(symbol, fn)  # `& | ^` are the language's set operators; on arrays NumPy's own
     if isinstance(left, Tensor):  # PyTorch reads the array as a tensor of its own dtype
         from gradcli.engine.creation import tensor
         return fn(left, tensor(dispatch.inward(right, "an operand")))
@@ -62,6 +56,9 @@ def arithmetic(symbol: str, fn: Callable[[Any, Any], Any], left: Any, right: Any
             from None
     except (TypeError, ZeroDivisionError) as exc:
         raise ArgumentError(f"unsupported operand for {symbol}: {exc}") from None
+
+
+_BITWISE = {"&": operator.and_, "|": operator.or_, "^": operator.xor}
 
 
 def unary(symbol: str, a: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
 from gradcli.lang.numpy_facade.namespace import NUMPY
+from gradcli.lang.numpy_facade.tensors import as_tensor, from_numpy
 from gradcli.lang.limits import check_list, check_string
 
 
@@ -279,7 +280,7 @@ CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": 
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
-_TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
+_TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,

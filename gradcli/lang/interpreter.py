@@ -57,6 +57,7 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
+from gradcli.lang.numpy_facade.namespace import refusal as numpy_refusal
 from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, READABLE_ATTRIBUTES
 from gradcli.source import node_span
 
@@ -1075,6 +1076,10 @@ class Interpreter:
             if plain is not None:
                 plain.add(type(owner))
             return value
+        if (type(owner) is np.ndarray or isinstance(owner, B.Namespace) and owner.name.startswith("numpy")) and \
+                numpy_refusal(attr):
+            raise NotAllowedError(f"'{attr}' of NumPy is not available: gradcli refuses {numpy_refusal(attr)}",
+                                  hint="gradcli's NumPy is its numeric API on arrays of numbers")
         allowed = B.attribute_names(owner)
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"

@@ -127,8 +127,7 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         if not all(isinstance(v, _OPERANDS) for v in (left, right)):
             raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and "
                                 f"{type_name(right)}")
-        return fn(F.as_tensor(left) if isinstance(left, (list, tuple)) else left,
-                  F.as_tensor(right) if isinstance(right, (list, tuple)) else right)
+        return fn(_tensor_operand(left), _tensor_operand(right))
     if isinstance(left, NUMBER) and isinstance(right, NUMBER):
         if symbol == "@":
             raise ArgumentError("operator '@' needs tensors, not numbers")
@@ -146,6 +145,13 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         return sets.combine(op, left, right)
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
+
+
+def _tensor_operand(value: Any) -> Any:
+    """A list meets a tensor as a tensor; NumPy's scalar as the Python number it holds (PyTorch's dtype rules)."""
+    if isinstance(value, (list, tuple)):
+        return F.as_tensor(value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
@@ -197,6 +203,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.ndarray) or isinstance(right, np.ndarray)):
+        return arrays.compare(fn, left, right, SYMBOLS[type(op)])
     if isinstance(op, (ast.Eq, ast.NotEq)):
         if isinstance(left, (dict, set)) and type(left) is type(right):
             return _equal_containers(left, right) == isinstance(op, ast.Eq)

@@ -244,11 +244,12 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
 def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str) -> Callable[..., Any]:
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
+        iterables = (list, tuple, range, str, dict, set, np.ndarray, *VIEWS, *_ITERATORS)
         key = kwargs.pop("key", None) if set(kwargs) <= {"key", "default"} and len(args) == 1 and \
-            isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)) else None
-        if len(args) == 1 and set(kwargs) <= {"default"} and \
-                isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)):
-            values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
+            isinstance(args[0], iterables) else None
+        if len(args) == 1 and set(kwargs) <= {"default"} and isinstance(args[0], iterables):
+            values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else \
+                items(args[0]) if isinstance(args[0], np.ndarray) else list(args[0])
             if not values:
                 if "default" in kwargs:
                     return kwargs["default"]

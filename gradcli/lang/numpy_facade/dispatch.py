@@ -35,6 +35,17 @@ class ScalarType(str):
         return f"<class 'numpy.{np.dtype(str(self)).name if self != 'bool_' else 'bool'}'>"
 
 
+class DtypeText(str):
+    """NumPy's dtype (`a.dtype`, `np.dtype('float32')`): prints as NumPy's (`float32`, where a tensor's is
+    `torch.float32`) and is taken wherever a dtype is (`astype(a.dtype)`, `a.dtype == np.float32`)."""
+
+    def program_text(self) -> str:
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"dtype('{self}')"
+
+
 def inward(value: Any, where: str) -> Any:
     """A program's value as NumPy may take it, or the refusal that names it."""
     if value is None or isinstance(value, (bool, int, float, complex, str, slice, np.dtype, np.generic)) or \
@@ -71,7 +82,9 @@ def inward(value: Any, where: str) -> Any:
 
 def outward(value: Any, where: str) -> Any:
     """What NumPy returned, as the program may hold it."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, np.dtype)):
+    if isinstance(value, np.dtype):
+        return DtypeText(value.name)
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
         return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in NUMERIC_KINDS:
@@ -82,8 +95,9 @@ def outward(value: Any, where: str) -> Any:
         if value.dtype.kind not in NUMERIC_KINDS:
             raise NotAllowedError(f"{where} made a {value.dtype} value, which gradcli does not hand to a program")
         return value
-    if isinstance(value, tuple):  # a namedtuple too (SVDResult, EigResult): a plain tuple of its arrays
-        return tuple(outward(v, where) for v in value)
+    if isinstance(value, tuple):  # NumPy's namedtuples (SVDResult, SlogdetResult) keep their kind
+        converted = [outward(v, where) for v in value]
+        return type(value)(*converted) if hasattr(type(value), "_fields") else tuple(converted)
     if isinstance(value, list):
         return [outward(v, where) for v in value]
     raise NotAllowedError(f"{where} made a {type(value).__name__}, which gradcli does not hand to a program")

@@ -20,6 +20,10 @@ def ndarray(*args: Any, **kwargs: Any) -> Any:
 
 
 type_tests.register(ndarray, "ndarray", (np.ndarray,), "numpy")
+_SCALARS = {name: dispatch.ScalarType(name) for name in allowlist.SCALAR_TYPES}
+for _name, _stand_in in _SCALARS.items():
+    if np.dtype(_name).type.__name__ == _name.rstrip("_") or _name == "bool_":  # one stand-in per scalar type
+        type_tests.register(_stand_in, np.dtype(_name).type.__name__, (np.dtype(_name).type,), "numpy")
 
 _PRINT_DEFAULTS = np.get_printoptions()
 
@@ -42,7 +46,7 @@ LINALG = Namespace("numpy.linalg", {name: dispatch.function(f"np.linalg.{name}",
 
 NUMPY = Namespace("numpy", {
     **{name: dispatch.function(f"np.{name}", getattr(np, name)) for name in sorted(allowlist.FUNCTIONS)},
-    **{name: dispatch.ScalarType(name) for name in allowlist.SCALAR_TYPES},
+    **_SCALARS,
     **{name: getattr(np, name) for name in allowlist.CONSTANTS},
     "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG,
 })
