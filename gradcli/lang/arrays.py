@@ -25,8 +25,9 @@ def bound(a: np.ndarray, name: str) -> Callable[..., Any]:
     method = getattr(a, name)
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return dispatch.call(f"ndarray.{name}", method, *args, **kwargs) if name != "repeat" else \
-            dispatch.call("ndarray.repeat", lambda *r, **k: np.repeat(a, *r, **k), *args, **kwargs)
+        if name == "repeat":  # the one method that grows its array: sized with the array, as np.repeat is
+            return dispatch.call("ndarray.repeat", np.repeat, a, *args, **kwargs)
+        return dispatch.call(f"ndarray.{name}", method, *args, **kwargs)
     call.__name__ = name
     return call
 

@@ -18,6 +18,7 @@ from gradcli.engine.modes import GradMode
 from gradcli.engine.tensor import READS, Limits, Tensor
 from gradcli.errors import ArgumentError, LimitError, NotAllowedError, ShapeError
 from gradcli.lang import type_tests
+from gradcli.lang.exceptions import ProgramType
 from gradcli.lang.numpy_facade.sizes import estimate
 
 NUMERIC_KINDS = "biufc"
@@ -75,6 +76,9 @@ def inward(value: Any, where: str) -> Any:
         return value
     if isinstance(value, type) and issubclass(value, np.generic):
         return value
+    if isinstance(value, ProgramType) and value.name == "object":
+        raise NotAllowedError(f"{where}: an array of object is not supported",
+                              hint="gradcli's NumPy works on arrays of numbers")
     what = "a function" if callable(value) else f"a {type(value).__name__}"
     raise NotAllowedError(f"{where} does not take {what}",
                           hint="gradcli hands NumPy numbers, arrays, tensors and lists of them")
