@@ -374,6 +374,11 @@ class Interpreter:
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if isinstance(owner, C.SETTABLE):
             return C.set_attribute(owner, target.attr, value)
+        if hasattr(type(owner), "program_set_attribute"):  # a facade's object that takes new attributes
+            try:
+                return owner.program_set_attribute(target.attr, value)
+            except GradcliError as exc:
+                raise exc.at(*node_span(target, self.source)) from None
         if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(

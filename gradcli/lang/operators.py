@@ -325,6 +325,8 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         container[key] = value
     elif isinstance(container, np.ndarray):
         arrays.set_item(container, key, value)
+    elif isinstance(container, Sequential):
+        container[int(key) if isinstance(key, Tensor) else key] = value
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry
         set_entry(container, key, value)

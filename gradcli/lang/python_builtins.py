@@ -80,7 +80,8 @@ _NO_DEFAULT = object()
 
 
 def next_(iterator: Any, default: Any = _NO_DEFAULT) -> Any:
-    if not isinstance(iterator, _ITERATORS):
+    if not isinstance(iterator, _ITERATORS) and not (hasattr(type(iterator), "program_attributes") and
+                                                     hasattr(type(iterator), "__next__")):
         raise_python("TypeError", f"'{_type_name(iterator)}' object is not an iterator")
     try:
         return next(iterator)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.errors import ArgumentError, LimitError
+from gradcli.errors import ArgumentError, LimitError, NotAllowedError
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType
 from gradcli.lang.limits import ACTIVE, DEFAULT_TIMEOUT, check_string
@@ -160,6 +160,15 @@ class ParsedArguments:
 
     def __init__(self, values: dict) -> None:
         self.__dict__.update(values)
+
+    def program_set_attribute(self, name: str, value: Any) -> None:
+        """`args.cuda = False`: a Namespace takes new attributes, as argparse's does (never one of its own
+        methods, nor a `_name`)."""
+        if name.startswith("_") or name not in self.__dict__ and hasattr(type(self), name):
+            raise NotAllowedError(f"cannot assign to attribute '{name}' of a Namespace",
+                                  hint="choose another name for the setting")
+        self.__dict__[name] = value
+        type(self).program_attributes = type(self).program_attributes | {name}
 
     def program_vars(self) -> dict:
         """`vars(args)`: the parsed values as a dict (a copy: the program cannot reach the object's own)."""
