@@ -8,6 +8,9 @@ from gradcli.errors import ArgumentError, NotAllowedError
 from language_helpers import fails, run, torch_printed
 
 SNIPPETS = {
+    "pprint.PrettyPrinter": "import pprint\npp = pprint.PrettyPrinter(indent=2, width=20)\n"
+                            "pp.pprint({'layers': [64, 128, 256], 'lr': 0.001, 'name': 'mlp'})\n"
+                            "print(pp.pformat([1, 2]))\n",
     "next(model.parameters())": "import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 1)\n"
                                 "p = next(model.parameters())\nprint(p.shape, len(list(model.parameters())))\n",
     "a new attribute on argparse's Namespace": "import argparse\nparser = argparse.ArgumentParser()\n"
@@ -39,6 +42,11 @@ SNIPPETS = {
 @pytest.mark.parametrize("source", SNIPPETS.values(), ids=SNIPPETS.keys())
 def test_a_published_snippet_prints_what_pytorch_prints(source):
     assert "\n".join(run(source).printed).splitlines() == torch_printed(source)
+
+
+def test_a_pretty_printers_options_are_checked_as_pythons():
+    assert fails("import pprint\npp = pprint.PrettyPrinter(indent=-1)", ArgumentError).message == \
+        "PrettyPrinter: indent must be >= 0"
 
 
 def test_a_generator_of_parameters_has_no_length_as_in_python():

@@ -40,6 +40,29 @@ def pprint(value: Any, *args: Any, **kwargs: Any) -> None:
     show(pformat(value, *args, **kwargs))
 
 
+class PrettyPrinter:
+    """`pprint.PrettyPrinter(indent=2)`: its options kept, `pprint` and `pformat` as the module's with them."""
+
+    program_attributes = frozenset({"pprint", "pformat"})
+
+    def __init__(self, indent: int = 1, width: int = 80, depth: Any = None, *, compact: bool = False,
+                 sort_dicts: bool = True) -> None:
+        try:
+            _pprint.PrettyPrinter(indent, width, depth, compact=compact, sort_dicts=sort_dicts)  # Python's checks
+        except (ValueError, TypeError) as exc:
+            raise ArgumentError(f"PrettyPrinter: {exc}") from None
+        self.options = dict(indent=indent, width=width, depth=depth, compact=compact, sort_dicts=sort_dicts)
+
+    def pformat(self, value: Any) -> str:
+        return pformat(value, **self.options)
+
+    def pprint(self, value: Any) -> None:
+        show(self.pformat(value))
+
+    def __repr__(self) -> str:
+        return f"<pprint.PrettyPrinter object at 0x{id(self):x}>"
+
+
 # -- time --------------------------------------------------------------------------------------------
 def sleep(seconds: Any) -> None:
     if not isinstance(seconds, (int, float)) or seconds < 0:
@@ -226,7 +249,8 @@ def _character(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 SMALL: dict[str, Callable[[], Namespace]] = {
-    "pprint": lambda: Namespace("pprint", {"pprint": pprint, "pformat": pformat, "pp": pprint}),
+    "pprint": lambda: Namespace("pprint", {"pprint": pprint, "pformat": pformat, "pp": pprint,
+                                           "PrettyPrinter": lambda *a, **k: PrettyPrinter(*a, **k)}),
     "time": lambda: Namespace("time", {"time": _time.time, "perf_counter": _time.perf_counter,
                                        "monotonic": _time.monotonic, "process_time": _time.process_time,
                                        "sleep": sleep}),
