@@ -8,6 +8,15 @@ from gradcli.errors import ArgumentError, NotAllowedError
 from language_helpers import fails, run, torch_printed
 
 SNIPPETS = {
+    "enum": "from enum import Enum, auto\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+            "class Mode(Enum):\n    TRAIN = auto()\n    EVAL = auto()\n    def describe(self):\n"
+            "        return self.name.lower()\n"
+            "print(Color.RED, Color.RED.value, Color.GREEN.name, Color(2), repr(Color.RED), len(Color))\n"
+            "print([c.name for c in Color], Mode.EVAL.value, Mode.TRAIN.describe(), Color.RED is Color(1))\n"
+            "print(type(Color.RED).__name__, isinstance(Color.RED, Color), {Color.RED: 'r'}[Color.RED])\n"
+            "try:\n    Color(5)\nexcept ValueError as e:\n    print(e)\n",
+    "numpy.linalg imported": "from numpy.linalg import norm\nimport numpy.linalg as la\n"
+                             "print(norm([3.0, 4.0]), la.det([[2.0, 0.0], [0.0, 2.0]]))\n",
     "pprint.PrettyPrinter": "import pprint\npp = pprint.PrettyPrinter(indent=2, width=20)\n"
                             "pp.pprint({'layers': [64, 128, 256], 'lr': 0.001, 'name': 'mlp'})\n"
                             "print(pp.pformat([1, 2]))\n",

@@ -31,6 +31,8 @@ def iterate(value: Any) -> Iterator[Any]:
             return found
     if isinstance(value, (*SEQUENCES, *ENGINE_ITERABLES)):
         return iter(value)
+    if hasattr(getattr(value, "pytype", None), "program_members"):  # a program's Enum: its members
+        return value.pytype.program_members()
     if isinstance(value, ITERATORS):
         return value
     if isinstance(value, (dict, set)):

@@ -206,6 +206,8 @@ def len_(value: Any) -> int:
         return dunders.length(value)
     if isinstance(value, np.ndarray):
         return arrays.length(value)
+    if hasattr(getattr(value, "pytype", None), "program_members"):  # a program's Enum: its members
+        return len(list(value.pytype.program_members()))
     if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
