@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcli.errors import ArgumentError, GradcliError, NameLookupError, ShapeError
+from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError, ShapeError
 from tests.language_helpers import fails, run
 
 PRE = "import torch\nimport numpy as np\n"
 
 
 def test_unlisted_attributes_and_object_dtypes_are_refused() -> None:
-    assert "attribute 'tofile' is not available" in fails(PRE + "a = np.array([1.0])\na.tofile", NameLookupError).message
+    assert "'tofile' of NumPy is not available: gradcli refuses file I/O" in \
+        fails(PRE + "a = np.array([1.0])\na.tofile", NotAllowedError).message
+    assert "attribute 'setflags' is not available" in fails(PRE + "a = np.array([1.0])\na.setflags",
+                                                             NameLookupError).message
     fails(PRE + "a = np.array([1.0]).astype('object')", GradcliError)
 
 
