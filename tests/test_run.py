@@ -201,11 +201,12 @@ def test_missing_path_and_empty_directory_are_user_errors(cli, tmp_path, monkeyp
 
 
 def test_directories_expand_to_sorted_scripts(tmp_path):
-    for name in ("b.grad", "a.grad", "notes.txt"):
+    for name in ("b.grad", "a.grad", "notes.txt", "c.py", "d.ipynb"):
         script(tmp_path, "", name)
     (tmp_path / "sub").mkdir()
     script(tmp_path / "sub", "", "c.grad")
     assert script_files([tmp_path, tmp_path / "notes.txt"]) == [tmp_path / "a.grad", tmp_path / "b.grad",
+                                                                 tmp_path / "c.py", tmp_path / "d.ipynb",
                                                                  tmp_path / "notes.txt"]
 
 

@@ -70,7 +70,8 @@ def max_elements(scope: str) -> Any:
 def max_steps(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-steps", metavar="N", show_default=False,
-        help=f"Most loop iterations allowed, all loops together ({scope}).{_default(DEFAULT_MAX_STEPS)}")]
+        help=f"Most loop iterations allowed, all loops together, and as many calls of the program's own functions "
+             f"({scope}). A guard: --timeout is what stops a runaway program.{_default(DEFAULT_MAX_STEPS)}")]
 
 
 def timeout(subject: str, note: str) -> Any:

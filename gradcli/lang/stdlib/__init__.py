@@ -19,7 +19,7 @@ from gradcli.lang.stdlib.runtime import RESETS
 
 NAMES = frozenset({"random", "math", "functools", "itertools", "collections", "operator", "copy", "pprint", "time",
                    "typing", "dataclasses", "argparse", "warnings", "string", "numbers", "unicodedata",
-                   "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook", "matplotlib",
+                   "enum", "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook", "matplotlib",
                    "matplotlib.pyplot"})
 """Every module a program may import besides torch and numpy (tqdm's progress bars draw nothing;
 matplotlib's figures are drawn by gradcli)."""
@@ -61,7 +61,7 @@ def facade(name: str) -> Any:
 _FACADES = {"random": ("random_module", "RANDOM"), "math": ("math_module", "MATH"),
             "functools": ("functools_module", "FUNCTOOLS"), "itertools": ("itertools_module", "ITERTOOLS"),
             "collections": ("collections_module", "COLLECTIONS"), "operator": ("operator_module", "OPERATOR"),
-            "copy": ("copy_module", "COPY"), "numpy.random": ("numpy_random", "NUMPY_RANDOM"),
+            "copy": ("copy_module", "COPY"), "enum": ("enum_module", "ENUM"), "numpy.random": ("numpy_random", "NUMPY_RANDOM"),
             "tqdm": ("tqdm_module", "TQDM"), "tqdm.auto": ("tqdm_module", "TQDM_AUTO"),
             "tqdm.notebook": ("tqdm_module", "TQDM_NOTEBOOK"), "matplotlib": ("pyplot_module", "MATPLOTLIB"),
             "matplotlib.pyplot": ("pyplot_module", "PYPLOT")}
