@@ -247,56 +247,17 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
     return apply(O.WHERE, _wrap(cond), a, b)
 
 
-def neg(x: Any) -> Tensor:
-    return Tensor.neg(_tensor_arg(x, "neg"))
 
 
-def exp(x: Any) -> Tensor:
-    return Tensor.exp(_tensor_arg(x, "exp"))
 
 
-def log(x: Any) -> Tensor:
-    return Tensor.log(_tensor_arg(x, "log"))
 
 
-def log1p(x: Any) -> Tensor:
-    return Tensor.log1p(_tensor_arg(x, "log1p"))
 
 
-def sqrt(x: Any) -> Tensor:
-    return Tensor.sqrt(_tensor_arg(x, "sqrt"))
 
 
-def abs(x: Any) -> Tensor:
-    return Tensor.abs(_tensor_arg(x, "abs"))
 
-
-def sign(x: Any) -> Tensor:
-    return Tensor.sign(_tensor_arg(x, "sign"))
-
-
-def sin(x: Any) -> Tensor:
-    return Tensor.sin(_tensor_arg(x, "sin"))
-
-
-def cos(x: Any) -> Tensor:
-    return Tensor.cos(_tensor_arg(x, "cos"))
-
-
-def tan(x: Any) -> Tensor:
-    return Tensor.tan(_tensor_arg(x, "tan"))
-
-
-def tanh(x: Any) -> Tensor:
-    return Tensor.tanh(_tensor_arg(x, "tanh"))
-
-
-def sigmoid(x: Any) -> Tensor:
-    return Tensor.sigmoid(_tensor_arg(x, "sigmoid"))
-
-
-def relu(x: Any) -> Tensor:
-    return Tensor.relu(_tensor_arg(x, "relu"))
 
 
 def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -339,11 +300,10 @@ def _unary_function(op: O.Op) -> Any:
     return fn
 
 
-asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, expm1, erf, erfc, erfinv, rsqrt, reciprocal, \
-    lgamma, digamma, floor, ceil, trunc, frac = (_unary_function(op) for op in (
-        O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH, O.ATANH, O.LOG2, O.LOG10, O.EXP2, O.EXPM1, O.ERF,
-        O.ERFC, O.ERFINV, O.RSQRT, O.RECIPROCAL, O.LGAMMA, O.DIGAMMA, O.FLOOR, O.CEIL, O.TRUNC, O.FRAC))
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, trunc
+_DECLARED = {id(op): _unary_function(op) for op in O.named("functions").values()}
+globals().update({name: _DECLARED[id(op)] for name, op in O.named("functions").items()})
+"""`torch.X` for every function the op table declares (`exp`, `asin` and its alias `arcsin`, ...): the
+same names `ops.NUMPY` has, so VJPs run against either namespace."""
 
 
 def square(x: Any) -> Tensor:
@@ -1164,9 +1124,6 @@ def _sequence_arg(tensors: Any, fn: str) -> list:
         raise ArgumentError(f"{fn}() expects a non-empty list of tensors", hint=f"e.g. {fn}([a, b], dim=0)")
     return list(tensors)
 
-
-def clone(x: Any) -> Tensor:
-    return Tensor.clone(_tensor_arg(x, "clone"))
 
 
 def to_dtype(x: Any, dtype: Any) -> Tensor:

@@ -4,13 +4,16 @@ An entry is the NumPy forward, one VJP per differentiable input, the SymPy meani
 `--check`, PyTorch's node name and a one-line rule for `--explain` and `gradcli ops`. Everything
 about an op's calculus lives here; the other places only give it a name a caller can reach.
 
-Adding an op: its entry here (forward, `vjps`, `saves`, `sym`, `kink`, `rule`), listed in `TABLE`;
-any array function its VJPs call on `ns` added to `_NumpyNamespace` and to `engine/functions.py`;
-the user-facing function in `engine/functions.py` (`torch.X`), the method on `Tensor`
-(`engine/tensor.py`) where PyTorch has one, and the name in `lang/builtins.py` (`FUNCTIONS`,
-`TENSOR_METHODS`, and `OP_OF` for an alias); a new SymPy function its `sym` needs goes on `S` in
-`check/meaning.py`, a new kink test its `kink` needs on `K` in `check/kinks.py`.
-`tests/test_op_table.py` fails when the two `ns` namespaces or the parser and interpreter disagree.
+Adding an elementwise function is one declaration (`_unary(...)`, see `SINC`) and its test: the
+primitive (forward, VJP, node name, rule, kink) and its public names (`torch.X` and `np.X`, `Tensor.X`,
+aliases, `X_`), its `element` meaning for `--check` and its `domain`. From the declarations are derived
+the tensor functions (`engine/functions.py`) and `NUMPY` (so the two VJP namespaces cannot drift), the
+Tensor methods, `FUNCTIONS`, `TENSOR_METHODS` and `OP_OF` in `lang/builtins.py`, and the checker's `S`
+(`check/meaning.py`), float evaluators (`check/calculus.py`) and domains (`check/domains.py`). `K`
+(`check/kinks.py`) is a vocabulary of kink kinds that a `kink` rule picks from, not a table per function.
+A primitive with arguments of its own (a reduction, a view, a loss) still has a hand-written
+`torch.X` in `engine/functions.py` that normalises them; `tests/test_op_table.py` and
+`tests/test_declarations.py` fail when the tables disagree.
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
@@ -48,6 +51,11 @@ class Op:
     `elementwise` is True when each output element depends only on the input elements at its own
     (broadcast) position: `gradcli plot` sweeps a program built only of such ops in one batch.
 
+    `names` are the names a program calls the primitive by (`torch.X`, `Tensor.X`, `X_`, aliases);
+    `element` its meaning at one element for `--check` and `domain` where its real value does not
+    exist (each a test of the first input and the words for a learner). The namespaces, the language's
+    tables and the checker's are derived from these, so a function is declared here and nowhere else.
+
     `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
     per input, None where an input has none), giving the output's tangent: one of the rules below
     (`diagonal_jvp`, `linear_jvp`, `sum_linear_jvp`, `product_jvp`, `transposed_jvp`) or the op's own.
@@ -67,6 +75,9 @@ class Op:
     elementwise: bool = False
     plans: tuple = field(default=(), repr=False)
     jvp: Callable[..., Any] | None = None
+    names: "Names | None" = None
+    element: "Element | None" = None
+    domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:
@@ -86,6 +97,26 @@ class Op:
         inputs part is in `_kept`'s shorthand, which `Node` reads without looping.
         """
         return self.plans[mask] if self.plans else None
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names a program reaches a primitive by: `functions` are `torch.X` and `np.X` (the first is the
+    op's own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method."""
+
+    functions: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    in_place: bool = False
+
+
+@dataclass(frozen=True)
+class Element:
+    """An elementwise function at one element, as `--check` replays it: `numeric` on a known float (its math
+    domain errors become nan or inf) and `symbolic(sp)`, the SymPy function. SymPy is handed in, never
+    imported, so `gradcli eval` without `--check` stays free of it."""
+
+    numeric: Callable[[float], float]
+    symbolic: Callable[[Any], Any]
 
 
 def _kept(keep: tuple[bool, ...]) -> Any:
@@ -457,10 +488,18 @@ def _relu_forward(x: np.ndarray) -> np.ndarray:
 
 
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
-           sym: Callable | None = None, kink: Callable | None = None, nests: bool = True) -> Op:
-    """An elementwise op of one input; its JVP is therefore `diagonal_jvp`."""
+           sym: Callable | None = None, kink: Callable | None = None, nests: bool = True,
+           element: Element | None = None, domain: tuple = (), aliases: tuple[str, ...] = (),
+           function: bool = True, method: bool = True, in_place: bool = False) -> Op:
+    """An elementwise function of one input, declared whole: its primitive (whose JVP is therefore
+    `diagonal_jvp`, and whose SymPy meaning is `element` mapped over the elements unless `sym` says
+    otherwise) and its public names: `torch.<name>` unless not `function`, `Tensor.<name>` unless not
+    `method`, both under each alias too, and `Tensor.<name>_` when `in_place`."""
+    public = (name,) + aliases
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
-              sym=sym, kink=kink, nests=nests, elementwise=True, jvp=diagonal_jvp)
+              sym=sym or (_sym_map(name) if element else None), kink=kink, nests=nests, elementwise=True,
+              jvp=diagonal_jvp, element=element, domain=domain,
+              names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place))
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -620,40 +659,43 @@ CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factor
 
 
 NEG = _unary(name="neg", node="NegBackward0", forward=np.negative, vjp=lambda ns, g, o, x: -g, rule="∂(-x)/∂x = -1",
-             saves="",
+             saves="", in_place=True,
              nests=False, sym=lambda S, x: S.map(lambda u: -u, x))
 EXP = _unary(name="exp", node="ExpBackward0", forward=np.exp, vjp=lambda ns, g, o, x: g * o,
-             rule="∂exp(x)/∂x = exp(x)", saves="o",
-             sym=_sym_map("exp"))
+             rule="∂exp(x)/∂x = exp(x)", saves="o", in_place=True, element=Element(math.exp, lambda sp: sp.exp))
 LOG = _unary(name="log", node="LogBackward0", forward=np.log, vjp=lambda ns, g, o, x: g / x, rule="∂log(x)/∂x = 1/x",
-             sym=_sym_map("log"))
+             in_place=True, element=Element(math.log, lambda sp: sp.log),
+             domain=((lambda x: x < 0, "log is nan below 0"), (lambda x: x == 0, "log is -inf at 0")))
 LOG1P = _unary(name="log1p", node="Log1PBackward0", forward=np.log1p, vjp=lambda ns, g, o, x: g / (x + 1.0),
                rule="∂log1p(x)/∂x = 1/(1+x)",
-               sym=lambda S, x: S.map(lambda u: S.log(u + 1), x))
+               sym=lambda S, x: S.map(lambda u: S.log(u + 1), x),
+               domain=((lambda x: x < -1, "log1p is nan below -1"), (lambda x: x == -1, "log1p is -inf at -1")))
 SQRT = _unary(name="sqrt", node="SqrtBackward0", forward=np.sqrt, vjp=lambda ns, g, o, x: g / (o * 2.0),
-              rule="∂√x/∂x = 1/(2√x)", saves="o",
-              sym=_sym_map("sqrt"), kink=lambda K, x: K.zero_kink(x))
+              rule="∂√x/∂x = 1/(2√x)", saves="o", in_place=True,
+              element=Element(math.sqrt, lambda sp: sp.sqrt), kink=lambda K, x: K.zero_kink(x),
+              domain=((lambda x: x < 0, "sqrt is nan below 0"),))
 ABS = _unary(name="abs", node="AbsBackward0", forward=np.abs, vjp=lambda ns, g, o, x: g * ns.sign(x),
-             rule="∂|x|/∂x = sign(x) (0 at 0)",
+             rule="∂|x|/∂x = sign(x) (0 at 0)", in_place=True,
              sym=_sym_map("Abs"), kink=lambda K, x: K.zero_kink(x))
 SIGN = _unary(name="sign", node="SignBackward0", forward=np.sign, vjp=lambda ns, g, o, x: g * 0.0,
               rule="∂sign(x)/∂x = 0", saves="",
               sym=_sym_map("sign"), kink=lambda K, x: K.zero_kink(x))
 SIN = _unary(name="sin", node="SinBackward0", forward=np.sin, vjp=lambda ns, g, o, x: g * ns.cos(x),
              rule="∂sin(x)/∂x = cos(x)",
-             sym=_sym_map("sin"))
+             element=Element(math.sin, lambda sp: sp.sin))
 COS = _unary(name="cos", node="CosBackward0", forward=np.cos, vjp=lambda ns, g, o, x: -g * ns.sin(x),
              rule="∂cos(x)/∂x = -sin(x)",
-             sym=_sym_map("cos"))
+             element=Element(math.cos, lambda sp: sp.cos))
 TAN = _unary(name="tan", node="TanBackward0", forward=np.tan, vjp=lambda ns, g, o, x: g * (o * o + 1.0),
              rule="∂tan(x)/∂x = 1 + tan²(x)", saves="o",
-             sym=_sym_map("tan"))
+             element=Element(math.tan, lambda sp: sp.tan))
 TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns, g, o, x: g * (1.0 - o * o),
               rule="∂tanh(x)/∂x = 1 - tanh²(x)",
-              saves="o", sym=_sym_map("tanh"))
+              saves="o", in_place=True, element=Element(math.tanh, lambda sp: sp.tanh))
 SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forward,
                  vjp=lambda ns, g, o, x: g * o * (1.0 - o),
-                 rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
+                 rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", in_place=True,
+                 sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
 def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
     """Read from the result, as PyTorch's threshold_backward(g, result, 0) is: under create_graph the
     gradient stays on the result's graph with a zero derivative, so every further derivative passes
@@ -667,11 +709,11 @@ def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
 
 RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
               vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", saves="o", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
-              kink=lambda K, x: K.zero_kink(x))
+              kink=lambda K, x: K.zero_kink(x), in_place=True)
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
                   vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
                   g * ns.where(x * beta > threshold, 1.0, ns.sigmoid(x * beta)),
-                  rule="∂softplus(x)/∂x = σ(βx)",
+                  rule="∂softplus(x)/∂x = σ(βx)", function=False,
                   sym=lambda S, x, beta=1.0, threshold=20.0: S.map(
                       lambda u: S.div(S.log(1 + S.exp(S.mul(u, S.number(beta)))), S.number(beta)), x))
 CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
@@ -699,9 +741,9 @@ def _zero_vjp(ns: Any, g: Any, o: Any, x: Any, **params: Any) -> Any:
     return g * 0.0
 
 
-def _step(name: str, node: str, forward: Callable, kink: Callable) -> Op:
+def _step(name: str, node: str, forward: Callable, kink: Callable, aliases: tuple[str, ...] = ()) -> Op:
     return _unary(name=name, node=node, forward=forward, vjp=_zero_vjp, rule=f"∂{name}(x)/∂x = 0 (0 at the jumps too)",
-                  saves="", sym=_sym_map(name), kink=kink)
+                  saves="", sym=_sym_map(name), kink=kink, aliases=aliases)
 
 
 def _round_forward(x: np.ndarray, decimals: int = 0) -> np.ndarray:
@@ -749,48 +791,61 @@ def _nan_free_binary(forward: Callable) -> Callable:
 
 
 ASIN = _unary(name="asin", node="AsinBackward0", forward=np.arcsin, vjp=lambda ns, g, o, x: g / ns.sqrt(1.0 - x * x),
-              rule="∂asin(x)/∂x = 1/√(1-x²)", sym=_sym_map("asin"))
+              rule="∂asin(x)/∂x = 1/√(1-x²)", aliases=("arcsin",), element=Element(math.asin, lambda sp: sp.asin),
+               domain=((lambda x: np.abs(x) > 1, "asin is nan outside [-1, 1]"),))
 ACOS = _unary(name="acos", node="AcosBackward0", forward=np.arccos, vjp=lambda ns, g, o, x: -g / ns.sqrt(1.0 - x * x),
-              rule="∂acos(x)/∂x = -1/√(1-x²)", sym=_sym_map("acos"))
+              rule="∂acos(x)/∂x = -1/√(1-x²)", aliases=("arccos",), element=Element(math.acos, lambda sp: sp.acos),
+               domain=((lambda x: np.abs(x) > 1, "acos is nan outside [-1, 1]"),))
 ATAN = _unary(name="atan", node="AtanBackward0", forward=np.arctan, vjp=lambda ns, g, o, x: g / (x * x + 1.0),
-              rule="∂atan(x)/∂x = 1/(1+x²)", sym=_sym_map("atan"))
+              rule="∂atan(x)/∂x = 1/(1+x²)", aliases=("arctan",), element=Element(math.atan, lambda sp: sp.atan))
 SINH = _unary(name="sinh", node="SinhBackward0", forward=np.sinh, vjp=lambda ns, g, o, x: g * ns.cosh(x),
-              rule="∂sinh(x)/∂x = cosh(x)", sym=_sym_map("sinh"))
+              rule="∂sinh(x)/∂x = cosh(x)", element=Element(math.sinh, lambda sp: sp.sinh))
 COSH = _unary(name="cosh", node="CoshBackward0", forward=np.cosh, vjp=lambda ns, g, o, x: g * ns.sinh(x),
-              rule="∂cosh(x)/∂x = sinh(x)", sym=_sym_map("cosh"))
+              rule="∂cosh(x)/∂x = sinh(x)", element=Element(math.cosh, lambda sp: sp.cosh))
 ASINH = _unary(name="asinh", node="AsinhBackward0", forward=np.arcsinh,
-               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x + 1.0), rule="∂asinh(x)/∂x = 1/√(x²+1)", sym=_sym_map("asinh"))
+               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x + 1.0), rule="∂asinh(x)/∂x = 1/√(x²+1)",
+               aliases=("arcsinh",), element=Element(math.asinh, lambda sp: sp.asinh))
 ACOSH = _unary(name="acosh", node="AcoshBackward0", forward=np.arccosh,
-               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x - 1.0), rule="∂acosh(x)/∂x = 1/√(x²-1)", sym=_sym_map("acosh"))
+               vjp=lambda ns, g, o, x: g / ns.sqrt(x * x - 1.0), rule="∂acosh(x)/∂x = 1/√(x²-1)",
+               aliases=("arccosh",), element=Element(math.acosh, lambda sp: sp.acosh),
+               domain=((lambda x: x < 1, "acosh is nan below 1"),))
 ATANH = _unary(name="atanh", node="AtanhBackward0", forward=np.arctanh, vjp=lambda ns, g, o, x: g / (1.0 - x * x),
-               rule="∂atanh(x)/∂x = 1/(1-x²)", sym=_sym_map("atanh"))
+               rule="∂atanh(x)/∂x = 1/(1-x²)", aliases=("arctanh",), element=Element(math.atanh, lambda sp: sp.atanh),
+               domain=((lambda x: np.abs(x) > 1, "atanh is nan outside [-1, 1]"),
+                       (lambda x: np.abs(x) == 1, "atanh is infinite at ±1")))
 LOG2 = _unary(name="log2", node="Log2Backward0", forward=np.log2, vjp=lambda ns, g, o, x: g / (x * _LN2),
-              rule="∂log₂(x)/∂x = 1/(x·ln 2)", sym=_sym_map("log2"))
+              rule="∂log₂(x)/∂x = 1/(x·ln 2)", sym=_sym_map("log2"),
+              domain=((lambda x: x < 0, "log2 is nan below 0"), (lambda x: x == 0, "log2 is -inf at 0")))
 LOG10 = _unary(name="log10", node="Log10Backward0", forward=np.log10, vjp=lambda ns, g, o, x: g / (x * _LN10),
-               rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", sym=_sym_map("log10"))
+               rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", sym=_sym_map("log10"),
+               domain=((lambda x: x < 0, "log10 is nan below 0"), (lambda x: x == 0, "log10 is -inf at 0")))
 EXP2 = _unary(name="exp2", node="Exp2Backward0", forward=np.exp2, vjp=lambda ns, g, o, x: g * o * _LN2,
               rule="∂2ˣ/∂x = 2ˣ·ln 2", saves="o", sym=_sym_map("exp2"))
 EXPM1 = _unary(name="expm1", node="Expm1Backward0", forward=np.expm1, vjp=lambda ns, g, o, x: g * (o + 1.0),
                rule="∂(eˣ-1)/∂x = eˣ", saves="o", sym=_sym_map("expm1"))
 ERF = _unary(name="erf", node="ErfBackward0", forward=special.erf,
              vjp=lambda ns, g, o, x: g * _TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
-             rule="∂erf(x)/∂x = 2/√π·e^(-x²)", sym=_sym_map("erf"))
+             rule="∂erf(x)/∂x = 2/√π·e^(-x²)", element=Element(math.erf, lambda sp: sp.erf))
 ERFC = _unary(name="erfc", node="ErfcBackward0", forward=special.erfc,
               vjp=lambda ns, g, o, x: g * -_TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
-              rule="∂erfc(x)/∂x = -2/√π·e^(-x²)", sym=_sym_map("erfc"))
+              rule="∂erfc(x)/∂x = -2/√π·e^(-x²)", element=Element(math.erfc, lambda sp: sp.erfc))
 ERFINV = _unary(name="erfinv", node="ErfinvBackward0", forward=special.erfinv,
                 vjp=lambda ns, g, o, x: g * _ROOT_PI_OVER_TWO * ns.exp(o * o),
-                rule="∂erfinv(x)/∂x = √π/2·e^(erfinv(x)²)", saves="o", sym=_sym_map("erfinv"))
+                rule="∂erfinv(x)/∂x = √π/2·e^(erfinv(x)²)", saves="o",
+                element=Element(lambda v: float(special.erfinv(np.float64(v))), lambda sp: sp.erfinv))
 RSQRT = _unary(name="rsqrt", node="RsqrtBackward0", forward=lambda x: 1.0 / np.sqrt(x),
                vjp=lambda ns, g, o, x: g * -0.5 * o * o * o, rule="∂x^(-1/2)/∂x = -½·x^(-3/2)", saves="o",
-               sym=_sym_map("rsqrt"), kink=lambda K, x: K.zero_kink(x))
+               sym=_sym_map("rsqrt"), kink=lambda K, x: K.zero_kink(x),
+               domain=((lambda x: x < 0, "rsqrt is nan below 0"), (lambda x: x == 0, "rsqrt is inf at 0")))
 RECIPROCAL = _unary(name="reciprocal", node="ReciprocalBackward0", forward=lambda x: 1.0 / x,
                     vjp=lambda ns, g, o, x: -g * o * o, rule="∂(1/x)/∂x = -1/x²", saves="o",
                     sym=_sym_map("reciprocal"))
 LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
-                vjp=lambda ns, g, o, x: g * ns.digamma(x), rule="∂log|Γ(x)|/∂x = ψ(x)", sym=_sym_map("lgamma"))
+                vjp=lambda ns, g, o, x: g * ns.digamma(x), rule="∂log|Γ(x)|/∂x = ψ(x)",
+                element=Element(lambda v: float(special.lgamma(np.float64(v))), lambda sp: sp.loggamma))
 DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
-                 vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)", sym=_sym_map("digamma"))
+                 vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)",
+                 element=Element(lambda v: float(special.digamma(np.float64(v))), lambda sp: sp.digamma))
 POLYGAMMA = Op(name="polygamma", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
                vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),),
                jvp=diagonal_jvp, rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
@@ -801,12 +856,27 @@ LOGIT = Op(name="logit", node="LogitBackward0", forward=_logit_forward, vjps=(_l
            kink=lambda K, x, eps=None: K.clamp_kink(x, eps, None if eps is None else 1.0 - eps))
 FLOOR = _step("floor", "FloorBackward0", np.floor, lambda K, x: K.jump_kink(x, 0.0))
 CEIL = _step("ceil", "CeilBackward0", np.ceil, lambda K, x: K.jump_kink(x, 0.0))
-TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0.0))
+TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0.0), aliases=("fix",))
 ROUND = Op(name="round", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
            jvp=diagonal_jvp, rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
                lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
 FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
               rule="∂(x - trunc(x))/∂x = 1", saves="", sym=_sym_map("frac"), kink=lambda K, x: K.jump_kink(x, 0.0))
+
+
+def _sinc_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
+    """PyTorch's formula, (πx·cos(πx) - sin(πx))/(πx²), with 0 at x = 0, where it reads 0/0 (so a second
+    derivative there is nan, as PyTorch's is)."""
+    px = x * math.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g * ns.where(x == 0, 0.0, (px * ns.cos(px) - ns.sin(px)) / (px * x))
+
+
+SINC = _unary(name="sinc", node="SincBackward0", forward=np.sinc, vjp=_sinc_vjp,
+              rule="∂sinc(x)/∂x = (cos(πx) - sinc(x))/x (0 at 0)", in_place=True,
+              element=Element(lambda v: 1.0 if v == 0 else math.sin(math.pi * v) / (math.pi * v),
+                              lambda sp: lambda u, evaluate=True: sp.Piecewise(
+                                  (sp.Integer(1), sp.Eq(u, 0)), (sp.sin(sp.pi * u) / (sp.pi * u), True))))
 
 ATAN2 = Op(name="atan2", node="Atan2Backward0", forward=np.arctan2,
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
@@ -1194,7 +1264,7 @@ CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda
                nests=False, sym=lambda S, x: x)
 SEEN_THROUGH = _unary(name="detach", node="AliasBackward0", forward=lambda x: x, vjp=lambda ns, g, o, x: g,
                       rule="x.detach() or x.data inside a Function's forward, as --check records it: the identity",
-                      saves="", nests=False, sym=lambda S, x: x)
+                      saves="", nests=False, sym=lambda S, x: x, function=False, method=False)
 """Recorded only while `--check` records a Function's forward (`engine.function`): PyTorch runs that forward
 with gradients off, so a detach there cuts nothing and the forward's math goes through it. Not in `OPS`:
 no program calls it."""
@@ -1649,23 +1719,29 @@ GELU_BACKWARD = Op(name="gelu_backward", node="GeluBackwardBackward0",
                    rule="∂(g·gelu'(x))/∂g = gelu'(x), ∂/∂x = g·gelu''(x)", saves=("b", "ab"), args="ab",
                    sym=lambda S, g, x, approximate="none": S.broadcast(
                        lambda v, u: S.mul(v, _gelu_slope_sym(S, u, approximate)), g, x))
-SILU = _unary(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
+def _activation(**declaration: Any) -> Op:
+    """An elementwise function of torch.nn.functional only (no `torch.X`, no `Tensor.X`): `nn/functional.py`
+    names it, with its `inplace` argument."""
+    return _unary(function=False, method=False, **declaration)
+
+
+SILU = _activation(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
               rule="∂silu(x)/∂x = σ(x)(1 + x(1-σ(x)))",
               sym=lambda S, x: S.map(lambda u: S.div(u, S.add(1, S.exp(S.mul(S.number(-1), u)))), x))
-MISH = _unary(name="mish", node="MishBackward0", forward=lambda x: x * np.tanh(_softplus_forward(x)), vjp=_mish_vjp,
+MISH = _activation(name="mish", node="MishBackward0", forward=lambda x: x * np.tanh(_softplus_forward(x)), vjp=_mish_vjp,
               rule="∂mish(x)/∂x = tanh(sp(x)) + x·σ(x)·(1 - tanh²(sp(x)))",
               sym=lambda S, x: S.map(lambda u: S.mul(u, S.tanh(S.log(S.add(1, S.exp(u))))), x))
-HARDSIGMOID = _unary(name="hardsigmoid", node="HardsigmoidBackward0",
+HARDSIGMOID = _activation(name="hardsigmoid", node="HardsigmoidBackward0",
                      forward=lambda x: np.clip(x + 3.0, 0.0, 6.0) / 6.0,
                      vjp=lambda ns, g, o, x: _kept_on(ns, g * _hardtanh_mask(ns, x, -3.0, 3.0) * _SIXTH_F32, x),
                      rule="∂hardsigmoid(x)/∂x = 1/6 on (-3, 3), else 0",
                      sym=lambda S, x: S.map(lambda u: _hard_step(S, u), x), kink=lambda K, x: K.clamp_kink(x, -3, 3))
-HARDSWISH = _unary(name="hardswish", node="HardswishBackward0",
+HARDSWISH = _activation(name="hardswish", node="HardswishBackward0",
                    forward=lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0, vjp=_hardswish_vjp,
                    rule="∂hardswish(x)/∂x = x/3 + 1/2 on (-3, 3), 0 below, 1 above",
                    sym=lambda S, x: S.map(lambda u: S.mul(u, _hard_step(S, u)), x),
                    kink=lambda K, x: K.clamp_kink(x, -3, 3))
-LOGSIGMOID = _unary(name="logsigmoid", node="LogSigmoidBackward0", forward=_logsigmoid_forward,
+LOGSIGMOID = _activation(name="logsigmoid", node="LogSigmoidBackward0", forward=_logsigmoid_forward,
                     vjp=lambda ns, g, o, x: g * ns.sigmoid(-x), rule="∂logσ(x)/∂x = σ(-x)",
                     sym=lambda S, x: S.map(lambda u: S.mul(S.number(-1), S.log(S.add(1, S.exp(S.mul(S.number(-1), u))))), x))
 ADDMM = Op(name="addmm", node="AddmmBackward0", forward=_addmm_forward,
@@ -1815,16 +1891,10 @@ AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_po
 
 
 class _NumpyNamespace:
-    """The fast path for VJPs: plain NumPy with the tensor functions' names and signatures."""
+    """The fast path for VJPs: plain NumPy with the tensor functions' names and signatures.
 
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-    sqrt = staticmethod(np.sqrt)
-    sinh = staticmethod(np.sinh)
-    cosh = staticmethod(np.cosh)
-    floor = staticmethod(np.floor)
-    trunc = staticmethod(np.trunc)
-    digamma = staticmethod(special.digamma)
+    Every declared elementwise function is here as its forward, added below from the same declarations
+    `engine.functions` makes its `torch.X` from, so the two namespaces cannot drift apart."""
 
     @staticmethod
     def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
@@ -1852,12 +1922,7 @@ class _NumpyNamespace:
     def einsum(equation: str, *xs: np.ndarray) -> np.ndarray:
         return _einsum_forward(*xs, equation=equation)
     polygamma = staticmethod(special.polygamma)
-    sin = staticmethod(np.sin)
-    cos = staticmethod(np.cos)
-    sign = staticmethod(np.sign)
-    abs = staticmethod(np.abs)
     matmul = staticmethod(np.matmul)
-    sigmoid = staticmethod(_sigmoid_forward)
     permute = staticmethod(np.transpose)
     first_along = staticmethod(_first_along)
     index_put = staticmethod(_index_put_forward)
@@ -1908,7 +1973,6 @@ class _NumpyNamespace:
         return _prod_others(x, dim, out)
 
     # torch.nn.functional
-    tanh = staticmethod(np.tanh)
     softplus = staticmethod(_softplus_forward)
     constant_pad_nd = staticmethod(_pad_forward)
     im2col = staticmethod(sliding.im2col)
@@ -1919,14 +1983,13 @@ class _NumpyNamespace:
         return g * _gelu_slope(x, approximate)
 
 
-NUMPY = _NumpyNamespace()
 
 TABLE: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, MATMUL,
     DET, LOGABSDET, INVERSE, SOLVE, CHOLESKY,
     NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH, SIGMOID, RELU, SOFTPLUS, CLAMP, CLAMP_TENSOR,
     ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL,
-    LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC,
+    LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND, FRAC, SINC,
     ATAN2, HYPOT, FMOD, REMAINDER, DIV_TRUNC, DIV_FLOOR, ADD_ALPHA, SUB_ALPHA, XLOGY, FMAX, FMIN, LERP, ADDCMUL, ADDCDIV,
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX,
     LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
@@ -1936,3 +1999,14 @@ TABLE: tuple[Op, ...] = (
     CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
     BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
 )
+
+
+def named(kind: str) -> dict[str, Op]:
+    """Every declared name of one kind (`functions`: torch.X and np.X; `methods`: Tensor.X) and its primitive."""
+    return {name: op for op in TABLE if op.names for name in getattr(op.names, kind)}
+
+
+for _op in TABLE:
+    if _op.names and _op.names.functions:
+        setattr(_NumpyNamespace, _op.name, staticmethod(_op.forward))
+NUMPY = _NumpyNamespace()

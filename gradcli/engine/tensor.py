@@ -1058,45 +1058,6 @@ class Tensor:
         return L.invert(self)
 
 
-    # -- elementwise methods: the one-input kernels themselves --------------------------------
-    exp = _elementwise1(O.EXP)
-    log = _elementwise1(O.LOG)
-    log1p = _elementwise1(O.LOG1P)
-    sqrt = _elementwise1(O.SQRT)
-    abs = __abs__ = _elementwise1(O.ABS)
-    sign = _elementwise1(O.SIGN)
-    sin = _elementwise1(O.SIN)
-    cos = _elementwise1(O.COS)
-    tan = _elementwise1(O.TAN)
-    tanh = _elementwise1(O.TANH)
-    sigmoid = _elementwise1(O.SIGMOID)
-    relu = _elementwise1(O.RELU)
-    neg = __neg__ = _elementwise1(O.NEG)
-    softplus = _elementwise1(O.SOFTPLUS)
-    clone = _elementwise1(O.CLONE)
-    asin = arcsin = _elementwise1(O.ASIN)
-    acos = arccos = _elementwise1(O.ACOS)
-    atan = arctan = _elementwise1(O.ATAN)
-    sinh = _elementwise1(O.SINH)
-    cosh = _elementwise1(O.COSH)
-    asinh = arcsinh = _elementwise1(O.ASINH)
-    acosh = arccosh = _elementwise1(O.ACOSH)
-    atanh = arctanh = _elementwise1(O.ATANH)
-    log2 = _elementwise1(O.LOG2)
-    log10 = _elementwise1(O.LOG10)
-    exp2 = _elementwise1(O.EXP2)
-    expm1 = _elementwise1(O.EXPM1)
-    erf = _elementwise1(O.ERF)
-    erfc = _elementwise1(O.ERFC)
-    erfinv = _elementwise1(O.ERFINV)
-    rsqrt = _elementwise1(O.RSQRT)
-    reciprocal = _elementwise1(O.RECIPROCAL)
-    lgamma = _elementwise1(O.LGAMMA)
-    digamma = _elementwise1(O.DIGAMMA)
-    floor = _elementwise1(O.FLOOR)
-    ceil = _elementwise1(O.CEIL)
-    trunc = fix = _elementwise1(O.TRUNC)
-    frac = _elementwise1(O.FRAC)
 
 
     def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
@@ -1449,15 +1410,6 @@ class Tensor:
     def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
         return I.update(self, lambda: F.clamp(self, min, max))
 
-    neg_ = _unary_in_place("neg")
-    exp_ = _unary_in_place("exp")
-    log_ = _unary_in_place("log")
-    sqrt_ = _unary_in_place("sqrt")
-    abs_ = _unary_in_place("abs")
-    sigmoid_ = _unary_in_place("sigmoid")
-    tanh_ = _unary_in_place("tanh")
-    relu_ = _unary_in_place("relu")
-
     def zero_(self) -> "Tensor":
         return I.zero_(self)
 
@@ -1504,6 +1456,21 @@ class Tensor:
     __imul__ = mul_
     __itruediv__ = div_
     __ipow__ = pow_
+
+
+def _declare_methods() -> None:
+    """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
+    themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
+    kernels: dict[int, Callable] = {}
+    for name, op in O.named("methods").items():
+        kernel = kernels.setdefault(id(op), _elementwise1(op))
+        setattr(Tensor, name, kernel)
+        if op.names.in_place and name == op.name:
+            setattr(Tensor, name + "_", _unary_in_place(name))
+    Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs
+
+
+_declare_methods()
 
 
 def _wrap(array: np.ndarray) -> Tensor:
