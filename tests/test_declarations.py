@@ -1,6 +1,6 @@
 """One declaration per function: the names, namespaces and checker tables derived from the op table.
 
-`torch.sinc` was added by its declaration alone (`engine/ops.py`) to prove it: everything a program
+`torch.sinc` was added by its declaration alone (`engine/ops/elementwise.py`) to prove it: everything a program
 and `--check` reach of it below comes from that one entry. Numbers are PyTorch 2.13's (float64).
 """
 from __future__ import annotations

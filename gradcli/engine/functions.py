@@ -1554,7 +1554,7 @@ def cross(a: Any, b: Any, dim: Any = -1) -> Tensor:
 
 # -- for VJPs under create_graph (the tensor twin of ops.NUMPY) -------------------------------
 def first_along(mask: Tensor, axis: int) -> Tensor:
-    return _wrap(O._first_along(mask._data, axis))
+    return _wrap(O.NUMPY.first_along(mask._data, axis))
 
 
 def prod_others(x: Tensor, dim: tuple[int, ...] | None, out: Tensor) -> Tensor:
