@@ -17,7 +17,7 @@ from gradcli.engine.logical import invert
 from gradcli.nn.modules import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
-from gradcli.errors import ArgumentError, GradcliError, NameLookupError, ValueDomainError
+from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError, ValueDomainError
 from gradcli.lang import arrays as ARR
 from gradcli.lang import dunders
 from gradcli.lang import builtins as B
@@ -33,6 +33,8 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import Scope, UserFunction, signature
+from gradcli.lang.numpy_facade.namespace import refusal as numpy_refusal
+from gradcli.lang.parser import READABLE_ATTRIBUTES
 
 
 def _takes_axis_for_dim(func: Any, kwargs: dict) -> bool:
@@ -325,13 +327,15 @@ class Expressions:
             if isinstance(op, ast.Not):
                 return not truth(value)
             if isinstance(op, ast.Invert):
-                return invert(value)
+                return ARR.unary("~", value) if isinstance(value, np.ndarray) else invert(value)
             if isinstance(value, Tensor):
                 return -value if isinstance(op, ast.USub) else value
             if isinstance(value, NUMBER):
                 return -value if isinstance(op, ast.USub) else +value
             if isinstance(value, Instance) and isinstance(op, (ast.USub, ast.UAdd)):
                 return dunders.unary("-" if isinstance(op, ast.USub) else "+", value)
+            if isinstance(value, np.ndarray):
+                return ARR.unary("-" if isinstance(op, ast.USub) else "+", value)
             raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
                                 f"{type_name(value)}")
         return self._located(node, unary)
@@ -461,8 +465,8 @@ class Expressions:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
-        elif attr == "__name__":
-            return S.name_of(owner)
+        elif attr in READABLE_ATTRIBUTES:
+            return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
         elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
@@ -472,8 +476,8 @@ class Expressions:
                 B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
-            if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
-                return ARR.bound(owner, attr)
+            if type(owner) is np.ndarray:
+                return ARR.attribute(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape" and type(owner) is not np.ndarray:
                 return Size(value)
@@ -484,6 +488,10 @@ class Expressions:
             if plain is not None:
                 plain.add(type(owner))
             return value
+        if (type(owner) is np.ndarray or isinstance(owner, B.Namespace) and owner.name.startswith("numpy")) and \
+                numpy_refusal(attr):
+            raise NotAllowedError(f"'{attr}' of NumPy is not available: gradcli refuses {numpy_refusal(attr)}",
+                                  hint="gradcli's NumPy is its numeric API on arrays of numbers")
         allowed = B.attribute_names(owner)
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"

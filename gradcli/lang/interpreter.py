@@ -363,6 +363,11 @@ class Interpreter(Expressions):
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if isinstance(owner, C.SETTABLE):
             return C.set_attribute(owner, target.attr, value)
+        if hasattr(type(owner), "program_set_attribute"):  # a facade's object that takes new attributes
+            try:
+                return owner.program_set_attribute(target.attr, value)
+            except GradcliError as exc:
+                raise exc.at(*node_span(target, self.source)) from None
         if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
@@ -741,15 +746,18 @@ class Interpreter(Expressions):
 
     def modes(self, node: ast.With) -> Callable[[contextlib.ExitStack], None]:
         """A `with` statement's gradient modes, each checked and entered on the stack it is given."""
-        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
+        items = [(self._expression(item.context_expr), item.context_expr,
+                  None if item.optional_vars is None else self._binder(item.optional_vars)) for item in node.items]
 
         def enter(stack: contextlib.ExitStack) -> None:
-            for mode_of, written in items:
+            for mode_of, written, bind in items:
                 mode = mode_of()
                 if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
                     raise NotAllowedError("'with' works only with a gradient mode",
                                           hint="call it: 'with torch.no_grad():'").at(*node_span(written, self.source))
-                stack.enter_context(mode)
+                entered = stack.enter_context(mode)
+                if bind is not None:
+                    bind(entered)
         return enter
 
 

@@ -5,7 +5,7 @@ An entry is the NumPy forward, one VJP per differentiable input, the SymPy meani
 about an op's calculus lives here; the other places only give it a name a caller can reach.
 
 Adding an elementwise function is one declaration (`_unary(...)` in `elementwise.py`, see `SINC`) and its test: the
-primitive (forward, VJP, node name, rule, kink) and its public names (`torch.X` and `np.X`, `Tensor.X`,
+primitive (forward, VJP, node name, rule, kink) and its public names (`torch.X`, `Tensor.X`,
 aliases, `X_`), its `element` meaning for `--check` and its `domain`. From the declarations are derived
 the tensor functions (`engine/functions.py`) and `NUMPY` (so the two VJP namespaces cannot drift), the
 Tensor methods, `FUNCTIONS`, `TENSOR_METHODS` and `OP_OF` in `lang/builtins.py`, and the checker's `S`
@@ -44,7 +44,7 @@ globals().update({name: value for family in FAMILIES for name, value in vars(fam
 
 
 def named(kind: str) -> dict[str, Op]:
-    """Every declared name of one kind (`functions`: torch.X and np.X; `methods`: Tensor.X) and its primitive."""
+    """Every declared name of one kind (`functions`: torch.X; `methods`: Tensor.X) and its primitive."""
     return {name: op for op in TABLE if op.names for name in getattr(op.names, kind)}
 
 

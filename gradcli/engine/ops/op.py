@@ -78,8 +78,8 @@ class Op:
 
 @dataclass(frozen=True)
 class Names:
-    """The names a program reaches a primitive by: `functions` are `torch.X` and `np.X` (the first is the
-    op's own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method."""
+    """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
+    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method."""
 
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
