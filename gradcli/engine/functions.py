@@ -14,6 +14,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
 from gradcli.engine.ties import note_order
+from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, BackwardError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import (
     ADD,
@@ -964,7 +965,7 @@ def view(x: Any, *shape: Any) -> Tensor:
     (and an in-place update of a copy would not reach x)."""
     x = _tensor_arg(x, "view")
     out = reshape(x, *shape)
-    if out.numel() and _root(out._data) is not _root(x._data):
+    if out.numel() and _root(physical(out)._data) is not _root(physical(x)._data):
         raise ShapeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                          "spans across two contiguous subspaces). Use .reshape(...) instead.",
                          hint="write x.reshape(...) (a copy where it must be), or x.contiguous().view(...)")

@@ -66,7 +66,13 @@ class Generator:
 
     # -- raw words --------------------------------------------------------------------
     def _words(self, count: int) -> np.ndarray:
-        """`count` results of `random()`, as uint64 so arithmetic on them cannot wrap."""
+        """`count` results of `random()`, as uint64 so arithmetic on them cannot wrap.
+
+        Inside a vmap that batches by rules every example would share the draw: vmap runs per example instead."""
+        from gradcli.engine.tensor import VMAP_LEVELS
+        if VMAP_LEVELS:
+            from gradcli.engine.batched import NoRule
+            raise NoRule("a random draw")
         return self._engine.random_raw(count).astype(np.uint64) & _WORD
 
     def _words64(self, count: int) -> np.ndarray:

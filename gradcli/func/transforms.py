@@ -20,8 +20,10 @@ import numpy as np
 from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
-from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
+from gradcli.engine.tensor import VMAP_LEVELS, Node, Tensor, _wrap, check_elements
+from gradcli.engine.batched import Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap, wrap
 from gradcli.engine.modes import Inside, inside as _inside
+from gradcli.func.batching import install
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
 
 
@@ -57,12 +59,26 @@ def _rebuild(tree: Any, values: Any) -> Any:
 
 
 def _fresh(x: Tensor) -> Tensor:
-    """What the function sees: a view of `x` on its graph when `x` requires grad, else a new leaf."""
+    """What the function sees: a view of `x` on its graph when `x` requires grad, else a new leaf.
+
+    Inside vmaps that batch by rules, the leaf is every example's own (batched at every open level): each
+    example's gradient then stays its own, as PyTorch's per-example gradients of a shared input."""
     from gradcli.engine.functions import view_as
     if not np.issubdtype(x.dtype, np.floating):
         raise BackwardError("only Tensors of floating point dtype can require gradients",
                             hint="make the input a float tensor, e.g. torch.tensor([1.0, 2.0])")
+    if VMAP_LEVELS:
+        x = _everywhere(x if x.requires_grad else x.detach())
     return view_as(x, x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def _everywhere(x: Tensor) -> Tensor:
+    """`x` batched at every open vmap level: expanded (a view) where it was the same for every example."""
+    from gradcli.engine.functions import expand, unsqueeze
+    for level in list(VMAP_LEVELS):
+        if unwrap(x, level) is x:
+            x = wrap(expand(unsqueeze(x, 0), (level.size,) + tuple(x.shape)), level)
+    return x
 
 
 def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
@@ -110,7 +126,7 @@ class Traced:
             self.level, seeds = forward
             with self.level, _inside(vmap=self.level.batch is not None):  # jacfwd: PyTorch's vmap of jvp
                 for x, tangent in zip(self.flat, seeds(self.flat)):
-                    FA.seed(self.level, x, tangent)
+                    FA.seed(self.level, physical(x), _physical_seed(tangent, x))
                 result = func(*call_args, **kwargs)
         self.aux = None
         if has_aux:
@@ -143,10 +159,12 @@ class Traced:
 
 
 def _reaches_outside(t: Tensor, fresh: list[Tensor]) -> bool:
-    """Whether `t`'s graph reaches a leaf that requires grad other than this transform's own."""
+    """Whether `t`'s graph reaches a leaf that requires grad other than this transform's own (inside vmap, on
+    the physical graph)."""
     if not t.requires_grad:
         return False
-    own = {id(x) for x in fresh}
+    t = physical(t)
+    own = {id(physical(x)) for x in fresh}
     seen, todo = set(), [t._node]
     while todo:  # iterative: a graph may be a long chain
         node = todo.pop()
@@ -298,7 +316,7 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
             for x in xs:
                 check_elements(out.shape + x.shape, f"the Jacobian of {what}")
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
-                per_output.append(_forward_blocks(level.tangent(out), out, xs))
+                per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
                 per_output.append([tr.finish(b) for b in jacobian_on_graph(out, xs)])
             else:
@@ -326,18 +344,31 @@ def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
 
 
 def _forward_blocks(tangent: np.ndarray | None, out: Tensor, xs: list[Tensor]) -> list[Tensor]:
-    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first)."""
+    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first).
+
+    Inside vmap the tangent is the physical output's (every example's, after the direction): each block is
+    then every example's, batched as the output is."""
+    phys, levels = physical(out), levels_of(out)
     blocks, offset = [], 0
     for x in xs:
         size, dtype = x.numel(), np.result_type(out.dtype, x.dtype)
         if tangent is None:
             blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
         else:
-            rows = tangent[offset:offset + size].reshape((size,) + tuple(out.shape))
-            blocks.append(_wrap(np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(out.shape + x.shape)
-                                .astype(dtype, copy=False)))
+            rows = tangent[offset:offset + size].reshape((size,) + tuple(phys.shape))
+            block = np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(tuple(phys.shape) + tuple(x.shape))
+            blocks.append(rewrap(_wrap(block.astype(dtype, copy=False)), levels))
         offset += size
     return blocks
+
+
+def _physical_seed(seed: np.ndarray, x: Tensor) -> np.ndarray:
+    """A tangent given for one example (after any directions) as the physical leaf's: every example's the same."""
+    shape = physical(x).shape
+    if len(shape) == x.ndim:
+        return seed
+    lead, k = len(shape) - x.ndim, seed.ndim - x.ndim
+    return np.broadcast_to(seed.reshape(seed.shape[:k] + (1,) * lead + tuple(x.shape)), seed.shape[:k] + tuple(shape))
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
@@ -427,8 +458,9 @@ def traced_jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict:
             terms = [tensordot(b, v, x.ndim) for b, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
             results.append(tr.finish(sum(terms[1:], terms[0])))
         else:
-            tangent = level.tangent(out)
-            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype) if tangent is None else tangent))
+            tangent = level.tangent(physical(out))
+            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype)) if tangent is None else
+                           rewrap(_wrap(tangent), levels_of(out)))
     values = [tr.finish(o) for o in outs]
     pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
     return ((*pair, tr.aux) if has_aux else pair), tr, outs, results
@@ -495,35 +527,49 @@ def _example(arg: Any, i: int) -> Any:
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: int | None = None) -> "Batched":
-    """`torch.func.vmap`: f over a batch dimension, one call per example, results stacked at out_dims."""
+    """`torch.func.vmap`: f over a batch dimension, run once on the whole batch by the ops' batching rules
+    (func/batching.py), or once per example when f meets an op without one; results at out_dims."""
     if not callable(func) or isinstance(func, Tensor):
         raise ArgumentError(f"vmap(): the first argument must be a function, not {type(func).__name__}",
                             hint="vmap(f)(xs) runs f on each xs[i]")
-    return Batched(func, in_dims, out_dims)
+    if randomness not in ("error", "different", "same"):
+        raise ArgumentError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}",
+                            hint="randomness='error' (the default), 'different' or 'same'")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1):
+        raise ArgumentError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})",
+                            hint="chunk_size=None runs the whole batch at once")
+    return Batched(func, in_dims, out_dims, chunk_size)
+
+
+class Fallbacks:
+    """Why the last vmaps ran once per example (the op or path without a batching rule), for --explain."""
+
+    reasons: list[str] = []
 
 
 class Batched:
-    """What `vmap(f)` returns: f run on each example of the mapped inputs, the results stacked."""
+    """What `vmap(f)` returns: f run on the mapped inputs, batched by rules or once per example."""
 
-    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any) -> None:
-        self.func, self.in_dims, self.out_dims = func, in_dims, out_dims
+    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any, chunk_size: int | None = None) -> None:
+        self.func, self.in_dims, self.out_dims, self.chunk_size = func, in_dims, out_dims, chunk_size
         self.name = getattr(func, "__name__", "f")
         self.__name__ = f"vmap({self.name})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self.func, args, kwargs)
+        return self._run(self.func, args, kwargs, by_rules=True)
 
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Traced, list[Tensor]]]]:
-        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks."""
+        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks
+        (per example, so that each is judged on its own)."""
         calls: list[tuple[Traced, list[Tensor]]] = []
 
         def example(*a: Any, **k: Any) -> Any:
             value, tr, blocks = self.func.traced(*a, **k)
             calls.append((tr, blocks))
             return value
-        return self._run(example, args, kwargs), calls
+        return self._run(example, args, kwargs, by_rules=False), calls
 
-    def _run(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    def _run(self, func: Callable[..., Any], args: tuple, kwargs: dict, by_rules: bool) -> Any:
         name, in_dims = self.name, self.in_dims
         if not args:
             raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
@@ -539,16 +585,113 @@ class Batched:
             raise ShapeError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                              f"{sizes} for the mapped dimension", hint="give every mapped input the same batch size")
         n = sizes[0]
+        if by_rules:
+            try:
+                return self._chunks(func, mapped, kwargs, n)
+            except NoRule as exc:
+                Fallbacks.reasons.append(f"vmap({name}) ran once per example: {exc.what} has no batching rule")
         if n > MAX_BATCH:
             from gradcli.errors import LimitError
-            raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
+            raise LimitError(f"vmap over {n:,} examples: gradcli runs this function once per example, at most "
                              f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
         with _inside(vmap=True):
             results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
         return _stacked(results, self.out_dims, name)
 
+    def _chunks(self, func: Callable[..., Any], mapped: list, kwargs: dict, n: int) -> Any:
+        """The batch in chunks of chunk_size (one chunk by default), each run once by the batching rules."""
+        from gradcli.engine.functions import narrow
+        step = self.chunk_size or n
+        if step >= n:
+            return self._batched(func, mapped, kwargs, n)
+        parts = []
+        for start in range(0, n, step):
+            size = min(step, n - start)
+            part = [_narrowed_arg(a, start, size, narrow) for a in mapped]
+            parts.append(self._batched(func, part, kwargs, size))
+        return _joined(parts, self.out_dims)
+
+    def _batched(self, func: Callable[..., Any], mapped: list, kwargs: dict, n: int) -> Any:
+        install()
+        with BatchLevel(n) as level, _inside(vmap=True):
+            result = func(*[_batched_arg(a, level) for a in mapped], **kwargs)
+            return _out(result, self.out_dims, level, n, self.name)
+
     def __repr__(self) -> str:
         return f"<function {self.__name__}>"
+
+
+def _batched_arg(arg: Any, level: BatchLevel) -> Any:
+    """A mapped input as one example of `level` (its mapped dim moved first, a view)."""
+    from gradcli.engine.functions import movedim
+    if _is_mapped(arg):
+        _, t, dim = arg
+        return wrap(t if dim == 0 else movedim(t, dim, 0), level)
+    if isinstance(arg, (tuple, list)):
+        parts = [_batched_arg(a, level) for a in arg]
+        return tuple(parts) if isinstance(arg, tuple) else parts
+    if isinstance(arg, dict):
+        return {k: _batched_arg(v, level) for k, v in arg.items()}
+    return arg
+
+
+def _narrowed_arg(arg: Any, start: int, size: int, narrow: Callable[..., Tensor]) -> Any:
+    if _is_mapped(arg):
+        _, t, dim = arg
+        return ("mapped", narrow(t, dim, start, size), dim)
+    if isinstance(arg, (tuple, list)):
+        parts = [_narrowed_arg(a, start, size, narrow) for a in arg]
+        return tuple(parts) if isinstance(arg, tuple) else parts
+    if isinstance(arg, dict):
+        return {k: _narrowed_arg(v, start, size, narrow) for k, v in arg.items()}
+    return arg
+
+
+def _is_mapped(arg: Any) -> bool:
+    return isinstance(arg, tuple) and len(arg) == 3 and arg[0] == "mapped" and isinstance(arg[1], Tensor)
+
+
+def _out(result: Any, out_dims: Any, level: BatchLevel, n: int, name: str) -> Any:
+    """f's result with the level's examples at out_dims: a result no example changes is every example's."""
+    from gradcli.engine.functions import expand, movedim, unsqueeze
+    if isinstance(result, tuple):
+        dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(result)
+        return tuple(_out(r, d, level, n, name) for r, d in zip(result, dims))
+    if isinstance(result, list):
+        return [_out(r, out_dims, level, n, name) for r in result]
+    if isinstance(result, dict):
+        return {k: _out(r, out_dims, level, n, name) for k, r in result.items()}
+    if out_dims is None:
+        if unwrap(result, level) is not result:
+            raise NoRule("out_dims=None for a batched result")
+        return result
+    if not isinstance(result, Tensor):
+        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(result)}. Did you "
+                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
+    if not -(result.ndim + 1) <= out_dims < result.ndim + 1:
+        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(result.ndim + 1)}, {result.ndim}], "
+                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
+    check_elements((n,) + tuple(result.shape), "vmap's stacked result")
+    phys = unwrap(result, level)
+    if phys is result:
+        phys = expand(unsqueeze(result, 0), (n,) + tuple(result.shape))
+    dim = out_dims % (result.ndim + 1)
+    return phys if dim == 0 else movedim(phys, 0, dim)
+
+
+def _joined(parts: list[Any], out_dims: Any) -> Any:
+    from gradcli.engine.functions import cat
+    first = parts[0]
+    if isinstance(first, tuple):
+        dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
+        return tuple(_joined([p[k] for p in parts], d) for k, d in enumerate(dims))
+    if isinstance(first, list):
+        return [_joined([p[k] for p in parts], out_dims) for k in range(len(first))]
+    if isinstance(first, dict):
+        return {k: _joined([p[k] for p in parts], out_dims) for k in first}
+    if out_dims is None:
+        return first
+    return cat(parts, dim=out_dims)
 
 
 def check_kind(func: Any) -> str | None:
