@@ -226,3 +226,13 @@ def for_backward(outputs: list, inputs: list, cotangents: list) -> tuple[list, l
             g = expand(g, tuple(physical(o).shape))
         phys_cts.append(None if g is None else physical(g))
     return [physical(o) for o in outputs], [physical(x) for x in inputs], phys_cts, in_levels
+
+
+def folded(x: "BatchedTensor", fn: Callable[[Tensor], Tensor]) -> "BatchedTensor":
+    """fn, which treats the samples along its input's first dim independently (a pooling), run once on
+    every example's samples side by side: the level's examples folded into that dim and back."""
+    from gradcli.engine.functions import reshape
+    phys = x._phys
+    lead = tuple(phys.shape[:2])
+    out = fn(reshape(phys, (-1,) + tuple(phys.shape[2:])))
+    return BatchedTensor(reshape(out, lead + tuple(out.shape[1:])), x._level)

@@ -115,6 +115,22 @@ def addmm(op: O.Op, name: str | None, inputs: list, batched: list[bool], params:
     return elementwise(O.ADD, None, [c, product], [bc, True], {}, size)
 
 
+def convolution(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """A shared kernel: the examples' samples side by side in one convolution. A kernel per example (the
+    per-example gradients of a shared weight): the examples side by side as groups of one grouped convolution."""
+    (x, w, b), (bx, bw, bb) = inputs, batched
+    if not bw and not bb:
+        out = apply(op, F.reshape(x, (-1,) + tuple(x.shape[2:])), w, b, name=name, **params)
+        return F.reshape(out, tuple(x.shape[:2]) + tuple(out.shape[1:]))
+    xb, wb = _everyone(x, bx, size), _everyone(w, bw, size)
+    n, o = xb.shape[1], wb.shape[1]
+    grouped = F.reshape(F.transpose(xb, 0, 1), (n, -1) + tuple(xb.shape[3:]))
+    kernels = F.reshape(wb, (-1,) + tuple(wb.shape[2:]))
+    bias = F.reshape(_everyone(b, bb, size), (-1,)) if isinstance(b, Tensor) else b
+    out = apply(op, grouped, kernels, bias, name=name, **{**params, "groups": size * params["groups"]})
+    return F.transpose(F.reshape(out, (n, size, o) + tuple(out.shape[2:])), 0, 1)
+
+
 DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "max", "min", "logsumexp", "cumsum",
            "cumprod", "softmax", "log_softmax")
 """Ops whose one tensor input is reduced or scanned along their `dim` parameter."""
@@ -134,7 +150,7 @@ def derive(op: O.Op) -> Any:
 
 
 OWN = {"reshape": reshape, "transpose": transpose, "permute": permute, "expand": expand, "stack": joined,
-       "cat": joined, "matmul": matmul, "addmm": addmm}
+       "cat": joined, "matmul": matmul, "addmm": addmm, "convolution": convolution}
 """Rules by op name for the ops with a structure of their own."""
 
 
