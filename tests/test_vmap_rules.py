@@ -11,6 +11,7 @@ import pytest
 
 import gradcli.engine.creation as C
 import gradcli.nn.functional as NF
+import gradcli.nn.conv as NC
 from gradcli.engine.batched import BatchedTensor, NoRule
 from gradcli.func import transforms as func
 from tests.language_helpers import run
@@ -176,3 +177,64 @@ def test_per_example_gradients_of_a_shared_weight_are_each_examples() -> None:
     theirs = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(*[torch.tensor(a) for a in (w, x, y)])
     _same(ours, theirs)
     assert ours.shape == (5, 3, 2)
+
+
+def _cnn_loss(lib, loss: str):
+    nnf = NF if lib is None else torch.nn.functional
+    conv = NC if lib is None else torch.nn.functional
+
+    def compute(p, x, y):
+        h = conv.max_pool2d(conv.conv2d(x.unsqueeze(0), p["w"], p["b"]).relu(), 2)
+        logits = nnf.linear(h.flatten(1), p["fw"], p["fb"])
+        if loss == "nll":
+            return nnf.nll_loss(logits.log_softmax(1), y.unsqueeze(0))
+        return nnf.cross_entropy(logits, y.unsqueeze(0))
+    return compute
+
+
+@pytest.mark.parametrize("loss", ["nll", "cross_entropy"])
+def test_per_sample_gradients_of_a_cnn_run_once_with_pytorchs_numbers(loss: str) -> None:
+    """The per-sample-gradients tutorial's structure (conv, relu, max-pool, linear, a class loss) in small:
+    the kernels are shared, so each example's gradient comes from one grouped convolution."""
+    shapes = {"w": (4, 2, 3, 3), "b": (4,), "fw": (5, 4 * 3 * 3), "fb": (5,)}
+    params = {k: RNG.standard_normal(s) for k, s in shapes.items()}
+    x, y = RNG.standard_normal((6, 2, 8, 8)), RNG.integers(0, 5, 6)
+    before = len(func.Fallbacks.reasons)
+    ours = func.vmap(func.grad(_cnn_loss(None, loss)), in_dims=(None, 0, 0))(
+        {k: C.tensor(v) for k, v in params.items()}, C.tensor(x), C.tensor(y))
+    assert len(func.Fallbacks.reasons) == before, func.Fallbacks.reasons[-1:]
+    theirs = torch.func.vmap(torch.func.grad(_cnn_loss(torch, loss)), in_dims=(None, 0, 0))(
+        {k: torch.tensor(v) for k, v in params.items()}, torch.tensor(x), torch.tensor(y))
+    for k in shapes:
+        assert ours[k].shape == (6,) + shapes[k]
+        np.testing.assert_allclose(ours[k]._data, theirs[k].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_batched_input_through_a_shared_convolution_folds_into_its_samples() -> None:
+    w, x = _arrays((3, 2, 3, 3), (4, 5, 2, 6, 6))
+    ours = func.vmap(lambda t: NC.max_pool2d(NC.conv2d(t, C.tensor(w)), 2))(C.tensor(x))
+    theirs = torch.func.vmap(lambda t: torch.nn.functional.max_pool2d(
+        torch.nn.functional.conv2d(t, torch.tensor(w)), 2))(torch.tensor(x))
+    _same(ours, theirs)
+
+
+# -- jacrev: every row in one backward --------------------------------------------------------------------------
+
+def test_jacrev_runs_one_backward_over_every_basis_cotangent() -> None:
+    (x,) = _arrays((5,))
+    fn = lambda t: (t.sin() * t.sum()).exp()  # noqa: E731
+    before = len(func.Fallbacks.reasons)
+    ours = func.jacrev(fn)(C.tensor(x))
+    assert len(func.Fallbacks.reasons) == before
+    _same(ours, torch.func.jacrev(fn)(torch.tensor(x)))
+    hess = func.hessian(lambda t: (t.sin() * t.sum()).exp().sum())(C.tensor(x))
+    _same(hess, torch.func.hessian(lambda t: (t.sin() * t.sum()).exp().sum())(torch.tensor(x)), rtol=1e-10)
+
+
+def test_jacrev_through_a_vjp_without_a_rule_runs_row_by_row() -> None:
+    (x,) = _arrays((4,))
+    before = len(func.Fallbacks.reasons)
+    ours = func.jacrev(lambda t: t[1:] * t[0])(C.tensor(x))
+    _same(ours, torch.func.jacrev(lambda t: t[1:] * t[0])(torch.tensor(x)))
+    assert func.Fallbacks.reasons[before:] == [
+        "jacrev ran one backward per output element: the op 'index_put' has no batching rule"]

@@ -20,6 +20,7 @@ import numpy as np
 from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
+from gradcli.engine.backward import run_backward
 from gradcli.engine.tensor import VMAP_LEVELS, Node, Tensor, _wrap, check_elements
 from gradcli.engine.batched import Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap, wrap
 from gradcli.engine.modes import Inside, inside as _inside
@@ -318,7 +319,7 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
                 per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
-                per_output.append([tr.finish(b) for b in jacobian_on_graph(out, xs)])
+                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs)])
             else:
                 per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
         shaped = [tr.shaped(blocks) for blocks in per_output]
@@ -326,6 +327,36 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
     return Transform(what, func, run, argnums=argnums,
                      remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
+
+
+def _reverse_blocks(out: Tensor, xs: list[Tensor]) -> list[Tensor]:
+    """jacrev's blocks by one backward of every basis cotangent at once, batched by the ops' batching rules
+    (PyTorch's is_grads_batched); by one backward per output element inside vmap, or where a VJP meets an
+    op without a rule."""
+    n = out.numel()
+    if VMAP_LEVELS or n <= 1:
+        return jacobian_on_graph(out, xs)
+    install()
+    try:
+        with BatchLevel(n) as level:
+            basis = wrap(_wrap(np.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))), level)
+            found = run_backward([out], [basis], True, True, inputs=xs)
+    except NoRule as exc:
+        Fallbacks.reasons.append(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
+        return jacobian_on_graph(out, xs)
+    blocks = []
+    for x, g in zip(xs, found):
+        dtype = np.result_type(out.dtype, x.dtype)
+        if g is None:
+            blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
+            continue
+        rows = unwrap(g, level)
+        if rows is g:  # the same for every cotangent
+            from gradcli.engine.functions import expand, unsqueeze
+            rows = expand(unsqueeze(g, 0), (n,) + tuple(x.shape))
+        block = rows.reshape(tuple(out.shape) + tuple(x.shape))
+        blocks.append(block if block.dtype == dtype else block.to(dtype))
+    return blocks
 
 
 def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
