@@ -21,6 +21,12 @@ torch = pytest.importorskip("torch")
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_fallbacks() -> None:
+    """Each case counts its own fallbacks (the list is capped for a long-running process)."""
+    func.Fallbacks.reasons.clear()
+
+
 def _arrays(*shapes: tuple[int, ...], dtype: str = "float64") -> list[np.ndarray]:
     return [RNG.standard_normal(s).astype(dtype) for s in shapes]
 
@@ -238,3 +244,21 @@ def test_jacrev_through_a_vjp_without_a_rule_runs_row_by_row() -> None:
     _same(ours, torch.func.jacrev(lambda t: t[1:] * t[0])(torch.tensor(x)))
     assert func.Fallbacks.reasons[before:] == [
         "jacrev ran one backward per output element: the op 'index_put' has no batching rule"]
+
+
+# -- what a user sees ---------------------------------------------------------------------------------------------
+
+FALLS_BACK = ("import torch\nfrom torch.func import vmap\nx = torch.ones(3, 2)\nfor _ in range(2):\n"
+              "    y = vmap(lambda t: t * t.sum().item())(x)\nprint(y[0])\n")
+
+
+def test_explain_says_which_vmap_ran_per_example_and_why(cli, tmp_path) -> None:
+    path = tmp_path / "fallback.py"
+    path.write_text(FALLS_BACK)
+    explained = cli("run", str(path), "--explain")
+    assert explained.exit_code == 0, explained.stderr
+    body = explained.stdout.split("gradcli run")[0]
+    assert body.split("\n", 1)[1] == ("tensor([2., 2.])\nnote: vmap(<lambda>) ran once per example: reading a batched "
+                                      "tensor's numbers has no batching rule (2 calls)\n")
+    plain = cli("run", str(path))
+    assert plain.exit_code == 0 and "note:" not in plain.stdout and "batching rule" not in plain.stderr

@@ -28,6 +28,19 @@ class NoRule(Exception):
         self.what = what
 
 
+class Fallbacks:
+    """Why vmaps (and jacrev's batched backward) ran once per example or row: `--explain` shows them. Kept up
+    to `CAP` entries (a loop that falls back every step repeats one reason)."""
+
+    reasons: list[str] = []
+    CAP = 1000
+
+    @classmethod
+    def add(cls, reason: str) -> None:
+        if len(cls.reasons) < cls.CAP:
+            cls.reasons.append(reason)
+
+
 class Level:
     """One running vmap: its batch size, and its depth among the open levels (the innermost is deepest)."""
 

@@ -22,7 +22,8 @@ from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.backward import run_backward
 from gradcli.engine.tensor import VMAP_LEVELS, Node, Tensor, _wrap, check_elements
-from gradcli.engine.batched import Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap, wrap
+from gradcli.engine.batched import Fallbacks, Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap
+from gradcli.engine.batched import wrap
 from gradcli.engine.modes import Inside, inside as _inside
 from gradcli.func.batching import install
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
@@ -342,7 +343,7 @@ def _reverse_blocks(out: Tensor, xs: list[Tensor]) -> list[Tensor]:
             basis = wrap(_wrap(np.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))), level)
             found = run_backward([out], [basis], True, True, inputs=xs)
     except NoRule as exc:
-        Fallbacks.reasons.append(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
+        Fallbacks.add(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
         return jacobian_on_graph(out, xs)
     blocks = []
     for x, g in zip(xs, found):
@@ -572,12 +573,6 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     return Batched(func, in_dims, out_dims, chunk_size)
 
 
-class Fallbacks:
-    """Why the last vmaps ran once per example (the op or path without a batching rule), for --explain."""
-
-    reasons: list[str] = []
-
-
 class Batched:
     """What `vmap(f)` returns: f run on the mapped inputs, batched by rules or once per example."""
 
@@ -620,7 +615,7 @@ class Batched:
             try:
                 return self._chunks(func, mapped, kwargs, n)
             except NoRule as exc:
-                Fallbacks.reasons.append(f"vmap({name}) ran once per example: {exc.what} has no batching rule")
+                Fallbacks.add(f"vmap({name}) ran once per example: {exc.what} has no batching rule")
         if n > MAX_BATCH:
             from gradcli.errors import LimitError
             raise LimitError(f"vmap over {n:,} examples: gradcli runs this function once per example, at most "
