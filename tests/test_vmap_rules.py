@@ -14,7 +14,8 @@ import gradcli.nn.functional as NF
 import gradcli.nn.conv as NC
 from gradcli.engine.batched import BatchedTensor, NoRule
 from gradcli.func import transforms as func
-from tests.language_helpers import run
+from gradcli.errors import ArgumentError
+from tests.language_helpers import fails, run
 
 torch = pytest.importorskip("torch")
 
@@ -262,3 +263,14 @@ def test_explain_says_which_vmap_ran_per_example_and_why(cli, tmp_path) -> None:
                                       "tensor's numbers has no batching rule (2 calls)\n")
     plain = cli("run", str(path))
     assert plain.exit_code == 0 and "note:" not in plain.stdout and "batching rule" not in plain.stderr
+
+
+def test_randomness_modes_are_pytorchs() -> None:
+    pre = "import torch\nfrom torch.func import vmap\ntorch.manual_seed(0)\nx = torch.zeros(3, 2)\n"
+    err = fails(pre + "r = vmap(lambda t: t + torch.rand(2))(x)\n", ArgumentError)
+    assert err.message.startswith("vmap: called random operation while in randomness error mode.")
+    same = run(pre + "r = vmap(lambda t: t + torch.rand(2), randomness='same')(x)\n")["r"]._data
+    assert same.shape == (3, 2) and (same == same[0]).all() and (same[0] != 0).all()
+    assert func.Fallbacks.reasons == []
+    theirs = torch.func.vmap(lambda t: t + torch.rand(2), randomness="same")(torch.zeros(3, 2))
+    assert bool((theirs == theirs[0]).all())

@@ -28,6 +28,10 @@ class NoRule(Exception):
         self.what = what
 
 
+RANDOM_DRAW = "a random draw"
+"""What NoRule names when a program draws random numbers inside a vmap (its randomness mode decides)."""
+
+
 class Fallbacks:
     """Why vmaps (and jacrev's batched backward) ran once per example or row: `--explain` shows them. Kept up
     to `CAP` entries (a loop that falls back every step repeats one reason)."""
@@ -42,10 +46,12 @@ class Fallbacks:
 
 
 class Level:
-    """One running vmap: its batch size, and its depth among the open levels (the innermost is deepest)."""
+    """One running vmap: its batch size, its randomness mode ("same": a draw is every example's, so it may
+    run batched) and its depth among the open levels (the innermost is deepest)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, randomness: str = "error") -> None:
         self.size = size
+        self.randomness = randomness
         self.depth = len(VMAP_LEVELS)
 
     def __enter__(self) -> "Level":

@@ -23,7 +23,7 @@ from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.backward import run_backward
 from gradcli.engine.tensor import VMAP_LEVELS, Node, Tensor, _wrap, check_elements
 from gradcli.engine.batched import Fallbacks, Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap
-from gradcli.engine.batched import wrap
+from gradcli.engine.batched import RANDOM_DRAW, wrap
 from gradcli.engine.modes import Inside, inside as _inside
 from gradcli.func.batching import install
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
@@ -570,14 +570,16 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     if chunk_size is not None and (not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1):
         raise ArgumentError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})",
                             hint="chunk_size=None runs the whole batch at once")
-    return Batched(func, in_dims, out_dims, chunk_size)
+    return Batched(func, in_dims, out_dims, chunk_size, randomness)
 
 
 class Batched:
     """What `vmap(f)` returns: f run on the mapped inputs, batched by rules or once per example."""
 
-    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any, chunk_size: int | None = None) -> None:
+    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any, chunk_size: int | None = None,
+                 randomness: str = "error") -> None:
         self.func, self.in_dims, self.out_dims, self.chunk_size = func, in_dims, out_dims, chunk_size
+        self.randomness = randomness
         self.name = getattr(func, "__name__", "f")
         self.__name__ = f"vmap({self.name})"
 
@@ -615,6 +617,12 @@ class Batched:
             try:
                 return self._chunks(func, mapped, kwargs, n)
             except NoRule as exc:
+                if exc.what == RANDOM_DRAW and self.randomness == "error":
+                    raise ArgumentError("vmap: called random operation while in randomness error mode. Please either "
+                                        "use the 'same' or 'different' randomness flags on vmap or perform the "
+                                        "randomness operation out of vmap",
+                                        hint="vmap(f, randomness='different') draws for each example, 'same' once "
+                                             "for all") from None
                 Fallbacks.add(f"vmap({name}) ran once per example: {exc.what} has no batching rule")
         if n > MAX_BATCH:
             from gradcli.errors import LimitError
@@ -639,7 +647,7 @@ class Batched:
 
     def _batched(self, func: Callable[..., Any], mapped: list, kwargs: dict, n: int) -> Any:
         install()
-        with BatchLevel(n) as level, _inside(vmap=True):
+        with BatchLevel(n, self.randomness) as level, _inside(vmap=True):
             result = func(*[_batched_arg(a, level) for a in mapped], **kwargs)
             return _out(result, self.out_dims, level, n, self.name)
 
