@@ -3,7 +3,8 @@ the tutorial's batched Jacobians and Hessians, and a Lennard-Jones force fit (`v
 training loop). Each script (`func_*.py`, beside this one) times its own workload and prints its result; this
 runs it under `gradcli run` and, when torch is installed, under Python with PyTorch, and prints both times,
 their ratio (target: gradcli at most 2x PyTorch's), and whether the results agree. CPU seconds are the
-fairer figure on a shared machine; the load average is printed too.
+fairer figure on a shared machine; the load average is printed too. Both run with one BLAS/OpenMP thread
+(OMP_NUM_THREADS=1): on a busy 2-core machine a second thread's spinning only inflates CPU time.
 Run `python tests/bench/bench_func.py [EPOCHS]` (the force fit's epochs; 400 as published).
 """
 from __future__ import annotations
@@ -24,7 +25,8 @@ TARGET = 2.0
 
 def _run(command: list[str]) -> tuple[str, float, float] | str:
     """The script's result line and workload CPU and wall seconds, or why it failed."""
-    done = subprocess.run(command, capture_output=True, text=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("result ", "seconds ")))
     if done.returncode != 0 or "seconds" not in lines:
         return f"exit {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}"
