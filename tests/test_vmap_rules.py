@@ -274,3 +274,33 @@ def test_randomness_modes_are_pytorchs() -> None:
     assert func.Fallbacks.reasons == []
     theirs = torch.func.vmap(lambda t: t + torch.rand(2), randomness="same")(torch.zeros(3, 2))
     assert bool((theirs == theirs[0]).all())
+
+
+INDEXING = [
+    ("an int and a slice", lambda x: x[1, ::2] * 2),
+    ("an ellipsis and None", lambda x: x[..., None, 0]),
+    ("an index array", lambda x: x[:, [2, 0, 2]]),
+    ("a boolean mask of a dim", lambda x: x[:, torch_or_ours_mask(x)]),
+]
+
+
+def torch_or_ours_mask(x):
+    mask = [True, False, True, True]
+    return torch.tensor(mask) if isinstance(x, torch.Tensor) else C.tensor(mask)
+
+
+@pytest.mark.parametrize("name, fn", INDEXING, ids=[c[0] for c in INDEXING])
+def test_indexing_runs_once_with_pytorchs_numbers(name, fn) -> None:
+    ours, theirs, fell = _both(fn, _arrays((5, 3, 4)))
+    _same(ours, theirs)
+    assert not fell, func.Fallbacks.reasons
+
+
+def test_separated_index_arrays_run_per_example() -> None:
+    fn = lambda x: x[[0, 1], :, [1, 0]]  # noqa: E731  (NumPy and PyTorch put the indexed dims first)
+    ours, theirs, fell = _both(fn, _arrays((2, 3, 2, 2)))
+    _same(ours, theirs)
+    assert func.Fallbacks.reasons == ["vmap(<lambda>) ran once per example: indexing with separated index arrays "
+                                      "has no batching rule"]
+    grads = func.vmap(func.grad(lambda t: (t[1:] * t[0]).sum()))(C.tensor(_arrays((3, 4))[0]))
+    assert grads.shape == (3, 4) and func.Fallbacks.reasons[1:] == []

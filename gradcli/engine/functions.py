@@ -1106,8 +1106,8 @@ def _index_node(shape: tuple[int, ...], parts: tuple[Any, ...], single: bool) ->
 def index(x: Any, key: Any) -> Tensor:
     x = _tensor_arg(x, "index")
     k = _index_key(key)
-    try:
-        x._data[k]
+    try:  # a batched tensor's key is tried on one example's shape (a view of one element)
+        (x._data if type(x) is Tensor else np.broadcast_to(np.empty((), bool), x.shape))[k]
     except IndexError as exc:
         raise ShapeError(str(exc).replace(" axis ", " dimension "), hint=f"the tensor has shape {tuple(x.shape)}; "
                          "indices run from 0 to size-1 (or from -size to -1)") from None

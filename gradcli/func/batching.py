@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gradcli.engine import batched as B
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
@@ -76,6 +78,16 @@ def expand(op: O.Op, name: str | None, inputs: list, batched: list[bool], params
     shape = tuple(params["shape"])
     x = _padded(inputs[0], len(shape))
     return apply(op, x, name=name, shape=(x.shape[0],) + shape)
+
+
+def index(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """x[key] with the batch's slice in front of the key. Advanced indices (arrays) that the key separates
+    would move their dims before the batch's (NumPy's rule): such a key runs per example."""
+    key = params["key"] if isinstance(params["key"], tuple) else (params["key"],)
+    arrays = [i for i, p in enumerate(key) if isinstance(p, np.ndarray)]
+    if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
+        raise B.NoRule("indexing with separated index arrays")
+    return apply(op, inputs[0], name=name, key=(slice(None),) + key)
 
 
 def joined(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
@@ -150,7 +162,8 @@ def derive(op: O.Op) -> Any:
 
 
 OWN = {"reshape": reshape, "transpose": transpose, "permute": permute, "expand": expand, "stack": joined,
-       "cat": joined, "matmul": matmul, "addmm": addmm, "convolution": convolution}
+       "cat": joined, "matmul": matmul, "addmm": addmm, "convolution": convolution,
+       "index": index}
 """Rules by op name for the ops with a structure of their own."""
 
 
