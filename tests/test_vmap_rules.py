@@ -87,8 +87,8 @@ def test_a_function_without_a_rule_runs_per_example_and_says_why() -> None:
     """PyTorch refuses .item() inside vmap; gradcli runs such a function once per example, as it always did."""
     (x,) = _arrays((4, 3))
     before = len(func.Fallbacks.reasons)
-    ours = func.vmap(lambda t: t * t.max().item())(C.tensor(x))
-    np.testing.assert_allclose(ours._data, x * x.max(axis=1, keepdims=True), rtol=1e-15)
+    ours = func.vmap(lambda t: t * t.sum().item())(C.tensor(x))
+    np.testing.assert_allclose(ours._data, x * x.sum(axis=1, keepdims=True), rtol=1e-15)
     assert len(func.Fallbacks.reasons) == before + 1
     assert func.Fallbacks.reasons[-1] == ("vmap(<lambda>) ran once per example: reading a batched tensor's numbers "
                                           "has no batching rule")
@@ -304,3 +304,12 @@ def test_separated_index_arrays_run_per_example() -> None:
                                       "has no batching rule"]
     grads = func.vmap(func.grad(lambda t: (t[1:] * t[0]).sum()))(C.tensor(_arrays((3, 4))[0]))
     assert grads.shape == (3, 4) and func.Fallbacks.reasons[1:] == []
+
+
+def test_a_whole_tensor_max_keeps_pytorchs_tie_rule() -> None:
+    """x.max() splits a tie evenly, x.max(dim) gives it to the first: reducing every dim is not the same."""
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]])
+    ours = func.vmap(func.grad(lambda t: t.max()))(C.tensor(x))
+    theirs = torch.func.vmap(torch.func.grad(lambda t: t.max()))(torch.tensor(x))
+    _same(ours, theirs)
+    np.testing.assert_array_equal(ours._data, [[0, 0.5, 0.5], [0.5, 0, 0.5]])

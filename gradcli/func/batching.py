@@ -58,6 +58,8 @@ def elementwise(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
 def along_dim(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
     """A reduction or scan over `dim` (None: all of one example's dims): the dim moves past the batch."""
     (x,), ndim = inputs, inputs[0].ndim - 1
+    if params.get("dim") is None and op.name in WHOLE_ONLY:
+        raise B.NoRule(f"{op.name}() of a whole tensor")
     return apply(op, x, name=name, **{**params, "dim": _shift(params.get("dim"), ndim)})
 
 
@@ -146,6 +148,9 @@ def convolution(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
 DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "max", "min", "logsumexp", "cumsum",
            "cumprod", "softmax", "log_softmax")
 """Ops whose one tensor input is reduced or scanned along their `dim` parameter."""
+
+WHOLE_ONLY = ("max", "min")
+"""Reductions whose whole-tensor form differs from reducing every dim (ties: shared evenly, not the first)."""
 
 ELEMENTWISE = ("clamp_tensor", "polygamma", "logit", "round", "atan2", "hypot", "fmod", "remainder", "xlogy",
                "fmax", "fmin", "lerp", "addcmul", "addcdiv", "hardtanh", "leaky_relu", "elu", "gelu", "gelu_backward")
