@@ -313,3 +313,12 @@ def test_a_whole_tensor_max_keeps_pytorchs_tie_rule() -> None:
     theirs = torch.func.vmap(torch.func.grad(lambda t: t.max()))(torch.tensor(x))
     _same(ours, theirs)
     np.testing.assert_array_equal(ours._data, [[0, 0.5, 0.5], [0.5, 0, 0.5]])
+
+
+def test_a_write_inside_vmap_happens_as_often_as_the_program_says() -> None:
+    """A batched attempt that falls back must not have written already: writes make vmap run per example."""
+    values = run("import torch\nfrom torch.func import vmap\ncount = torch.zeros(1)\n"
+                 "def f(x):\n    count.add_(1)\n    return x * x.sum().item()\n"
+                 "r = vmap(f)(torch.ones(3, 2))\n")
+    np.testing.assert_array_equal(values["count"]._data, [3.0])
+    assert func.Fallbacks.reasons == ["vmap(f) ran once per example: an in-place write has no batching rule"]
