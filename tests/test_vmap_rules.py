@@ -322,3 +322,27 @@ def test_a_write_inside_vmap_happens_as_often_as_the_program_says() -> None:
                  "r = vmap(f)(torch.ones(3, 2))\n")
     np.testing.assert_array_equal(values["count"]._data, [3.0])
     assert func.Fallbacks.reasons == ["vmap(f) ran once per example: an in-place write has no batching rule"]
+
+
+CHECKED = """import torch
+from torch.func import vmap, grad, jacrev
+w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+x = torch.tensor([[1.0, 2.0, 3.0], [0.1, 0.2, 0.3]])
+y = vmap(lambda r: (r * w).tanh().sum())(x)
+y.sum().backward()
+print(w.grad)
+g = vmap(grad(lambda r: (r * r.sin()).sum()))(x)
+print(g)
+j = jacrev(lambda r: (r * r.sin()))(x[0])
+print(j)
+"""
+
+
+def test_check_proves_a_backward_through_a_batched_vmap_and_the_transforms(cli, tmp_path) -> None:
+    """The recorded graph of a batched call is made of ordinary ops (reshapes, expands, the op itself), so
+    --check replays it as any other; vmap(grad(f)) is still judged example by example."""
+    path = tmp_path / "checked.py"
+    path.write_text(CHECKED)
+    result = cli("run", str(path), "--check")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "│ ok     │        1 │    4/4 │" in result.stdout
