@@ -30,6 +30,11 @@ class GradMode:
     enabled = True
 
 
+VMAP_LEVELS: list = []
+"""The running vmap levels that batch by rules (engine/batched.py), innermost last: empty outside them, so
+`apply` pays one emptiness test."""
+
+
 class InferenceMode:
     """Whether tensors made now are inference tensors (`torch.inference_mode()`, switched by modes.py).
 

@@ -18,8 +18,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, Anomaly, GradMode, InferenceMode, Limits,  # noqa: F401
-                                    Observe, SavedTensor, WeakIds, _root, _sequence, is_inference)
+from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
+                                    InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
+                                    is_inference)
 from gradcli.engine.ties import note_comparison
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError
 
@@ -279,6 +280,11 @@ def _narrowed(forward: Callable[..., Any], arrays: tuple, params: dict) -> tuple
 
 def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Tensor":
     """Run one op forward and record it when any input requires grad."""
+    if VMAP_LEVELS:
+        from gradcli.engine.batched import dispatch
+        batched = dispatch(op, inputs, name, params)
+        if batched is not None:
+            return batched
     if len(inputs) == 1:
         x = inputs[0]
         arrays = (x._data,) if type(x) is Tensor else inputs
@@ -321,6 +327,8 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
     forward, plan, label = (functools.partial(op.forward, **params) if params else op.forward), op.plan(1), op.node
 
     def run(x: "Tensor") -> "Tensor":
+        if type(x) is not Tensor:
+            return apply(op, x, **params)
         data = x._data
         try:
             out = forward(data)
@@ -794,12 +802,18 @@ def _memory_order(array: np.ndarray) -> tuple[int, ...]:
 
 def _general_binary(op: O.Op, a: Any, b: Any, name: str | None, **params: Any) -> Tensor:
     a, b = F.as_operand(a, op), F.as_operand(b, op)
+    if VMAP_LEVELS and (type(a) not in _PLAIN or type(b) not in _PLAIN):
+        return apply(op, a, b, name=name, **params)
     if type(a) is Tensor and type(b) is Tensor and a._data.dtype != b._data.dtype:
         a, b = _promote(a, b)
     shape_a, shape_b = np.shape(a._data if type(a) is Tensor else a), np.shape(b._data if type(b) is Tensor else b)
     if shape_a != shape_b:
         broadcast_shape(op.name, shape_a, shape_b)
     return apply(op, a, b, name=name, **params)
+
+
+_PLAIN = (Tensor, *_NUMBER)
+"""Operands that are no batched tensor."""
 
 
 def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAsser
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.source import operand
+from gradcli.engine.batched import Fallbacks
 from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -293,7 +295,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     path = Path(path)
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
-    start = time.perf_counter()
+    start, fallbacks = time.perf_counter(), len(Fallbacks.reasons)
     notebook = None
     with engine_settings(settings, watch=False), recording_forwards(checker is not None), \
             directions(checker is not None):
@@ -321,6 +323,9 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
+    if explain:
+        for reason, count in Counter(Fallbacks.reasons[fallbacks:]).items():
+            session.note(reason + ("" if count == 1 else f" ({count:,} calls)"), 0)
     failure = result.error or result.assertion
     if notebook is not None and failure is not None:
         notebook.place(failure)

@@ -9,6 +9,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
+from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _number, _shape_args, size, _tensor_arg, _with_dims
@@ -35,7 +36,7 @@ def view(x: Any, *shape: Any) -> Tensor:
     (and an in-place update of a copy would not reach x)."""
     x = _tensor_arg(x, "view")
     out = reshape(x, *shape)
-    if out.numel() and _root(out._data) is not _root(x._data):
+    if out.numel() and _root(physical(out)._data) is not _root(physical(x)._data):
         raise ShapeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                          "spans across two contiguous subspaces). Use .reshape(...) instead.",
                          hint="write x.reshape(...) (a copy where it must be), or x.contiguous().view(...)")
@@ -176,8 +177,8 @@ def _index_node(shape: tuple[int, ...], parts: tuple[Any, ...], single: bool) ->
 def index(x: Any, key: Any) -> Tensor:
     x = _tensor_arg(x, "index")
     k = _index_key(key)
-    try:
-        x._data[k]
+    try:  # a batched tensor's key is tried on one example's shape (a view of one element)
+        (x._data if type(x) is Tensor else np.broadcast_to(np.empty((), bool), x.shape))[k]
     except IndexError as exc:
         raise ShapeError(str(exc).replace(" axis ", " dimension "), hint=f"the tensor has shape {tuple(x.shape)}; "
                          "indices run from 0 to size-1 (or from -size to -1)") from None
