@@ -27,6 +27,7 @@ from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, tensor_str
 from gradcli.data import loading as data
+import gradcli.distributions as DIST
 from gradcli.nn import layers
 from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
@@ -280,6 +281,26 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "cuda": CUDA, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
+# -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
+_DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
+DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
+    name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
+DIST_KL = Namespace("torch.distributions.kl", dict(DIST.FUNCTIONS))
+DISTRIBUTIONS = Namespace("torch.distributions", {
+    **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
+    "Distribution": Namespace("torch.distributions.Distribution",
+                              {"set_default_validate_args": DIST.set_default_validate_args})})
+_DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
+                      "bernoulli": "Bernoulli", "categorical": "Categorical",
+                      "one_hot_categorical": "OneHotCategorical", "gamma": "Gamma", "beta": "Beta",
+                      "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
+                      "independent": "Independent"}
+"""`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
+for _module, _name in _DIST_MODULE_PATHS.items():
+    DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
+_DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
+                 if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
+
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (func/transforms.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
@@ -296,6 +317,7 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
                  "torch.autograd.forward_ad": FORWARD_AD}
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
+                            "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
@@ -325,7 +347,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
+                                 "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}

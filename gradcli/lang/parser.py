@@ -41,8 +41,13 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.nn.init", "torch.optim", "numpy", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.optim.lr_scheduler",
-                            "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
-_IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
+                            "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
+                            "torch.distributions"})
+_DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
+    "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
+    "one_hot_categorical", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
+"""The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
+_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | stdlib.NAMES
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \
     " (under any alias), of the standard modules " + ", ".join(sorted(stdlib.NAMES - stdlib.OTHERS)) + \
     " and of " + ", ".join(sorted(stdlib.OTHERS - {"numpy.random"}))
