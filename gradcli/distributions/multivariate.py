@@ -82,15 +82,17 @@ class MultivariateNormal(Distribution):
     def scale_tril(self) -> Tensor:
         return self._matrix("scale_tril", lambda: self._unbroadcasted_scale_tril)
 
+    def _tril_squared(self) -> Tensor:
+        tril = self._unbroadcasted_scale_tril
+        return F.matmul(tril, F.transpose(tril, -2, -1))
+
     @property
     def covariance_matrix(self) -> Tensor:
-        tril = self._unbroadcasted_scale_tril
-        return self._matrix("covariance_matrix", lambda: F.matmul(tril, F.transpose(tril, -2, -1)))
+        return self._matrix("covariance_matrix", self._tril_squared)
 
     @property
     def precision_matrix(self) -> Tensor:
-        tril = self._unbroadcasted_scale_tril
-        return self._matrix("precision_matrix", lambda: F.inverse(F.matmul(tril, F.transpose(tril, -2, -1))))
+        return self._matrix("precision_matrix", lambda: F.inverse(self._tril_squared()))
 
     @property
     def mean(self) -> Tensor:

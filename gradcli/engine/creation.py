@@ -321,7 +321,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     """`torch.bernoulli`: 1 with probability `input` per element (or `p` for every element), in input's dtype."""
     from gradcli.engine.functions import _tensor_arg
     input = _tensor_arg(input, "bernoulli")
-    out = _wrap(np.empty_like(input._data))
+    out = _wrap(np.empty(input.shape, dtype=input.dtype))  # row-major even for an expanded input, as ATen fills it
     return out.bernoulli_(input if p is None else p, generator=generator)
 
 
