@@ -298,6 +298,7 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 for _module, _name in _DIST_MODULE_PATHS.items():
     DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
+    type_tests.register(_DIST_CONSTRUCTORS[_name], _name, (DIST.CLASSES[_name],), f"torch.distributions.{_module}")
 _DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
                  if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
 
