@@ -378,3 +378,44 @@ def multinomial(input: Any, num_samples: int, replacement: bool = False, *, gene
 
 def _count(shape: tuple[int, ...]) -> int:
     return int(np.prod(shape, dtype=np.int64))
+
+
+# -- constructors the census of tutorial code found missing (docs/coverage.md) --------------------------------
+def long_tensor(*data: Any) -> Tensor:
+    """`torch.LongTensor([...])`: int64 data, or `LongTensor(2, 3)` uninitialised (zeros here)."""
+    if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        return Tensor(data[0], dtype=np.int64)
+    return _filled(data, 0, np.int64, False)
+
+
+def from_numpy(array: Any) -> Tensor:
+    """`torch.from_numpy(a)`: a tensor on the same memory as the array, in its dtype (writes show in both). A
+    program's `np.` functions return tensors here; from_numpy takes their values as the array they stand for."""
+    if isinstance(array, Tensor):
+        array = array._data
+    if not isinstance(array, np.ndarray):
+        raise ArgumentError(f"expected np.ndarray (got {type(array).__name__})",
+                            hint="torch.tensor(data) makes a tensor from a list or a number")
+    if array.dtype.kind not in "biuf":
+        raise DtypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}",
+                         hint="the array must hold numbers or booleans")
+    return _wrap(array)
+
+
+def as_tensor(data: Any, dtype: Any = None) -> Tensor:
+    """`torch.as_tensor`: the tensor itself, or the array's memory, when no conversion is needed; else a copy."""
+    dtype = resolve_dtype(dtype)
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """`x.new_full(size, v)` and its kin (`size` as the call gave it): a new tensor in x's dtype unless told."""
+    return _filled(size, fill_value, resolve_dtype(dtype) or x.dtype, requires_grad)
+
+
+def new_tensor(x: Tensor, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype or x.dtype)

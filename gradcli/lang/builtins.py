@@ -25,7 +25,7 @@ from gradcli.engine import forward_ad as FWD, hooks as HK  # forward AD, graph h
 from gradcli.func import transforms as FUNC  # torch.func
 from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
-from gradcli.engine import random as RNG, tensor_str
+from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.data import loading as data
 import gradcli.distributions as DIST
 from gradcli.nn import layers
@@ -154,6 +154,10 @@ FUNCTIONS.update({
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
 
+# Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
+FUNCTIONS.update({**REARRANGING.NAMES, "from_numpy": C.from_numpy, "as_tensor": C.as_tensor,
+                  "LongTensor": C.long_tensor})
+
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
                                                      "vjp": vjp, "jvp": jvp, "hvp": hvp, "vhp": vhp}
@@ -188,6 +192,9 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
               "inv": O.INVERSE})
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
+OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
+              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
+              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
               "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
@@ -269,7 +276,9 @@ OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_di
 SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
-CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
+CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
+                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed})
+BACKENDS = Namespace("torch.backends", {"mps": Namespace("torch.backends.mps", {"is_available": D.no_mps})})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
@@ -278,7 +287,7 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
-               "cuda": CUDA, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
@@ -338,7 +347,9 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     return array
 
 
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
+NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array, "asarray": _numpy_array,
+                            "newaxis": None, "concatenate": F.cat, "expand_dims": F.unsqueeze, "power": F.pow,
+                            "identity": C.eye})
 
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
@@ -385,6 +396,8 @@ TENSOR_METHODS |= {
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
+TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
+                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
