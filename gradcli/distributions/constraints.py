@@ -136,6 +136,19 @@ class OneHot(Constraint):
         return np.all((value == 0) | (value == 1), axis=-1) & (value.sum(-1) == 1)
 
 
+class Multinomial(Constraint):
+    """Nonnegative counts whose sum is at most `upper_bound` (PyTorch prints it bare: `Multinomial()`)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: int) -> None:
+        self.upper_bound = upper_bound
+
+    def holds(self, value: np.ndarray) -> np.ndarray:
+        return np.all(value >= 0, axis=-1) & (value.sum(-1) <= self.upper_bound)
+
+
 class PositiveDefinite(Constraint):
     """Symmetric with a Cholesky factor, as PyTorch tests it (`cholesky_ex(value).info == 0` after a symmetry test)."""
 
@@ -200,6 +213,6 @@ NAMES: dict[str, Any] = {
     "unit_interval": unit_interval, "simplex": simplex, "one_hot": one_hot, "positive_definite": positive_definite,
     "lower_cholesky": lower_cholesky, "real_vector": real_vector,
     "greater_than": GreaterThan, "greater_than_eq": GreaterThanEq, "less_than": LessThan, "interval": Interval,
-    "half_open_interval": HalfOpenInterval, "integer_interval": IntegerInterval,
-    "independent": IndependentConstraint, "Constraint": Constraint,
+    "half_open_interval": HalfOpenInterval, "integer_interval": IntegerInterval, "multinomial": Multinomial,
+    "independent": IndependentConstraint,
 }

@@ -18,7 +18,7 @@ import gradcli.distributions.constraints as constraints
 from gradcli.distributions.distribution import Distribution, broadcast_all, sample_shape_of
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
-from gradcli.errors import ValueDomainError
+from gradcli.errors import NotAllowedError, ValueDomainError
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
@@ -237,4 +237,69 @@ class OneHotCategorical(Distribution):
         return F.expand(values, n, *self._batch_shape, n) if expand else values
 
 
-CLASSES = {"Bernoulli": Bernoulli, "Categorical": Categorical, "OneHotCategorical": OneHotCategorical}
+class Multinomial(Distribution):
+    """Counts of `total_count` categorical draws; it keeps the Categorical inside (so it prints bare)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    program_attributes = Distribution.program_attributes | {"probs", "logits", "param_shape", "total_count"}
+
+    def __init__(self, total_count: int = 1, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        if not isinstance(total_count, (int, np.integer)) or isinstance(total_count, bool):
+            raise NotAllowedError("inhomogeneous total_count is not supported",
+                                  hint="total_count is one integer for the whole batch")
+        self.total_count = int(total_count)
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False
+
+    @property
+    def support(self) -> constraints.Constraint:
+        return constraints.Multinomial(self.total_count)
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Any:
+        return self._categorical.param_shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs * self.total_count
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        """PyTorch's way: total_count categorical draws first, then counted per category with a scatter-add."""
+        shape = sample_shape_of(sample_shape)
+        draws = self._categorical.sample((self.total_count,) + shape)
+        draws = F.permute(draws, tuple(range(1, draws.ndim)) + (0,))
+        counts = np.zeros(self._extended_shape(shape), dtype=np.int64)
+        rows, picks = counts.reshape(-1, counts.shape[-1]), draws._data.reshape(-1, draws.shape[-1])
+        for row, pick in zip(rows, picks):
+            np.add.at(row, pick, 1)
+        return C.tensor(counts, dtype=self.probs.dtype)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        logits, value = broadcast_all(self.logits, value)
+        unreachable = (value._data == 0) & (logits._data == -np.inf)
+        logits = F.where(unreachable, 0.0, logits) if unreachable.any() else logits
+        log_factorial_n = F.lgamma(F.sum(value, -1) + 1)
+        log_factorial_xs = F.sum(F.lgamma(value + 1), -1)
+        return log_factorial_n - log_factorial_xs + F.sum(logits * value, -1)
+
+
+CLASSES = {"Bernoulli": Bernoulli, "Categorical": Categorical, "OneHotCategorical": OneHotCategorical,
+           "Multinomial": Multinomial}

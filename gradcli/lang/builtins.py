@@ -301,7 +301,8 @@ DISTRIBUTIONS = Namespace("torch.distributions", {
                               {"set_default_validate_args": DIST.set_default_validate_args})})
 _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
                       "bernoulli": "Bernoulli", "categorical": "Categorical",
-                      "one_hot_categorical": "OneHotCategorical", "gamma": "Gamma", "beta": "Beta",
+                      "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
+                      "beta": "Beta",
                       "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
                       "independent": "Independent"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""

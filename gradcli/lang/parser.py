@@ -45,7 +45,7 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.distributions"})
 _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
     "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
-    "one_hot_categorical", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
+    "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
 """The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
 _IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | stdlib.NAMES
 _IMPORTS_ACCEPTED = "gradcli accepts imports of " + ", ".join(sorted(_TORCH_MODULES)) + \
