@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.errors import ArgumentError, ShapeError
+from gradcli.errors import ArgumentError, NotAllowedError, ShapeError
 from language_helpers import fails, run, torch_printed
 
 PRE = ("import torch\nimport numpy as np\n"
@@ -84,6 +84,34 @@ PRINTS = [
      'False'),
     ('torch.cuda.manual_seed_all(0)',
      'None'),
+    ('torch.unique(torch.tensor([3., 1., 3., 2.]))',
+     'tensor([1., 2., 3.])'),
+    ('torch.tensor([3., 1., 3., 2.]).unique(return_counts=True)',
+     '(tensor([1., 2., 3.]), tensor([1, 1, 2]))'),
+    ('torch.unique(torch.tensor([3, 1, 3]), return_inverse=True)',
+     '(tensor([1, 3]), tensor([1, 0, 1]))'),
+    ('torch.unique(torch.tensor([[1, 2], [1, 2]]), dim=0)',
+     'tensor([[1, 2]])'),
+    ('torch.argsort(x)',
+     'tensor([[1, 0, 2],\n        [2, 1, 0]])'),
+    ('x.argsort(dim=0, descending=True)',
+     'tensor([[1, 1, 0],\n        [0, 0, 1]])'),
+    ("torch.meshgrid(torch.tensor([1., 2.]), torch.tensor([3., 4., 5.]), indexing='ij')",
+     '(tensor([[1., 1., 1.],\n        [2., 2., 2.]]), tensor([[3., 4., 5.],\n        [3., 4., 5.]]))'),
+    ("torch.meshgrid(torch.tensor([1., 2.]), torch.tensor([3., 4., 5.]), indexing='xy')",
+     '(tensor([[1., 2.],\n        [1., 2.],\n        [1., 2.]]), tensor([[3., 3.],\n        [4., 4.],\n        [5., 5.]]))'),
+    ("torch.meshgrid(x[0], x[1, :2], indexing='ij')[0].grad_fn.name()",
+     'ExpandBackward0'),
+    ('torch.all(x > 0)',
+     'tensor(False)'),
+    ('torch.any(x > 1.9)',
+     'tensor(True)'),
+    ('torch.all(x > -1.5, dim=1)',
+     'tensor([True, True])'),
+    ('x.new(2).shape',
+     'torch.Size([2])'),
+    ('x.new([1, 2])',
+     'tensor([1., 2.])'),
 ]
 SOURCE = PRE + "".join(f"print({expression})\n" for expression, _ in PRINTS)
 EXPECTED = "\n".join(text for _, text in PRINTS).splitlines()
@@ -111,6 +139,8 @@ def test_an_in_place_fill_on_a_leaf_that_requires_grad_is_pytorchs_error() -> No
 
 
 @pytest.mark.parametrize("source, kind, words", [
+    ("torch.unique(x)", NotAllowedError, "the derivative for 'unique' is not implemented"),
+    ("torch.meshgrid(x, x)", ShapeError, "Expected 0D or 1D tensor"),
     ("torch.from_numpy([1.0, 2.0])", ArgumentError, "expected np.ndarray (got list)"),
     ("x.repeat_interleave(-1)", ArgumentError, "repeats can not be negative"),
     ("x.repeat_interleave(torch.tensor([1, 2, 3]), dim=0)", ShapeError, "same size as input along dim"),

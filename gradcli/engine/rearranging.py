@@ -11,11 +11,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.functions import (_along_key, _dim, _index_array, _sequence_arg, _tensor_arg, cat, expand, index_select,
-                                      number_arg, reshape, unsqueeze)
+from gradcli.engine.functions import (_along_key, _dim, _index_array, _sequence_arg, _tensor_arg, cat, expand,
+                                      index_select, number_arg, reshape, sort, unsqueeze)
 
 from gradcli.engine.tensor import Tensor, _wrap, apply, check_elements
-from gradcli.errors import ArgumentError, ShapeError
+from gradcli.errors import ArgumentError, NotAllowedError, ShapeError
 
 
 def ravel(x: Any) -> Tensor:
@@ -100,11 +100,72 @@ def index_add(x: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> T
     return apply(O.SCATTER_ADD, x, source if alpha == 1 else source * alpha, key=key, name="IndexAddBackward0")
 
 
+def unique(x: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None) -> Any:
+    """The distinct values (or distinct slices along `dim`), sorted, with the inverse indices and counts if asked.
+
+    PyTorch records a node whose backward raises ("the derivative for '_unique2' is not implemented"); here a
+    tensor that requires grad is refused at once, so no gradient can silently leave this path out.
+    """
+    from gradcli.engine.tensor import GradMode
+    x = _tensor_arg(x, "unique")
+    if x.requires_grad and GradMode.enabled:
+        raise NotAllowedError("the derivative for 'unique' is not implemented",
+                              hint="unique is not differentiable: call it on x.detach()")
+    axis = None if dim is None else _dim(dim, x.ndim)
+    values, inverse, counts = np.unique(x._data, return_inverse=True, return_counts=True, axis=axis)
+    out = [_wrap(values.astype(x.dtype))]
+    if return_inverse:
+        out.append(_wrap(inverse.reshape(x.shape if axis is None else -1).astype(np.int64)))
+    if return_counts:
+        out.append(_wrap(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices `sort` orders by (no graph: indices are integers)."""
+    return sort(x, dim, descending, stable).indices
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids: each 1-D input viewed along its own axis and expanded (ExpandBackward0), PyTorch's way;
+    `indexing='xy'` builds the grids of the first two inputs swapped, as NumPy's Cartesian grids are."""
+    xs = [_tensor_arg(t, "meshgrid") for t in (tensors[0] if len(tensors) == 1 and isinstance(
+        tensors[0], (list, tuple)) else tensors)]
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}",
+                            hint="indexing='ij' (matrix) or 'xy' (Cartesian)")
+    if any(t.ndim > 1 for t in xs):
+        raise ShapeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list", hint="pass 1-D tensors")
+    xs = [reshape(t, -1) for t in xs]
+    swap = indexing == "xy" and len(xs) >= 2
+    if swap:
+        xs[0], xs[1] = xs[1], xs[0]
+    shape = tuple(t.shape[0] for t in xs)
+    check_elements(shape, "the result of meshgrid")
+    grids = [expand(reshape(t, *(-1 if k == i else 1 for k in range(len(xs)))), *shape) for i, t in enumerate(xs)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def all_(x: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """`torch.all`: whether every element (along `dim`) is nonzero, as a bool tensor outside the graph."""
+    data = _tensor_arg(x, "all")._data
+    return _wrap(np.asarray(np.all(data, axis=None if dim is None else _dim(dim, data.ndim), keepdims=keepdim)))
+
+
+def any_(x: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    data = _tensor_arg(x, "any")._data
+    return _wrap(np.asarray(np.any(data, axis=None if dim is None else _dim(dim, data.ndim), keepdims=keepdim)))
+
+
 def broadcast_to(x: Any, size: Any) -> Tensor:
     return expand(_tensor_arg(x, "broadcast_to"), *size) if isinstance(size, (tuple, list)) else \
         expand(_tensor_arg(x, "broadcast_to"), size)
 
 
 NAMES = {"ravel": ravel, "repeat_interleave": repeat_interleave, "nonzero": nonzero, "hstack": hstack,
-         "vstack": vstack, "row_stack": vstack, "index_add": index_add, "broadcast_to": broadcast_to}
+         "vstack": vstack, "row_stack": vstack, "index_add": index_add, "broadcast_to": broadcast_to, "unique": unique,
+         "argsort": argsort, "meshgrid": meshgrid, "all": all_, "any": any_}
 """The torch functions this module adds (each also a Tensor method, hstack and vstack aside)."""

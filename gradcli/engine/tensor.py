@@ -1500,6 +1500,19 @@ class Tensor:
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         return R.nonzero(self, as_tuple=as_tuple)
 
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None) -> Any:
+        return R.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
+        return R.argsort(self, dim, descending, stable)
+
+    def new(self, *data: Any) -> "Tensor":
+        """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            return C.new_tensor(self, data[0])
+        return C.new_full(self, data, 0)
+
     def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
         return C.new_full(self, size, 0, dtype, requires_grad)
 

@@ -193,7 +193,7 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
-              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
+              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "meshgrid": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
               "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
 OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
               "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
@@ -398,7 +398,8 @@ TENSOR_METHODS |= {
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
-                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to"}  # the census's
+                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
+                   "new"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
