@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.errors import ArgumentError, NotAllowedError, ShapeError
+from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError, ShapeError
 from language_helpers import fails, run, torch_printed
 
 PRE = ("import torch\nimport numpy as np\n"
@@ -112,6 +112,8 @@ PRINTS = [
      'torch.Size([2])'),
     ('x.new([1, 2])',
      'tensor([1., 2.])'),
+    ('torch.__version__',
+     '2.13.0+cpu'),
 ]
 SOURCE = PRE + "".join(f"print({expression})\n" for expression, _ in PRINTS)
 EXPECTED = "\n".join(text for _, text in PRINTS).splitlines()
@@ -139,6 +141,7 @@ def test_an_in_place_fill_on_a_leaf_that_requires_grad_is_pytorchs_error() -> No
 
 
 @pytest.mark.parametrize("source, kind, words", [
+    ("x.__version__", NameLookupError, "attribute '__version__' is not available on a tensor"),
     ("torch.unique(x)", NotAllowedError, "the derivative for 'unique' is not implemented"),
     ("torch.meshgrid(x, x)", ShapeError, "Expected 0D or 1D tensor"),
     ("torch.from_numpy([1.0, 2.0])", ArgumentError, "expected np.ndarray (got list)"),

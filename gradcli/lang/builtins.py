@@ -329,6 +329,7 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
+                            "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
@@ -350,7 +351,7 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
 
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array, "asarray": _numpy_array,
                             "newaxis": None, "concatenate": F.cat, "expand_dims": F.unsqueeze, "power": F.pow,
-                            "identity": C.eye})
+                            "identity": C.eye, "__version__": np.__version__})
 
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.

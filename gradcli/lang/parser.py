@@ -65,6 +65,8 @@ SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_
 # The one dunder a program may read: a type's or function's name (`type(e).__name__`), and the module's
 # `__name__` ("__main__"); it is a string, and reading it runs nothing.
 READABLE_DUNDER = "__name__"
+MODULE_DUNDERS = frozenset({"__version__"})
+"""Read-only module attributes tutorials print (`torch.__version__`); only the namespaces that list them answer."""
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
@@ -363,7 +365,7 @@ class _Checker:
 
     def attribute_name(self, node: ast.Attribute) -> None:
         if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or node.attr in self.private or \
-                node.attr == READABLE_DUNDER and isinstance(node.ctx, ast.Load) or \
+                (node.attr == READABLE_DUNDER or node.attr in MODULE_DUNDERS) and isinstance(node.ctx, ast.Load) or \
                 class_syntax.through_super(node):
             return
         span = None
