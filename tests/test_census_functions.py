@@ -173,3 +173,13 @@ def test_numpy_names_give_numpys_values() -> None:
     assert values["e"].shape == values["n"].shape == (1, 2)
     assert values["p"].tolist() == [1.0, 4.0] and values["i"].tolist() == [[1.0, 0.0], [0.0, 1.0]]
     assert values["q"].tolist() == [1, 2] and values["v"].tolist() == [[1.0, 2.0], [1.0, 2.0]]
+
+
+def test_numpy_keeps_numpys_defaults_where_torch_differs() -> None:
+    """np.meshgrid is Cartesian ('xy') and np.nonzero a tuple, where torch's are 'ij' and an (n, ndim) tensor."""
+    ran = run("import numpy as np\nimport torch\ngx, gy = np.meshgrid(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0, 5.0]))\n"
+              "tx, ty = torch.meshgrid(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0, 5.0]), indexing='ij')\n"
+              "rows, cols = np.nonzero(torch.tensor([[0, 1], [2, 0]]))\n")
+    assert ran["gx"]._data.tolist() == [[1.0, 2.0]] * 3 and ran["gy"]._data.tolist() == [[3.0] * 2, [4.0] * 2, [5.0] * 2]
+    assert ran["tx"]._data.tolist() == [[1.0] * 3, [2.0] * 3]
+    assert ran["rows"]._data.tolist() == [0, 1] and ran["cols"]._data.tolist() == [1, 0]

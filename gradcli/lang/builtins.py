@@ -351,7 +351,8 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
 
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array, "asarray": _numpy_array,
                             "newaxis": None, "concatenate": F.cat, "expand_dims": F.unsqueeze, "power": F.pow,
-                            "identity": C.eye, "__version__": np.__version__})
+                            "identity": C.eye, "__version__": np.__version__, "meshgrid": REARRANGING.numpy_meshgrid,
+                            "nonzero": REARRANGING.numpy_nonzero})
 
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
