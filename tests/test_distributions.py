@@ -18,22 +18,29 @@ from language_helpers import fails, run, torch_printed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "distributions"
 FAMILIES = sorted(p.stem for p in FIXTURES.glob("*.py"))
+DTYPES = {"float32": "", "float64": ".float64"}
+"""Each program runs as written (float32) and with float64 as the default dtype, recorded apart."""
 
 
-def _printed(source: str) -> list[str]:
-    return "\n".join(run(source).printed).splitlines()
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-def test_each_family_prints_what_torch_printed(family: str) -> None:
+def _program(family: str, dtype: str) -> tuple[str, list[str]]:
     source = (FIXTURES / f"{family}.py").read_text()
-    assert _printed(source) == (FIXTURES / f"{family}.torch.txt").read_text().splitlines()
+    if dtype == "float64":
+        source = source.replace("import torch\n", "import torch\ntorch.set_default_dtype(torch.float64)\n", 1)
+    return source, (FIXTURES / f"{family}{DTYPES[dtype]}.torch.txt").read_text().splitlines()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_the_recordings_are_torchs_own(family: str) -> None:
-    source = (FIXTURES / f"{family}.py").read_text()
-    assert torch_printed(source) == (FIXTURES / f"{family}.torch.txt").read_text().splitlines()
+def test_each_family_prints_what_torch_printed(family: str, dtype: str) -> None:
+    source, recorded = _program(family, dtype)
+    assert "\n".join(run(source, dtype=dtype).printed).splitlines() == recorded
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_recordings_are_torchs_own(family: str, dtype: str) -> None:
+    source, recorded = _program(family, dtype)
+    assert torch_printed(source) == recorded
 
 
 def test_normal_log_prob_and_its_gradient_by_hand() -> None:
