@@ -28,6 +28,7 @@ def _draw(like: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    batch_parameters = ("loc", "scale")
     support = constraints.real
     has_rsample = True
     program_attributes = Distribution.program_attributes | {"loc", "scale"}
@@ -79,6 +80,7 @@ class Normal(Distribution):
 
 class Uniform(Distribution):
     has_rsample = True
+    batch_parameters = ("low", "high")
     program_attributes = Distribution.program_attributes | {"low", "high"}
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
@@ -133,6 +135,7 @@ class Uniform(Distribution):
 
 class Laplace(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    batch_parameters = ("loc", "scale")
     support = constraints.real
     has_rsample = True
     program_attributes = Distribution.program_attributes | {"loc", "scale"}
@@ -176,6 +179,7 @@ class Laplace(Distribution):
 
 class Exponential(Distribution):
     arg_constraints = {"rate": constraints.positive}
+    batch_parameters = ("rate",)
     support = constraints.nonnegative
     has_rsample = True
     program_attributes = Distribution.program_attributes | {"rate"}

@@ -54,6 +54,11 @@ class _ProbsOrLogits(Distribution):
     def param_shape(self) -> Any:
         return self._param.size()
 
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        events = tuple(self._param.shape[len(self._batch_shape):])
+        self._given = {name: F.expand(value, *shape, *events) for name, value in self._given.items()}
+        self._param = F.expand(self._param, *shape, *events)
+
     def _probs_from(self, logits: Tensor) -> Tensor:
         raise NotImplementedError
 
@@ -196,6 +201,9 @@ class OneHotCategorical(Distribution):
     def _holds_parameter(self, name: str) -> bool:
         return False
 
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self._categorical = self._categorical.expand(shape)
+
     @property
     def probs(self) -> Tensor:
         return self._categorical.probs
@@ -255,6 +263,9 @@ class Multinomial(Distribution):
 
     def _holds_parameter(self, name: str) -> bool:
         return False
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self._categorical = self._categorical.expand(shape)
 
     @property
     def support(self) -> constraints.Constraint:

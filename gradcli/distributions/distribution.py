@@ -8,6 +8,7 @@ its node names and `--check` follow from the ops each formula uses.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -171,8 +172,23 @@ class Distribution:
     def perplexity(self) -> Tensor:
         return F.exp(self.entropy())
 
+    batch_parameters: tuple[str, ...] = ()
+    """The parameters of batch shape that `expand` expands (a family with more structure expands its own)."""
+
     def expand(self, batch_shape: Any) -> "Distribution":
-        raise self._missing("expand")
+        """The same distribution repeated over a larger batch: parameters expanded (views, ExpandBackward0),
+        validation as this one's, nothing recomputed, as PyTorch's `expand`."""
+        shape = sample_shape_of(batch_shape)
+        new = copy.copy(self)
+        new._expand_parameters(shape)
+        new._batch_shape = Size(shape)
+        return new
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        if not self.batch_parameters:
+            raise self._missing("expand")
+        for name in self.batch_parameters:
+            setattr(self, name, F.expand(getattr(self, name), *shape))
 
     def _missing(self, what: str) -> NotAllowedError:
         return NotAllowedError(f"{type(self).__name__}.{what} is not available in gradcli",

@@ -32,6 +32,7 @@ def _refuse_concentration_grad(name: str, concentration: Tensor) -> None:
 
 class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    batch_parameters = ("concentration", "rate")
     support = constraints.nonnegative
     has_rsample = True
     program_attributes = Distribution.program_attributes | {"concentration", "rate"}
@@ -85,6 +86,9 @@ class Dirichlet(Distribution):
         self.concentration = concentration
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
 
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.concentration = F.expand(self.concentration, *shape, *self._event_shape)
+
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         _refuse_concentration_grad(type(self).__name__, self.concentration)
         shape = self._extended_shape(sample_shape)
@@ -128,6 +132,9 @@ class Beta(Distribution):
     def _holds_parameter(self, name: str) -> bool:
         return False
 
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self._dirichlet = self._dirichlet.expand(shape)
+
     @property
     def concentration1(self) -> Tensor:
         return self._dirichlet.concentration[..., 0]
@@ -159,6 +166,7 @@ class Beta(Distribution):
 
 class Poisson(Distribution):
     arg_constraints = {"rate": constraints.nonnegative}
+    batch_parameters = ("rate",)
     support = constraints.nonnegative_integer
     program_attributes = Distribution.program_attributes | {"rate"}
 

@@ -73,6 +73,11 @@ class MultivariateNormal(Distribution):
     def _holds_parameter(self, name: str) -> bool:
         return name == "loc" or name in self._lazy
 
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        n = self._event_shape[0]
+        self.loc = F.expand(self.loc, *shape, n)
+        self._lazy = {name: F.expand(value, *shape, n, n) for name, value in self._lazy.items()}
+
     def _matrix(self, name: str, make: Any) -> Tensor:
         if name not in self._lazy:
             self._lazy[name] = F.expand(make(), *self._batch_shape, *self._event_shape, *self._event_shape)
@@ -146,6 +151,10 @@ class Independent(Distribution):
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        kept = tuple(self.base_dist.batch_shape)[len(self.base_dist.batch_shape) - self.reinterpreted_batch_ndims:]
+        self.base_dist = self.base_dist.expand(shape + kept)
 
     @property
     def support(self) -> constraints.Constraint:
