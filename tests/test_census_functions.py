@@ -183,3 +183,12 @@ def test_numpy_keeps_numpys_defaults_where_torch_differs() -> None:
     assert ran["gx"]._data.tolist() == [[1.0, 2.0]] * 3 and ran["gy"]._data.tolist() == [[3.0] * 2, [4.0] * 2, [5.0] * 2]
     assert ran["tx"]._data.tolist() == [[1.0] * 3, [2.0] * 3]
     assert ran["rows"]._data.tolist() == [0, 1] and ran["cols"]._data.tolist() == [1, 0]
+
+
+def test_numpy_linalg_gives_numpys_values() -> None:
+    ran = run("import numpy as np\na = np.array([[2.0, 1.0], [1.0, 3.0]])\ni = np.linalg.inv(a)\nd = np.linalg.det(a)\n"
+              "n = np.linalg.norm(a, axis=1)\ns = np.linalg.solve(a, np.array([1.0, 2.0]))\n")
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    assert np.allclose(ran["i"]._data, np.linalg.inv(a)) and np.isclose(float(ran["d"]._data), 5.0)
+    assert np.allclose(ran["n"]._data, np.linalg.norm(a, axis=1))
+    assert np.allclose(ran["s"]._data, np.linalg.solve(a, [1.0, 2.0]))

@@ -352,7 +352,9 @@ def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
 NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array, "asarray": _numpy_array,
                             "newaxis": None, "concatenate": F.cat, "expand_dims": F.unsqueeze, "power": F.pow,
                             "identity": C.eye, "__version__": np.__version__, "meshgrid": REARRANGING.numpy_meshgrid,
-                            "nonzero": REARRANGING.numpy_nonzero})
+                            "nonzero": REARRANGING.numpy_nonzero,
+                            "linalg": Namespace("numpy.linalg", {name: LINALG.members[name] for name in (
+                                "inv", "det", "solve", "cholesky", "norm", "slogdet", "matrix_power")})})
 
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
