@@ -192,3 +192,16 @@ def test_numpy_linalg_gives_numpys_values() -> None:
     assert np.allclose(ran["i"]._data, np.linalg.inv(a)) and np.isclose(float(ran["d"]._data), 5.0)
     assert np.allclose(ran["n"]._data, np.linalg.norm(a, axis=1))
     assert np.allclose(ran["s"]._data, np.linalg.solve(a, [1.0, 2.0]))
+
+
+ASSERT_CLOSE = "import torch\nfrom torch.testing import assert_close\ncases = [(torch.tensor([1., 2.]), torch.tensor([1., 2.5]), {}), (torch.tensor([1., 2.]), torch.tensor([1., 2., 3.]), {}),\n         (torch.tensor([1., 2.]), torch.tensor([1., 2.], dtype=torch.float64), {}),\n         (torch.tensor([[1., 2.], [3, 4]]), torch.tensor([[1., 2.1], [3.5, 4]]), {}),\n         (torch.tensor([1., 2.]), torch.tensor([1., 2.0001]), {'rtol': 1e-3, 'atol': 0}),\n         (torch.tensor([1, 2]), torch.tensor([1, 3]), {}), (torch.tensor([1., float('nan')]), torch.tensor([1., float('nan')]), {}),\n         (torch.tensor([1., float('nan')]), torch.tensor([1., float('nan')]), {'equal_nan': True}),\n         (1.0, 1.5, {}), (torch.tensor([1., 2.], dtype=torch.float64), torch.tensor([1., 2.1], dtype=torch.float64), {}),\n         (torch.tensor([1., 2.]), torch.tensor([1.5, 2.]), {'msg': 'custom'})]\nfor a, b, kw in cases:\n    try:\n        assert_close(a, b, **kw)\n        print('OK')\n    except AssertionError as e:\n        print(e)\n"
+ASSERT_CLOSE_PRINTED = "Tensor-likes are not close!\n\nMismatched elements: 1 / 2 (50.0%)\nGreatest absolute difference: 0.5 at index (1,) (up to 1e-05 allowed)\nGreatest relative difference: 0.20000000298023224 at index (1,) (up to 1.3e-06 allowed)\nThe values for attribute 'shape' do not match: torch.Size([2]) != torch.Size([3]).\nThe values for attribute 'dtype' do not match: torch.float32 != torch.float64.\nTensor-likes are not close!\n\nMismatched elements: 2 / 4 (50.0%)\nGreatest absolute difference: 0.5 at index (1, 0) (up to 1e-05 allowed)\nGreatest relative difference: 0.1428571492433548 at index (1, 0) (up to 1.3e-06 allowed)\nOK\nTensor-likes are not equal!\n\nMismatched elements: 1 / 2 (50.0%)\nGreatest absolute difference: 1 at index (1,)\nGreatest relative difference: 0.3333333432674408 at index (1,)\nTensor-likes are not close!\n\nMismatched elements: 1 / 2 (50.0%)\nGreatest absolute difference: nan at index (1,) (up to 1e-05 allowed)\nGreatest relative difference: nan at index (1,) (up to 1.3e-06 allowed)\nOK\nScalars are not close!\n\nExpected 1.5 but got 1.0.\nAbsolute difference: 0.5 (up to 1e-07 allowed)\nRelative difference: 0.3333333333333333 (up to 1e-07 allowed)\nTensor-likes are not close!\n\nMismatched elements: 1 / 2 (50.0%)\nGreatest absolute difference: 0.10000000000000009 at index (1,) (up to 1e-07 allowed)\nGreatest relative difference: 0.04761904761904766 at index (1,) (up to 1e-07 allowed)\ncustom\n".splitlines()
+"""torch.testing.assert_close's verdicts and AssertionError texts, as torch 2.13 printed them."""
+
+
+def test_assert_close_fails_with_pytorchs_text() -> None:
+    assert "\n".join(run(ASSERT_CLOSE).printed).splitlines() == ASSERT_CLOSE_PRINTED
+
+
+def test_assert_close_texts_are_torchs_own() -> None:
+    assert torch_printed(ASSERT_CLOSE) == ASSERT_CLOSE_PRINTED

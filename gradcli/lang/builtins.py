@@ -45,7 +45,7 @@ from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
-from gradcli.lang import type_tests
+from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list, check_string
@@ -330,6 +330,7 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
                             "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
+                            "testing": Namespace("torch.testing", {"assert_close": TESTING.assert_close}),
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
 def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
     """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
@@ -366,6 +367,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
+MODULES["torch.testing"] = TORCH.members["testing"]
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}

@@ -42,7 +42,7 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.optim.lr_scheduler",
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
-                            "torch.distributions"})
+                            "torch.distributions", "torch.testing"})
 _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
     "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
     "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
