@@ -248,8 +248,8 @@ def test_exact_messages_and_hints():
         "import of 'os' is refused: it reaches files, processes and the environment; gradcli accepts imports of "
         "functorch, numpy, torch, torch.autograd, torch.autograd.forward_ad, torch.autograd.function, "
         "torch.autograd.functional, torch.autograd.graph, torch.distributions, torch.func, torch.nn, "
-        "torch.nn.functional, torch.nn.init, torch.nn.utils, torch.optim, torch.optim.lr_scheduler, torch.optim.optimizer, torch.utils, "
-        "torch.utils.data (under any alias), of the standard modules __future__, argparse, "
+        "torch.nn.functional, torch.nn.init, torch.nn.utils, torch.optim, torch.optim.lr_scheduler, "
+        "torch.optim.optimizer, torch.testing, torch.utils, torch.utils.data (under any alias), of the standard modules __future__, argparse, "
         "collections, copy, "
         "dataclasses, functools, itertools, math, numbers, operator, pprint, random, string, time, typing, "
         "unicodedata, warnings and of tqdm, tqdm.auto, tqdm.notebook")
