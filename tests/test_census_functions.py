@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError, ShapeError
+from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError, ShapeError, ValueDomainError
 from language_helpers import fails, run, torch_printed
 
 PRE = ("import torch\nimport numpy as np\n"
@@ -141,6 +141,7 @@ def test_an_in_place_fill_on_a_leaf_that_requires_grad_is_pytorchs_error() -> No
 
 
 @pytest.mark.parametrize("source, kind, words", [
+    ("torch.testing.assert_close(x, x, rtol=1e-3)", ValueDomainError, "but got no atol."),
     ("x.__version__", NameLookupError, "attribute '__version__' is not available on a tensor"),
     ("torch.unique(x)", NotAllowedError, "the derivative for 'unique' is not implemented"),
     ("torch.meshgrid(x, x)", ShapeError, "Expected 0D or 1D tensor"),

@@ -12,7 +12,7 @@ import numpy as np
 
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size
-from gradcli.errors import ArgumentError
+from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang.exceptions import raise_python
 
 _TOLERANCES = {np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7)}
@@ -31,9 +31,9 @@ def _number(value: Any) -> str:
 def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
                  equal_nan: bool = False, check_dtype: bool = True, msg: str | None = None) -> None:
     if (rtol is None) != (atol is None):
-        raise ArgumentError("Both 'rtol' and 'atol' must be either specified or omitted, but got no atol." if atol is None
-                            else "Both 'rtol' and 'atol' must be either specified or omitted, but got no rtol.",
-                            hint="pass both, e.g. rtol=1e-5, atol=1e-8")
+        missing = "atol" if atol is None else "rtol"
+        raise ValueDomainError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.",
+                               hint="pass both, e.g. rtol=1e-5, atol=1e-8")
     numbers = (int, float)
     if isinstance(actual, numbers) and isinstance(expected, numbers):
         _scalars(float(actual), float(expected), rtol, atol, equal_nan, msg)
