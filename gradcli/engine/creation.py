@@ -131,7 +131,12 @@ def _preview(data: Any) -> str:
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """`torch.tensor(data)`: a NumPy array (or NumPy number) keeps its own float dtype, as in PyTorch; Python
     floats take the default dtype."""
-    if dtype is None and isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "f":
+    first = data
+    while isinstance(first, (list, tuple)) and first:  # torch.tensor([np.ones(2), np.zeros(2)]): float64 too
+        first = first[0]
+    if dtype is None and isinstance(first, np.ndarray) and first.dtype.kind == "f":
+        dtype = first.dtype
+    if dtype is None and isinstance(data, np.generic) and data.dtype.kind == "f":
         dtype = data.dtype
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
@@ -386,30 +391,6 @@ def long_tensor(*data: Any) -> Tensor:
     if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
         return Tensor(data[0], dtype=np.int64)
     return _filled(data, 0, np.int64, False)
-
-
-def from_numpy(array: Any) -> Tensor:
-    """`torch.from_numpy(a)`: a tensor on the same memory as the array, in its dtype (writes show in both). A
-    program's `np.` functions return tensors here; from_numpy takes their values as the array they stand for."""
-    if isinstance(array, Tensor):
-        array = array._data
-    if not isinstance(array, np.ndarray):
-        raise ArgumentError(f"expected np.ndarray (got {type(array).__name__})",
-                            hint="torch.tensor(data) makes a tensor from a list or a number")
-    if array.dtype.kind not in "biuf":
-        raise DtypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}",
-                         hint="the array must hold numbers or booleans")
-    return _wrap(array)
-
-
-def as_tensor(data: Any, dtype: Any = None) -> Tensor:
-    """`torch.as_tensor`: the tensor itself, or the array's memory, when no conversion is needed; else a copy."""
-    dtype = resolve_dtype(dtype)
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
-        return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype):
-        return from_numpy(data)
-    return tensor(data, dtype=dtype)
 
 
 def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

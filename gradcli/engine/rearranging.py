@@ -149,16 +149,6 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-def numpy_meshgrid(*arrays: Any, indexing: str = "xy") -> tuple[Tensor, ...]:
-    """`np.meshgrid`: Cartesian ('xy') indexing unless told otherwise, where torch's default is 'ij'."""
-    return meshgrid(*arrays, indexing=indexing)
-
-
-def numpy_nonzero(x: Any) -> tuple[Tensor, ...]:
-    """`np.nonzero`: one index array per dimension, as torch's `nonzero(as_tuple=True)`."""
-    return nonzero(x, as_tuple=True)
-
-
 def all_(x: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """`torch.all`: whether every element (along `dim`) is nonzero, as a bool tensor outside the graph."""
     data = _tensor_arg(x, "all")._data
