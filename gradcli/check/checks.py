@@ -16,7 +16,7 @@ import numpy as np
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
 from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
-from gradcli.check.report import FAIL, CheckReport, InputCheck, overall, tolerance, with_numeric
+from gradcli.check.report import FAIL, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
 from gradcli.source import operand
@@ -145,9 +145,23 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     witnessed = {name: directional[name] if name in directional and check.status != FAIL else check
                  for name, check in witnessed.items()}  # a direction's failure stands: it is a witness too
     results = {name: judged[name] if name in judged else witnessed[name] for name in names}
+    results = _through_all(tr, weights, computed, results, set(directional), rtol, atol, gamma, [seed, call, 1])
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
     results = {name: _through_backward(check, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+def _through_all(tr: Trace, weights: np.ndarray, computed: dict[str, Any], results: dict[str, InputCheck],
+                 tried: set[str], rtol: float | None, atol: float | None, gamma: float,
+                 seed: list[int]) -> dict[str, InputCheck]:
+    """Each sampled input also gets one random direction through all its elements, so a wrong element the
+    sample missed still moves a witness. Not for inputs directions already tried this call (`tried`)."""
+    names = [name for name, check in results.items() if check.sampled and name not in tried]
+    if not names:
+        return results
+    found = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol), gamma,
+                              seed) or {}
+    return {name: with_direction(check, found.get(name)) for name, check in results.items()}
 
 
 def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:

@@ -16,7 +16,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.check.graph import CUT, Cut, Progress, Trace, as_float64, downstream, elements, widened
 from gradcli.check.kinks import KINKS
-from gradcli.check.report import FAIL, InputCheck, compare
+from gradcli.check.report import FAIL, InputCheck, compare, scaled_atol
 from gradcli.check.rounding import own_rounding
 from gradcli.engine.tensor import Node, Tensor
 
@@ -342,13 +342,14 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
         rtol, atol = tolerances[name]
+        judged = scaled_atol(atol, got)  # as `compare` scales it, at most; `atol` alone tells smoothness
         allowance = np.array((rounding or {}).get(name, np.zeros(len(flat))), dtype=np.float64)
         for pos, k in enumerate(flat):
             (lp, site, up), (lm, site_m, down) = (_nudged(tr, point, key, k, step, weights, sites)
                                                   for step in (EPS, -EPS))
             allowance[pos] = max(allowance[pos], gamma * _spread(up, down))
             expected[pos] = (lp - lm) / (2 * EPS)
-            if narrow and not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
+            if narrow and not np.isclose(got[pos], expected[pos], rtol, judged + allowance[pos]):
                 allowance[pos] += own(key, k)
             site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS
@@ -360,13 +361,13 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 if not (_close(right, left, atol) and _close(right, right2, atol) and _close(left, left2, atol)):
                     reasons[pos] = (f"{site.node.name} is at a kink (one-sided slopes {left:.6g} and {right:.6g}): "
                                     f"{site.node.op.rule}")
-                elif not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
+                elif not np.isclose(got[pos], expected[pos], rtol, judged + allowance[pos]):
                     reasons[pos] = (f"{site.node.name} is at a kink, where autograd follows PyTorch's convention "
                                     f"({site.node.op.rule}) although the whole function is smooth here")
-            elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
+            elif not _close(right, left, atol) and not np.isclose(got[pos], expected[pos], rtol, judged + allowance[pos]):
                 reasons[pos] = (f"not smooth within the finite-difference step (one-sided slopes {left:.6g} and "
                                 f"{right:.6g}): finite differences cannot judge this element")
-            if pos not in reasons and not np.isclose(got[pos], expected[pos], rtol, atol + allowance[pos]):
+            if pos not in reasons and not np.isclose(got[pos], expected[pos], rtol, judged + allowance[pos]):
                 resolution = 8 * np.finfo(np.float64).eps * max(abs(lp), abs(lm), abs(l0)) / EPS
                 if abs(got[pos] - expected[pos]) <= resolution:
                     reasons[pos] = (f"finite differences cannot resolve this element: rounding of the output "

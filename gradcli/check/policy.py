@@ -116,7 +116,7 @@ def structure(tr: Trace) -> Hashable:
 def witnesses(report: CheckReport) -> set[str]:
     """The witnesses that judged a call: "symbolic", "numeric" or both."""
     methods = {c.method for c in report.inputs.values()}
-    return methods | {"numeric" for c in report.inputs.values() if c.numeric is not None}
+    return methods | {"numeric" for c in report.inputs.values() if c.numeric is not None or c.through is not None}
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ class SiteSummary:
         for method in sorted(used):
             self.witnesses[method] = self.witnesses.get(method, 0) + 1
         for name, c in report.inputs.items():
-            for entry in (c, c.numeric):
+            for entry in (c, c.numeric, c.through):
                 if entry is not None and (self.worst is None or entry.margin > self.worst.margin):
                     self.worst = Worst(entry.margin, self.calls, name, entry.method, entry.worst)
 
