@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.check.derived import derived, note as derived_note
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
 from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
 from gradcli.check.report import FAIL, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
+from gradcli.program.graph import graph_nodes
 from gradcli.source import operand
 
 MODES = ("symbolic", "numeric", "all")
@@ -147,8 +149,14 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     results = {name: judged[name] if name in judged else witnessed[name] for name in names}
     results = _through_all(tr, weights, computed, results, set(directional), rtol, atol, gamma, [seed, call, 1])
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
+    results = {name: _with_note(check, derived_note(tr.nodes, check.method == "symbolic"))
+               for name, check in results.items()}
     results = {name: _through_backward(check, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+def _with_note(check: InputCheck, text: str) -> InputCheck:
+    return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text)))) if text else check
 
 
 def _through_all(tr: Trace, weights: np.ndarray, computed: dict[str, Any], results: dict[str, InputCheck],
@@ -170,7 +178,12 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
     if check.status != FAIL:
         return check
     found = []
-    for node in tr.nodes:
+    nodes = list(tr.nodes)
+    for node in tr.nodes:  # a create_graph result's meaning runs through its output's graph, Functions and all
+        made = derived(node)
+        if made is not None:
+            nodes += graph_nodes(made.output)[0]
+    for node in nodes:
         if runs_program(node.op):
             cls = node.params["state"].cls
             line = hook_line(getattr(cls, "backward", None))
