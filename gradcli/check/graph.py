@@ -70,7 +70,8 @@ class Trace:
 
 
 def _valid(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
+    """An identifier, or a dotted path of them (a module's parameter: `fc1.weight`)."""
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in name.split("."))
 
 
 def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
