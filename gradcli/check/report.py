@@ -188,7 +188,7 @@ class CheckReport:
         return "all gradients agree"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "mode": self.mode, "of": self.of,
+        return {"status": self.status, "mode": self.mode, "witness": self.witness, "of": self.of,
                 "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
 
 

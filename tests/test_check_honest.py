@@ -1,0 +1,158 @@
+"""Issue 34: `--check` says what it verified and judges what a program means.
+
+A gradient differentiated again is judged against SymPy's derivative of the original forward; a
+checked run behaves as a plain one; a default atol is relative to each gradient's size; a sampled
+input also gets a direction through all its elements, and the title names the witness and coverage.
+"""
+import json
+
+import numpy as np
+import pytest
+
+import gradcli as g
+from gradcli.check import check_gradients
+from language_helpers import torch_printed
+
+CUBE = ("import torch\n\nclass Cube(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward({saved})\n        return x ** 3\n\n    @staticmethod\n    def backward(ctx, g):\n"
+        "        d, = ctx.saved_tensors\n        return g * {grad}\n\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "w = torch.tensor([1.0, 1.0], requires_grad=True)\ny = Cube.apply(x).sum() + (x ** 2).sum()\n"
+        "g, = torch.autograd.grad(y, x, create_graph=True)\n(g * w).sum().backward()\nprint(x.grad)\n")
+SAVED_DERIVATIVE = CUBE.format(saved="3 * x ** 2", grad="d")
+"""Right once (3x² is the derivative) but a constant when differentiated again: x.grad is 2w, the truth (6x+2)·w."""
+SAVED_INPUT = CUBE.format(saved="x", grad="3 * d ** 2")
+
+
+def _run(cli, tmp_path, source, *options, name="prog.py"):
+    path = tmp_path / name
+    path.write_text(source)
+    return cli("run", str(path), *options)
+
+
+def _events(result):
+    return json.loads(result.stdout.splitlines()[0])["events"]
+
+
+def test_a_backward_wrong_when_differentiated_again_fails_at_the_second_backward(cli, tmp_path):
+    result = _run(cli, tmp_path, SAVED_DERIVATIVE, "--check", "--json")
+    assert result.exit_code == 1, result.stdout
+    checks = {e["line"]: e["check"] for e in _events(result) if e["kind"] == "check"}
+    assert checks[17]["status"] == "pass"  # the first derivative is right
+    second = checks[18]["inputs"]
+    assert checks[18]["status"] == "fail" and set(second) == {"x", "w"}  # no phantom leaf0
+    assert second["x"]["worst"]["expected"] == 14.0 and second["x"]["worst"]["got"] == 2.0  # (6·2+2)·1 against 2
+    assert "Cube.backward at line 10" in second["x"]["note"]
+    assert "SymPy's derivative of its output's forward" in second["x"]["note"]
+    assert second["w"]["status"] == "pass"
+
+
+def test_a_backward_that_stays_differentiable_passes_twice(cli, tmp_path):
+    result = _run(cli, tmp_path, SAVED_INPUT, "--check")
+    assert result.exit_code == 0, result.stdout
+    assert "tensor([ 8., 14.])" in result.stdout  # (6x+2)·w at x = 1, 2
+
+
+def test_the_checked_program_prints_what_torch_prints(cli, tmp_path):
+    plain = _run(cli, tmp_path, SAVED_DERIVATIVE)
+    checked = _run(cli, tmp_path, SAVED_DERIVATIVE, "--check")
+    assert "tensor([2., 2.])" in plain.stdout and "tensor([2., 2.])" in checked.stdout
+    assert torch_printed(SAVED_DERIVATIVE) == ["tensor([2., 2.])"]
+
+
+REFUSED = ("import torch\n\nclass Cube(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+           "        ctx.save_for_backward(3 * x ** 2)\n        ctx.kept = [3 * x]\n        return x ** 3\n\n"
+           "    @staticmethod\n    def backward(ctx, g):\n        d, = ctx.saved_tensors\n"
+           "        print(d.requires_grad, ctx.kept[0].requires_grad)\n        return g * d\n\n"
+           "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = Cube.apply(x).sum()\n"
+           "g, = torch.autograd.grad(y, x, create_graph=True)\nprint(g.requires_grad)\ng.sum().backward()\n")
+
+
+def test_check_never_changes_what_a_program_does(cli, tmp_path):
+    """What a Function's forward saved does not require grad (its forward runs with gradients off), so the
+    gradient is a constant and its backward is PyTorch's error, with --check as without."""
+    plain, checked = (_run(cli, tmp_path, REFUSED, *options) for options in ((), ("--check",)))
+    assert plain.exit_code == checked.exit_code == 2
+    for result in (plain, checked):
+        printed = [line for line in result.stdout.splitlines() if line.startswith("False")]
+        assert printed == ["False False", "False"], result.stdout
+        assert "does not require grad" in result.stdout + result.stderr
+    with pytest.raises(AssertionError, match="does not require grad"):
+        torch_printed(REFUSED)
+
+
+TINY = ("import torch\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n    def backward(ctx, g):\n"
+        "        x, = ctx.saved_tensors\n        return g * {factor} * x\n\nw = torch.tensor([0.5, -1.5]{dtype}, requires_grad=True)\n"
+        "loss = {scale} * Sq.apply(w).sum()\nloss.backward()\n")
+
+
+@pytest.mark.parametrize("scale", ["1e-7", "1e-12", "1.0", "1e6"])
+@pytest.mark.parametrize("factor, dtype, exit_code", [("2", "", 0), ("4", "", 1), ("6", "", 1), ("2", ", dtype=torch.float64", 0),
+                                                      ("2.0002", ", dtype=torch.float64", 1)])
+def test_tolerances_scale_with_the_gradient(cli, tmp_path, scale, factor, dtype, exit_code):
+    """A 2x or 3x error fails at any scale, in float32; a 1e-4 relative error fails in float64; right passes."""
+    result = _run(cli, tmp_path, TINY.format(factor=factor, dtype=dtype, scale=scale), "--check")
+    assert result.exit_code == exit_code, result.stdout
+
+
+def test_the_scaled_atol_is_reported_per_gradient():
+    w = g.tensor([0.5, -1.5], requires_grad=True, dtype="float32")
+    out = (w * w).sum() * 1e-7
+    out.backward()
+    report = check_gradients(out, {"w": w}, None, {"w": w.grad._data * 3})
+    c = report.inputs["w"]
+    assert report.status == "fail" and c.atol == pytest.approx(1e-5 * 9e-7)  # the claim (3x) counts too
+    assert check_gradients(out, {"w": w}, None, {"w": w.grad._data}, atol=1e-5).status == "pass"  # an --atol is absolute
+
+
+def test_a_sampled_check_names_its_witness_and_coverage(cli):
+    result = cli("eval", "y = (x @ x).sum()", "x=randn(300,300)", "--check")
+    assert result.exit_code == 0, result.stdout
+    text = " ".join(result.stdout.split())
+    assert "check (numeric: 64 of 90,000 elements + 1 direction through all): all gradients agree" in text
+    assert "check (symbolic)" not in text
+    report = cli.json("eval", "y = (x @ x).sum()", "x=randn(300,300)", "--check")["check"]
+    assert report["witness"] == "numeric: 64 of 90,000 elements + 1 direction through all"
+    assert report["inputs"]["x"]["direction"]["status"] == "pass"
+
+
+ONE_WRONG = ("import torch\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+             "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n    def backward(ctx, g):\n"
+             "        x, = ctx.saved_tensors\n        d = 2 * x\n        d[{k}] = d[{k}] * 3\n        return g * d\n\n"
+             "torch.manual_seed(0)\nx = torch.randn(48, 48, dtype=torch.float64, requires_grad=True)\n"
+             "Sq.apply(x).sum().backward()\n")
+
+
+@pytest.mark.parametrize("k", [0, 17, 47])
+def test_one_wrong_element_outside_the_sample_is_caught_by_the_direction(cli, tmp_path, k):
+    result = _run(cli, tmp_path, ONE_WRONG.format(k=k), "--check", "--json")
+    assert result.exit_code == 1, result.stdout
+    check = _events(result)[0]["check"]
+    assert check["status"] == "fail" and check["inputs"]["x"]["direction"]["status"] == "fail"
+    assert check["inputs"]["x"]["checked"] == 64 and check["inputs"]["x"]["total"] == 2304
+
+
+def test_a_sample_with_no_direction_never_says_all_agree():
+    x = g.tensor(np.linspace(-1.0, 1.0, 2_000), requires_grad=True)
+    out = (x * x).sum()
+    out.backward()
+    report = check_gradients(out, {"x": x}, None, {"x": x.grad._data})
+    assert report.headline == "all gradients agree" and report.inputs["x"].through is not None
+    import dataclasses
+    alone = dataclasses.replace(report, inputs={"x": dataclasses.replace(report.inputs["x"], through=None)})
+    assert alone.headline == "the 64 sampled elements agree"
+    assert alone.witness == "symbolic: 64 of 2,000 elements"
+
+
+MODULE = ("import torch\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.fc1 = torch.nn.Linear(3, 4)\n        self.fc2 = torch.nn.Linear(4, 1)\n\n"
+          "    def forward(self, x):\n        return self.fc2(torch.tanh(self.fc1(x)))\n\n"
+          "torch.manual_seed(0)\nmodel = Net()\nx = torch.randn(5, 3)\nloss = model(x).pow(2).mean()\nloss.backward()\n")
+
+
+def test_parameters_are_reported_by_their_named_parameters_names(cli, tmp_path):
+    result = _run(cli, tmp_path, MODULE, "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    inputs = _events(result)[0]["check"]["inputs"]
+    assert list(inputs) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert all(c["status"] == "pass" for c in inputs.values())
