@@ -156,3 +156,41 @@ def test_parameters_are_reported_by_their_named_parameters_names(cli, tmp_path):
     inputs = _events(result)[0]["check"]["inputs"]
     assert list(inputs) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     assert all(c["status"] == "pass" for c in inputs.values())
+
+
+def test_a_long_formula_is_cut_at_a_term_boundary_with_its_parentheses_closed():
+    import sympy as sp
+    from gradcli.check.formula import CAP, show
+    xs = sp.symbols("x0:40", real=True)
+    w = sp.Symbol("w", real=True)
+    text = show(w * sp.Add(*[x ** 2 * sp.sin(x) for x in xs]))
+    assert text.startswith("w*(x0**2*sin(x0) + ") and text.endswith(" + …)") and len(text) <= CAP
+    assert text.count("(") == text.count(")")
+
+
+def _notebook(tmp_path, cells):
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": text} for text in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "checked.ipynb"
+    path.write_text(json.dumps(notebook))
+    return path
+
+
+def test_notebook_sites_are_named_by_cell_and_line(cli, tmp_path):
+    path = _notebook(tmp_path, ["import torch", "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = (x * x).sum()\n"
+                                "y.backward()", "z = (x ** 3).sum()\nz.backward()"])
+    result = cli("run", "--check", str(path))
+    assert result.exit_code == 0, result.stdout
+    text = result.stdout
+    assert "y.backward() at cell 2, line 3" in text and "z.backward() at cell 3, line 2" in text
+    rows = [line for line in text.splitlines() if "backward()" in line and "│" in line]
+    assert rows[0].startswith("│ cell 2, line 3") and rows[1].startswith("│ cell 3, line 2"), text
+
+
+def test_a_failing_notebook_check_names_its_cell(cli, tmp_path):
+    body = SAVED_DERIVATIVE.split("\nx = torch.tensor")
+    path = _notebook(tmp_path, [body[0], "x = torch.tensor" + body[1]])
+    result = cli("run", "--check", str(path))
+    assert result.exit_code == 1
+    assert "(g * w).sum().backward() at cell 2, line 5" in result.stdout
+    assert "checked.ipynb,cell2,line5" in "".join((result.stdout + result.stderr).split())  # the failure's place, however it wraps

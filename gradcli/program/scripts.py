@@ -113,6 +113,8 @@ class BackwardCheck:
     """Which call of this site it was (a loop calls one site many times)."""
     what: str = ""
     """A gradient function's call (`grad(y, …)`); empty for `.backward()`."""
+    site: str = ""
+    """Where the call is, as a reader finds it: `line 12`, or in a notebook `cell 3, line 2`."""
 
     @property
     def passed(self) -> bool:
@@ -129,6 +131,8 @@ class Explanation:
     recorder: Recorder
     leaves: dict[str, Tensor]
     variables: dict[str, Any]
+    site: str = ""
+    """As `BackwardCheck.site`."""
 
 
 Event = Output | BackwardCheck | Explanation
@@ -148,6 +152,8 @@ class FileResult:
     sites: list[Any] = field(default_factory=list)
     """With a checker: every gradient site's summary (calls, witnesses, worst error; see `Checker`)."""
     policy: str = ""
+    places: dict[int, str] = field(default_factory=dict)
+    """Each gradient site's line as a reader finds it, where that is not `line N` (a notebook's `cell 3, line 2`)."""
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -173,8 +179,12 @@ class FileResult:
             return []
         if not self.sites:
             return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
-        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
+        return [f"{self.place(s.line)}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
                 "(no witness covers such a call)" for s in self.sites if s.unchecked]
+
+    def place(self, line: int) -> str:
+        """`line 12`, or in a notebook `cell 3, line 2`."""
+        return self.places.get(line, f"line {line}")
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
@@ -268,6 +278,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             if path.suffix == NOTEBOOK:
                 from gradcli.program.notebooks import read_notebook
                 notebook = read_notebook(path)
+                session.where = notebook.site
                 source = notebook.source
                 for line, note in notebook.notes:
                     session.note(note, line)
@@ -290,6 +301,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         notebook.place(failure)
     if checker is not None:
         result.sites, result.policy = checker.summaries(), checker.policy
+        if notebook is not None:
+            result.places = {site.line: notebook.site(site.line) for site in result.sites}
     if result.status == "ok" and result.checks_failed:
         result.status = "failed"
     result.seconds = time.perf_counter() - start
@@ -323,6 +336,8 @@ class _Session:
         """At a gradient function's call other than autograd.grad: how many gradients hooks had replaced."""
         self.passes: list[tuple[dict, dict]] = []
         """At a gradient function's call: each of its backward passes' hook changes (`hooks.passes`)."""
+        self.where: Callable[[int], str] = lambda line: f"line {line}"
+        """A program line as a reader finds it (a notebook's `cell 3, line 2`)."""
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
@@ -371,7 +386,7 @@ class _Session:
             verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
                                             what=f"{operand(name)}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
-            self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
+            self._emit(BackwardCheck(line, name, verdict.report, verdict.call, site=self.where(line)))
 
     def _gradient(self, kind: str, func: Any, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
         """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward.
@@ -493,7 +508,7 @@ class _Session:
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = check(what, progress, hooked)
         if verdict.shown:
-            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what, self.where(line)))
 
     def _names(self, tensors: list[Any]) -> list[str]:
         """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
@@ -502,7 +517,8 @@ class _Session:
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
-            self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env)))
+            self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env),
+                                   self.where(line)))
 
     def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
         """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""
