@@ -89,6 +89,8 @@ class InputCheck:
     numeric: InputCheck | None = None
     margin: float = 0.0
     """The worst element's error as a fraction of what its tolerance allows (above 1: it failed)."""
+    undefined_indices: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """Every undefined element's index with its reason (`undefined` shows the first few)."""
     through: InputCheck | None = None
     """For a sampled input: one random direction through all its elements (`numeric.directional_check`),
     so that a wrong element the sample missed still moves a witness."""
@@ -255,7 +257,8 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
     shown = tuple(Element(*elements[k], float(expected[k]), float(got[k]), reasons[k])
                   for k in sorted(reasons)[:_SHOWN_UNDEFINED])
     return InputCheck(name, status, method, max_abs, max_rel, len(elements), total, rtol, atol, worst=worst,
-                      undefined=shown, undefined_count=len(reasons), margin=margin, **details)
+                      undefined=shown, undefined_count=len(reasons), margin=margin,
+                      undefined_indices=tuple((elements[k][1], reasons[k]) for k in sorted(reasons)), **details)
 
 
 def _number(v: float | None) -> float | str | None:
