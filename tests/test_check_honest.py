@@ -194,3 +194,61 @@ def test_a_failing_notebook_check_names_its_cell(cli, tmp_path):
     assert result.exit_code == 1
     assert "(g * w).sum().backward() at cell 2, line 5" in result.stdout
     assert "checked.ipynb,cell2,line5" in "".join((result.stdout + result.stderr).split())  # the failure's place, however it wraps
+
+
+NON_LEAF = ("import torch\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+            "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n    def backward(ctx, g):\n"
+            "        x, = ctx.saved_tensors\n        return g * {factor} * x\n\n"
+            "a = torch.tensor([1.0, 2.0], requires_grad=True)\nh = a * 3\ns = Sq.apply(h).sum() + (a * h).sum()\n"
+            "gh, = torch.autograd.grad(s, h)\nprint(gh)\n")
+
+
+@pytest.mark.parametrize("factor, exit_code, printed", [("2", 0, "tensor([ 7., 14.])"), ("3", 1, "tensor([10., 20.])")])
+def test_a_gradient_by_an_intermediate_tensor_is_checked(cli, tmp_path, factor, exit_code, printed):
+    """∂s/∂h = 2h + a at h = 3a: [7, 14]; a backward 1.5x too big fails at the grad call."""
+    result = _run(cli, tmp_path, NON_LEAF.format(factor=factor), "--check", "--json")
+    assert result.exit_code == exit_code, result.stdout
+    check = _events(result)[0]
+    assert check["line"] == 17 and list(check["check"]["inputs"]) == ["h"]
+    assert check["check"]["status"] == ("pass" if exit_code == 0 else "fail")
+    assert _run(cli, tmp_path, NON_LEAF.format(factor=factor)).stdout.count(printed) == 1
+
+
+def test_the_intermediate_gradient_matches_torch(tmp_path):
+    assert torch_printed(NON_LEAF.format(factor="2")) == ["tensor([ 7., 14.])"]
+
+
+NESTED = ("import torch\nfrom torch.func import vmap, grad\n\ndef f(x):\n    return (x.sin() * x).sum()\n\n"
+          "torch.manual_seed(0)\nx = torch.randn(3, 2, 2)\nr = vmap(vmap(grad(f)))(x)\nprint(tuple(r.shape))\n")
+
+
+def test_nested_vmap_is_checked_per_example(cli, tmp_path):
+    result = _run(cli, tmp_path, NESTED, "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    record = json.loads(result.stdout.splitlines()[0])
+    site, = record["sites"]
+    assert site["calls"] == 6 and site["unchecked"] == 0 and site["failed"] == 0 and record["warnings"] == []
+
+
+@pytest.mark.parametrize("program, inputs", [("out = (relu(x)**2).sum()", "x=[0.0, 1.0, -2.0]"),
+                                             ("out = (relu(1 - x)**2).sum()", "x=[1.0, 0.5]")])
+def test_a_c1_point_at_a_kink_is_verified_not_undefined(cli, program, inputs):
+    report = cli.json("eval", program, inputs, "--check")["check"]
+    x = report["inputs"]["x"]
+    assert report["status"] == "pass" and "undefined" not in x, x
+    assert "one-sided slopes agree" in x["note"] and x["numeric"]["status"] == "pass"
+
+
+def test_a_corner_stays_undefined(cli):
+    report = cli.json("eval", "out = relu(x).sum()", "x=[0.0, 1.0]", "--check")["check"]
+    assert report["inputs"]["x"]["undefined_count"] == 1
+
+
+def test_a_wrong_backward_at_a_c1_point_is_not_passed(cli, tmp_path):
+    """At relu(x)² 's kink the one-sided slopes agree on 0; a backward claiming 1 there is not verified."""
+    source = ("import torch\n\nclass R2(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+              "        ctx.save_for_backward(x)\n        return x.clamp(min=0) ** 2\n\n    @staticmethod\n"
+              "    def backward(ctx, g):\n        x, = ctx.saved_tensors\n        return g * (2 * x.clamp(min=0) + 1)\n\n"
+              "x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)\nR2.apply(x).sum().backward()\n")
+    result = _run(cli, tmp_path, source, "--check", "--json")
+    assert result.exit_code == 1, result.stdout

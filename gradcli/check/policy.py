@@ -24,7 +24,7 @@ import numpy as np
 
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.derived import register
-from gradcli.check.graph import Trace, trace
+from gradcli.check.graph import Trace, rooted_at, trace
 from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
@@ -309,11 +309,16 @@ class LoopPolicy:
     def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
         """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
         outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
-        if len(outs) != 1 or any(x.grad_fn is not None for x in ins):
+        if len(outs) != 1:
             return self.unchecked(options["line"], options["what"], options["of"])
         computed = {name: None if g is None else g._data for name, g in zip(names, value)}
         start = (as_list(arguments.get("grad_outputs")) or [None])[0]
         gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
+        if any(x.grad_fn is not None for x in ins):  # by an intermediate tensor: the graph from it, as leaf
+            rooted = rooted_at(outs[0], ins)
+            if rooted is None:
+                return self.unchecked(options["line"], options["what"], options["of"])
+            return self.gradients(rooted[0], dict(zip(names, rooted[1])), gradient, computed, **options)
         verdict = self.gradients(outs[0], dict(zip(names, ins)), gradient, computed, **options)
         for g, x in zip(value, ins):
             register(g, outs[0], x, np.ones(outs[0].shape) if gradient is None else gradient, options["line"],

@@ -532,11 +532,24 @@ class Batched:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(self.func, args, kwargs)
 
+    @property
+    def transform(self) -> Any:
+        """The function under every vmap of a nest (`vmap(vmap(grad(f)))`: grad(f))."""
+        inner = self.func
+        while type(inner) is Batched:
+            inner = inner.func
+        return inner
+
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Traced, list[Tensor]]]]:
-        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks."""
+        """For --check of `vmap(grad(f))` and kin (vmaps nested too): the result, and each example's trace and
+        Jacobian blocks."""
         calls: list[tuple[Traced, list[Tensor]]] = []
 
         def example(*a: Any, **k: Any) -> Any:
+            if type(self.func) is Batched:
+                value, inner = self.func.traced(*a, **k)
+                calls.extend(inner)
+                return value
             value, tr, blocks = self.func.traced(*a, **k)
             calls.append((tr, blocks))
             return value
@@ -579,7 +592,7 @@ def check_kind(func: Any) -> str | None:
         return "vjp_fn"
     if func is jvp:
         return "jvp"
-    if type(func) is Batched and type(func.func) is Transform:
+    if type(func) is Batched and type(func.transform) is Transform:
         return "vmap"
     return None
 

@@ -442,9 +442,9 @@ class _Session:
             return grads
         if kind == "vmap":
             value, calls = run(func.traced)
-            of = getattr(func.func.func, "__name__", "f")  # each example's result is a derivative of f's output
+            of = getattr(func.transform.func, "__name__", "f")  # each example's result is a derivative of f's output
             for tr, blocks in calls:
-                self._transform_result(func.func, tr, blocks, line, of, f"{func.__name__}(…)")
+                self._transform_result(func.transform, tr, blocks, line, of, f"{func.__name__}(…)")
             return value
         value, tr, blocks = run(func.traced)
         self._transform_result(func, tr, blocks, line, subject, f"{func.what}({subject})(…)")
