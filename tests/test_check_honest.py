@@ -252,3 +252,26 @@ def test_a_wrong_backward_at_a_c1_point_is_not_passed(cli, tmp_path):
               "x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)\nR2.apply(x).sum().backward()\n")
     result = _run(cli, tmp_path, source, "--check", "--json")
     assert result.exit_code == 1, result.stdout
+
+
+SOFTMAX = ("import torch\n\nclass Soft(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+           "        p = torch.softmax(x, dim=0)\n        ctx.save_for_backward(p)\n        return p\n\n"
+           "    @staticmethod\n    def backward(ctx, g):\n        p, = ctx.saved_tensors\n        return {grad}\n\n"
+           "x = torch.tensor([1000.0, 999.0, 1001.5], dtype=torch.float64, requires_grad=True)\n"
+           "w = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)\n(Soft.apply(x) * w).sum().backward()\nprint(x.grad)\n")
+"""softmax's SymPy meaning is exp(x)/Σexp(x): its float64 value overflows at logits near 1000."""
+
+
+@pytest.mark.parametrize("grad, exit_code", [("p * (g - (g * p).sum())", 0), ("p * g", 1)])
+def test_logits_near_1000_are_judged_by_finite_differences_not_undefined(cli, tmp_path, grad, exit_code):
+    """SymPy's float64 evaluation of exp(1000)/Σexp overflows; the stable forward's quotients decide."""
+    result = _run(cli, tmp_path, SOFTMAX.format(grad=grad), "--check", "--json")
+    assert result.exit_code == exit_code, result.stdout
+    x = _events(result)[0]["check"]["inputs"]["x"]
+    assert "undefined" not in x and "overflowed" in x["note"] and x["numeric"]["checked"] == 3
+
+
+def test_built_in_softmax_at_big_logits_agrees(cli):
+    report = cli.json("eval", "out = (softmax(x, dim=0) * w).sum()", "x=[1000.0, 999.0, 1001.5]", "w=[1.0, 2.0, 3.0]",
+                      "--check")["check"]
+    assert report["status"] == "pass" and all("undefined" not in c for c in report["inputs"].values())

@@ -17,7 +17,7 @@ from gradcli.check.derived import derived, note as derived_note
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
 from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
-from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
+from gradcli.check.report import FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
 from gradcli.program.graph import graph_nodes
@@ -148,7 +148,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
                  for name, check in witnessed.items()}  # a direction's failure stands: it is a witness too
     results = {name: judged[name] if name in judged else witnessed[name] for name in names}
     results = _through_all(tr, weights, computed, results, set(directional), rtol, atol, gamma, [seed, call, 1])
-    results = {name: _smooth_kinks(tr, weights, computed, name, check, rtol, atol, gamma)
+    results = {name: _second_opinion(tr, weights, computed, name, check, rtol, atol, gamma)
                for name, check in results.items()}
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
     results = {name: _with_note(check, derived_note(tr.nodes, check.method == "symbolic"))
@@ -161,35 +161,41 @@ def _with_note(check: InputCheck, text: str) -> InputCheck:
     return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text)))) if text else check
 
 
-def _smooth_kinks(tr: Trace, weights: np.ndarray, computed: dict[str, Any], name: str, check: InputCheck,
-                  rtol: float | None, atol: float | None, gamma: float) -> InputCheck:
-    """SymPy's undefined kink elements, asked again of finite differences: a C¹ point (`relu(x)**2` at 0, a
-    squared hinge at its margin) has one-sided slopes that agree, and there the derivative exists.
+def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], name: str, check: InputCheck,
+                    rtol: float | None, atol: float | None, gamma: float) -> InputCheck:
+    """Elements SymPy left undefined, asked again of finite differences where they can answer.
 
-    Finite differences judge an element at a kink only where its one-sided quotients agree and do
-    not grow as the step shrinks (`numeric_check`), and never fail one there; the elements they
-    judged join the verified ones, beside a `numeric` entry saying so.
+    At a kink: a C¹ point (`relu(x)**2` at 0, a squared hinge at its margin) has one-sided slopes
+    that agree, and there the derivative exists; finite differences judge such an element only
+    where its one-sided quotients agree and do not grow as the step shrinks (`numeric_check`), and
+    never fail one at a kink. Where SymPy's float evaluation overflowed (softmax or logsumexp of
+    logits near 1000: exp(1000)/exp(1000)) and autograd's value is finite: the float64 forward is
+    computed stably, so its difference quotients judge the element, and can fail it.
+    The elements they judged join the verified ones, beside a `numeric` entry, and the note says so.
     """
     if check.method != "symbolic" or not check.undefined_count or check.numeric is not None:
         return check
     shape = tr.leaves[name].shape
-    kinked = {index: reason for index, reason in check.undefined_indices if "kink" in reason}
-    if not kinked:
+    claimed = as_float64(computed.get(name), shape, 0.0)
+    asked = {index: reason for index, reason in check.undefined_indices
+             if "kink" in reason or reason == NOT_FINITE and np.isfinite(claimed[index])}
+    if not asked:
         return check
-    flat = np.array(sorted(int(np.ravel_multi_index(index, shape)) if shape else 0 for index in kinked))
+    flat = np.array(sorted(int(np.ravel_multi_index(index, shape)) if shape else 0 for index in asked))
     found = numeric_check(tr, weights, computed, {name: flat}, _tolerances(tr, [name], True, rtol, atol), None,
                           None, gamma)[name]
     still = {index for index, _ in found.undefined_indices}
-    judged = [index for index in kinked if index not in still]
+    judged = [index for index in asked if index not in still]
     if not judged:
         return check
-    undefined = tuple(e for e in check.undefined if e.index not in judged)
     count = check.undefined_count - len(judged)
-    status = check.status if check.status == FAIL else (found.status if found.status == FAIL else
-                                                        (UNDEFINED if count else PASS))
-    note = (f"{len(judged):,} element{'s' if len(judged) != 1 else ''} at a kink whose one-sided slopes agree "
-            "(differentiable there) judged by finite differences")
-    return dataclasses.replace(check, status=status, undefined=undefined, undefined_count=count,
+    status = FAIL if FAIL in (check.status, found.status) else (UNDEFINED if count else PASS)
+    kinds = {"a kink whose one-sided slopes agree (differentiable there)" if "kink" in asked[index] else
+             "SymPy's float64 value overflowed (the forward is finite)" for index in judged}
+    note = f"{len(judged):,} element{'s' if len(judged) != 1 else ''} where " + " or ".join(sorted(kinds)) + \
+        " judged by finite differences"
+    return dataclasses.replace(check, status=status, undefined=tuple(e for e in check.undefined if e.index not in judged),
+                               undefined_count=count,
                                undefined_indices=tuple(u for u in check.undefined_indices if u[0] not in judged),
                                numeric=found, note="; ".join(filter(None, (check.note, note))))
 

@@ -14,6 +14,8 @@ import numpy as np
 from gradcli.jsonable import json_float
 
 PASS, FAIL, UNDEFINED = "pass", "fail", "undefined"
+NOT_FINITE = "the derivative has no finite value here"
+"""The reason for an element whose expected value is not finite (a pole, or SymPy's float64 overflowing)."""
 
 _SYMBOLIC_TOLERANCE = {np.dtype(np.float32): (1e-4, 1e-5)}
 _FLOAT64_TOLERANCE = (1e-7, 1e-9)
@@ -234,7 +236,7 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
     got = np.asarray(got, dtype=np.float64)
     reasons = dict(reasons)
     for k in np.flatnonzero(~np.isfinite(expected)):
-        reasons.setdefault(int(k), "the derivative has no finite value here")
+        reasons.setdefault(int(k), NOT_FINITE)
     undefined = np.zeros(expected.shape, dtype=bool)
     undefined[list(reasons)] = True
     defined = ~undefined
