@@ -70,8 +70,10 @@ class Trace:
 
 
 def _valid(name: str) -> bool:
-    """An identifier, or a dotted path of them (a module's parameter: `fc1.weight`)."""
-    return all(part.isidentifier() and not keyword.iskeyword(part) for part in name.split("."))
+    """An identifier, or a dotted path of identifiers and indices (a module's parameter: `fc1.weight`, `0.bias`)."""
+    parts = name.split(".")
+    return all(part.isidentifier() and not keyword.iskeyword(part) or len(parts) > 1 and part.isdigit()
+               for part in parts)
 
 
 def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:

@@ -362,7 +362,7 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
         expected = np.empty(len(flat))
         reasons: dict[int, str] = {}
         rtol, atol = tolerances[name]
-        judged = scaled_atol(atol, got)  # as `compare` scales it, at most; `atol` alone tells smoothness
+        judged = scaled_atol(atol, got)  # the claim's size stands for the gradient's here; `atol` tells smoothness
         allowance = np.array((rounding or {}).get(name, np.zeros(len(flat))), dtype=np.float64)
         for pos, k in enumerate(flat):
             (lp, site, up), (lm, site_m, down) = (_nudged(tr, point, key, k, step, weights, sites)
