@@ -144,8 +144,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
         return numeric_check(tr, weights, computed, rest, _tolerances(tr, list(rest), True, rtol, atol), bar,
                              _rounding(gamma, magnitudes, {name: len(v) for name, v in rest.items()}), gamma)
     witnessed = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in rest.values())) if rest else {}
-    witnessed = {name: directional[name] if name in directional and check.status != FAIL else check
-                 for name, check in witnessed.items()}  # a direction's failure stands: it is a witness too
+    witnessed = {name: _direction_or(directional.get(name), check, tr, weights, computed, rtol, atol, gamma,
+                                     [seed, call, 2]) for name, check in witnessed.items()}
     results = {name: judged[name] if name in judged else witnessed[name] for name in names}
     results = _through_all(tr, weights, computed, results, set(directional), rtol, atol, gamma, [seed, call, 1])
     results = {name: _second_opinion(tr, weights, computed, name, check, rtol, atol, gamma)
@@ -159,6 +159,28 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
 
 def _with_note(check: InputCheck, text: str) -> InputCheck:
     return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text)))) if text else check
+
+
+def _direction_or(direction: InputCheck | None, check: InputCheck, tr: Trace, weights: np.ndarray,
+                  computed: dict[str, Any], rtol: float | None, atol: float | None, gamma: float,
+                  seed: list[int]) -> InputCheck:
+    """An input whose direction failed, after its elements were checked one by one: a direction's failure is a
+    witness too, and stands unless those elements passed and a second direction, drawn anew, passes as well.
+
+    A ReLU net near its fit has units whose kink lies within a direction's step (it moves every weight at
+    once), and a quotient across one strays from the slope; a wrong VJP moves v·∇L off for almost every v,
+    so it fails the second direction too."""
+    if direction is None or direction.status != FAIL or check.status == FAIL:
+        return check
+    again = (directional_check(tr, weights, computed, [check.name], _tolerances(tr, [check.name], True, rtol, atol),
+                               gamma, seed) or {}).get(check.name)
+    if again is None or again.status == FAIL:
+        return direction
+    note = (f"a first direction failed ({direction.worst.label if direction.worst else 'v'}: expected "
+            f"{direction.worst.expected if direction.worst else float('nan'):.6g}, got "
+            f"{direction.worst.got if direction.worst else float('nan'):.6g}), taken for a kink within its step: "
+            "the elements checked one by one and a second direction agree")
+    return dataclasses.replace(check, note="; ".join(filter(None, (check.note, note))), through=again)
 
 
 def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], name: str, check: InputCheck,
