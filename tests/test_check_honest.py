@@ -275,3 +275,18 @@ def test_built_in_softmax_at_big_logits_agrees(cli):
     report = cli.json("eval", "out = (softmax(x, dim=0) * w).sum()", "x=[1000.0, 999.0, 1001.5]", "w=[1.0, 2.0, 3.0]",
                       "--check")["check"]
     assert report["status"] == "pass" and all("undefined" not in c for c in report["inputs"].values())
+
+
+CUSTOM_JVP = ("import torch\nfrom torch.func import jvp\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(x):\n        return x * x\n\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n"
+              "        ctx.save_for_forward(inputs[0])\n\n    @staticmethod\n    def jvp(ctx, t):\n"
+              "        x, = ctx.saved_tensors\n        return 2 * x * t\n\nx = torch.tensor([1.0, 2.0])\n"
+              "p, t = jvp(Sq.apply, (x,), (torch.ones(2),))\nprint(t)\n")
+
+
+def test_a_call_no_witness_covers_says_not_checked_and_exits_0(cli, tmp_path):
+    result = _run(cli, tmp_path, CUSTOM_JVP, "--check")
+    assert result.exit_code == 0, result.stdout
+    text = result.stdout
+    assert "jvp(Sq.apply, …) at line 19\ncheck (not checked): nothing verified\ntensor([2., 4.])" in text
+    assert "1 of 1 calls of jvp(Sq.apply, …) were not checked" in " ".join(text.split())

@@ -438,7 +438,7 @@ class _Session:
                 self._functional("vjp", {"v": cts[0]}, (None, grads[0] if len(grads) == 1 else grads), tr, outs[0],
                                  line, "f", "vjp_fn(…)")
             else:  # several outputs: no single Σ v·f to judge
-                self.checker.unchecked(line, "vjp_fn(…)", "f")
+                self._unchecked(line, "vjp_fn(…)", "f")
             return grads
         if kind == "vmap":
             value, calls = run(func.traced)
@@ -453,12 +453,12 @@ class _Session:
     def _transform_result(self, func: Any, tr: Any, blocks: list[Tensor], line: int, subject: str, what: str) -> None:
         if func.judged_as == "hessian":  # its trace is f's own call: judged by the second derivatives of f's output
             if len(blocks) != 1 or len(tr.flat) != 1 or not isinstance(tr.out, Tensor) or tr.out.numel() != 1:
-                self.checker.unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
+                self._unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
                 return
             self._functional("hessian", {}, blocks[0], tr, tr.out, line, subject, what)
             return
         if not blocks:  # several outputs: no single Jacobian to judge
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         self._functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), tr, tr.out, line,
                          subject, what)
@@ -483,12 +483,18 @@ class _Session:
         from gradcli.engine.forward_ad import shadow_of
         followed = shadow_of(t, level)
         if followed is None:  # through a custom Function's jvp: nothing to replay it by
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         shadow, s = followed
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.jacobian(
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
             progress=progress))
+
+    def _unchecked(self, line: int, what: str, subject: str) -> None:
+        """A call no witness covers: counted at its site, and its first call shown as `check (not checked)`."""
+        verdict = self.checker.unchecked(line, what, subject)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what, self.where(line)))
 
     def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any, list | None], Verdict],
                by_passes: bool = False) -> None:
@@ -503,7 +509,7 @@ class _Session:
         """
         hooked = self.passes if self.hooks_before is not None and CHANGES[0] != self.hooks_before else None
         if hooked and not by_passes:
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = check(what, progress, hooked)
