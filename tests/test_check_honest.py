@@ -5,12 +5,14 @@ checked run behaves as a plain one; a default atol is relative to each gradient'
 input also gets a direction through all its elements, and the title names the witness and coverage.
 """
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gradcli as g
-from gradcli.check import check_gradients
+from gradcli.check import check_gradients, checker
+from gradcli.program.scripts import Output, run_file
 from language_helpers import torch_printed
 
 CUBE = ("import torch\n\nclass Cube(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
@@ -290,3 +292,29 @@ def test_a_call_no_witness_covers_says_not_checked_and_exits_0(cli, tmp_path):
     text = result.stdout
     assert "jvp(Sq.apply, …) at line 19\ncheck (not checked): nothing verified\ntensor([2., 4.])" in text
     assert "1 of 1 calls of jvp(Sq.apply, …) were not checked" in " ".join(text.split())
+
+
+SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.grad"))
+FIXTURES = [SAVED_DERIVATIVE, SAVED_INPUT, REFUSED, NON_LEAF.format(factor="2"), NESTED, MODULE, CUSTOM_JVP]
+
+
+def _printed(result):
+    return [(e.kind, e.line, e.text) for e in result.events if isinstance(e, Output)]
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_every_sample_prints_the_same_with_and_without_check(path):
+    plain, checked = run_file(path), run_file(path, checker())
+    assert plain.status == checked.status == "ok"
+    assert _printed(plain) == _printed(checked)
+
+
+@pytest.mark.parametrize("k", range(len(FIXTURES)))
+def test_every_program_here_does_the_same_with_and_without_check(tmp_path, k):
+    path = tmp_path / "prog.py"
+    path.write_text(FIXTURES[k])
+    plain, checked = run_file(path), run_file(path, checker())
+    assert _printed(plain) == _printed(checked)
+    assert (plain.error is None) == (checked.error is None)
+    if plain.error is not None:
+        assert plain.error.message == checked.error.message
