@@ -301,7 +301,7 @@ def _shorter(tr: Trace, point: Point, key: int, k: int, weights: np.ndarray, sit
     A ReLU net near its fit has units whose kink lies within the step of one weight's nudge: the
     quotient then mixes two slopes and strays from the true one, by an amount that shrinks with the
     step. (quotient, its rounding resolution) at the first shorter step that moves no kink site and
-    agrees with `got` within `allowed` plus that resolution; None when none does (a wrong
+    agrees with `got` within `allowed` plus that resolution (itself within the tolerance); None when none does (a wrong
     gradient stays as far from every step's quotient)."""
     for step in (EPS / 10, EPS / 100):
         (lp, site, _), (lm, site_m, _) = (_nudged(tr, point, key, k, h, weights, sites) for h in (step, -step))
@@ -309,6 +309,8 @@ def _shorter(tr: Trace, point: Point, key: int, k: int, weights: np.ndarray, sit
             return None
         slope = (lp - lm) / (2 * step)
         resolution = 8 * np.finfo(np.float64).eps * max(abs(lp), abs(lm)) / step
+        if resolution > rtol * abs(slope):  # L's rounding over this step blurs the slope past the tolerance
+            return None
         if np.isclose(got, slope, rtol, allowed + resolution):
             return slope, resolution
     return None
