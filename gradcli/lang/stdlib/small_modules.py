@@ -172,13 +172,16 @@ class ParsedArguments:
 
 # -- warnings ----------------------------------------------------------------------------------------
 def warn(message: Any, category: Any = None, stacklevel: int = 1, **_: Any) -> None:
+    from gradcli.lang.formatting import to_str
     name = category.name if isinstance(category, ProgramType) else "UserWarning"
-    show(f"{name}: {message}")
+    show(f"{name}: {to_str(message)}")
 
 
 # -- numbers -----------------------------------------------------------------------------------------
 class NumberKind(ProgramType):
     """`numbers.Number`, `numbers.Real`...: isinstance over Python's and NumPy's numbers."""
+
+    module = "numbers."
 
     def __init__(self, name: str, types: tuple[type, ...]) -> None:
         self.name = self.__name__ = name
