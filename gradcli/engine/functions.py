@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from gradcli.engine import budget, costs
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
 from gradcli.engine.ties import note_order
@@ -682,6 +683,7 @@ def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:
 def _order(x: Tensor, d: int, descending: bool) -> np.ndarray:
     """A stable order along d; descending keeps equal elements in their original order too."""
     data = x._data
+    budget.spend(costs.sort(data.size), "sorting")
     return np.argsort(-data if descending else data, axis=d, kind="stable")
 
 
@@ -722,6 +724,7 @@ def median(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
     if dim is None:
         _nonempty(x, "median")
         flat = x._data.reshape(-1)
+        budget.spend(costs.sort(flat.size), "median")
         at = int(np.argsort(flat, kind="stable")[(flat.size - 1) // 2])
         return apply(O.MEDIAN, x, at=at)
     d = _dim(dim, x.ndim)
@@ -1497,7 +1500,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                             hint="split a longer contraction into several einsums")
     eq = _explicit_einsum(str(equation).replace(" ", ""), xs)
     try:
-        np.einsum(eq, *[np.empty(x.shape) for x in xs])
+        np.einsum_path(eq, *[np.broadcast_to(np.empty(()), x.shape) for x in xs], optimize=False)  # checks, computes nothing
     except ValueError as exc:
         raise ShapeError(f"einsum(): {exc}", hint="each operand needs one letter per dimension; a letter used "
                                                   "twice must name dimensions of the same size") from None

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.engine import sliding, special
+from gradcli.engine import costs, sliding, special
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -47,6 +47,9 @@ class Op:
 
     `elementwise` is True when each output element depends only on the input elements at its own
     (broadcast) position: `gradcli plot` sweeps a program built only of such ops in one batch.
+
+    `cost` estimates the seconds the forward takes, from its input arrays and params (`engine/costs.py`), for an
+    op that can run for minutes within the element cap: `apply` refuses it when that is more than the time left.
 
     `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
     per input, None where an input has none), giving the output's tangent: one of the rules below
@@ -67,6 +70,7 @@ class Op:
     elementwise: bool = False
     plans: tuple = field(default=(), repr=False)
     jvp: Callable[..., Any] | None = None
+    cost: Callable[..., float] | None = None
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:
@@ -519,7 +523,7 @@ WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
            nests=False, elementwise=True, sym=lambda S, c, a, b: S.where(c, a, b))
 MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_matmul_vjp_a, _matmul_vjp_b),
             jvp=product_jvp, rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
-            nests=False, sym=lambda S, a, b: S.matmul(a, b))
+            nests=False, sym=lambda S, a, b: S.matmul(a, b), cost=costs.matmul)
 
 # -- linear algebra (torch.linalg.det ... torch.linalg.cholesky) -----------------------------------
 class Singular(ArithmeticError):
@@ -598,22 +602,22 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
     return (ga + _mT(ns, ga)) * 0.5
 
 
-DET = Op(name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
+DET = Op(cost=costs.cubic, name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
          jvp=transposed_jvp, rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
          sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")))
-LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
+LOGABSDET = Op(cost=costs.cubic, name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
                vjps=(lambda ns, g, o, a: _matrix_of(ns, g) * _mT(ns, ns.inverse(a)),),
                jvp=transposed_jvp, rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
                sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
-INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
+INVERSE = Op(cost=costs.cubic, name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
              vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
              jvp=transposed_jvp,
              rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
-SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
+SOLVE = Op(cost=costs.cubic, name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
            jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
            sym=lambda S, a, b: S.solve(a, b))
-CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
+CHOLESKY = Op(cost=costs.cubic, name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
               vjps=(_cholesky_vjp,),
               jvp=transposed_jvp, rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
               sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x))
@@ -1184,7 +1188,7 @@ CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
            vjps=(lambda ns, g, o, a, b, dim: ns.cross(b, g, dim), lambda ns, g, o, a, b, dim: ns.cross(g, a, dim)),
            jvp=product_jvp, rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
            nests=False, sym=lambda S, a, b, dim: S.cross(a, b, dim))
-EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
+EINSUM = Op(cost=costs.einsum, name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
             jvp=product_jvp, rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
             nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs))
 
@@ -1799,7 +1803,7 @@ COL2IM = Op(name="fold", node="Col2ImBackward0", forward=sliding.col2im,
             rule="unfold the gradient (im2col): each entry reads the position it was added to", jvp=linear_jvp, nests=False,
             sym=lambda S, x, output_size, kernel, dilation, padding, stride: sliding.col2im(
                 x, output_size, kernel, dilation, padding, stride, S.number(0)))
-CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
+CONVOLUTION = Op(cost=costs.convolution, name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
                  vjps=(sliding.conv_vjp_input, sliding.conv_vjp_weight, sliding.conv_vjp_bias),
                  rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
                  jvp=_conv_jvp, nests=False, sym=sliding.conv_sym)

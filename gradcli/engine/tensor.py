@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from gradcli.engine import budget
 from gradcli.engine import ops as O
 from gradcli.engine.ties import note_comparison
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError, ValueDomainError
@@ -404,6 +405,10 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         arrays = (x._data,) if type(x) is Tensor else inputs
     else:
         arrays = tuple([x._data if type(x) is Tensor else x for x in inputs])
+    if op.cost is not None:
+        budget.spend(op.cost(*arrays, **params), op.name)
+    if arrays and type(arrays[0]) is np.ndarray and arrays[0].nbytes >= budget.LARGE:
+        budget.reserve(arrays[0].nbytes, f"the result of {op.name}")
     try:
         out = op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
@@ -525,6 +530,7 @@ def check_elements(shape: tuple[int, ...], what: str) -> None:
         raise LimitError(f"{what} would have {n:,} elements (shape {tuple(shape)}), over the limit of "
                          f"{Limits.max_elements:,}",
                          hint="use smaller shapes, or raise the limit with --max-elements")
+    budget.reserve(n * 8, what)
 
 
 def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -24,6 +24,7 @@ import math
 import time
 from typing import Iterator
 
+from gradcli.engine.budget import PROGRAMS
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -94,6 +95,9 @@ class Budget:
     def _too_long(self) -> LimitError:
         return self._exceeded(f"the program ran for more than {self.timeout:g} seconds", "--timeout SECONDS")
 
+    over_time = _too_long
+    """What the engine raises when an op it estimates finds this program's deadline passed (`budget.spend`)."""
+
     @contextlib.contextmanager
     def inside(self, loop: ast.AST) -> Iterator[None]:
         """While a loop's body runs, a limit names that loop (the innermost one)."""
@@ -137,9 +141,10 @@ class _Stretch:
         self.budget.deadline += self.sign * (time.monotonic() - self.began)
 
 
-ACTIVE: list[Budget] = []
+ACTIVE: list[Budget] = PROGRAMS
 """The budget of the program running now (innermost last): builtins and facades that produce or
-consume items one by one count them here, where no interpreter loop sees them."""
+consume items one by one count them here, where no interpreter loop sees them; the engine reads its
+deadline when it estimates an op."""
 
 
 def count_step() -> None:
