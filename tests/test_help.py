@@ -70,4 +70,4 @@ def test_run_speaks_of_files_where_eval_speaks_of_the_program(cli):
     assert "Stop a file after this many seconds" in run and "one object per file as it finishes" in run
     assert "each file starts from" in run
     evaluate = " ".join(cli("eval", "--help").stdout.split())
-    assert "Stop the program after this many seconds" in evaluate and "printed under the output" in evaluate
+    assert "Stop the command after this many seconds" in evaluate and "printed under the output" in evaluate

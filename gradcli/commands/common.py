@@ -94,6 +94,34 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         raise typer.Exit(EXIT_BUG) from None
 
 
+@contextlib.contextmanager
+def budgeted(timeout: float | None, max_memory: str) -> Iterator[None]:
+    """The whole command (program, printing, drawing, checking) within --timeout and --max-memory."""
+    from gradcli.engine.budget import limited
+    if timeout is not None and not timeout > 0:
+        raise ArgumentError(f"--timeout {timeout}: the time limit must be a positive number of seconds",
+                            hint="e.g. --timeout 60")
+    with limited(timeout, memory_size(max_memory)):
+        yield
+
+
+_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+
+def memory_size(text: str) -> int:
+    """`--max-memory 1.5G`: bytes, or a number with K, M, G or T (binary units; a trailing B or iB is allowed)."""
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = cleaned[-1:] if cleaned[-1:] in _UNITS else ""
+    try:
+        size = float(cleaned[:len(cleaned) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        size = -1.0
+    if not 2 ** 20 <= size < 2 ** 60:
+        raise ArgumentError(f"--max-memory {text}: give a size of at least 1M, such as 800M or 4G",
+                            hint="bytes, or a number with K, M, G or T (powers of 1024)")
+    return int(size)
+
+
 def split_names(text: str | None) -> list[str] | None:
     """`--wrt a,b` into names."""
     if not text:

@@ -14,7 +14,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from gradcli.engine.budget import TICK
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
+
+DEFAULT_MAX_MEMORY_TEXT = "1.5G"
+"""`--max-memory`'s default as a user writes it (engine.budget.DEFAULT_MAX_MEMORY in bytes)."""
 
 Program = Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'y = x + 2; out = (y*y*3).mean()'.")]
 Inputs = Annotated[Optional[list[str]], typer.Argument(
@@ -70,6 +74,14 @@ def max_steps(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-steps", metavar="N", show_default=False,
         help=f"Most loop iterations allowed, all loops together (default {DEFAULT_MAX_STEPS:,}; {scope}).")]
+
+
+def max_memory(scope: str) -> Any:
+    return Annotated[str, typer.Option(
+        "--max-memory", metavar="SIZE", show_default=False,
+        help=f"Most memory {scope} may take beyond what gradcli holds when it starts: tensors, arrays, containers, "
+             f"strings and saved copies together, checked before large allocations and every {TICK:g} s "
+             f"(default {DEFAULT_MAX_MEMORY_TEXT}; SIZE in bytes or with K, M, G: 800M, 4G).")]
 
 
 def timeout(subject: str, note: str) -> Any:

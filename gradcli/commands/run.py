@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded,
+                                     memory_size,
                                      print_error)
 from gradcli.commands import options
-from gradcli.commands.options import Atol, Debug, Rtol
+from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.render import display_view
 from gradcli.views.script_view import backward_text, failure_view, sites_view, summary_table
@@ -31,7 +32,8 @@ Check = options.check("every gradient the scripts compute (each graph structure 
 Explain = options.explain("each backward call")
 MaxElements = options.max_elements("in each file")
 MaxSteps = options.max_steps("in each file")
-Timeout = options.timeout("a file", "the other files still run")
+Timeout = options.timeout("a file", "its program, prints and --check together; the other files still run")
+MaxMemory = options.max_memory("each file")
 
 
 def run_command(
@@ -42,7 +44,7 @@ def run_command(
     fail_fast: Annotated[bool, typer.Option("--fail-fast", "-x", help="Stop after the first file that fails.")] = False,
     explain: Explain = False, rtol: Rtol = None, atol: Atol = None,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
+    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
 ) -> None:
     """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
@@ -52,7 +54,7 @@ def run_command(
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
-        settings = Settings(seed, dtype, max_elements, max_steps, timeout)
+        settings = Settings(seed, dtype, max_elements, max_steps, timeout, memory_size(max_memory))
         view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
         results: list[FileResult] = []
         for path in files:

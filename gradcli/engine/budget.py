@@ -54,6 +54,8 @@ class _Command:
     max_memory: int | None = None
     baseline = 0
     tripped = False
+    pauses = 0
+    """Checking stretches open now (`pause`): their time is not the command's, and the timer does not read the clock."""
 
 
 COMMAND = _Command()
@@ -93,10 +95,20 @@ def _disarm(previous: Any) -> None:
 def _on_timer(signum: int, frame: Any) -> None:
     if COMMAND.tripped:
         return
-    if time.monotonic() > COMMAND.deadline:
+    if COMMAND.pauses <= 0 and time.monotonic() > COMMAND.deadline:
         raise _trip(over_time())
     if COMMAND.max_memory is not None and used() > COMMAND.max_memory:
-        raise _trip(over_memory(0, "the command"))
+        raise _trip(over_memory(0, "the program with its values"))
+
+
+def pause(sign: int, moved: float = 0.0) -> None:
+    """A checking stretch opens (`sign` 1; -1 for the program's own backward inside it), or one closes (the
+    opposite sign) and the deadline moves by `moved` seconds.
+
+    Proving a backward call with SymPy is bounded by the check's own sub-budgets, not by the command's clock: the
+    deadline moves on by as long as the stretch took, as the program's does (lang's `Budget.paused`)."""
+    COMMAND.pauses += sign
+    COMMAND.deadline += moved
 
 
 def _trip(error: LimitError) -> LimitError:
@@ -135,14 +147,15 @@ def used() -> int:
 def over_time() -> LimitError:
     if COMMAND.timeout is None or PROGRAMS and PROGRAMS[-1].deadline < COMMAND.deadline:
         return PROGRAMS[-1].over_time()
-    return LimitError(f"the command ran for more than {COMMAND.timeout:g} seconds (the program, printing, drawing "
-                      "and checking together)", hint="raise the limit with --timeout SECONDS")
+    return LimitError(f"the run took more than {COMMAND.timeout:g} seconds (the program, printing, drawing and "
+                      "checking together)", hint="raise the limit with --timeout SECONDS")
 
 
 def over_memory(nbytes: int, what: str) -> LimitError:
-    need = f"{what} needs {_size(nbytes)} more, and " if nbytes else ""
-    return LimitError(f"{need}the command holds {_size(used())} of its memory limit of {_size(COMMAND.max_memory or 0)}",
-                      hint="use smaller tensors, keep fewer of them (del x), or raise the limit with --max-memory "
+    cap = COMMAND.max_memory or 0
+    message = f"{what} needs {_size(nbytes)} more, but only {_size(max(cap - used(), 0))} of the memory limit " \
+              f"({_size(cap)}) is left" if nbytes else f"{what} holds {_size(used())}, over the memory limit of {_size(cap)}"
+    return LimitError(message, hint="use smaller tensors, keep fewer of them (del x), or raise the limit with --max-memory "
                            "SIZE (e.g. 4G)")
 
 

@@ -1208,7 +1208,7 @@ class Interpreter:
         def counted(target: Any = func) -> Any:
             with self.budget.counted():
                 return self._apply(target, func, args, kwargs, node)
-        with self.budget.paused():
+        with self.budget.paused(checking=True):
             return self.hooks.on_gradient(kind, func, counted, args, kwargs, node.lineno)
 
     def _apply(self, target: Any, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
@@ -1233,7 +1233,7 @@ class Interpreter:
             with self.budget.counted():
                 run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
                              bound.get("create_graph", False), trace=trace)
-        with self.budget.paused():
+        with self.budget.paused(checking=True):
             self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
     def _is_print(self) -> bool:

@@ -24,7 +24,7 @@ import math
 import time
 from typing import Iterator
 
-from gradcli.engine.budget import PROGRAMS
+from gradcli.engine.budget import PROGRAMS, pause
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -107,13 +107,15 @@ class Budget:
         finally:
             self.loop = outer
 
-    def paused(self) -> "_Stretch":
-        """The caller's own time (its hooks): the deadline moves on by as long as this took."""
-        return _Stretch(self, 1.0)
+    def paused(self, checking: bool = False) -> "_Stretch":
+        """The caller's own time (its hooks): the deadline moves on by as long as this took. A print's time is
+        still the command's (`--timeout` bounds the whole run); a check's (`checking`) is not: its sub-budgets
+        bound it."""
+        return _Stretch(self, 1, checking)
 
     def counted(self) -> "_Stretch":
-        """The program's own work inside a paused stretch (the backward a hook runs) counts again."""
-        return _Stretch(self, -1.0)
+        """The program's own work inside a checking stretch (the backward a hook runs) counts again."""
+        return _Stretch(self, -1, True)
 
     def _exceeded(self, message: str, option: str) -> LimitError:
         if self.loop is None:
@@ -129,16 +131,21 @@ class _Stretch:
     """A stretch of time that moves the deadline (`Budget.paused`, `Budget.counted`); a class, not a
     generator, since one is made around every backward call of a training loop."""
 
-    __slots__ = ("budget", "sign", "began")
+    __slots__ = ("budget", "sign", "checking", "began")
 
-    def __init__(self, budget: Budget, sign: float) -> None:
-        self.budget, self.sign = budget, sign
+    def __init__(self, budget: Budget, sign: int, checking: bool) -> None:
+        self.budget, self.sign, self.checking = budget, sign, checking
 
     def __enter__(self) -> None:
         self.began = time.monotonic()
+        if self.checking:
+            pause(self.sign)
 
     def __exit__(self, *exc: object) -> None:
-        self.budget.deadline += self.sign * (time.monotonic() - self.began)
+        took = time.monotonic() - self.began
+        self.budget.deadline += self.sign * took
+        if self.checking:
+            pause(-self.sign, self.sign * took)
 
 
 ACTIVE: list[Budget] = PROGRAMS

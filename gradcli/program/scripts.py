@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
+from gradcli.engine.budget import limited
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.source import operand
@@ -265,21 +266,22 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     with engine_settings(settings, watch=False), recording_forwards(checker is not None), \
             directions(checker is not None):
         try:
-            if path.suffix == NOTEBOOK:
-                from gradcli.program.notebooks import read_notebook
-                notebook = read_notebook(path)
-                source = notebook.source
-                for line, note in notebook.notes:
-                    session.note(note, line)
-            else:
-                source = _read(path)
-            tree = parse_program(source, str(path))
-            interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
-                                      timeout=settings.timeout,
-                                      displayed=notebook.displayed(tree) if notebook is not None else None)
-            session.env = interpreter.env
-            session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
-            interpreter.run(tree)
+            with limited(settings.timeout, settings.max_memory):  # the file's whole budget
+                if path.suffix == NOTEBOOK:
+                    from gradcli.program.notebooks import read_notebook
+                    notebook = read_notebook(path)
+                    source = notebook.source
+                    for line, note in notebook.notes:
+                        session.note(note, line)
+                else:
+                    source = _read(path)
+                tree = parse_program(source, str(path))
+                interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
+                                          timeout=settings.timeout,
+                                          displayed=notebook.displayed(tree) if notebook is not None else None)
+                session.env = interpreter.env
+                session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
+                interpreter.run(tree)
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
             result.error, result.status = exc, "error"
