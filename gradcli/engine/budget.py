@@ -60,6 +60,20 @@ class _Command:
 
 COMMAND = _Command()
 
+WATCHDOG: list[int] = []
+"""The pipe to the process that watches this one from outside (`commands/watchdog.py`), when there is one."""
+
+
+def _tell_watchdog() -> None:
+    """The deadline (none while a check runs) and the resident-memory ceiling the watchdog enforces, one line."""
+    if WATCHDOG:
+        deadline = COMMAND.deadline if COMMAND.pauses <= 0 else math.inf
+        ceiling = COMMAND.baseline + COMMAND.max_memory if COMMAND.max_memory is not None else math.inf
+        try:
+            os.write(WATCHDOG[0], f"{deadline!r} {ceiling!r} {COMMAND.timeout!r}\n".encode())
+        except OSError:
+            WATCHDOG.clear()
+
 
 @contextlib.contextmanager
 def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Iterator[None]:
@@ -69,12 +83,14 @@ def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) 
     COMMAND.deadline = time.monotonic() + timeout if timeout is not None else math.inf
     COMMAND.baseline = resident()
     timer = _arm()
+    _tell_watchdog()
     try:
         yield
     finally:
         _disarm(timer)
         vars(COMMAND).clear()
         vars(COMMAND).update(saved)
+        _tell_watchdog()
 
 
 def _arm() -> Any:
@@ -109,6 +125,7 @@ def pause(sign: int, moved: float = 0.0) -> None:
     deadline moves on by as long as the stretch took, as the program's does (lang's `Budget.paused`)."""
     COMMAND.pauses += sign
     COMMAND.deadline += moved
+    _tell_watchdog()
 
 
 def _trip(error: LimitError) -> LimitError:
@@ -159,14 +176,14 @@ def over_memory(nbytes: int, what: str) -> LimitError:
                            "SIZE (e.g. 4G)")
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def resident() -> int:
     """This process's resident memory in bytes (Linux's /proc; elsewhere 0, leaving the cap to the timer's peers)."""
     try:
         with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * _PAGE
+            return int(statm.read().split()[1]) * PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
