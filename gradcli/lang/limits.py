@@ -21,10 +21,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
+import os
 import time
 from typing import Iterator
 
-from gradcli.engine.budget import PROGRAMS, pause
+from gradcli.engine.budget import PROGRAMS, pause, reserve
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -196,3 +197,20 @@ def check_width(number: int, what: str) -> None:
     if number > MAX_FORMAT_WIDTH:
         raise LimitError(f"format {what} {number:,} is over the limit of {MAX_FORMAT_WIDTH:,}",
                          hint="use a smaller width or precision, such as {x:10.4f}")
+
+
+MAX_SCRIPT_BYTES = 4 * 2 ** 20
+"""A script of more than 4 MiB is not a program a person wrote; reading it whole is refused before it starts."""
+
+
+def check_file_size(path: object, most: int, what: str) -> None:
+    """Refuse a file past `most` bytes before reading it (a 2 GB file given to `run` is never read whole); a
+    data file is also held to the memory left (`reserve`)."""
+    try:
+        size = os.stat(path).st_size  # type: ignore[arg-type]
+    except OSError:
+        return  # the reader says what is wrong with a path that cannot be read
+    if size > most:
+        raise LimitError(f"{what} of {size:,} bytes is over the limit of {most:,} bytes ({path})",
+                         hint="give gradcli a smaller file")
+    reserve(size, f"reading {path}")

@@ -37,6 +37,7 @@ from gradcli.source import operand
 from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
+from gradcli.lang.limits import MAX_SCRIPT_BYTES, check_file_size
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
 from gradcli.engine.forward_ad import directions
@@ -299,6 +300,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
 
 
 def _read(path: Path) -> str:
+    check_file_size(path, MAX_SCRIPT_BYTES, "a script")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
