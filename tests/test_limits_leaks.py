@@ -49,3 +49,24 @@ def test_an_uncaught_percent_d_of_nan_is_a_program_error_with_exit_2(cli, tmp_pa
     assert result.exit_code == 2
     assert "ValueError: cannot convert float NaN to integer" in result.stdout + result.stderr
     assert "internal error" not in result.stdout + result.stderr
+
+
+CONTROLS = "s = 'a\\x1b]52;c;aGk=\\x07b\\x1b[31mc\\rd\\u202ee'\n"
+ESCAPED = "a\\x1b]52;c;aGk=\\x07b\\x1b[31mc\\rd\\u202ee"
+
+
+def test_control_characters_a_program_prints_are_shown_escaped(cli, tmp_path):
+    path = tmp_path / "controls.grad"
+    path.write_text(CONTROLS + "print(s)\nprint('line\\nnext')\n", encoding="utf-8")
+    result = cli("run", str(path))
+    assert result.exit_code == 0
+    assert ESCAPED + "\nline\nnext\n" in result.stdout
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout and "\u202e" not in result.stdout
+
+
+def test_control_characters_in_gradclis_own_messages_are_shown_escaped(cli, tmp_path):
+    path = tmp_path / "controls.grad"
+    path.write_text(CONTROLS + "raise ValueError(s)\n", encoding="utf-8")
+    result = cli("run", str(path))
+    assert result.exit_code == 2
+    assert f"ValueError: {ESCAPED}" in result.stderr and "\x1b" not in result.stderr

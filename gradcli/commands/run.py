@@ -133,7 +133,9 @@ class _Terminal:
         from gradcli.program.scripts import BackwardCheck, Explanation, Output
         if isinstance(event, Output) and event.kind == "print":
             from rich.text import Text
-            self.out.print(Text(event.text), end="", soft_wrap=True)
+
+            from gradcli.source import printable
+            self.out.print(Text(printable(event.text)), end="", soft_wrap=True)
             self.open_line = not event.text.endswith("\n")
             return
         self._close_line()
