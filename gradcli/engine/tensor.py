@@ -526,6 +526,10 @@ def check_elements(shape: tuple[int, ...], what: str) -> None:
     n = 1
     for s in shape:
         n *= int(s)
+    if n == 0 and shape and max(shape) > Limits.max_elements:  # empty, but its reductions would not be
+        raise LimitError(f"{what} would have a dimension of {max(shape):,} (shape {tuple(shape)}), over the element "
+                         f"limit of {Limits.max_elements:,}", hint="use smaller shapes, or raise the limit with "
+                                                                  "--max-elements")
     if n > Limits.max_elements:
         raise LimitError(f"{what} would have {n:,} elements (shape {tuple(shape)}), over the limit of "
                          f"{Limits.max_elements:,}",

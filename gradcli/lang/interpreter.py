@@ -34,6 +34,7 @@ from gradcli.engine.modes import GradModeContext
 from gradcli.engine.nn import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
+from gradcli.lang.exceptions import EXCEPTIONS, RaisedError
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
 from gradcli.lang import arrays as ARR
@@ -1222,7 +1223,12 @@ class Interpreter:
             if _takes_axis_for_dim(func, kwargs):  # PyTorch's NumPy-style alias: x.argmax(axis=1), x.sum(axis=0)
                 kwargs = {("dim" if k == "axis" else k): v for k, v in kwargs.items()}
                 return self._apply(target, func, args, kwargs, node)
-            raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
+            error = _argument_error(exc, func, args, kwargs, self.text(node.func))
+            if error is not exc:
+                raise error from None
+            raise _pythons_own(exc) from exc
+        except (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError) as exc:
+            raise _pythons_own(exc) from exc
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
         """Hand `.backward(...)` to the hook as a `run(trace=None)` closure, arguments already bound."""
@@ -1392,6 +1398,13 @@ def _is_backward(func: Any) -> bool:
 def _suggest(name: str, candidates: Any) -> str | None:
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
+
+
+def _pythons_own(exc: Exception) -> RaisedError:
+    """A Python exception out of a builtin or a facade (`random.uniform(0, 's')`, `sorted(xs, key=0)`) is what
+    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began)."""
+    text = str(exc) if not isinstance(exc, KeyError) or not exc.args else exc.args[0]
+    return RaisedError(EXCEPTIONS[type(exc).__name__](text if isinstance(text, (str, int, float)) else str(text)))
 
 
 def _argument_error(exc: TypeError, func: Any, args: list, kwargs: dict, name: str) -> Exception:
