@@ -86,3 +86,10 @@ def test_facades_given_any_argument_types_end_cleanly(call, a, b):
               "from tqdm import tqdm\n"
               f"x = {call.format(a, b)}\n")
     ran_or_clean(source)
+
+
+def test_a_case_mapping_that_triples_a_string_meets_the_string_limit():
+    with pytest.raises(GradcliError) as caught:
+        run("s = '\\ufb03' * 900000\nt = s.upper()")
+    assert caught.value.message == "a string would have 2,700,000 characters, over the limit of 1,000,000"
+    assert run("print('\\ufb03'.upper(), 'ab'.title())").printed == ["FFI Ab"]
