@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import gradcli as g
-import gradcli.engine.layers as L
-import gradcli.engine.nn_conv as C
+import gradcli.nn.layers as L
+import gradcli.nn.conv as C
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import _wrap
 from language_helpers import run

@@ -13,7 +13,7 @@ from gradcli.check import checker, policy, symbolic
 from gradcli.check.graph import trace
 from gradcli.check.policy import structure
 from gradcli.engine import ops as O
-from gradcli.engine import nn_functional as F
+from gradcli.nn import functional as F
 from gradcli.program.scripts import BackwardCheck, run_file
 
 CNN = Path(__file__).parent / "bench" / "cnn_vmap.py"

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import gradcli.engine.creation as C  # noqa: E402  (after the skip)
 import gradcli.engine.functions as F  # noqa: E402
 from gradcli.engine import forward_ad as FA  # noqa: E402
-from gradcli.engine import func  # noqa: E402
+from gradcli.func import transforms as func  # noqa: E402
 from gradcli.engine.autograd import grad  # noqa: E402
 
 UNARY = ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan", "sinh",
@@ -39,7 +39,7 @@ WITH_TENSORS = [("maximum", lambda lib, x: lib.maximum(x, x * x)), ("minimum", l
 
 
 def _elementwise_cases() -> list:
-    import gradcli.engine.nn_functional as NF
+    import gradcli.nn.functional as NF
     cases = [(n, getattr(F, n), getattr(torch, n)) for n in UNARY + TORCH_UNARY]
     cases += [(n, getattr(NF, n), getattr(torch.nn.functional, n)) for n in NN_FUNCTIONAL]
     cases += [(n, lambda x, fn=fn: fn(F, x), lambda x, fn=fn: fn(torch, x)) for n, fn in WITH_TENSORS]

@@ -6,7 +6,8 @@ import pytest
 
 from gradcli.errors import ArgumentError, LimitError, ShapeError
 import gradcli.engine.creation as C
-from gradcli.engine import func, nn
+from gradcli.func import transforms as func
+from gradcli.nn import modules as nn
 from tests.language_helpers import fails, run
 from tests.test_forward_ad import CUBE_BACKWARD_AND_JVP
 

@@ -194,7 +194,8 @@ def test_every_in_place_method_bumps_the_version_of_a_saved_value(name):
 
 
 def test_initialisers_element_writes_and_optimizer_steps_bump_the_version():
-    from gradcli.engine import init, optim
+    from gradcli.nn import init
+    from gradcli.optim import optimizers as optim
     updates = [lambda w: init.constant_(w, 0.5), init.ones_, init.zeros_, lambda w: init.uniform_(w, -1, 1),
                lambda w: w.__setitem__(0, 7.0)]
     for update in updates:

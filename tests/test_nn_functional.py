@@ -11,8 +11,8 @@ import pytest
 import gradcli as g
 from gradcli.check import check_gradients
 from gradcli.engine import functions as F
-from gradcli.engine import nn_conv as C
-from gradcli.engine import nn_functional as NF
+from gradcli.nn import conv as C
+from gradcli.nn import functional as NF
 from gradcli.engine import ops as O
 from gradcli.errors import GradcliError
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import gradcli as g
-from gradcli.engine import nn, optim
+from gradcli.nn import modules as nn
+from gradcli.optim import optimizers as optim
 from gradcli.errors import GradcliError
 
 

@@ -16,8 +16,8 @@ from hypothesis.extra import numpy as hnp
 
 import gradcli
 from gradcli.engine import functions as F
-from gradcli.engine import nn_conv as NC
-from gradcli.engine import nn_functional as NF
+from gradcli.nn import conv as NC
+from gradcli.nn import functional as NF
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import Node
 

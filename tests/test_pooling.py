@@ -125,7 +125,7 @@ def test_conv_and_pool_gradients_keep_float32():
 ])
 def test_max_pool_values_indices_and_gradients_against_torch(shape, kernel, options):
     torch = pytest.importorskip("torch")
-    import gradcli.engine.nn_conv as C
+    import gradcli.nn.conv as C
     from gradcli.engine.tensor import Tensor
     x = np.random.default_rng(0).integers(-3, 4, size=shape).astype(np.float32)  # many ties
     x.reshape(-1)[::7] = np.nan
@@ -179,7 +179,7 @@ def test_average_pooling_ceil_mode_and_divisors_print_what_torch_printed():
 def test_average_pooling_values_gradients_and_nodes_against_torch(shape, kernel, stride, padding, ceil_mode,
                                                                    count_include_pad):
     torch = pytest.importorskip("torch")
-    import gradcli.engine.nn_conv as C
+    import gradcli.nn.conv as C
     from gradcli.engine.tensor import _wrap
     one_d = len(shape) < 4
     x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
@@ -198,7 +198,7 @@ def test_average_pooling_values_gradients_and_nodes_against_torch(shape, kernel,
 
 def test_average_pooling_with_uneven_divisors_passes_the_check_and_a_wrong_vjp_fails(patched):
     import gradcli as g
-    import gradcli.engine.nn_conv as C
+    import gradcli.nn.conv as C
     from gradcli.check import check_gradients
     from gradcli.engine import ops as O
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradcli.engine.creation as C
-import gradcli.engine.init as I
+import gradcli.nn.init as I
 from gradcli.errors import GradcliError
 from gradcli.lang.builtins import TORCH, Namespace
 from gradcli.program.evaluation import Settings, engine_settings

@@ -1032,9 +1032,9 @@ def test_same_program_errors(source: str) -> None:
     want = torch_message(str(info.value))
     assert got.message.startswith(want) or want.startswith(got.message), f"\n torch: {want}\n gradcli: {got.message}"
 # -- torch.nn.functional, torch.nn and torch.optim ---------------------------------------------------
-import gradcli.engine.nn_functional as gradcli_functional  # noqa: E402
-from gradcli.engine import nn as gradcli_nn  # noqa: E402
-from gradcli.engine import optim as gradcli_optim  # noqa: E402
+import gradcli.nn.functional as gradcli_functional  # noqa: E402
+from gradcli.nn import modules as gradcli_nn  # noqa: E402
+from gradcli.optim import optimizers as gradcli_optim  # noqa: E402
 
 FUNCTIONAL = {"torch": (torch.nn.functional, torch.tensor), "gradcli": (gradcli_functional, gradcli.tensor)}
 TARGETS = np.array([0, 2, 1, 2])

@@ -111,7 +111,7 @@ def test_collate_of_tuples_dicts_numbers_and_a_user_free_dataset():
               "torch.manual_seed(0)\nparts = random_split(TensorDataset(X, y), [4, 2])\n"
               "sizes = [len(p) for p in parts]\nsub = Subset(TensorDataset(X), [5, 0])\nfirst = sub[0][0].tolist()\n")
     assert ran["batches"] == [((4, 2), [0, 1, 0, 1]), ((2, 2), [1, 0])]
-    from gradcli.engine.data import DataLoader
+    from gradcli.data.loading import DataLoader
     (batch,) = list(DataLoader([{"a": 1, "b": 2.5}, {"a": 3, "b": 4.5}], batch_size=2))
     assert (batch["a"].dtype, batch["a"].tolist(), batch["b"].tolist()) == (np.int64, [1, 3], [2.5, 4.5])
     assert ran["sizes"] == [4, 2]
@@ -176,7 +176,7 @@ def _torch_pair(torch, shape, seed=0):
 ])
 def test_functional_values_and_gradients_against_torch(call):
     torch = pytest.importorskip("torch")
-    import gradcli.engine.nn_conv as C
+    import gradcli.nn.conv as C
     from gradcli.engine.tensor import Tensor
     x, tx = _torch_pair(torch, (2, 4, 6, 4))
     w, tw = _torch_pair(torch, (6, 2 if "groups" in call else 4, 3, 3), seed=1)
@@ -232,7 +232,7 @@ MODEL = ("nn.Sequential(nn.Conv2d(1, 6, 5, padding=2, bias=False), nn.BatchNorm2
 
 
 def test_print_model_is_pytorchs_text():
-    import gradcli.engine.layers as L  # noqa: F401 (the namespace the program reaches)
+    import gradcli.nn.layers as L  # noqa: F401 (the namespace the program reaches)
     printed = run(f"import torch\nimport torch.nn as nn\nprint({MODEL})\n").printed[0]
     # recorded from torch 2.13
     assert printed.splitlines()[1:4] == [
@@ -269,7 +269,7 @@ def test_batch_norm_running_statistics_and_eval_against_torch():
         bn(tx)
     bn.eval()
     want = bn(tx).detach().numpy()
-    import gradcli.engine.layers as L
+    import gradcli.nn.layers as L
     from gradcli.engine.tensor import Tensor
     mine = L.BatchNorm2d(3, momentum=0.2)
     for _ in range(2):
@@ -347,7 +347,7 @@ def test_optimizers_against_torch(name, options):
 
 
 def test_param_groups_have_their_own_options():
-    from gradcli.engine.optim import SGD
+    from gradcli.optim.optimizers import SGD
     from gradcli.engine.tensor import Tensor
     a, b = Tensor([1.0], requires_grad=True), Tensor([1.0], requires_grad=True)
     opt = SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
@@ -445,8 +445,8 @@ def test_modulelist_and_moduledict_register_their_modules():
               "shape = tuple(x.shape)\n")
     assert ran["n"] == 4 and ran["shape"] == (1, 1)
     assert math.isfinite(ran["x"].item())
-    from gradcli.engine.layers import ModuleDict
-    from gradcli.engine.nn import Linear
+    from gradcli.nn.layers import ModuleDict
+    from gradcli.nn.modules import Linear
     d = ModuleDict({"a": Linear(1, 1)})
     assert d.keys() == ["a"] and len(d.parameters()) == 2
 

@@ -4,7 +4,7 @@ While a `dual_level` is open, every op (through `Observe`, the one flag the ops 
 inputs' tangents and, when one has any, computes the output's by the op table's `jvp` rule. With
 no level open no op pays anything more than that flag. Tangents are plain arrays kept beside their
 tensors (weakly, by identity) in their level, and forgotten when the level closes, as PyTorch
-forgets them. `torch.func.jvp` and `jacfwd` (engine/func.py) open levels of their own.
+forgets them. `torch.func.jvp` and `jacfwd` (func/transforms.py) open levels of their own.
 """
 from __future__ import annotations
 

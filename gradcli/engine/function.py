@@ -129,7 +129,7 @@ EXTENDING = "For more details, please see https://pytorch.org/docs/main/notes/ex
 def _supports_transforms(cls: type) -> None:
     """PyTorch runs a Function under torch.func's transforms only when it has a separate setup_context,
     and under vmap (jacfwd's too) only with vmap support."""
-    from gradcli.engine.func import Inside
+    from gradcli.engine.modes import Inside
     if cls.setup_context is Function.setup_context:
         raise BackwardError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
                             "jacrev, ...), it must override the setup_context staticmethod. " + EXTENDING,
@@ -143,7 +143,7 @@ def _supports_transforms(cls: type) -> None:
 
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     from gradcli.engine import forward_ad
-    from gradcli.engine.func import Inside
+    from gradcli.engine.modes import Inside
     if Inside.transforms:
         _supports_transforms(cls)
     levels = forward_ad.tangents_in(args) if forward_ad.LEVELS else None

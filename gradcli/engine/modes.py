@@ -8,7 +8,8 @@ recorded, whatever a nested gradient mode asks for, as in PyTorch.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 from gradcli.engine.tensor import READS, GradMode, InferenceMode
 from gradcli.errors import ArgumentError
@@ -128,3 +129,22 @@ def set_grad_enabled(mode: bool) -> GradModeContext:
 
 def is_grad_enabled() -> bool:
     return GradMode.enabled
+
+
+class Inside:
+    """How many transforms (and how many vmaps among them) are running a function now: a custom
+    autograd.Function called there must support them, as PyTorch requires (engine/function.py); torch.func enters it."""
+
+    transforms = 0
+    vmaps = 0
+
+
+@contextlib.contextmanager
+def inside(vmap: bool = False) -> Iterator[None]:
+    Inside.transforms += 1
+    Inside.vmaps += vmap
+    try:
+        yield
+    finally:
+        Inside.transforms -= 1
+        Inside.vmaps -= vmap

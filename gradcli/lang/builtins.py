@@ -14,16 +14,24 @@ import numpy as np
 
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
-import gradcli.engine.init as I
+import gradcli.nn.init as I
 import gradcli.engine.logical as L
-import gradcli.engine.nn_functional as NF
+import gradcli.nn.functional as NF
 from gradcli.engine import function as AF
 from gradcli.engine.gradcheck import gradcheck, gradgradcheck
-from gradcli.engine import nn, optim
-from gradcli.engine import forward_ad as FWD, func as FUNC, hooks as HK  # torch.func, forward AD, graph hooks
+from gradcli.nn import modules as nn
+from gradcli.optim import optimizers as optim
+from gradcli.engine import forward_ad as FWD, hooks as HK  # forward AD, graph hooks
+from gradcli.func import transforms as FUNC  # torch.func
 from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
-from gradcli.engine import data, layers, lbfgs, lr_scheduler, nn_conv, nn_utils, random as RNG, tensor_str
+from gradcli.engine import random as RNG, tensor_str
+from gradcli.data import loading as data
+from gradcli.nn import layers
+from gradcli.optim import lbfgs
+from gradcli.optim import lr_scheduler
+from gradcli.nn import conv as nn_conv
+from gradcli.nn import utils as nn_utils
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -272,7 +280,7 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "cuda": CUDA, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
-# -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (engine/func.py, forward_ad.py)
+# -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (func/transforms.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
 AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {

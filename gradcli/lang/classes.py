@@ -20,7 +20,9 @@ import functools
 from typing import Any, Callable
 
 from gradcli.engine import function as AF
-from gradcli.engine import data, nn, optim
+from gradcli.data import loading as data
+from gradcli.nn import modules as nn
+from gradcli.optim import optimizers as optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang.class_syntax import SPECIAL_METHODS, is_private
 from gradcli.lang.objects import Instance

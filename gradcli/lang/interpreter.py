@@ -31,7 +31,7 @@ from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.logical import invert
 from gradcli.engine.modes import GradModeContext
-from gradcli.engine.nn import Module
+from gradcli.nn.modules import Module
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.lang.exceptions import EXCEPTIONS, RaisedError

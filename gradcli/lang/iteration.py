@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from gradcli.engine.data import DataLoader, Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from gradcli.engine.nn import Sequential
+from gradcli.data.loading import DataLoader, Dataset
+from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
+from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
 from gradcli.lang import dunders

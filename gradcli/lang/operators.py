@@ -16,10 +16,10 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
-from gradcli.engine.data import Dataset
-from gradcli.engine.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from gradcli.engine.nn import Module, Sequential
-from gradcli.engine.optim import Optimizer
+from gradcli.data.loading import Dataset
+from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
+from gradcli.nn.modules import Module, Sequential
+from gradcli.optim.optimizers import Optimizer
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays, dunders

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine.nn import Sequential
+from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import containers, dunders

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from gradcli.engine import nn
+from gradcli.nn import modules as nn
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang import classes as C

@@ -415,7 +415,7 @@ class _Session:
         derivative of f along v, as a tangent is) and `vmap` of a transform (each example on its own)."""
         subject = self.subjects.get(line, "")
         if kind == "jvp":
-            from gradcli.engine.func import traced_jvp
+            from gradcli.func.transforms import traced_jvp
             value, tr, outs, tangents = run(traced_jvp)
             for k, (out, tangent) in enumerate(zip(outs, tangents)):
                 self._directional(tr.level, out, tangent, line, subject,

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.engine import nn, optim
+from gradcli.nn import modules as nn
+from gradcli.optim import optimizers as optim
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, BackwardError

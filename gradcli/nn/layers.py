@@ -1,5 +1,5 @@
 """The layers of image and sequence models: convolutions, pooling, batch norm, channel dropout,
-embeddings, unflatten and the module containers, on `nn.Module` and `engine/nn_conv.py`.
+embeddings, unflatten and the module containers, on `nn.Module` and `nn/conv.py`.
 
 Initialisation draws what PyTorch draws, in its order (a convolution's weight by kaiming_uniform_
 with a=√5, then its bias from U(±1/√fan_in); an embedding from N(0, 1)), so the same seed gives the
@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine import init as I
-from gradcli.engine import nn_conv as C
-from gradcli.engine import nn_functional as NF
-from gradcli.engine.nn import Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module
+from gradcli.nn import init as I
+from gradcli.nn import conv as C
+from gradcli.nn import functional as NF
+from gradcli.nn.modules import Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
@@ -315,7 +315,7 @@ class Dropout2d(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        from gradcli.engine.nn_functional import _probability
+        from gradcli.nn.functional import _probability
         self.p, self.inplace = _probability(p, "Dropout2d"), inplace
 
     def forward(self, input: Any) -> Tensor:

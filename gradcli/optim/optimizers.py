@@ -102,7 +102,7 @@ class Optimizer:
         return [p for g in self.param_groups for p in g["params"]]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        from gradcli.engine.nn import _clear_grad
+        from gradcli.nn.modules import _clear_grad
         for p in self.params:
             _clear_grad(p, set_to_none)
 

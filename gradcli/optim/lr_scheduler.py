@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from gradcli.engine.functions import number_arg
-from gradcli.engine.optim import Optimizer
+from gradcli.optim.optimizers import Optimizer
 from gradcli.errors import ArgumentError, ValueDomainError
 
 

@@ -13,8 +13,7 @@ shapes and errors.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
 from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
+from gradcli.engine.modes import Inside, inside as _inside
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
 
 
@@ -77,25 +77,6 @@ def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
             raise ArgumentError(f"Got argnum={n}, but only {len(args)} positional inputs",
                                 hint="count the function's positional arguments from 0")
     return tuple(n % len(args) for n in nums), single
-
-
-class Inside:
-    """How many transforms (and how many vmaps among them) are running a function now: a custom
-    autograd.Function called there must support them, as PyTorch requires (engine/function.py)."""
-
-    transforms = 0
-    vmaps = 0
-
-
-@contextlib.contextmanager
-def _inside(vmap: bool = False) -> Iterator[None]:
-    Inside.transforms += 1
-    Inside.vmaps += vmap
-    try:
-        yield
-    finally:
-        Inside.transforms -= 1
-        Inside.vmaps -= vmap
 
 
 Seeds = Callable[[list[Tensor]], list[np.ndarray]]
@@ -609,7 +590,7 @@ def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:
 def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = (), kwargs: dict | None = None, *,
                     tie_weights: bool = True, strict: bool = False) -> Any:
     """`torch.func.functional_call`: the module run with the given tensors in place of its parameters."""
-    from gradcli.engine.nn import Module
+    from gradcli.nn.modules import Module
     if not isinstance(module, Module):
         raise ArgumentError(f"functional_call(): expected a module, got {type(module).__name__}",
                             hint="functional_call(model, params, (x,))")

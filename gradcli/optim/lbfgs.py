@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine.inplace import assign
-from gradcli.engine.optim import Optimizer, _invalid, _options
+from gradcli.optim.optimizers import Optimizer, _invalid, _options
 from gradcli.engine.random import fma
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError

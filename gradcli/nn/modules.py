@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.engine import init as I
-from gradcli.engine import nn_functional as NF
+from gradcli.nn import init as I
+from gradcli.nn import functional as NF
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine.module_hooks import BackwardHook, register
 from gradcli.engine.tensor import Tensor, _wrap

@@ -391,7 +391,7 @@ def _per_channel_arg(value: Any, name: str, channels: int) -> Tensor:
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Whole channels zeroed: one Bernoulli(1-p) draw per (sample, channel), as PyTorch's feature dropout."""
-    from gradcli.engine.nn_functional import _no_inplace, _probability
+    from gradcli.nn.functional import _no_inplace, _probability
     _no_inplace(inplace, "dropout2d")
     x = F._tensor_arg(input, "dropout2d")
     p = _probability(p, "dropout2d")

@@ -1,0 +1,2 @@
+"""`torch.nn` as gradcli builds it: modules and layers, the functional ops, convolution and pooling,
+initialisation and utilities. Built on the engine; the engine never imports it."""
