@@ -8,7 +8,8 @@ import typer
 from gradcli.commands.common import (budgeted, check_mode, checked, collect_inputs, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, require_known_inputs, split_names)
 from gradcli.commands import options
-from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
+from gradcli.commands.options import (DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Full, InputOption, Inputs, Of, Program,
+                                      Rtol, Wrt)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:

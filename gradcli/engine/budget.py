@@ -170,10 +170,13 @@ def over_time() -> LimitError:
 
 def over_memory(nbytes: int, what: str) -> LimitError:
     cap = COMMAND.max_memory or 0
-    message = f"{what} needs {_size(nbytes)} more, but only {_size(max(cap - used(), 0))} of the memory limit " \
-              f"({_size(cap)}) is left" if nbytes else f"{what} holds {_size(used())}, over the memory limit of {_size(cap)}"
-    return LimitError(message, hint="use smaller tensors, keep fewer of them (del x), or raise the limit with --max-memory "
-                           "SIZE (e.g. 4G)")
+    if nbytes:
+        message = f"{what} needs {_size(nbytes)} more, but only {_size(max(cap - used(), 0))} of the memory limit " \
+                  f"({_size(cap)}) is left"
+    else:
+        message = f"{what} holds {_size(used())}, over the memory limit of {_size(cap)}"
+    return LimitError(message, hint="use smaller tensors, keep fewer of them (del x), or raise the limit with "
+                                    "--max-memory SIZE (e.g. 4G)")
 
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

@@ -602,25 +602,27 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
     return (ga + _mT(ns, ga)) * 0.5
 
 
-DET = Op(cost=costs.cubic, name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
+DET = Op(name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
          jvp=transposed_jvp, rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
-         sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")))
-LOGABSDET = Op(cost=costs.cubic, name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
+         sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")), cost=costs.cubic)
+LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
                vjps=(lambda ns, g, o, a: _matrix_of(ns, g) * _mT(ns, ns.inverse(a)),),
                jvp=transposed_jvp, rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
-               sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
-INVERSE = Op(cost=costs.cubic, name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
+               sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))), cost=costs.cubic)
+INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
              vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
              jvp=transposed_jvp,
-             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
-SOLVE = Op(cost=costs.cubic, name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
+             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of),
+             cost=costs.cubic)
+SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
            jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
-           sym=lambda S, a, b: S.solve(a, b))
-CHOLESKY = Op(cost=costs.cubic, name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
+           sym=lambda S, a, b: S.solve(a, b), cost=costs.cubic)
+CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
               vjps=(_cholesky_vjp,),
               jvp=transposed_jvp, rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
-              sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x))
+              sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x),
+              cost=costs.cubic)
 
 
 NEG = _unary(name="neg", node="NegBackward0", forward=np.negative, vjp=lambda ns, g, o, x: -g, rule="∂(-x)/∂x = -1",
@@ -1188,9 +1190,9 @@ CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
            vjps=(lambda ns, g, o, a, b, dim: ns.cross(b, g, dim), lambda ns, g, o, a, b, dim: ns.cross(g, a, dim)),
            jvp=product_jvp, rule="∂(a×b)ᵀg/∂a = b×g, ∂/∂b = g×a", saves=("b", "a"),
            nests=False, sym=lambda S, a, b, dim: S.cross(a, b, dim))
-EINSUM = Op(cost=costs.einsum, name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
+EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
             jvp=product_jvp, rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
-            nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs))
+            nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs), cost=costs.einsum)
 
 
 CLONE = _unary(name="clone", node="CloneBackward0", forward=np.array, vjp=lambda ns, g, o, x: g,
@@ -1803,10 +1805,10 @@ COL2IM = Op(name="fold", node="Col2ImBackward0", forward=sliding.col2im,
             rule="unfold the gradient (im2col): each entry reads the position it was added to", jvp=linear_jvp, nests=False,
             sym=lambda S, x, output_size, kernel, dilation, padding, stride: sliding.col2im(
                 x, output_size, kernel, dilation, padding, stride, S.number(0)))
-CONVOLUTION = Op(cost=costs.convolution, name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
+CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
                  vjps=(sliding.conv_vjp_input, sliding.conv_vjp_weight, sliding.conv_vjp_bias),
                  rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
-                 jvp=_conv_jvp, nests=False, sym=sliding.conv_sym)
+                 jvp=_conv_jvp, nests=False, sym=sliding.conv_sym, cost=costs.convolution)
 MAX_POOL = Op(name="max_pool", node="MaxPool2DWithIndicesBackward0",
               forward=lambda x, key, kernel, dilation, padding, stride: x.reshape(-1)[key],
               vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride:
