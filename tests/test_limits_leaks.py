@@ -2,6 +2,8 @@
 Python shows its kind, without an address and without the Python object behind it (issue 35)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.language_helpers import cpython, run
@@ -70,3 +72,13 @@ def test_control_characters_in_gradclis_own_messages_are_shown_escaped(cli, tmp_
     result = cli("run", str(path))
     assert result.exit_code == 2
     assert f"ValueError: {ESCAPED}" in result.stderr and "\x1b" not in result.stderr
+
+
+def test_json_output_escapes_what_a_terminal_acts_on(cli, tmp_path):
+    path = tmp_path / "controls.grad"
+    path.write_text("raise ValueError('a\\x9b31mb\\u202ec\\x1bd')\n", encoding="utf-8")
+    result = cli("run", str(path), "--json")
+    assert result.exit_code == 2
+    assert "\\u009b31mb\\u202ec\\u001bd" in result.stdout
+    assert not any(ch in result.stdout for ch in "\x9b\u202e\x1b")
+    assert json.loads(result.stdout.splitlines()[0])["error"]["message"] == "ValueError: a\x9b31mb\u202ec\x1bd"

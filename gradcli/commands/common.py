@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any, Callable, Iterator
@@ -53,8 +54,18 @@ def silence_stdout() -> int:
     return EXIT_CLOSED_PIPE
 
 
+_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_line(payload: dict) -> str:
+    """One line of JSON, readable as UTF-8, with every character a terminal acts on escaped (`json` escapes only
+    those below a space; DEL, C1 controls such as CSI and bidirectional overrides are escaped here too)."""
+    text = json.dumps(payload, ensure_ascii=False)
+    return _RAW.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
+
+
 def emit_json(payload: dict) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(payload))
 
 
 @contextlib.contextmanager
@@ -67,13 +78,13 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         if as_json:
-            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+            sys.stderr.write(json_line({"error": exc.to_dict()}))
         else:
             print_error(error_view(exc))
         raise typer.Exit(EXIT_USER) from None
     except ProgramAssertionError as exc:
         if as_json:
-            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+            sys.stderr.write(json_line({"error": exc.to_dict()}))
         else:
             print_error(error_view(exc))
         raise typer.Exit(EXIT_FAILED) from None
