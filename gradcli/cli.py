@@ -82,9 +82,18 @@ def _meant_as_mode(word: str, argv: list[str]) -> bool:
                                    and not any(a.startswith(f"{word}=") for a in argv))
 
 
+WATCHED = {"eval", "jacobian", "hessian", "run", "plot"}
+"""The commands that run a program: `main` watches them from outside (commands/watchdog.py)."""
+
+
 def main() -> None:
     """The `gradcli` script. Output still buffered at the end is flushed here, where a closed pipe
     can still end the run quietly rather than in Python's shutdown warning."""
+    if sys.argv[1:2] and sys.argv[1] in WATCHED and "--debug" not in sys.argv:
+        from gradcli.commands.watchdog import watched
+        code = watched()
+        if code is not None:
+            raise SystemExit(code)
     try:
         app(args=normalise_argv(sys.argv[1:]), prog_name="gradcli")
     finally:

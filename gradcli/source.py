@@ -57,6 +57,17 @@ def node_span(node: ast.AST, source: str | None = None) -> tuple[int, int, int]:
     return span(node, split_lines(source.removeprefix(BOM)) if source is not None else None)
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on rather than shows (ESC starts OSC 52 clipboard writes and OSC 8 links; a
+carriage return overwrites a line; bidirectional overrides reorder it), newline and tab aside."""
+
+
+def printable(text: str) -> str:
+    """`text` with each control character escaped as Python writes it in a repr (`\\x1b`, `\\r`, `\\u202e`), so
+    that a program's strings, and gradcli's messages quoting them, never reach the terminal raw."""
+    return _CONTROLS.sub(lambda found: repr(found.group())[1:-1], text) if _CONTROLS.search(text) else text
+
+
 def caret_lines(source: str, line: int, column: int, length: int = 1) -> list[str]:
     """The user's line and a caret line under `length` characters from 1-based `column`.
 

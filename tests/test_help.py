@@ -93,7 +93,7 @@ def test_run_speaks_of_files_where_eval_speaks_of_the_program(cli):
     assert "Stop a file after this many seconds" in run and "one object per file as it finishes" in run
     assert "each file starts from" in run
     evaluate = " ".join(cli("eval", "--help").stdout.split())
-    assert "Stop the program after this many seconds" in evaluate and "printed under the output" in evaluate
+    assert "Stop the command after this many seconds" in evaluate and "printed under the output" in evaluate
 
 
 @pytest.mark.parametrize("name", ("eval", "jacobian", "hessian", "run", "plot", "ops"))

@@ -74,11 +74,15 @@ def test_the_default_step_limit_admits_a_2000_iteration_training_loop_with_room_
     assert gradcli.evaluate(program, {"x": "[1.0]"}, timeout=None).grads["x"].tolist() == [1.0]
 
 
-def test_time_spent_showing_output_is_not_the_programs(tmp_path):
+def test_time_spent_showing_output_counts_in_the_files_budget(tmp_path):
+    """--timeout bounds the whole file: a print that takes long to show is not outside it (issue 35)."""
     path = tmp_path / "prints.grad"
     path.write_text("x = tensor([1.0])\nprint(x)\nprint(x)\nprint(x)\n", encoding="utf-8")
     result = run_file(path, settings=Settings(timeout=1.0), on_event=lambda event: time.sleep(0.5))
-    assert result.status == "ok", result.error
+    assert result.status == "error"
+    assert result.error.message == ("the run took more than 1 seconds (the program, printing, drawing and checking "
+                                    "together)")
+    assert run_file(path, settings=Settings(timeout=5.0), on_event=lambda event: time.sleep(0.5)).status == "ok"
 
 
 def test_a_script_error_names_the_file_and_the_loop(cli, tmp_path):

@@ -178,6 +178,9 @@ def _cut_terms(e: sp.Expr) -> str:
 
 def value_text(v: Any) -> str:
     if isinstance(v, sp.Basic):
+        # a fraction past 16 digits is shown as a float, never printed whole (Python prints at most 4300 digits)
+        if v.is_Rational and max(abs(v.p).bit_length(), v.q.bit_length()) > 53:
+            return f"{sympy_float(v.evalf(30)):.6g}"
         text = str(v)
         return text if v.is_Rational and len(text) <= 16 else f"{sympy_float(v.evalf(30)):.6g}"
     return f"{v:.6g}"

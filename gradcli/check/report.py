@@ -46,9 +46,13 @@ def scaled_atol(atol: float, gradient: np.ndarray) -> float:
 def tolerance(dtype: np.dtype, numeric: bool, rtol: float | None, atol: float | None) -> tuple[float, float]:
     """(rtol, atol): finite differences get gradcheck's; SymPy gets the leaf dtype's; overrides win.
 
-    A default atol is `Scaled`: relative to each gradient's magnitude when compared."""
+    SymPy's default atol is `Scaled`: relative to each gradient's magnitude when compared. Finite differences
+    keep a plain atol: their own noise comes from the size of the whole function, not of the block judged (a
+    Hessian block that is exactly zero reads as 1e-7 of noise), so scaling it down would fail correct programs."""
     r, a = NUMERIC_TOLERANCE if numeric else _SYMBOLIC_TOLERANCE.get(np.dtype(dtype), _FLOAT64_TOLERANCE)
-    return (r if rtol is None else rtol), (Scaled(a) if atol is None else atol)
+    if atol is not None:
+        return (r if rtol is None else rtol), atol
+    return (r if rtol is None else rtol), (a if numeric else Scaled(a))
 
 
 @dataclass(frozen=True)

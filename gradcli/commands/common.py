@@ -65,8 +65,18 @@ def silence_stdout() -> int:
     return EXIT_CLOSED_PIPE
 
 
+_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_line(payload: dict) -> str:
+    """One line of JSON, readable as UTF-8, with every character a terminal acts on escaped (`json` escapes only
+    those below a space; DEL, C1 controls such as CSI and bidirectional overrides are escaped here too)."""
+    text = json.dumps(payload, ensure_ascii=False)
+    return _RAW.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
+
+
 def emit_json(payload: dict) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(payload))
 
 
 @contextlib.contextmanager
@@ -79,13 +89,13 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         if as_json:
-            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+            sys.stderr.write(json_line({"error": exc.to_dict()}))
         else:
             print_error(error_view(exc))
         raise typer.Exit(EXIT_USER) from None
     except ProgramAssertionError as exc:
         if as_json:
-            sys.stderr.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
+            sys.stderr.write(json_line({"error": exc.to_dict()}))
         else:
             print_error(error_view(exc))
         raise typer.Exit(EXIT_FAILED) from None
@@ -104,6 +114,34 @@ def guarded(as_json: bool = False, debug: bool = False) -> Iterator[None]:
             console(stderr=True).print(f"[bold red]{escape(message)}[/]\n"
                                        "this is a bug; rerun with --debug for the traceback and please report it")
         raise typer.Exit(EXIT_BUG) from None
+
+
+@contextlib.contextmanager
+def budgeted(timeout: float | None, max_memory: str) -> Iterator[None]:
+    """The whole command (program, printing, drawing, checking) within --timeout and --max-memory."""
+    from gradcli.engine.budget import limited
+    if timeout is not None and not timeout > 0:
+        raise ArgumentError(f"--timeout {timeout}: the time limit must be a positive number of seconds",
+                            hint="e.g. --timeout 60")
+    with limited(timeout, memory_size(max_memory)):
+        yield
+
+
+_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+
+def memory_size(text: str) -> int:
+    """`--max-memory 1.5G`: bytes, or a number with K, M, G or T (binary units; a trailing B or iB is allowed)."""
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = cleaned[-1:] if cleaned[-1:] in _UNITS else ""
+    try:
+        size = float(cleaned[:len(cleaned) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        size = -1.0
+    if not 2 ** 20 <= size < 2 ** 60:
+        raise ArgumentError(f"--max-memory {text}: give a size of at least 1M, such as 800M or 4G",
+                            hint="bytes, or a number with K, M, G or T (powers of 1024)")
+    return int(size)
 
 
 def split_names(text: str | None) -> list[str] | None:

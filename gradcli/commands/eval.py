@@ -5,11 +5,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+from gradcli.commands.common import (budgeted, check_mode, checked, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
                                      running, split_names)
 from gradcli.commands import options
-from gradcli.commands.options import Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
+from gradcli.commands.options import (DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Full, InputOption, Inputs, Of, Program,
+                                      Rtol, Wrt)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -24,7 +25,8 @@ Check = options.check("every gradient")
 Explain = options.explain("the backward pass")
 MaxElements = options.max_elements("in the program and its inputs")
 MaxSteps = options.max_steps("in the program")
-Timeout = options.timeout("the program", "printing and checking are not counted")
+Timeout = options.timeout("the command", "the program, printing, --graph, --explain and --check together")
+MaxMemory = options.max_memory("the command")
 
 
 def eval_command(
@@ -43,10 +45,10 @@ def eval_command(
     exact: Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly for --check, not in "
                                                         "float64.")] = False,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
+    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
 ) -> None:
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
-    with guarded(as_json, debug):
+    with guarded(as_json, debug), budgeted(timeout, max_memory):
         from gradcli.errors import ArgumentError
         from gradcli.program.evaluation import evaluate
         from gradcli.jsonable import result_json

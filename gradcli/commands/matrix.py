@@ -10,11 +10,11 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+from gradcli.commands.common import (budgeted, check_mode, checked, console, emit_json_with_check,
                                      exit_if_failed, guarded, print_check, program_inputs, require_known_inputs, running,
                                      split_names)
 from gradcli.commands import options
-from gradcli.commands.options import Debug, Full, InputOption, Inputs, Of, Program, Wrt
+from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Debug, Full, InputOption, Inputs, Of, Program, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.source import operand
 
@@ -30,16 +30,18 @@ Check = options.check("every element of each block (large blocks on a seeded sam
 MaxElements = options.max_elements("in the program, and each block: an n-element output by an m-element input "
                                    "makes n·m")
 MaxSteps = options.max_steps("in the program")
-Timeout = options.timeout("the program's run", "the derivatives after it are bounded by --max-elements")
+Timeout = options.timeout("the command", "the program, the derivatives, printing and --check together")
+MaxMemory = options.max_memory("the command")
 
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                      wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
                      check: Check = None, full: Full = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                     timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
+                     timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT,
+                     debug: Debug = False) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
-    with guarded(as_json, debug):
+    with guarded(as_json, debug), budgeted(timeout, max_memory):
         from gradcli.check import jacobian_check
         from gradcli.program.evaluation import Settings
         from gradcli.engine.autograd import jacobian_of
@@ -60,9 +62,10 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
                     check: Check = None, full: Full = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
+                    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT,
+                    debug: Debug = False) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
-    with guarded(as_json, debug):
+    with guarded(as_json, debug), budgeted(timeout, max_memory):
         from gradcli.check import hessian_check
         from gradcli.program.evaluation import Settings
         from gradcli.engine.autograd import hessian_of

@@ -14,7 +14,11 @@ from typing import Annotated, Any, Literal, Optional
 
 import typer
 
+from gradcli.engine.budget import TICK
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
+
+DEFAULT_MAX_MEMORY_TEXT = "1.5G"
+"""`--max-memory`'s default as a user writes it (engine.budget.DEFAULT_MAX_MEMORY in bytes)."""
 
 Program = Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, quoted as one argument, e.g. "
                                                                 "'y = x + 2; out = (y*y*3).mean()'; - reads it from "
@@ -72,6 +76,14 @@ def max_steps(scope: str) -> Any:
         "--max-steps", metavar="N", show_default=False,
         help=f"Most loop iterations allowed, all loops together, and as many calls of the program's own functions "
              f"({scope}). A guard: --timeout is what stops a runaway program.{_default(DEFAULT_MAX_STEPS)}")]
+
+
+def max_memory(scope: str) -> Any:
+    return Annotated[str, typer.Option(
+        "--max-memory", metavar="SIZE", show_default=False,
+        help=f"Most memory {scope} may take beyond what gradcli holds when it starts: tensors, arrays, containers, "
+             f"strings and saved copies together, checked before large allocations and every {TICK:g} s "
+             f"(SIZE in bytes or with K, M, G: 800M, 4G).  [default: {DEFAULT_MAX_MEMORY_TEXT}]")]
 
 
 def timeout(subject: str, note: str) -> Any:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 import typer
 
 from gradcli.commands import options
-from gradcli.commands.common import (check_mode, console, emit_json, exit_if_failed, guarded,
+from gradcli.commands.common import (budgeted, check_mode, console, emit_json, exit_if_failed, guarded,
                                      print_check, program_inputs)
-from gradcli.commands.options import Debug, InputOption
+from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Debug, InputOption
+from gradcli.lang.limits import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from gradcli.check.sweep import Sweep
@@ -29,6 +30,8 @@ PLOT_HEIGHT = (12, 24)
 Seed = options.seed("in the inputs held fixed and the program")
 Json = options.as_json("the samples as one JSON object instead of a plot")
 Dtype = options.dtype("float64", "a calculator's precision")
+Timeout = options.timeout("the command", "the sweep, its derivatives, --check and drawing together")
+MaxMemory = options.max_memory("the command")
 
 
 def plot_command(
@@ -57,10 +60,11 @@ def plot_command(
                                             "terminal.")] = None,
     show: Annotated[bool, typer.Option(
         "--show", help="With --out, draw the plot in the terminal as well.")] = False,
-    seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False, debug: Debug = False,
+    seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False, timeout: Timeout = DEFAULT_TIMEOUT,
+    max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
 ) -> None:
     """Sweep one input of PROGRAM over a range and draw the output with its derivative."""
-    with guarded(as_json, debug):
+    with guarded(as_json, debug), budgeted(timeout, max_memory):
         from gradcli.program.evaluation import Settings
         from gradcli.check.sweep import parse_range, sweep
         program, names = program_inputs(program, inputs, input_option)
@@ -69,7 +73,7 @@ def plot_command(
             _writable(out)
         axes = [parse_range(text) for text in ranges]
         with _progress(as_json) as progress:
-            result = sweep(program, names, axes, points, order, of, Settings(seed=seed, dtype=dtype),
+            result = sweep(program, names, axes, points, order, of, Settings(seed=seed, dtype=dtype, timeout=timeout),
                            check=check is not None,
                            progress=progress)
         if as_json:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode, console, emit_json, guarded,
+                                     memory_size,
                                      print_error)
 from gradcli.commands import options
-from gradcli.commands.options import Atol, Debug, Rtol
+from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.render import display_view
 from gradcli.views.script_view import backward_text, failure_view, sites_view, summary_table
@@ -32,7 +33,8 @@ Check = options.check("every gradient the scripts compute (each graph structure 
 Explain = options.explain("each backward call")
 MaxElements = options.max_elements("in each file")
 MaxSteps = options.max_steps("in each file")
-Timeout = options.timeout("a file", "the other files still run")
+Timeout = options.timeout("a file", "its program, prints and --check together; the other files still run")
+MaxMemory = options.max_memory("each file")
 
 
 def run_command(
@@ -49,7 +51,7 @@ def run_command(
              "(savefig's file name, else SCRIPT-figureN.png); needs matplotlib. They are drawn in the terminal "
              "either way.")] = None,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
+    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
 ) -> None:
     """Run scripts and notebooks (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
@@ -61,7 +63,7 @@ def run_command(
         files = script_files(paths)
         if plots is not None:
             _plots_folder(plots)
-        settings = Settings(seed, dtype, max_elements, max_steps, timeout)
+        settings = Settings(seed, dtype, max_elements, max_steps, timeout, memory_size(max_memory))
         view: _JsonLines | _Terminal = _JsonLines(plots) if as_json else _Terminal(check is not None, quiet, debug,
                                                                                     plots)
         results: list[FileResult] = []
@@ -187,7 +189,9 @@ class _Terminal:
         from gradcli.program.scripts import BackwardCheck, Explanation, Figure, Output
         if isinstance(event, Output) and event.kind == "print":
             from rich.text import Text
-            self.out.print(Text(event.text), end="", soft_wrap=True)
+
+            from gradcli.source import printable
+            self.out.print(Text(printable(event.text)), end="", soft_wrap=True)
             self.open_line = not event.text.endswith("\n")
             return
         self._close_line()

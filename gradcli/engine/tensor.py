@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine import budget
 from gradcli.engine import ops as O
 from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
                                     InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
@@ -290,6 +291,10 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         arrays = (x._data,) if type(x) is Tensor else inputs
     else:
         arrays = tuple([x._data if type(x) is Tensor else x for x in inputs])
+    if op.cost is not None:
+        budget.spend(op.cost(*arrays, **params), op.name)
+    if arrays and type(arrays[0]) is np.ndarray and arrays[0].nbytes >= budget.LARGE:
+        budget.reserve(arrays[0].nbytes, f"the result of {op.name}")
     try:
         out = op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
@@ -409,10 +414,15 @@ def check_elements(shape: tuple[int, ...], what: str) -> None:
     n = 1
     for s in shape:
         n *= int(s)
+    if n == 0 and shape and max(shape) > Limits.max_elements:  # empty, but its reductions would not be
+        raise LimitError(f"{what} would have a dimension of {max(shape):,} (shape {tuple(shape)}), over the element "
+                         f"limit of {Limits.max_elements:,}", hint="use smaller shapes, or raise the limit with "
+                                                                  "--max-elements")
     if n > Limits.max_elements:
         raise LimitError(f"{what} would have {n:,} elements (shape {tuple(shape)}), over the limit of "
                          f"{Limits.max_elements:,}",
                          hint="use smaller shapes, or raise the limit with --max-elements")
+    budget.reserve(n * 8, what)
 
 
 def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

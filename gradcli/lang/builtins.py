@@ -514,11 +514,22 @@ def _padded(method: Callable[..., str]) -> Callable[..., str]:
     return pad
 
 
+def _cased(method: Callable[[str], str]) -> Callable[[str], str]:
+    """`upper`, `lower`, `title`, `capitalize`: Unicode's case mappings can triple a string ('\ufb03'.upper() is
+    'FFI'), at most three times a string within the limit, so the result is checked once it is made."""
+    def cased(text: str) -> str:
+        result = method(text)
+        check_string(len(result))
+        return result
+    cased.__name__ = method.__name__
+    return cased
+
+
 SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
     str: {"format": lambda s, *args, **kwargs: format_template(s, args, kwargs), "join": _join,
-          "upper": str.upper, "lower": str.lower, "strip": str.strip, "startswith": str.startswith,
+          "upper": _cased(str.upper), "lower": _cased(str.lower), "strip": str.strip, "startswith": str.startswith,
           "endswith": str.endswith, "split": _split, "replace": _replace, "lstrip": str.lstrip,
-          "rstrip": str.rstrip, "title": str.title, "capitalize": str.capitalize, "find": str.find,
+          "rstrip": str.rstrip, "title": _cased(str.title), "capitalize": _cased(str.capitalize), "find": str.find,
           "count": str.count, "index": _position, "isdigit": str.isdigit, "isalpha": str.isalpha,
           "isspace": str.isspace, "isupper": str.isupper, "islower": str.islower, "splitlines": str.splitlines,
           "center": _padded(str.center), "ljust": _padded(str.ljust), "rjust": _padded(str.rjust),

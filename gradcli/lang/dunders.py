@@ -139,6 +139,8 @@ def length(value: Instance) -> int:
         raise_python("TypeError", f"'{_name(result)}' object cannot be interpreted as an integer")
     if result < 0:
         raise_python("ValueError", "__len__() should return >= 0")
+    if result >= 2 ** 63:
+        raise_python("OverflowError", "cannot fit 'int' into an index-sized integer")
     return int(result)
 
 

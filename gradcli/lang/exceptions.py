@@ -26,6 +26,11 @@ class ProgramType:
 
     name: str = "object"
     bases: tuple["ProgramType", ...] = ()
+    module: str = ""
+    """Where Python would say the type lives, as its text shows it: `numbers.` for `<class 'numbers.Real'>`."""
+
+    def __repr__(self) -> str:
+        return f"<class '{self.module}{self.name}'>"
 
     def covers(self, value: Any) -> bool:
         """isinstance(value, self)."""

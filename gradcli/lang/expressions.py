@@ -27,6 +27,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
+from gradcli.lang.exceptions import EXCEPTIONS, RaisedError
 from gradcli.lang import generators as G
 from gradcli.lang.limits import check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
@@ -113,6 +114,13 @@ def _is_backward(func: Any) -> bool:
 def _suggest(name: str, candidates: Any) -> str | None:
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
+
+
+def _pythons_own(exc: Exception) -> RaisedError:
+    """A Python exception out of a builtin or a facade (`random.uniform(0, 's')`, `sorted(xs, key=0)`) is what
+    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began)."""
+    text = str(exc) if not isinstance(exc, KeyError) or not exc.args else exc.args[0]
+    return RaisedError(EXCEPTIONS[type(exc).__name__](text if isinstance(text, (str, int, float)) else str(text)))
 
 
 def _argument_error(exc: TypeError, func: Any, args: list, kwargs: dict, name: str) -> Exception:
@@ -639,7 +647,7 @@ class Expressions:
         def counted(target: Any = func) -> Any:
             with self.budget.counted():
                 return self._apply(target, func, args, kwargs, node)
-        with self.budget.paused():
+        with self.budget.paused(checking=True):
             return self.hooks.on_gradient(kind, func, counted, args, kwargs, node.lineno)
 
 
@@ -654,7 +662,12 @@ class Expressions:
             if _takes_numpy_aliases(func, kwargs):  # PyTorch's NumPy-style aliases: x.sum(axis=0, keepdims=True)
                 kwargs = {_NUMPY_ALIASES.get(k, k): v for k, v in kwargs.items()}
                 return self._apply(target, func, args, kwargs, node)
-            raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
+            error = _argument_error(exc, func, args, kwargs, self.text(node.func))
+            if error is not exc:
+                raise error from None
+            raise _pythons_own(exc) from exc
+        except (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError) as exc:
+            raise _pythons_own(exc) from exc
 
 
     def _backward(self, method: Any, args: list, kwargs: dict, node: ast.Call) -> None:
@@ -666,7 +679,7 @@ class Expressions:
             with self.budget.counted():
                 run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
                              bound.get("create_graph", False), trace=trace)
-        with self.budget.paused():
+        with self.budget.paused(checking=True):
             self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
 

@@ -10,8 +10,11 @@ others only without a spec, as their repr.
 from __future__ import annotations
 
 import collections
+import functools
+import math
 import re
 import string
+import types
 from typing import Any
 
 import numpy as np
@@ -21,9 +24,11 @@ from gradcli.engine.devices import Device
 from gradcli.engine.forward_ad import UnpackedDualTensor
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
-from gradcli.errors import ArgumentError, NotAllowedError
+from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
+from gradcli.lang.namespace import Namespace
 from gradcli.lang.objects import Instance
 from gradcli.lang.objects import text as instance_text
+from gradcli.lang.objects import without_address
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
 
 _SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
@@ -122,7 +127,50 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
     if isinstance(value, Instance):
         return instance_text(value, repr)
     known = CLASS_TEXTS.get(id(value)) if callable(value) else None
-    return known[1] if known is not None and known[0] is value else repr(value)
+    return known[1] if known is not None and known[0] is value else _other_text(value, budget)
+
+
+BUILTIN_NAMES: dict[int, tuple[Any, str]] = {}
+"""id(a builtin function) -> (it, its name in the program): `print(zip)` is `<built-in function zip>`, never the
+Python function behind it (`zip_`); filled by python_builtins."""
+
+_PLAIN_OF = {str: str, bytes: bytes, complex: complex, frozenset: frozenset, range: lambda r: r, slice: lambda s: s,
+             type(None): lambda v: v, type(Ellipsis): lambda v: v}
+_PLAIN = tuple(_PLAIN_OF)
+"""Python's own values whose repr is their value (a str subclass shows as its text)."""
+
+
+def _other_text(value: Any, budget: list[int] | None) -> str:
+    """Text of a module, a function or an object of gradcli's own: as Python shows its kind, with no address and
+    nothing of the Python object behind it (a facade is `<module 'random'>`, not its table of members)."""
+    if isinstance(value, _PLAIN):
+        return repr(next(convert for kind, convert in _PLAIN_OF.items() if isinstance(value, kind))(value))
+    if isinstance(value, Namespace):
+        return f"<module '{value.name}'>"
+    if isinstance(value, types.MethodType):
+        owner = value.__self__
+        of = owner.__name__ if isinstance(owner, type) else type(owner).__name__
+        return f"<bound method {of}.{_name_of(value.__func__)} of {to_repr(owner, budget)}>"
+    if isinstance(value, functools.partial) and len(value.args) == 1:  # a classmethod bound to its class
+        owner = value.args[0]
+        return f"<bound method {_name_of(owner)}.{_name_of(value.func)} of {to_repr(owner, budget)}>"
+    if isinstance(value, types.FunctionType) and hasattr(value, "__wrapped__"):  # a program's method in its class
+        return f"<function {_name_of(value)}>"
+    known = BUILTIN_NAMES.get(id(value))
+    if known is not None and known[0] is value:
+        return f"<built-in function {known[1]}>"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodWrapperType, type)):
+        return f"<built-in function {_name_of(value)}>"
+    if type(value).__repr__ is object.__repr__ or type(value).__module__ == "builtins":
+        return f"<{_name_of(type(value))} object>"
+    return without_address(repr(value))  # an object of gradcli's that writes its own text (a Module, a Size)
+
+
+def _name_of(fn: Any) -> str:
+    """A function's name as the program calls it: `zip` for gradcli's `zip_`, nothing of a Python closure's path."""
+    name = getattr(fn, "__name__", "")
+    name = name.rstrip("_") if isinstance(name, str) and name.rstrip("_").isidentifier() else ""
+    return name or "function"
 
 
 class Shown(str):
@@ -277,6 +325,8 @@ def _percent_field(value: Any, match: re.Match) -> str:
         raise ArgumentError(f"%{kind} format: a real number is required, not {_type_of(value)}",
                             hint="format a number: '%.4f' % loss.item()")
     if kind in "diu":
+        if isinstance(number, float) and not math.isfinite(number):
+            raise ValueDomainError(f"cannot convert float {'NaN' if number != number else 'infinity'} to integer")
         number, kind = int(number), "d"
     elif kind in "oxXc" and not isinstance(number, int):
         raise ArgumentError(f"%{kind} format: an integer is required, not {type(number).__name__}")

@@ -22,9 +22,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
+import os
 import time
 from typing import Iterator
 
+from gradcli.engine.budget import PROGRAMS, pause, reserve
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -96,6 +98,9 @@ class Budget:
     def _too_long(self) -> LimitError:
         return self._exceeded(f"the program ran for more than {self.timeout:g} seconds", "--timeout SECONDS")
 
+    over_time = _too_long
+    """What the engine raises when an op it estimates finds this program's deadline passed (`budget.spend`)."""
+
     @contextlib.contextmanager
     def inside(self, loop: ast.AST) -> Iterator[None]:
         """While a loop's body runs, a limit names that loop (the innermost one)."""
@@ -105,13 +110,15 @@ class Budget:
         finally:
             self.loop = outer
 
-    def paused(self) -> "_Stretch":
-        """The caller's own time (its hooks): the deadline moves on by as long as this took."""
-        return _Stretch(self, 1.0)
+    def paused(self, checking: bool = False) -> "_Stretch":
+        """The caller's own time (its hooks): the deadline moves on by as long as this took. A print's time is
+        still the command's (`--timeout` bounds the whole run); a check's (`checking`) is not: its sub-budgets
+        bound it."""
+        return _Stretch(self, 1, checking)
 
     def counted(self) -> "_Stretch":
-        """The program's own work inside a paused stretch (the backward a hook runs) counts again."""
-        return _Stretch(self, -1.0)
+        """The program's own work inside a checking stretch (the backward a hook runs) counts again."""
+        return _Stretch(self, -1, True)
 
     def _exceeded(self, message: str, option: str) -> LimitError:
         if self.loop is None:
@@ -127,21 +134,27 @@ class _Stretch:
     """A stretch of time that moves the deadline (`Budget.paused`, `Budget.counted`); a class, not a
     generator, since one is made around every backward call of a training loop."""
 
-    __slots__ = ("budget", "sign", "began")
+    __slots__ = ("budget", "sign", "checking", "began")
 
-    def __init__(self, budget: Budget, sign: float) -> None:
-        self.budget, self.sign = budget, sign
+    def __init__(self, budget: Budget, sign: int, checking: bool) -> None:
+        self.budget, self.sign, self.checking = budget, sign, checking
 
     def __enter__(self) -> None:
         self.began = time.monotonic()
+        if self.checking:
+            pause(self.sign)
 
     def __exit__(self, *exc: object) -> None:
-        self.budget.deadline += self.sign * (time.monotonic() - self.began)
+        took = time.monotonic() - self.began
+        self.budget.deadline += self.sign * took
+        if self.checking:
+            pause(-self.sign, self.sign * took)
 
 
-ACTIVE: list[Budget] = []
+ACTIVE: list[Budget] = PROGRAMS
 """The budget of the program running now (innermost last): builtins and facades that produce or
-consume items one by one count them here, where no interpreter loop sees them."""
+consume items one by one count them here, where no interpreter loop sees them; the engine reads its
+deadline when it estimates an op."""
 
 
 def count_step() -> None:
@@ -186,3 +199,20 @@ def check_width(number: int, what: str) -> None:
     if number > MAX_FORMAT_WIDTH:
         raise LimitError(f"format {what} {number:,} is over the limit of {MAX_FORMAT_WIDTH:,}",
                          hint="use a smaller width or precision, such as {x:10.4f}")
+
+
+MAX_SCRIPT_BYTES = 4 * 2 ** 20
+"""A script of more than 4 MiB is not a program a person wrote; reading it whole is refused before it starts."""
+
+
+def check_file_size(path: object, most: int, what: str) -> None:
+    """Refuse a file past `most` bytes before reading it (a 2 GB file given to `run` is never read whole); a
+    data file is also held to the memory left (`reserve`)."""
+    try:
+        size = os.stat(path).st_size  # type: ignore[arg-type]
+    except OSError:
+        return  # the reader says what is wrong with a path that cannot be read
+    if size > most:
+        raise LimitError(f"{what} of {size:,} bytes is over the limit of {most:,} bytes ({path})",
+                         hint="give gradcli a smaller file")
+    reserve(size, f"reading {path}")

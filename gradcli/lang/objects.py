@@ -5,6 +5,7 @@ machinery and imports run one way.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from gradcli.errors import ArgumentError
@@ -35,6 +36,14 @@ class Instance:
 def text(value: Instance, convert: Callable[[Any], str]) -> str:
     """`str(obj)` / `repr(obj)` by the class's own __str__ / __repr__ (a program call, budgeted)."""
     try:
-        return convert(value)
+        return without_address(convert(value))
     except TypeError as exc:
         raise ArgumentError(f"{exc}", hint="__str__ and __repr__ must return a string") from None
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def without_address(text: str) -> str:
+    """Python's `<__main__.A object at 0x7f...>` without the address: nothing of the machine's memory is shown."""
+    return _ADDRESS.sub("", text) if " at 0x" in text else text

@@ -29,6 +29,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import limits
 from gradcli.lang import sets
 from gradcli.lang.dict_views import VIEWS, ItemsView, KeysView
+from gradcli.lang.exceptions import raise_python
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
 from gradcli.lang.user_functions import UserFunction
 
@@ -157,7 +158,10 @@ def _tensor_operand(value: Any) -> Any:
 def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
     """`+` joins two strings, lists or tuples; `*` repeats one a number of times; `%` formats a string."""
     if symbol == "%" and isinstance(left, str):
-        return T.percent_format(left, right)
+        try:
+            return T.percent_format(left, right)
+        except ValueDomainError as exc:  # '%d' % nan: Python's own exception, which the program may catch
+            raise_python("OverflowError" if "infinity" in exc.message else "ValueError", exc.message)
     if symbol == "+" and type(left) is type(right):
         size = len(left) + len(right)
         check_string(size) if isinstance(left, str) else check_list(size)
@@ -300,7 +304,6 @@ def index(value: Any, key: Any) -> Any:
         try:
             return value[key]
         except IndexError:
-            from gradcli.lang.exceptions import raise_python
             raise_python("IndexError", f"{type_name(value)} index out of range")
     if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
         return value[int(key) if isinstance(key, Tensor) else key]

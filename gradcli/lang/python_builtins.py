@@ -20,8 +20,8 @@ from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import arrays, containers, dunders
 from gradcli.lang import type_tests
 from gradcli.lang.dict_views import VIEWS
-from gradcli.lang.exceptions import EXCEPTIONS, raise_python
-from gradcli.lang.formatting import to_repr, to_str
+from gradcli.lang.exceptions import EXCEPTIONS, ProgramType, raise_python
+from gradcli.lang.formatting import BUILTIN_NAMES, to_repr, to_str
 from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate
 from gradcli.lang.iteration import type_name as _type_name
@@ -308,3 +308,6 @@ for _fn, _name, _types in [(int_, "int", (int, np.integer)), (float_, "float", (
                            (tuple_, "tuple", (tuple,)), (range_, "range", (range,)), (containers.dict_, "dict", (dict,)),
                            (containers.set_, "set", (set,))]:
     type_tests.register(_fn, _name, _types)
+for _name, _fn in PYTHON.items():
+    if not isinstance(_fn, ProgramType):
+        BUILTIN_NAMES[id(_fn)] = (_fn, _name)

@@ -14,7 +14,8 @@ import numpy as np
 
 from gradcli.engine.creation import Defaults, as_array
 from gradcli.errors import GradcliError, InputSpecError
-from gradcli.engine.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.tensor import Limits, Tensor, _wrap, check_elements
+from gradcli.lang.limits import check_file_size
 
 
 def split_assignment(text: str) -> tuple[str, str]:
@@ -96,6 +97,7 @@ def _load_file(ref: str, what: str) -> np.ndarray:
         raise InputSpecError(f"{what}: file not found: {path_text}", hint="check the path (relative to the current "
                                                                          "directory); write @path/to/file.npy")
     suffix = path.suffix.lower()
+    check_file_size(path, 16 * Limits.max_elements + 2 ** 20, "a data file")  # a CSV's text: 16 bytes a number
     try:
         if suffix == ".npy":
             return _load_npy(path, what)

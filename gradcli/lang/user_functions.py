@@ -70,7 +70,7 @@ class UserFunction:
         return dict(bound.arguments)
 
     def __repr__(self) -> str:
-        return f"<function {self.__name__} at {id(self):#x}>"  # Python's shape; the address is this object's
+        return f"<function {self.__name__}>"  # Python's shape, without an address
 
 
 def signature(args: ast.arguments, defaults: list[Any], kw_defaults: list[Any]) -> inspect.Signature:

@@ -18,6 +18,7 @@ import numpy as np
 
 from gradcli.engine.tensor_str import PrintOptions
 from gradcli.engine.backward import Trace, run_backward
+from gradcli.engine.budget import DEFAULT_MAX_MEMORY
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -42,6 +43,8 @@ class Settings:
     max_elements: int = DEFAULT_MAX_ELEMENTS
     max_steps: int = DEFAULT_MAX_STEPS
     timeout: float | None = DEFAULT_TIMEOUT
+    max_memory: int | None = DEFAULT_MAX_MEMORY
+    """Bytes a script may take beyond what gradcli held when it began (`gradcli run` holds each file to it)."""
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:

@@ -19,14 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcli.errors import GradcliError, ParseError, ProgramAssertionError
+from gradcli.errors import GradcliError, LimitError, ParseError, ProgramAssertionError
+from gradcli.lang.limits import check_file_size
 
 _MAGIC = ("%", "!")
 _TIMING = frozenset({"time", "capture"})
 """Magics whose Python runs in the notebook's namespace (`%%timeit` runs its own, which keeps nothing):
 here it runs once, and only IPython's timing or capture is left out."""
-_HELP = re.compile(r"^\?*[A-Za-z_][\w.]*(\([^'\"#]*\))?(\.[A-Za-z_]\w*)*\?*$")
-"""IPython's help lines, `x?`, `?x`, `torch.ones(2).sum??` (one `?` at least: `x` alone is Python)."""
+_HELP = re.compile(r"^\?*[A-Za-z_][\w.]*(\([^'\"#()]*\)(\.[A-Za-z_]\w*)*)?\?*$")
+"""IPython's help lines, `x?`, `?x`, `torch.ones(2).sum??` (one `?` at least: `x` alone is Python). No two parts
+can match the same text, so a long line is matched in one pass (never backtracking over its dots)."""
+MAX_NOTEBOOK_BYTES = 32 * 2 ** 20
+MAX_CELLS = 10_000
 
 
 @dataclass
@@ -47,11 +51,16 @@ class Notebook:
     def displayed(self, tree: ast.Module) -> set[int]:
         """The program lines of each cell's last statement when it is a bare expression, as Jupyter shows it."""
         shown: set[int] = set()
-        for cell in self.cells:
-            last = cell.first + len(cell.lines) - 1
-            statements = [s for s in tree.body if cell.first <= s.lineno <= last]
-            if statements and isinstance(statements[-1], ast.Expr):
-                end = statements[-1]
+        lasts: dict[int, ast.stmt] = {}  # cell position -> its last statement, in one pass over both
+        at = 0
+        for statement in tree.body:
+            while at < len(self.cells) and statement.lineno >= self.cells[at].first + len(self.cells[at].lines):
+                at += 1
+            if at < len(self.cells) and statement.lineno >= self.cells[at].first:
+                lasts[at] = statement
+        for at, end in lasts.items():
+            cell = self.cells[at]
+            if isinstance(end, ast.Expr):
                 text = cell.lines[end.end_lineno - cell.first] if end.end_lineno is not None else ""
                 if not text[end.end_col_offset or 0:].split("#")[0].strip().startswith(";"):
                     shown.add(end.lineno)
@@ -83,15 +92,23 @@ class Notebook:
 
 
 def read_notebook(path: Path) -> Notebook:
+    """The notebook's code cells as one program, read in time linear in its size, within bounds of its own."""
+    check_file_size(path, MAX_NOTEBOOK_BYTES, "a notebook")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ParseError(f"'{path}' is not a readable notebook: its JSON nests too deeply",
+                         hint="a notebook is the JSON file Jupyter saves (.ipynb)", filename=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: bad JSON, or a number past Python's digits
         raise ParseError(f"'{path}' is not a readable notebook: {exc}",
                          hint="a notebook is the JSON file Jupyter saves (.ipynb)", filename=str(path)) from None
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         raise ParseError(f"'{path}' has no list of cells", hint="a notebook is the JSON file Jupyter saves (.ipynb)",
                          filename=str(path))
+    if len(cells) > MAX_CELLS:
+        raise LimitError(f"'{path}' has {len(cells):,} cells, over the limit of {MAX_CELLS:,}",
+                         hint="split the notebook, or run its code as a .py script", filename=str(path))
     lines: list[str] = []
     notebook = Notebook(path, "", [])
     for number, cell in enumerate(cells, 1):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAssertionError
+from gradcli.engine.budget import limited
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.source import operand
@@ -38,6 +39,7 @@ from gradcli.engine.batched import Fallbacks
 from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
+from gradcli.lang.limits import MAX_SCRIPT_BYTES, check_file_size
 from gradcli.lang.parser import parse_program
 from gradcli.engine.autograd import as_list
 from gradcli.engine.forward_ad import directions
@@ -310,25 +312,26 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     with engine_settings(settings, watch=False), recording_forwards(checker is not None), \
             directions(checker is not None):
         try:
-            if path.suffix == NOTEBOOK:
-                from gradcli.program.notebooks import read_notebook
-                notebook = read_notebook(path)
-                session.where = notebook.site
-                source = notebook.source
-                for line, note in notebook.notes:
-                    session.note(note, line)
-            else:
-                source = _read(path)
-            tree = parse_program(source, str(path))
-            interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
-                                      timeout=settings.timeout,
-                                      displayed=notebook.displayed(tree) if notebook is not None else None)
-            session.env = interpreter.env
-            session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
-            with _figures_to(session):
-                interpreter.run(tree)
-                if notebook is not None:
-                    session.unshown_figures()
+            with limited(settings.timeout, settings.max_memory):  # the file's whole budget
+                if path.suffix == NOTEBOOK:
+                    from gradcli.program.notebooks import read_notebook
+                    notebook = read_notebook(path)
+                    session.where = notebook.site
+                    source = notebook.source
+                    for line, note in notebook.notes:
+                        session.note(note, line)
+                else:
+                    source = _read(path)
+                tree = parse_program(source, str(path))
+                interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
+                                          timeout=settings.timeout,
+                                          displayed=notebook.displayed(tree) if notebook is not None else None)
+                session.env = interpreter.env
+                session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
+                with _figures_to(session):
+                    interpreter.run(tree)
+                    if notebook is not None:
+                        session.unshown_figures()
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
             result.error, result.status = exc, "error"
@@ -362,6 +365,7 @@ def _figures_to(session: _Session) -> Iterator[None]:
 
 
 def _read(path: Path) -> str:
+    check_file_size(path, MAX_SCRIPT_BYTES, "a script")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

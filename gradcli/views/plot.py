@@ -68,7 +68,9 @@ def line_plot(sw: Sweep, width: int, height: int, colour: bool) -> str:
     fig.theme("default" if colour else "clear")
     xs = sw.grid[0]
     legend = []
+    limits = y_limits(sw)
     for label, ys, (marker, shown) in zip(labels(sw), _curves(sw), MARKERS):
+        ys = _clipped(ys, limits)
         keep = np.isfinite(ys)
         legend.append(f"{shown} {label}")
         if not keep.any():
@@ -80,13 +82,21 @@ def line_plot(sw: Sweep, width: int, height: int, colour: bool) -> str:
         fig.draw(signal)
     points = [u.index for u in sw.undefined if np.isfinite(sw.value[u.index])]
     if points:
-        fig.draw(fig.signal(xs[points].tolist(), sw.value[points].tolist(), marker="x"))
+        fig.draw(fig.signal(xs[points].tolist(), _clipped(sw.value[points], limits).tolist(), marker="x"))
         legend.append("x undefined derivative")
-    limits = y_limits(sw)
     if limits is not None:
         fig.ruler(axis="y").lim(*limits)
         legend.append(f"(y cut to {number(limits[0])}…{number(limits[1])})")
     return fig.build().string(colorless=not colour) + "\n" + "    ".join(legend)
+
+
+def _clipped(ys: np.ndarray, limits: tuple[float, float] | None) -> np.ndarray:
+    """Values past the cut brought to one span beyond it: plotext rasterizes a line all the way to a point 1e30 rows
+    away (and aborts the process trying)."""
+    if limits is None:
+        return ys
+    span = limits[1] - limits[0]
+    return np.clip(ys, limits[0] - span, limits[1] + span)
 
 
 def heat_map(sw: Sweep, width: int) -> Text:

@@ -23,7 +23,7 @@ from rich.tree import Tree
 from gradcli.errors import GradcliError, ProgramAssertionError
 from gradcli.program.graph import label
 from gradcli.jsonable import number
-from gradcli.source import operand
+from gradcli.source import operand, printable
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 EDGE = 3
@@ -218,7 +218,7 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
     """What went wrong, where (a caret under the span), and how to fix it."""
     from gradcli.source import caret_lines
     kind, message = error.kind, error.to_dict()["message"]
-    lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", message)]
+    lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", printable(message))]
     where = error.filename or filename
     if where is not None and where.startswith("<"):
         where = None  # "<program>": a command-line program, located by line and column alone
@@ -244,11 +244,11 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                     lines.append(Text(f"   | {text}", no_wrap=True, overflow="crop"))
     if isinstance(error, ProgramAssertionError):
         for name, text in error.values:
-            lines.append(Text(f"   {name} = {_short(text)}"))
+            lines.append(Text(printable(f"   {name} = {_short(text)}")))
         if error.message is not None:
-            lines.append(Text(f"   message: {error.message}"))
+            lines.append(Text(printable(f"   message: {error.message}")))
     elif error.hint:
-        lines.append(Text.assemble(("hint", "bold green"), ": ", error.hint))
+        lines.append(Text.assemble(("hint", "bold green"), ": ", printable(error.hint)))
     return Group(*lines)
 
 
@@ -270,7 +270,7 @@ def display_view(title: str, value: Any, full: bool = False) -> RenderableType:
         return Text(repr(value))
     if isinstance(value, (float, np.floating)):
         return Text(repr(float(value)))
-    return Text(str(value))
+    return Text(printable(str(value)))
 
 
 PATH_BREAKS = re.compile(r"[^/]*/|[^/]+$")

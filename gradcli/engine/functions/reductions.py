@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gradcli.engine import budget, costs
 from gradcli.engine import ops as O
 from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
@@ -254,6 +255,7 @@ def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:
 def _order(x: Tensor, d: int, descending: bool) -> np.ndarray:
     """A stable order along d; descending keeps equal elements in their original order too."""
     data = x._data
+    budget.spend(costs.sort(data.size), "sorting")
     return np.argsort(-data if descending else data, axis=d, kind="stable")
 
 
@@ -294,6 +296,7 @@ def median(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
     if dim is None:
         _nonempty(x, "median")
         flat = x._data.reshape(-1)
+        budget.spend(costs.sort(flat.size), "median")
         at = int(np.argsort(flat, kind="stable")[(flat.size - 1) // 2])
         return apply(O.MEDIAN, x, at=at)
     d = _dim(dim, x.ndim)

@@ -562,7 +562,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                             hint="split a longer contraction into several einsums")
     eq = _explicit_einsum(str(equation).replace(" ", ""), xs)
     try:
-        np.einsum(eq, *[np.empty(x.shape) for x in xs])
+        # NumPy's check of the subscripts against the shapes, computing nothing (views of one number)
+        np.einsum_path(eq, *[np.broadcast_to(np.empty(()), x.shape) for x in xs], optimize=False)
     except ValueError as exc:
         raise ShapeError(f"einsum(): {exc}", hint="each operand needs one letter per dimension; a letter used "
                                                   "twice must name dimensions of the same size") from None

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine import costs
 from gradcli.engine.ops.op import Op, product_jvp, transposed_jvp
 from gradcli.engine.ops.shape import CAT, _cat_vjps, _stack_vjps
 
@@ -42,7 +43,7 @@ def _matmul_forward(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 MATMUL = Op(name="matmul", node="MmBackward0", forward=_matmul_forward, vjps=(_matmul_vjp_a, _matmul_vjp_b),
             jvp=product_jvp, rule="∂(A@B)/∂A = G@Bᵀ, ∂(A@B)/∂B = Aᵀ@G", saves=("b", "a"),
-            nests=False, sym=lambda S, a, b: S.matmul(a, b))
+            nests=False, sym=lambda S, a, b: S.matmul(a, b), cost=costs.matmul)
 
 
 # -- linear algebra (torch.linalg.det ... torch.linalg.cholesky) -----------------------------------
@@ -123,23 +124,25 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
 
 DET = Op(name="det", node="LinalgDetBackward0", forward=np.linalg.det, vjps=(_det_vjp,),
          jvp=transposed_jvp, rule="∂det(A)/∂A = det(A)·A⁻ᵀ (the cofactors)", saves=("xo",),
-         sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")))
+         sym=lambda S, x: S.matrices(x, lambda m: m.det(method="berkowitz")), cost=costs.cubic)
 LOGABSDET = Op(name="slogdet", node="LinalgSlogdetBackward0", forward=_logabsdet_forward,
                vjps=(lambda ns, g, o, a: _matrix_of(ns, g) * _mT(ns, ns.inverse(a)),),
                jvp=transposed_jvp, rule="∂log|det A|/∂A = A⁻ᵀ", saves=("x",),
-               sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))))
+               sym=lambda S, x: S.matrices(x, lambda m: S.log(S.Abs(m.det(method="berkowitz")))), cost=costs.cubic)
 INVERSE = Op(name="inverse", node="LinalgInvExBackward0", forward=_factorising(np.linalg.inv),
              vjps=(lambda ns, g, o, a: -ns.matmul(ns.matmul(_mT(ns, o), g), _mT(ns, o)),),
              jvp=transposed_jvp,
-             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of))
+             rule="∂A⁻¹ᵀG/∂A = -A⁻ᵀ·G·A⁻ᵀ", saves=("o",), sym=lambda S, x: S.matrices(x, S.inverse_of),
+             cost=costs.cubic)
 SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_solve_forward),
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
            jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
-           sym=lambda S, a, b: S.solve(a, b))
+           sym=lambda S, a, b: S.solve(a, b), cost=costs.cubic)
 CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
               vjps=(_cholesky_vjp,),
               jvp=transposed_jvp, rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
-              sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x))
+              sym=lambda S, x: S.matrices(x, S.cholesky_of), kink=lambda K, x: K.asymmetric_kink(x),
+              cost=costs.cubic)
 
 
 def _cross_forward(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
@@ -192,7 +195,7 @@ CROSS = Op(name="cross", node="LinalgCrossBackward0", forward=_cross_forward,
            nests=False, sym=lambda S, a, b, dim: S.cross(a, b, dim))
 EINSUM = Op(name="einsum", node="ViewBackward0", forward=_einsum_forward, vjps=(),
             jvp=product_jvp, rule="∂/∂xᵢ: the einsum of the gradient with the other operands, into xᵢ's subscripts",
-            nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs))
+            nests=False, sym=lambda S, *xs, equation: S.einsum(equation, *xs), cost=costs.einsum)
 
 
 def variadic(op: Op, count: int) -> Op:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import ops  # the package, for NUMPY: read at call time, since every family builds it
-from gradcli.engine import sliding, special
+from gradcli.engine import costs, sliding, special
 from gradcli.engine.ops.op import diagonal_jvp, linear_jvp, Op, transposed_jvp, _unary
 from gradcli.engine.ops.elementwise import _sigmoid_forward, _softplus_forward
 from gradcli.engine.ops.reductions import _count, _per
@@ -571,7 +571,7 @@ COL2IM = Op(name="fold", node="Col2ImBackward0", forward=sliding.col2im,
 CONVOLUTION = Op(name="convolution", node="ConvolutionBackward0", forward=sliding.conv_forward,
                  vjps=(sliding.conv_vjp_input, sliding.conv_vjp_weight, sliding.conv_vjp_bias),
                  rule="∂conv/∂x = fold(Wᵀ·G), ∂/∂W = G·unfold(x)ᵀ, ∂/∂b = ΣG", saves=("w", "x", ""), args="xwb",
-                 jvp=_conv_jvp, nests=False, sym=sliding.conv_sym)
+                 jvp=_conv_jvp, nests=False, sym=sliding.conv_sym, cost=costs.convolution)
 MAX_POOL = Op(name="max_pool", node="MaxPool2DWithIndicesBackward0",
               forward=lambda x, key, kernel, dilation, padding, stride: x.reshape(-1)[key],
               vjps=(lambda ns, g, o, x, key, kernel, dilation, padding, stride:

@@ -33,6 +33,9 @@ class Op:
     exist (each a test of the first input and the words for a learner). The namespaces, the language's
     tables and the checker's are derived from these, so a function is declared here and nowhere else.
 
+    `cost` estimates the seconds the forward takes, from its input arrays and params (`engine/costs.py`), for an
+    op that can run for minutes within the element cap: `apply` refuses it when that is more than the time left.
+
     `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
     per input, None where an input has none), giving the output's tangent: one of the rules below
     (`diagonal_jvp`, `linear_jvp`, `sum_linear_jvp`, `product_jvp`, `transposed_jvp`) or the op's own.
@@ -52,6 +55,7 @@ class Op:
     elementwise: bool = False
     plans: tuple = field(default=(), repr=False)
     jvp: Callable[..., Any] | None = None
+    cost: Callable[..., float] | None = None
     names: "Names | None" = None
     element: "Element | None" = None
     domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()

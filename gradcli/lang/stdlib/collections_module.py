@@ -192,6 +192,8 @@ class Deque:
 class RecordType(ProgramType):
     """What `namedtuple('Point', ['x', 'y'])` returns: callable to make records, a type for isinstance."""
 
+    module = "__main__."
+
     def __init__(self, name: str, fields: list[str], defaults: tuple) -> None:
         self.name = self.__name__ = name
         self.fields = fields

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse as _argparse
 import math
+import re
 import pprint as _pprint
 import string as _string
 import time as _time
@@ -127,6 +128,11 @@ class _Refusing(_argparse.ArgumentParser):
         show(self.format_help())
 
 
+_HELP_FIELD = re.compile(r"%\((\w*)\)")
+_HELP_FIELDS = frozenset({"prog", "default", "dest", "metavar", "choices", "nargs", "const", "required"})
+"""What `%(name)s` in a help text may show: values of the program's own, never the parser or its type functions."""
+
+
 class ArgumentParser:
     program_attributes = frozenset({"add_argument", "parse_args", "parse_known_args", "set_defaults",
                                     "add_argument_group", "print_help", "format_help"})
@@ -139,6 +145,10 @@ class ArgumentParser:
     def add_argument(self, *names: str, **options: Any) -> None:
         if not all(isinstance(n, str) for n in names):
             raise ArgumentError("argument names are strings: add_argument('--lr', type=float, default=0.1)")
+        unknown = set(_HELP_FIELD.findall(str(options.get("help", "")))) - _HELP_FIELDS
+        if unknown:  # %(container)r would show the parser itself; an unknown key fails only when help is printed
+            raise ArgumentError(f"add_argument: help names %({sorted(unknown)[0]}), which argparse help cannot show "
+                                "here", hint=f"a help text may name {', '.join(f'%({k})s' for k in sorted(_HELP_FIELDS))}")
         try:
             self._parser.add_argument(*names, **options)
         except (ValueError, TypeError, _argparse.ArgumentError) as exc:
@@ -166,10 +176,14 @@ class ArgumentParser:
         return ParsedArguments(values)
 
     def print_help(self) -> None:
-        self._parser.print_help()
+        show(self.format_help())
 
     def format_help(self) -> str:
-        return self._parser.format_help()
+        try:
+            return self._parser.format_help()
+        except (KeyError, ValueError, TypeError) as exc:  # a help text that is no % template: '%(x', '50%'
+            raise ArgumentError(f"argparse: a help text cannot be formatted ({type(exc).__name__}: {exc})",
+                                hint="write a literal percent sign in help as %%") from None
 
 
 class ParsedArguments:
@@ -204,13 +218,16 @@ class ParsedArguments:
 
 # -- warnings ----------------------------------------------------------------------------------------
 def warn(message: Any, category: Any = None, stacklevel: int = 1, **_: Any) -> None:
+    from gradcli.lang.formatting import to_str
     name = category.name if isinstance(category, ProgramType) else "UserWarning"
-    show(f"{name}: {message}")
+    show(f"{name}: {to_str(message)}")
 
 
 # -- numbers -----------------------------------------------------------------------------------------
 class NumberKind(ProgramType):
     """`numbers.Number`, `numbers.Real`...: isinstance over Python's and NumPy's numbers."""
+
+    module = "numbers."
 
     def __init__(self, name: str, types: tuple[type, ...]) -> None:
         self.name = self.__name__ = name

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from gradcli.errors import ArgumentError
+from gradcli.lang.dunders import length
 from gradcli.lang.iteration import iterate
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.objects import Instance
 from gradcli.lang.stdlib.runtime import show
 
 
@@ -24,7 +26,7 @@ class Bar:
 
     def __init__(self, iterable: Any = None, desc: Any = None, total: Any = None, **options: Any) -> None:
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
-            total = len(iterable)
+            total = length(iterable) if isinstance(iterable, Instance) else len(iterable)
         self.iterable, self.desc, self.total, self.n = iterable, desc or "", total, 0
 
     def __iter__(self) -> Iterator[Any]:

@@ -1,0 +1,151 @@
+"""One budget per command (issue 35): long ops are estimated before they run, --timeout bounds the whole command,
+--max-memory caps what it holds, and the `gradcli` process ends from outside what nothing inside can interrupt.
+
+Limits are reached by estimates far past the time given, or by memory far past a small cap, so no assertion
+depends on how fast the machine is."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcli.commands.common import memory_size
+from gradcli.engine import budget, costs
+from gradcli.engine.functions import matmul
+from gradcli.engine.tensor import _wrap
+from gradcli.errors import ArgumentError, LimitError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def error_of(result) -> dict:
+    assert result.exit_code == 2, result.stdout + result.stderr
+    return json.loads(result.stderr or result.stdout.splitlines()[0])["error"]
+
+
+def test_an_einsum_that_cannot_finish_is_refused_with_its_estimate(cli):
+    result = cli("eval", "out = torch.einsum('i,j,k->', x, x, x)", "x=ones(100000)", "--timeout", "5", "--json")
+    error = error_of(result)
+    assert error["message"].startswith("einsum would take about 100 s here, more than the ")
+    assert error["message"].endswith(" left of the time limit")
+    assert error["hint"] == "use smaller tensors, or raise the limit with --timeout SECONDS"
+
+
+def test_einsum_estimates_are_numpys_own_counts():
+    a = np.broadcast_to(np.empty(()), (100000,))
+    assert costs.einsum(a, a, a, equation="i,j,k->") == pytest.approx(2e10 / budget.STEPS)
+    m = np.broadcast_to(np.empty(()), (30, 40))
+    assert costs.einsum(m, m.T, equation="ij,jk->ik") == pytest.approx(2 * 30 * 40 * 30 / budget.STEPS)
+
+
+def test_a_matmul_is_refused_before_it_runs_when_it_cannot_finish():
+    a = _wrap(np.broadcast_to(np.float64(1.0), (7000, 7000)))  # a view of one number: nothing to allocate or fill
+    with budget.limited(10.0, None), pytest.raises(LimitError) as caught:
+        matmul(a, a)
+    assert caught.value.message.startswith("matmul would take about 17.1 s here, more than the ")
+    assert caught.value.message.endswith(" s left of the time limit")
+
+
+@pytest.mark.parametrize("program, what", [
+    ("out = torch.linalg.inv(a).sum()", "inverse"), ("out = torch.linalg.det(a)", "det"),
+    ("out = a.sort()[0].sum()", "sorting"), ("out = a.median()", "median"),
+])
+def test_factorizations_and_sorts_are_estimated_too(cli, program, what):
+    big = "a=ones(4000,4000)" if what in ("inverse", "det") else "a=ones(8000,4000)"
+    error = error_of(cli("eval", program, big, "--timeout", "0.1", "--json"))
+    assert error["message"].startswith(f"{what} would take about ") or "took more than 0.1 seconds" in error["message"]
+
+
+def test_matrix_power_to_a_huge_exponent_stops_at_the_deadline(cli):
+    error = error_of(cli("eval", "out = torch.linalg.matrix_power(a, 2**62).sum()", "a=eye(400)*0.5", "--timeout",
+                         "0.3", "--json"))
+    assert "0.3 s" in error["message"] or "0.3 seconds" in error["message"]
+
+
+def test_a_convolution_is_estimated_from_its_output_positions():
+    x, w = np.empty((8, 16, 64, 64)), np.empty((32, 16, 3, 3))
+    seconds = costs.convolution(x, w, None, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert seconds == pytest.approx(8 * 32 * 64 * 64 * 16 * 9 / budget.FLOPS)
+
+
+def test_printing_counts_in_the_commands_time(cli):
+    """A million-element tensor printed in full takes the command past a deadline the program alone keeps."""
+    result = cli("eval", "y = x * 2", "x=ones(3000000)", "--full", "--timeout", "2")
+    assert result.exit_code == 2
+    assert "took more than 2 seconds (the program, printing, drawing and checking together)" in \
+        " ".join(result.stderr.split())
+
+
+def test_a_large_allocation_is_refused_before_it_is_made(cli):
+    error = error_of(cli("eval", "y = x.repeat(10000000); out = y.sum()", "x=[1.0, 2.0, 3.0, 4.0]",
+                         "--max-memory", "50M", "--json"))
+    assert error["message"].startswith("the result of repeat needs 305 MiB more, but only ")
+    assert error["message"].endswith(" of the memory limit (50 MiB) is left")
+    assert "--max-memory SIZE" in error["hint"]
+
+
+def test_memory_held_in_strings_and_lists_meets_the_cap(cli, tmp_path):
+    path = tmp_path / "strings.grad"
+    # The timer reads memory every 0.1 s: the loop keeps allocating for up to 2 s (at most 1.8 GB), so the cap is met
+    # on any machine, however fast, and whatever memory the process freed before (and may reuse) in other tests.
+    path.write_text("import time\nxs = []\nstart = time.time()\nwhile len(xs) < 2000 and time.time() - start < 2:\n"
+                    "    xs.append('x' * 900000 + str(len(xs)))\n", encoding="utf-8")
+    result = cli("run", str(path), "--max-memory", "20M", "--json")
+    error = json.loads(result.stdout.splitlines()[0])["error"]
+    assert result.exit_code == 2
+    assert error["message"].startswith("the program with its values holds ")
+    assert error["message"].endswith(", over the memory limit of 20 MiB") and error["line"] in (4, 5)
+
+
+@pytest.mark.parametrize("text, size", [("1.5G", 1536 * 2 ** 20), ("800M", 800 * 2 ** 20), ("4GiB", 4 * 2 ** 30),
+                                        ("2097152", 2 ** 21), ("64mb", 64 * 2 ** 20)])
+def test_memory_sizes_read_as_users_write_them(text, size):
+    assert memory_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1G", "0", "100K", "nanG", "infM", "1Q"])
+def test_a_memory_size_that_is_no_size_is_a_usage_error(text, cli):
+    with pytest.raises(ArgumentError):
+        memory_size(text)
+    result = cli("eval", "out = x.sum()", "x=[1.0]", "--max-memory", text)
+    assert result.exit_code == 2 and "--max-memory" in result.stderr
+
+
+def test_plot_takes_a_timeout(cli):
+    error = error_of(cli("plot", "out = x * x", "--range", "-1:1", "--timeout", "1e-9", "--json"))
+    assert "1e-09" in error["message"]
+    assert cli("plot", "out = x * x", "--range", "-1:1", "--timeout", "0").exit_code == 2
+
+
+def test_the_budget_is_put_back_after_a_command():
+    with budget.limited(1000.0, 2 ** 30):
+        assert budget.remaining() > 999
+        with budget.limited(None, None):
+            assert budget.remaining() == float("inf")
+        assert budget.remaining() > 999
+    assert budget.COMMAND.deadline == float("inf") and budget.COMMAND.max_memory is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the watchdog process needs fork")
+def test_work_that_never_returns_to_python_is_ended_from_outside(tmp_path):
+    """NumPy's argsort replaced by a C loop that never checks for signals: only the watching process can end it."""
+    script = tmp_path / "sort.grad"
+    script.write_text("import torch\nprint(torch.tensor([3.0, 1.0]).sort())\n", encoding="utf-8")
+    driver = textwrap.dedent(f"""
+        import sys, numpy
+        numpy.argsort = lambda *a, **k: sum(range(10 ** 12))
+        from gradcli.cli import main
+        sys.argv = ["gradcli", "run", "--timeout", "0.5", {str(script)!r}]
+        main()
+    """)
+    done = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2
+    assert "error[limit]: the run took more than 0.5 seconds, in work that could not be interrupted" in done.stderr
+    assert "Traceback" not in done.stderr
