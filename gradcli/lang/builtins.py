@@ -32,6 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
+from gradcli.nn import packing, recurrent
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -246,7 +247,11 @@ NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name i
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
-                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
+                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS,
+                                                                         **recurrent.LAYERS}.items()}})
+NN_UTILS_RNN = Namespace("torch.nn.utils.rnn", {**packing.NAMES,
+                                                "PackedSequence": _constructor(packing.PackedSequence)})
+NN_UTILS.members["rnn"] = NN_UTILS_RNN
 LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
                                                       for name, cls in lr_scheduler.SCHEDULERS.items()})
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
@@ -259,7 +264,7 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+MODULE_MEMBERS = {**layers.MEMBERS, **recurrent.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
                   nn.Sequential: frozenset({"append"})}
@@ -325,6 +330,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
+                                 "torch.nn.utils.rnn": NN_UTILS_RNN,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -594,6 +600,7 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.normalization": "LayerNorm",
     "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
+    "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
     "torch.optim.adadelta": "Adadelta", "torch.optim.adagrad": "Adagrad", "torch.optim.adam": "Adam",
     "torch.optim.adamw": "AdamW", "torch.optim.lbfgs": "LBFGS", "torch.optim.rmsprop": "RMSprop",
     "torch.optim.sgd": "SGD",

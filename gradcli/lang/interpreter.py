@@ -31,7 +31,7 @@ from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.logical import invert
 from gradcli.engine.modes import GradModeContext
-from gradcli.nn.modules import Module
+from gradcli.nn.modules import Module, registered
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
@@ -1051,8 +1051,8 @@ class Interpreter:
             return S.name_of(owner)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
-        elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
-            return owner._modules[attr]  # a built-in container's named layer: `net.fc1` of a Sequential
+        elif isinstance(owner, Module) and registered(owner, attr):
+            return getattr(owner, attr)  # a built-in module's own names: `net.fc1` of a Sequential, `lstm.weight_hh_l0`
         elif attr in B.attribute_names(owner):
             if type(owner) is Tensor and UNINITIALIZED and UNINITIALIZED.has(owner):
                 B.refuse_uninitialized(attr)
