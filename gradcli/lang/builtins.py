@@ -32,7 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import packing, recurrent
+from gradcli.nn import packing, recurrent, transformer
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -248,7 +248,26 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS,
-                                                                         **recurrent.LAYERS}.items()}})
+                                                                         **recurrent.LAYERS,
+                                                                         **transformer.LAYERS}.items()}})
+NN_FUNCTIONAL.members.update(transformer.FUNCTIONS)
+
+
+class _TransformerClass:
+    """`nn.Transformer` as a program calls it, with the static method tutorials call on the class itself
+    (`nn.Transformer.generate_square_subsequent_mask(5)`)."""
+
+    program_attributes = frozenset({"generate_square_subsequent_mask"})
+    generate_square_subsequent_mask = staticmethod(transformer.generate_square_subsequent_mask)
+    __wrapped__ = transformer.Transformer
+    __name__ = __qualname__ = "Transformer"
+    __doc__ = transformer.Transformer.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return transformer.Transformer(*args, **kwargs)
+
+
+NN.members["Transformer"] = _TransformerClass()
 NN_UTILS_RNN = Namespace("torch.nn.utils.rnn", {**packing.NAMES,
                                                 "PackedSequence": _constructor(packing.PackedSequence)})
 NN_UTILS.members["rnn"] = NN_UTILS_RNN
@@ -264,7 +283,8 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, **recurrent.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+MODULE_MEMBERS = {**layers.MEMBERS, **recurrent.MEMBERS, **transformer.MEMBERS,
+                  nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
                   nn.Sequential: frozenset({"append"})}
@@ -587,7 +607,7 @@ def _register_stand_ins() -> None:
 
 # Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).
 _PYTORCH_MODULES = {
-    "torch.nn.modules.activation": "CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
+    "torch.nn.modules.activation": "MultiheadAttention CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                                    "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
     "torch.nn.modules.container": "ModuleDict ModuleList Sequential ParameterList ParameterDict",
@@ -601,6 +621,8 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
     "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
+    "torch.nn.modules.transformer": "Transformer TransformerEncoder TransformerDecoder TransformerEncoderLayer "
+                                    "TransformerDecoderLayer",
     "torch.optim.adadelta": "Adadelta", "torch.optim.adagrad": "Adagrad", "torch.optim.adam": "Adam",
     "torch.optim.adamw": "AdamW", "torch.optim.lbfgs": "LBFGS", "torch.optim.rmsprop": "RMSprop",
     "torch.optim.sgd": "SGD",

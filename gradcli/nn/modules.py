@@ -551,7 +551,8 @@ class LayerNorm(Module):
                              self._parameters.get("bias"), self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, " \
+               f"bias={self._parameters.get('bias') is not None}"
 
 
 class Dropout(Module):
