@@ -32,7 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import packing, recurrent, transformer
+from gradcli.nn import conv_transpose, normalization, packing, recurrent, transformer
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -247,10 +247,12 @@ NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name i
 NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
-                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS,
-                                                                         **recurrent.LAYERS,
-                                                                         **transformer.LAYERS}.items()}})
-NN_FUNCTIONAL.members.update(transformer.FUNCTIONS)
+                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization)
+"""The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
+for _family in _NN_FAMILIES:
+    NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
+    NN_FUNCTIONAL.members.update(getattr(_family, "FUNCTIONS", {}))
 
 
 class _TransformerClass:
@@ -283,7 +285,7 @@ DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls i
                                       **data.FUNCTIONS})
 UTILS = Namespace("torch.utils", {"data": DATA})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, **recurrent.MEMBERS, **transformer.MEMBERS,
+MODULE_MEMBERS = {**layers.MEMBERS, **{k: v for f in _NN_FAMILIES for k, v in f.MEMBERS.items()},
                   nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
@@ -610,14 +612,15 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.activation": "MultiheadAttention CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                                    "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
+    "torch.nn.modules.instancenorm": "InstanceNorm1d InstanceNorm2d",
     "torch.nn.modules.container": "ModuleDict ModuleList Sequential ParameterList ParameterDict",
-    "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d",
+    "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d ConvTranspose1d ConvTranspose2d",
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
     "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
                              "MSELoss NLLLoss SmoothL1Loss",
-    "torch.nn.modules.normalization": "LayerNorm",
+    "torch.nn.modules.normalization": "LayerNorm GroupNorm",
     "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
     "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
