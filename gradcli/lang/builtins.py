@@ -32,7 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import conv_transpose, normalization, packing, recurrent, transformer
+from gradcli.nn import conv_transpose, losses, normalization, packing, recurrent, transformer
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -248,7 +248,7 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization)
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses)
 """The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
 for _family in _NN_FAMILIES:
     NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
@@ -619,7 +619,7 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
     "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
-                             "MSELoss NLLLoss SmoothL1Loss",
+                             "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
     "torch.nn.modules.normalization": "LayerNorm GroupNorm",
     "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",

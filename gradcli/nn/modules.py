@@ -585,6 +585,9 @@ def _module(name: str, fn: Callable[..., Tensor], options: dict[str, Any], posit
             raise ArgumentError(f"{name}() takes at most {len(positional)} positional arguments",
                                 hint=f"options: {', '.join(options) or 'none'}")
         values = dict(options, **dict(zip(positional, args)))
+        legacy = {key: kwargs.pop(key) for key in ("size_average", "reduce") if key in kwargs and "reduction" in options}
+        if any(value is not None for value in legacy.values()):  # PyTorch's deprecated pair decides the reduction
+            values["reduction"] = NF.legacy_reduction(legacy.get("size_average"), legacy.get("reduce"))
         for key, value in kwargs.items():
             if key not in values and key != "inplace":
                 raise ArgumentError(f"{name}() got an unexpected keyword argument '{key}'",
