@@ -40,7 +40,7 @@ from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
-from gradcli.engine.autograd import grad as autograd_grad
+from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
@@ -208,7 +208,7 @@ AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobi
 AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
                                                           "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
                                                           "once_differentiable": AF.once_differentiable})
-AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
+AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autograd_backward, "Variable": Variable,
                                         "set_detect_anomaly": ANOMALY.set_detect_anomaly,
                                         "detect_anomaly": ANOMALY.detect_anomaly,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
@@ -240,7 +240,7 @@ NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
-    "kaiming_uniform_", "kaiming_normal_")})
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_")})
 NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
 OP_OF.update(nn_conv.OPS)
 NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
@@ -270,6 +270,9 @@ class _TransformerClass:
 
 
 NN.members["Transformer"] = _TransformerClass()
+NN_UTILS_CLIP_GRAD = Namespace("torch.nn.utils.clip_grad", {name: getattr(nn_utils, name) for name in (
+    "clip_grad_norm_", "clip_grad_value_")})
+NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
 NN_UTILS_RNN = Namespace("torch.nn.utils.rnn", {**packing.NAMES,
                                                 "PackedSequence": _constructor(packing.PackedSequence)})
 NN_UTILS.members["rnn"] = NN_UTILS_RNN
@@ -296,6 +299,8 @@ SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
+BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.is_available, "is_built": D.is_available})
+BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
@@ -304,7 +309,7 @@ _TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_ena
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
-               "cuda": CUDA, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "cuda": CUDA, "accelerator": ACCELERATOR, "backends": BACKENDS, "set_default_device": D.set_default_device,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (func/transforms.py, forward_ad.py)
@@ -352,7 +357,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
-                                 "torch.nn.utils.rnn": NN_UTILS_RNN,
+                                 "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
+                                 "torch.backends": BACKENDS, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).

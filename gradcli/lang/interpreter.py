@@ -27,6 +27,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import saved as SAVED
+from gradcli.engine.autograd import as_tensor_backward
 from gradcli.engine.backward import run_backward
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.logical import invert
@@ -1197,6 +1198,8 @@ class Interpreter:
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
             raise ArgumentError(f"'{self.text(node.func)}' is not a function", hint="call functions and methods only")
+        if self.hooks.on_backward is not None and func is B.AUTOGRAD.members["backward"]:
+            func, args, kwargs = as_tensor_backward(args, kwargs) or (func, args, kwargs)
         if self.hooks.on_backward is not None and _is_backward(func):
             return self._backward(func, args, kwargs, node)
         if "device" in kwargs and B.takes_device(func):

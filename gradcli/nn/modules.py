@@ -89,6 +89,11 @@ class Module:
                 changed = hook(self, inputs, output)
                 if changed is not None:
                     output = changed
+        legacy = self.__dict__.get("_legacy_backward_hooks")
+        if legacy and isinstance(output, Tensor) and output.grad_fn is not None:
+            for hook in list(legacy):  # the deprecated kind: a hook on the node that made the output
+                output.grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(self, grad_input,
+                                                                                          grad_output))
         return backward.setup_outputs(output) if backward else output
 
     def __getattr__(self, name: str) -> Any:
@@ -173,6 +178,12 @@ class Module:
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) once the gradients of this call's tensor inputs are known."""
         return register(self.__dict__.setdefault("_backward_hooks", []), hook, prepend, "register_full_backward_hook")
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated in PyTorch, still in tutorials: hook(module, grad_input, grad_output) on the node that made
+        the module's output, so grad_input is that last node's input gradients (for nn.Linear, addmm's: the
+        bias's, the input's and the transposed weight's), as PyTorch gives them."""
+        return register(self.__dict__.setdefault("_legacy_backward_hooks", []), hook, False, "register_backward_hook")
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_output) once the gradients of this call's outputs are known."""
