@@ -32,7 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import conv_transpose, losses, normalization, packing, recurrent, transformer
+from gradcli.nn import checkpoint, conv_transpose, losses, normalization, packing, recurrent, transformer
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -286,7 +286,8 @@ OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": O
 DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
-UTILS = Namespace("torch.utils", {"data": DATA})
+CHECKPOINT = Namespace("torch.utils.checkpoint", dict(checkpoint.NAMES))
+UTILS = Namespace("torch.utils", {"data": DATA, "checkpoint": CHECKPOINT})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
 MODULE_MEMBERS = {**layers.MEMBERS, **{k: v for f in _NN_FAMILIES for k, v in f.MEMBERS.items()},
                   nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
@@ -358,7 +359,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
-                                 "torch.backends": BACKENDS, "torch.backends.mps": BACKENDS_MPS,
+                                 "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
