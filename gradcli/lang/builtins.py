@@ -32,7 +32,7 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import checkpoint, conv_transpose, losses, normalization, packing, recurrent, transformer
+from gradcli.nn import activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, transformer
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -248,7 +248,7 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses)
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations)
 """The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
 for _family in _NN_FAMILIES:
     NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
@@ -616,7 +616,7 @@ def _register_stand_ins() -> None:
 
 # Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).
 _PYTORCH_MODULES = {
-    "torch.nn.modules.activation": "MultiheadAttention CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
+    "torch.nn.modules.activation": "MultiheadAttention PReLU GLU Hardshrink Softshrink Tanhshrink Threshold CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                                    "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
     "torch.nn.modules.instancenorm": "InstanceNorm1d InstanceNorm2d",
@@ -627,7 +627,8 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
     "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
                              "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
-    "torch.nn.modules.normalization": "LayerNorm GroupNorm",
+    "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
+    "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
     "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
