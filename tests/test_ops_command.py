@@ -66,7 +66,7 @@ def test_filter(cli):
     names = {e["name"] for e in cli.json("ops", "soft")["ops"]}
     assert names == {"softmax", "log_softmax", "softplus", "F.softmin", "F.softsign", "nn.Softmax", "nn.LogSoftmax",
                      "nn.Softmin", "nn.Softplus", "nn.Softsign", "F.soft_margin_loss", "F.multilabel_soft_margin_loss",
-                     "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss"}
+                     "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss", "F.softshrink", "nn.Softshrink"}
     by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
     assert {"matmul", "mm", "dot", "a @ b"} <= by_node
     assert cli.json("ops", "no-such-thing")["ops"] == []

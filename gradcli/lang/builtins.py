@@ -607,6 +607,8 @@ def _register_stand_ins() -> None:
             cls = getattr(member, "__wrapped__", None)
             if isinstance(cls, type):
                 type_tests.register(member, cls.__name__, (cls,), modules.get(cls.__name__, namespace.name))
+    type_tests.register(NN_UTILS_RNN.members["PackedSequence"], "PackedSequence", (packing.PackedSequence,),
+                        "torch.nn.utils.rnn")
     type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
     type_tests.register(nn.UninitializedParameter, "UninitializedParameter", (Tensor,), "torch.nn.parameter",
                         test=lambda v: type(v) is Tensor and bool(tensor_str.UNINITIALIZED) and tensor_str.UNINITIALIZED.has(v))
