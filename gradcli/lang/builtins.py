@@ -32,7 +32,8 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
-from gradcli.nn import activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, transformer
+from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
+                        transformer)
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -248,7 +249,7 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations)
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping)
 """The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
 for _family in _NN_FAMILIES:
     NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
@@ -631,7 +632,10 @@ _PYTORCH_MODULES = {
                              "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
     "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
-    "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
+    "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",
+    "torch.nn.modules.pixelshuffle": "PixelShuffle PixelUnshuffle", "torch.nn.modules.upsampling": "Upsample",
+    "torch.nn.modules.fold": "Unfold Fold",
+    "torch.nn.modules.pooling": "AvgPool1d AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
     "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
     "torch.nn.modules.transformer": "Transformer TransformerEncoder TransformerDecoder TransformerEncoderLayer "
