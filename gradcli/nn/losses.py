@@ -85,10 +85,22 @@ def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any,
     if margin <= 0:
         raise ValueDomainError(f"{fn}: expected margin to be greater than 0, got {margin} instead",
                                hint="the margin is how much farther the negative must be")
+    if distance_function is not None and (not callable(distance_function) or isinstance(distance_function, Tensor)):
+        raise ArgumentError(f"{fn}(): distance_function must be a function of two tensors, not "
+                            f"{type(distance_function).__name__}", hint="e.g. distance_function=lambda a, b: "
+                                                                        "1 - F.cosine_similarity(a, b)")
     distance = NF.pairwise_distance if distance_function is None else distance_function
-    positive_distance, negative_distance = distance(a, pos), distance(a, neg)
+
+    def measured(u: Tensor, v: Tensor) -> Tensor:
+        try:
+            d = distance(u, v)
+        except TypeError as exc:  # a builtin that does not take two tensors
+            raise ArgumentError(f"{fn}(): distance_function failed on two tensors: {exc}",
+                                hint="give a function of two tensors, e.g. F.pairwise_distance") from None
+        return NF._tensor(d, fn)
+    positive_distance, negative_distance = measured(a, pos), measured(a, neg)
     if swap:
-        negative_distance = F.minimum(negative_distance, distance(pos, neg))
+        negative_distance = F.minimum(negative_distance, measured(pos, neg))
     return _reduced(F.clamp(positive_distance - negative_distance + margin, min=0), reduction, fn)
 
 
@@ -164,8 +176,10 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
     it in place without recording, so its gradient passes unchanged)."""
     fn = "gaussian_nll_loss"
     x, y = _tensors(fn, input, target)
-    v = var if isinstance(var, Tensor) else _wrap(np.full(x.shape[:-1] + (1,) if x.ndim else (), float(var),
-                                                          x.dtype))
+    if not isinstance(var, Tensor):
+        v = _wrap(np.full(x.shape[:-1] + (1,) if x.ndim else (), F.number_arg(var, fn, "var"), x.dtype))
+    else:
+        v = var
     if tuple(v.shape) != tuple(x.shape):
         if x.shape[:-1] == v.shape:
             v = F.unsqueeze(v, -1)
