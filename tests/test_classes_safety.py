@@ -14,7 +14,9 @@ CLASS = "class A:\n    def __init__(self):\n        self.v = 1\n\n    def f(self
 
 @pytest.mark.parametrize("source, words", [
     (CLASS + "s = A.__subclasses__()", "attribute '__subclasses__' is not available"),
-    (CLASS + "a = A()\nc = a.__class__", "attribute '__class__' is not available"),
+    (CLASS + "a = A()\nc = a.__class__.__bases__", "attribute '__bases__' is not available"),
+    (CLASS + "a = A()\nc = a.__class__.__mro__", "attribute '__mro__' is not available"),
+    (CLASS + "a = A()\nc = a.__class__.__init__", "attribute '__init__' is not available"),
     (CLASS + "a = A()\ng = a.__init__.__globals__", "attribute '__init__' is not available"),
     (CLASS + "a = A()\nd = a.__dict__", "attribute '__dict__' is not available"),
     (CLASS + "A.__init__ = print", "attribute '__init__' is not available"),

@@ -121,7 +121,7 @@ def test_three_d_gradient_is_one_table_per_slice(cli):
     (["z = (x @ w).sum()", "x=ones(2,3)", "w=ones(2,3)"], ["(2, 3)", "mat1 and mat2 shapes cannot be multiplied"]),
     (["z = x.sum()", "x=ones(2,"], ["input 'x'"]),
     (["y = x*2", "x=[1,2,3]", "--grad", "[1,1]"], ["mismatch in shape"]),
-    (["x.__class__", "x=[1.0]"], ["attribute '__class__' is not available"]),
+    (["x.__class__.__bases__", "x=[1.0]"], ["attribute '__bases__' is not available"]),
     (["import os; z = x.sum()", "x=[1.0]"], ["import of 'os' is refused"]),
     (["z = x.sum()", "x=@missing.npy"], ["file not found"]),
     (["z = x.sum()", "1x=[1.0]"], ["not a valid identifier"]),

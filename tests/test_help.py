@@ -60,7 +60,8 @@ def test_a_single_program_command_says_nothing_of_script_files(cli, name):
 def test_limits_give_their_unit_and_default(cli, name):
     help_text = " ".join(cli(name, "--help").stdout.split())
     assert "--timeout SECONDS Stop" in help_text and "(default 30;" in help_text
-    assert "--max-steps N Most loop iterations allowed, all loops together (default 10,000;" in help_text
+    assert "--max-steps N Most loop iterations allowed, all loops together (default 50,000,000, and as many calls of the " \
+        "program's own functions;" in help_text
     assert "--max-elements N Largest tensor allowed, in elements, checked before allocating (default 50,000,000;" \
         in help_text
 

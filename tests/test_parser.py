@@ -175,7 +175,6 @@ REJECTED = {
     "metaclass": ("class A(metaclass=M):\n    pass", NotAllowedError, "class keyword 'metaclass='", 1, 9),
     "return outside function": ("return x", ParseError, "'return' outside function", 1, 1),
     "with open": ("with open('f') as f:\n    pass", NotAllowedError, "'with' is only supported for gradient modes", 1, 6),
-    "with a gradient mode as": ("with torch.no_grad() as g:\n    pass", NotAllowedError, "'with ... as NAME'", 1, 25),
     "dunder parameter": ("def f(__x):\n    pass", NotAllowedError, "name '__x' is not available", 1, 7),
     "dunder function name": ("def __init__(x):\n    pass", NotAllowedError, "name '__init__' is not available", 1, 1),
     "dunder in a lambda": ("f = lambda: x.__dict__", NotAllowedError, "attribute '__dict__'", 1, 15),
@@ -201,18 +200,17 @@ REJECTED = {
     "bytes": ("z = b'x'", NotAllowedError, "bytes literals are not supported", 1, 5),
     "ellipsis outside index": ("z = ...", NotAllowedError, "'...' is only allowed inside an index", 1, 5),
     "dunder attribute": ("x.__dict__", NotAllowedError, "attribute '__dict__' is not available", 1, 3),
-    "class read": ("x.__class__", NotAllowedError, "attribute '__class__' is not available", 1, 3),
+    "class bases read": ("x.__class__.__bases__", NotAllowedError, "attribute '__bases__' is not available", 1, 13),
     "private attribute": ("y = x._data", NotAllowedError, "attribute '_data' is not available", 1, 7),
     "saved name off the list": ("y = x.grad_fn._saved_foo", NotAllowedError, "attribute '_saved_foo'", 1, 15),
     "saved name assigned": ("x.grad_fn._saved_self = 1", NotAllowedError, "assignment to attribute '_saved_self'", 1, 1),
     "subclasses payload": ("().__class__.__bases__[0].__subclasses__()", NotAllowedError,
-                           "attribute '__class__' is not available", 1, 4),
+                           "attribute '__bases__' is not available", 1, 14),
     "import payload": ("__import__('os').system('touch /tmp/x')", NotAllowedError,
                        "name '__import__' is not available", 1, 1),
     "builtins": ("b = __builtins__", NotAllowedError, "name '__builtins__' is not available", 1, 5),
     "dunder target": ("__x = 1", NotAllowedError, "name '__x' is not available", 1, 1),
     "private attribute read": ("y = x._grad + 1", NotAllowedError, "attribute '_grad' is not available", 1, 7),
-    "unpacking into attribute": ("a, x.grad = y", NotAllowedError, "only names can be unpacked into", 1, 4),
     "break outside loop": ("x = 1\nbreak", ParseError, "'break' outside loop", 2, 1),
     "continue outside loop": ("if x:\n    continue", ParseError, "'continue' outside loop", 2, 5),
     "first offence wins": ("y = x.__dict__ ; f = {1}", NotAllowedError, "attribute '__dict__'", 1, 7),
@@ -246,12 +244,12 @@ def test_exact_messages_and_hints():
         parse_program("import os")
     assert caught.value.message == (
         "import of 'os' is refused: it reaches files, processes and the environment; gradcli accepts imports of "
-        "functorch, numpy, torch, torch.autograd, torch.autograd.forward_ad, torch.autograd.function, "
+        "functorch, numpy, numpy.linalg, torch, torch.autograd, torch.autograd.forward_ad, torch.autograd.function, "
         "torch.autograd.functional, torch.autograd.graph, torch.func, torch.nn, torch.nn.functional, torch.nn.init, "
         "torch.nn.utils, torch.optim, torch.optim.lr_scheduler, torch.optim.optimizer, torch.utils, "
         "torch.utils.data (under any alias), of the standard modules __future__, argparse, "
         "collections, copy, "
-        "dataclasses, functools, itertools, math, numbers, operator, pprint, random, string, time, typing, "
+        "dataclasses, enum, functools, itertools, math, numbers, operator, pprint, random, string, time, typing, "
         "unicodedata, warnings and of tqdm, tqdm.auto, tqdm.notebook")
     with pytest.raises(NotAllowedError) as caught:
         parse_program("import requests")

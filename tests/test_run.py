@@ -197,15 +197,16 @@ def test_missing_path_and_empty_directory_are_user_errors(cli, tmp_path, monkeyp
     assert result.stderr.splitlines() == ["error[argument]: no such file or directory: 'nope.grad'",
                                           "hint: give a .grad script or a directory of them"]
     result = cli("run", ".")
-    assert result.exit_code == 2 and "no .grad or .ipynb files in directory" in result.stderr
+    assert result.exit_code == 2 and "no .grad, .py or .ipynb files in directory" in result.stderr
 
 
 def test_directories_expand_to_sorted_scripts(tmp_path):
-    for name in ("b.grad", "a.grad", "notes.txt"):
+    for name in ("b.grad", "a.grad", "notes.txt", "c.py", "d.ipynb"):
         script(tmp_path, "", name)
     (tmp_path / "sub").mkdir()
     script(tmp_path / "sub", "", "c.grad")
     assert script_files([tmp_path, tmp_path / "notes.txt"]) == [tmp_path / "a.grad", tmp_path / "b.grad",
+                                                                 tmp_path / "c.py", tmp_path / "d.ipynb",
                                                                  tmp_path / "notes.txt"]
 
 

@@ -441,14 +441,14 @@ def test_embedding_gradient_adds_per_row():
 
 def test_modulelist_and_moduledict_register_their_modules():
     ran = run("import torch\nimport torch.nn as nn\nlayers = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 1)])\n"
-              "n = len(layers.parameters())\nx = torch.ones(1, 2)\nfor layer in layers:\n    x = layer(x)\n"
+              "n = len(list(layers.parameters()))\nx = torch.ones(1, 2)\nfor layer in layers:\n    x = layer(x)\n"
               "shape = tuple(x.shape)\n")
     assert ran["n"] == 4 and ran["shape"] == (1, 1)
     assert math.isfinite(ran["x"].item())
     from gradcli.nn.layers import ModuleDict
     from gradcli.nn.modules import Linear
     d = ModuleDict({"a": Linear(1, 1)})
-    assert d.keys() == ["a"] and len(d.parameters()) == 2
+    assert d.keys() == ["a"] and len(list(d.parameters())) == 2
 
 
 def test_tensor_of_a_list_of_one_element_tensors_has_pytorchs_shape():

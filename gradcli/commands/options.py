@@ -69,7 +69,8 @@ def max_elements(scope: str) -> Any:
 def max_steps(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-steps", metavar="N", show_default=False,
-        help=f"Most loop iterations allowed, all loops together (default {DEFAULT_MAX_STEPS:,}; {scope}).")]
+        help=f"Most loop iterations allowed, all loops together (default {DEFAULT_MAX_STEPS:,}, and as many calls "
+             f"of the program's own functions; {scope}). A guard: --timeout is what stops a runaway program.")]
 
 
 def timeout(subject: str, note: str) -> Any:

@@ -183,6 +183,10 @@ def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wan
         if node is None:
             node = heapq.heappop(heap)[1]
             g = pending.pop(node)
+        if wanted is not None and node.saved is None and id(node) in wanted:
+            found[wanted[id(node)]] = g  # autograd.grad stops at its input: a freed graph past it is not run
+            node = None
+            continue
         if watched or node.saved is None or node.retained is not None:
             g = _arrive(node, g, create_graph, wanted, found)
         done = node
@@ -251,7 +255,9 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
         else:
             gi = vjps[i](ns, g, out, args[0], args[1])
         if gi.dtype != x.dtype and x.dtype.kind == "f":  # PyTorch's engine casts to the input's dtype
-            gi = gi.astype(x.dtype) if type(gi) is np.ndarray else ns.to_dtype(gi, x.dtype)
+            # a VJP of 0-d inputs may give NumPy's scalar (np.maximum of two 0-d arrays), never a tensor
+            gi = np.asarray(gi).astype(x.dtype) if isinstance(gi, (np.ndarray, np.generic)) else \
+                ns.to_dtype(gi, x.dtype)
         shape = x.shape
         if gi.shape != shape:
             if passed is not None:

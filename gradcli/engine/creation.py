@@ -131,7 +131,12 @@ def _preview(data: Any) -> str:
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """`torch.tensor(data)`: a NumPy array (or NumPy number) keeps its own float dtype, as in PyTorch; Python
     floats take the default dtype."""
-    if dtype is None and isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "f":
+    first = data
+    while isinstance(first, (list, tuple)) and first:  # torch.tensor([np.ones(2), np.zeros(2)]): float64 too
+        first = first[0]
+    if dtype is None and isinstance(first, np.ndarray) and first.dtype.kind == "f":
+        dtype = first.dtype
+    if dtype is None and isinstance(data, np.generic) and data.dtype.kind == "f":
         dtype = data.dtype
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gradcli.engine.creation import DTYPE_NAMES, resolve_dtype
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
@@ -86,6 +88,8 @@ def to(x: Tensor, *args: Any, dtype: Any = None, copy: bool = False, non_blockin
             dtype = arg.dtype
         elif isinstance(arg, str) and arg.removeprefix("torch.") in DTYPE_NAMES:
             dtype = arg
+        elif isinstance(arg, np.dtype) or isinstance(arg, type) and issubclass(arg, np.generic):
+            dtype = arg  # another tensor's dtype: mask.to(x.dtype)
         else:
             check_device(arg)
     if dtype is None or resolve_dtype(dtype) == x.dtype:

@@ -353,6 +353,12 @@ class _Backward:
             if not isinstance(r, Tensor):
                 raise BackwardError(f"function {name} returned a gradient of type {type(r).__name__} at index {i}",
                                     hint="return tensors (or None)")
+            if r.shape != a.shape and _sums_down(a.shape, r.shape):  # PyTorch sums a broadcast gradient down
+                if type(g) is Tensor:
+                    from gradcli.engine import functions
+                    r = O.unbroadcast(functions, r, a.shape)
+                else:
+                    r = _wrap(np.asarray(O.unbroadcast(O.NUMPY, r._data, a.shape)))
             if r.shape != a.shape:
                 try:
                     np.broadcast_to(np.empty(r.shape), a.shape)
@@ -397,3 +403,12 @@ def node_apply(node: Node, *grads: Any) -> Any:
     if len(grads) != state.count or not all(isinstance(g, Tensor) for g in grads):
         raise ArgumentError(f"apply(): give one gradient tensor per output of the node ({state.count})")
     return state.cls.backward(state.ctx, *grads)
+
+
+def _sums_down(shape: tuple, grad_shape: tuple) -> bool:
+    """Whether an input of `shape` broadcasts to `grad_shape` (so its gradient is summed back, as PyTorch's
+    engine does for a custom backward)."""
+    try:
+        return len(grad_shape) >= len(shape) and np.broadcast_shapes(shape, grad_shape) == tuple(grad_shape)
+    except ValueError:
+        return False

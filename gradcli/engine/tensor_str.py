@@ -14,7 +14,16 @@ if TYPE_CHECKING:
 
 
 class Size(tuple):
-    """`torch.Size`: a tuple of ints that prints as PyTorch prints a shape."""
+    """`torch.Size`: a tuple of ints that prints as PyTorch prints a shape; a slice of one is one too."""
+
+    program_attributes = frozenset({"numel", "count", "index"})
+
+    def __getitem__(self, key: Any) -> Any:
+        part = tuple.__getitem__(self, key)
+        return Size(part) if isinstance(key, slice) else part
+
+    def numel(self) -> int:
+        return math.prod(self)
 
     def __repr__(self) -> str:
         return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"

@@ -49,6 +49,9 @@ from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import type_tests
 from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
+from gradcli.lang.numpy_facade.namespace import NUMPY
+from gradcli.lang.numpy_facade.tensors import as_tensor, from_numpy
 from gradcli.lang.limits import check_list, check_string
 
 
@@ -74,10 +77,13 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
 
 
 def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) -> Callable:
-    """`max(a, b)` and `abs(-2)` on numbers are Python's; on tensors they are torch's."""
+    """`max(a, b)` and `abs(-2)` on numbers are Python's; on tensors they are torch's; on NumPy's arrays
+    Python's, which asks NumPy (through the facade's checks)."""
     def call(*args: Any, **kwargs: Any) -> Any:
         if len(args) == numbers and py.all(isinstance(a, (int, float)) for a in args) and not kwargs:
             return number_fn(*args)
+        if py.any(isinstance(a, np.ndarray) for a in args):
+            return numpy_dispatch.call(number_fn.__name__, number_fn, *args, **kwargs)
         return tensor_fn(*args, **kwargs)
     call.__name__ = tensor_fn.__name__
     call.__doc__ = tensor_fn.__doc__
@@ -86,7 +92,9 @@ def _number_or_tensor(tensor_fn: Callable, number_fn: Callable, numbers: int) ->
 
 
 def _round(x: Any, *args: Any, **kwargs: Any) -> Any:
-    """Python's round of a number (`round(2.675, 2)`), torch.round of a tensor."""
+    """Python's round of a number (`round(2.675, 2)`) or of NumPy's array, torch.round of a tensor."""
+    if isinstance(x, np.ndarray):
+        return numpy_dispatch.call("round", py.round, x, *args, **kwargs)
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         digits = args[0] if args else kwargs.get("ndigits", kwargs.get("decimals"))
         return py.round(x) if digits is None else py.round(x, digits)
@@ -306,7 +314,7 @@ BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
-_TORCH_ONLY = {"no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
+_TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
@@ -331,29 +339,11 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
-def _numpy_array(data: Any, dtype: Any = None) -> np.ndarray:
-    """`np.array(...)`: NumPy's own array of numbers (for torch.tensor(...) or printing), never of objects."""
-    values = data._data if isinstance(data, Tensor) else data
-    if isinstance(data, Tensor) and READS:  # a Function's forward recorded for --check: its values leave the graph
-        READS[-1] = True
-    elif isinstance(data, Tensor) and data.requires_grad and GradMode.enabled:
-        raise ArgumentError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
-                            hint="write np.array(x.detach())")
-    try:
-        array = np.array(values, dtype=C.resolve_dtype(dtype))
-    except (ValueError, TypeError) as exc:
-        raise ArgumentError(f"could not make an array from {type(data).__name__}: {exc}",
-                            hint="np.array takes numbers and (nested) lists of numbers") from None
-    if array.dtype.kind not in "biuf":
-        raise ArgumentError(f"np.array of {array.dtype} values is not supported", hint="give numbers")
-    return array
-
-
-NUMPY = Namespace("numpy", {**FUNCTIONS, **_DTYPE_NAMES, **_CONSTANTS, "array": _numpy_array})
 
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
-MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "torch.autograd": AUTOGRAD,
+MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg": NUMPY.members["linalg"],
+                                 "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,

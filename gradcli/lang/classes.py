@@ -9,9 +9,10 @@ so everything a class runs (methods, properties, `__repr__`, a `backward` the en
 call of a program function: budgeted, depth-limited, with its errors placed in the method.
 
 What a program reads on an object is decided here, by name: the attributes it set itself, the
-names its classes define, and the documented API of its gradcli base (`BASE_MEMBERS`). Names
-starting with `_` never get this far (the parser refuses them), except `super().__init__` and the
-other listed special methods read through `super()`.
+names its classes define, and the documented API of its gradcli base (`BASE_MEMBERS`). Its own
+`_names` are the program's, on plain classes and on subclasses of gradcli's bases alike, except the
+ones a gradcli base uses (`own_names`); dunders never get this far (the parser refuses them), except
+the class view (`obj.__class__`) and the listed special methods read through `super()`.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from gradcli.data import loading as data
 from gradcli.nn import modules as nn
 from gradcli.optim import optimizers as optim
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
+from gradcli.lang import own_names
 from gradcli.lang.class_syntax import SPECIAL_METHODS, is_private
 from gradcli.lang.objects import Instance
 from gradcli.lang.exceptions import ProgramType, RaisedError
@@ -243,10 +245,11 @@ def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, 
     if not any(issubclass(b, Instance) for b in py_bases):
         py_bases.insert(0, Instance)
     inherited = frozenset().union(*(b.own for b in program_bases if isinstance(b, UserClass)))
-    private = sorted(n for n in set(values) | inherited if is_private(n))
-    if private and not all(plain(b) for b in py_bases):
-        raise NotAllowedError(f"a method or class attribute of a subclass of a gradcli class cannot start with '_' "
-                              f"('{private[0]}')", hint=_PRIVATE_HINT)
+    gradcli_own = frozenset().union(*(own_names.reserved(b) for b in py_bases if not plain(b)))
+    taken = sorted(n for n in set(values) | inherited if is_private(n) and n in gradcli_own)
+    if taken:
+        raise NotAllowedError(f"'{taken[0]}' is a name gradcli's own base class uses: a subclass of a gradcli class "
+                              f"cannot define it", hint=_PRIVATE_HINT)
     namespace: dict[str, Any] = {name_: _python_value(value) for name_, value in values.items()}
     namespace["_gradcli_names"] = frozenset(values)
     namespace["__module__"] = "__main__"
@@ -310,8 +313,8 @@ class _ClassBound:
         return functools.partial(self.fn, cls)
 
 
-_PRIVATE_HINT = ("gradcli's nn.Module, Function, Optimizer and Dataset keep their own state under names starting "
-                 "with '_': name yours without the leading underscore (self.cache, def init_weights)")
+_PRIVATE_HINT = ("gradcli's nn.Module, Function, Optimizer and Dataset keep their own state under some names "
+                 "starting with '_' (_parameters, _modules, ...): choose another name for yours")
 
 
 def plain(pytype: type) -> bool:
@@ -321,13 +324,13 @@ def plain(pytype: type) -> bool:
 
 
 def _private_refused(owner: Any, attr: str) -> bool:
-    """A `_name` on anything but a program's plain object or class (where a gradcli base keeps its state)."""
+    """A `_name` on anything but a program's object or class, or one its gradcli base keeps its state under."""
     if not attr.startswith("_") or attr.startswith("__"):
         return False
     pytype = owner.pytype if isinstance(owner, UserClass) else type(owner.obj) if isinstance(owner, Super) else \
         type(owner)
-    return not (is_private(attr) and isinstance(owner, (Instance, UserClass, Super)) and plain(pytype) and
-                not hasattr(Instance, attr))
+    return not (is_private(attr) and isinstance(owner, (Instance, UserClass, Super)) and not hasattr(Instance, attr)
+                and (plain(pytype) or attr not in own_names.reserved(pytype)))
 
 
 def attribute(owner: Any, attr: str) -> Any:

@@ -53,11 +53,11 @@ def is_dtype(value: Any) -> bool:
 
 def to_str(value: Any) -> str:
     """`str(value)` for the values a program can hold."""
-    if isinstance(value, DtypeName):
+    if isinstance(value, str) and hasattr(type(value), "program_text"):  # a dtype's name: torch.float32
         return value.program_text()
     if isinstance(value, str):
         return value
-    if isinstance(value, (Device, np.ndarray)) or hasattr(type(value), "program_str"):
+    if isinstance(value, (Device, np.ndarray, np.generic)) or hasattr(type(value), "program_str"):
         return str(value)  # NumPy's own text for x.numpy(): [1. 2.]; an exception's message
     if isinstance(value, Instance):
         return instance_text(value, str)
@@ -83,7 +83,8 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         if isinstance(value, list):
             return "[" + inner + "]"
         fields = getattr(type(value), "_fields", None)
-        if fields is not None and len(fields) == len(parts) and (type(value).__module__.startswith("gradcli.lang")
+        if fields is not None and len(fields) == len(parts) and (type(value).__module__.startswith(("gradcli.lang",
+                                                                                                    "numpy"))
                                                                  or type(value) is UnpackedDualTensor):
             inner = ", ".join(f"{name}={part}" for name, part in zip(fields, parts))
         prefix = type(value).__name__ if fields is not None else ""
@@ -106,10 +107,12 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
         return "{" + ", ".join(parts) + "}"
     if isinstance(value, Tensor):
         return tensor_repr(value)
-    if isinstance(value, DtypeName):
+    if isinstance(value, str) and hasattr(type(value), "program_text"):
         return value.program_text()
     if is_dtype(value):
         return f"torch.{np.dtype(value).name}"  # a dtype as PyTorch prints it (torch.float32)
+    if isinstance(value, np.generic):
+        return repr(value)  # NumPy's own scalar, as NumPy writes it: np.float64(1.5)
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):

@@ -58,7 +58,8 @@ from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PL
                                     set_item, truth, type_name)
 from gradcli.lang.python_builtins import PYTHON, items, iterate
 from gradcli.lang.user_functions import REQUIRED, Scope, UserFunction, local_names, signature
-from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES
+from gradcli.lang.numpy_facade.namespace import refusal as numpy_refusal
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, READABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 
@@ -374,6 +375,11 @@ class Interpreter:
     def _set_attribute(self, owner: Any, target: ast.Attribute, value: Any) -> None:
         if isinstance(owner, C.SETTABLE):
             return C.set_attribute(owner, target.attr, value)
+        if hasattr(type(owner), "program_set_attribute"):  # a facade's object that takes new attributes
+            try:
+                return owner.program_set_attribute(target.attr, value)
+            except GradcliError as exc:
+                raise exc.at(*node_span(target, self.source)) from None
         if not isinstance(owner, Tensor) or target.attr not in ASSIGNABLE_ATTRIBUTES:
             raise NotAllowedError(f"cannot assign to attribute '{target.attr}' of a {type_name(owner)}",
                                   hint="only a tensor's requires_grad, grad and data can be assigned").at(
@@ -752,15 +758,18 @@ class Interpreter:
 
     def modes(self, node: ast.With) -> Callable[[contextlib.ExitStack], None]:
         """A `with` statement's gradient modes, each checked and entered on the stack it is given."""
-        items = [(self._expression(item.context_expr), item.context_expr) for item in node.items]
+        items = [(self._expression(item.context_expr), item.context_expr,
+                  None if item.optional_vars is None else self._binder(item.optional_vars)) for item in node.items]
 
         def enter(stack: contextlib.ExitStack) -> None:
-            for mode_of, written in items:
+            for mode_of, written, bind in items:
                 mode = mode_of()
                 if not isinstance(mode, (GradModeContext, *B.CONTEXT_TYPES)):
                     raise NotAllowedError("'with' works only with a gradient mode",
                                           hint="call it: 'with torch.no_grad():'").at(*node_span(written, self.source))
-                stack.enter_context(mode)
+                entered = stack.enter_context(mode)
+                if bind is not None:
+                    bind(entered)
         return enter
 
     # -- expressions ----------------------------------------------------------------------------
@@ -920,13 +929,15 @@ class Interpreter:
             if isinstance(op, ast.Not):
                 return not truth(value)
             if isinstance(op, ast.Invert):
-                return invert(value)
+                return ARR.unary("~", value) if isinstance(value, np.ndarray) else invert(value)
             if isinstance(value, Tensor):
                 return -value if isinstance(op, ast.USub) else value
             if isinstance(value, NUMBER):
                 return -value if isinstance(op, ast.USub) else +value
             if isinstance(value, Instance) and isinstance(op, (ast.USub, ast.UAdd)):
                 return dunders.unary("-" if isinstance(op, ast.USub) else "+", value)
+            if isinstance(value, np.ndarray):
+                return ARR.unary("-" if isinstance(op, ast.USub) else "+", value)
             raise ArgumentError(f"bad operand type for unary {'-' if isinstance(op, ast.USub) else '+'}: "
                                 f"{type_name(value)}")
         return self._located(node, unary)
@@ -1048,8 +1059,8 @@ class Interpreter:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
-        elif attr == "__name__":
-            return S.name_of(owner)
+        elif attr in READABLE_ATTRIBUTES:
+            return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
         elif isinstance(owner, Module) and registered(owner, attr):
@@ -1059,8 +1070,8 @@ class Interpreter:
                 B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
-            if type(owner) is np.ndarray and attr in ARR.NDARRAY_METHODS:
-                return ARR.bound(owner, attr)
+            if type(owner) is np.ndarray:
+                return ARR.attribute(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape" and type(owner) is not np.ndarray:
                 return Size(value)
@@ -1071,6 +1082,10 @@ class Interpreter:
             if plain is not None:
                 plain.add(type(owner))
             return value
+        if (type(owner) is np.ndarray or isinstance(owner, B.Namespace) and owner.name.startswith("numpy")) and \
+                numpy_refusal(attr):
+            raise NotAllowedError(f"'{attr}' of NumPy is not available: gradcli refuses {numpy_refusal(attr)}",
+                                  hint="gradcli's NumPy is its numeric API on arrays of numbers")
         allowed = B.attribute_names(owner)
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import numpy as np
+
 from gradcli.data.loading import DataLoader, Dataset
 from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
-from gradcli.lang import dunders
+from gradcli.lang import arrays, dunders
 from gradcli.lang.generators import ProgramGenerator
 from gradcli.lang.limits import Lazy, check_list
 from gradcli.lang.objects import Instance
@@ -29,6 +31,8 @@ def iterate(value: Any) -> Iterator[Any]:
             return found
     if isinstance(value, (*SEQUENCES, *ENGINE_ITERABLES)):
         return iter(value)
+    if hasattr(getattr(value, "pytype", None), "program_members"):  # a program's Enum: its members
+        return value.pytype.program_members()
     if isinstance(value, ITERATORS):
         return value
     if isinstance(value, (dict, set)):
@@ -37,6 +41,8 @@ def iterate(value: Any) -> Iterator[Any]:
         if value.ndim == 0:
             raise ArgumentError("iteration over a 0-d tensor", hint="a 0-d tensor is one number: use x.item()")
         return iter(value)
+    if isinstance(value, np.ndarray):
+        return arrays.rows(value)
     if not isinstance(value, Instance) and hasattr(type(value), "program_attributes") and \
             hasattr(type(value), "__iter__"):
         return iter(value)  # a facade's container (deque)

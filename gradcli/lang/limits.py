@@ -12,8 +12,9 @@ program can neither catch a limit nor outrun it. Time the caller spends in its o
 a print, proving a backward call with SymPy) is not the program's and is not counted.
 
 Calls of the program's own functions have a count of their own (`call`), so that a few helper
-functions in a training loop do not eat its loop iterations, while an exponential recursion still
-stops long before the clock would. Lists, strings and widths are checked where they grow, before
+functions in a training loop do not eat its loop iterations. Both counts are deterministic guards
+set high enough (tens of millions) that published training loops run; the clock is what stops a
+runaway program. Lists, strings and widths are checked where they grow, before
 they are built.
 """
 from __future__ import annotations
@@ -28,10 +29,11 @@ from gradcli.errors import LimitError
 from gradcli.source import node_span
 
 DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; the engine enforces it (`Limits`)
-DEFAULT_MAX_STEPS = 10_000
+DEFAULT_MAX_STEPS = 50_000_000
+"""High enough for every published training loop: time and memory protect the user, this is a guard."""
 DEFAULT_TIMEOUT = 30.0
 TICKS = 1024
-MAX_CALLS = 100_000
+MAX_CALLS = 50_000_000
 MAX_CALL_DEPTH = 200
 MAX_LIST = 1_000_000
 MAX_STRING = 1_000_000

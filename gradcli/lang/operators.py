@@ -80,6 +80,8 @@ def contains(item: Any, container: Any) -> bool:
         return any(v is item or truth(compare(_EQ, v, item)) for v in container)
     if isinstance(container, Tensor):
         return bool((container == item).any())
+    if isinstance(container, np.ndarray):
+        return bool(arrays.compare(operator.eq, container, item, "in").any())
     if isinstance(container, Instance):
         return dunders.contains(item, container, lambda a, b: truth(compare(_EQ, a, b)), truth)
     if isinstance(container, VIEWS):
@@ -116,6 +118,8 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
     symbol, fn = BINARY[type(op)]
     if isinstance(left, Instance) or isinstance(right, Instance):
         return dunders.arithmetic(symbol, left, right)
+    if (isinstance(left, np.ndarray) or isinstance(right, np.ndarray)) and not isinstance(left, str):
+        return arrays.arithmetic(symbol, fn, left, right)
     if isinstance(left, str) or not isinstance(left, Tensor) and not isinstance(right, Tensor) and \
             (isinstance(left, (list, tuple)) or isinstance(right, (str, list, tuple))):
         return _sequence_arithmetic(symbol, left, right)
@@ -123,8 +127,7 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         if not all(isinstance(v, _OPERANDS) for v in (left, right)):
             raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and "
                                 f"{type_name(right)}")
-        return fn(F.as_tensor(left) if isinstance(left, (list, tuple)) else left,
-                  F.as_tensor(right) if isinstance(right, (list, tuple)) else right)
+        return fn(_tensor_operand(left), _tensor_operand(right))
     if isinstance(left, NUMBER) and isinstance(right, NUMBER):
         if symbol == "@":
             raise ArgumentError("operator '@' needs tensors, not numbers")
@@ -142,6 +145,13 @@ def arithmetic(op: ast.operator, left: Any, right: Any) -> Any:
         return sets.combine(op, left, right)
     raise ArgumentError(f"unsupported operand types for {symbol}: {type_name(left)} and {type_name(right)}",
                         hint="arithmetic works on numbers and tensors; make a list a tensor with tensor([...])")
+
+
+def _tensor_operand(value: Any) -> Any:
+    """A list meets a tensor as a tensor; NumPy's scalar as the Python number it holds (PyTorch's dtype rules)."""
+    if isinstance(value, (list, tuple)):
+        return F.as_tensor(value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sequence_arithmetic(symbol: str, left: Any, right: Any) -> Any:
@@ -193,6 +203,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
         return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.ndarray) or isinstance(right, np.ndarray)):
+        return arrays.compare(fn, left, right, SYMBOLS[type(op)])
     if isinstance(op, (ast.Eq, ast.NotEq)):
         if isinstance(left, (dict, set)) and type(left) is type(right):
             return _equal_containers(left, right) == isinstance(op, ast.Eq)
@@ -275,6 +287,8 @@ def index(value: Any, key: Any) -> Any:
         if type(key) is slice or type(key) is tuple:
             _positive_steps(key)
         return value[key]
+    if isinstance(value, np.ndarray):
+        return arrays.index(value, key)
     if isinstance(value, dict):
         from gradcli.lang.containers import get_item
         return get_item(value, key)
@@ -309,6 +323,10 @@ def set_item(container: Any, key: Any, value: Any) -> None:
         if type(key) is slice or type(key) is tuple:
             _positive_steps(key)
         container[key] = value
+    elif isinstance(container, np.ndarray):
+        arrays.set_item(container, key, value)
+    elif isinstance(container, Sequential):
+        container[int(key) if isinstance(key, Tensor) else key] = value
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry
         set_entry(container, key, value)

@@ -24,7 +24,7 @@ from itertools import accumulate
 from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
-from gradcli.lang import class_syntax
+from gradcli.lang import class_syntax, mangling
 from gradcli.lang import stdlib
 from gradcli.source import BOM, position_of, split_lines
 from gradcli.source import span as span_of
@@ -38,7 +38,7 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                            "torch.nn.init", "torch.optim", "numpy", "torch.autograd.function",
+                            "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
                             "torch.utils.checkpoint",
@@ -59,9 +59,12 @@ _CONSTANT_TYPES = (int, float, bool, str, type(None))
 # PyTorch's documented saved tensors on a node: the only names starting with '_' a program may read
 SAVED_ATTRIBUTES = frozenset({"_saved_self", "_saved_other", "_saved_result", "_saved_exponent", "_saved_mat2",
                               "_saved_tensor", "_saved_alpha", "_saved_dim", "_saved_keepdim"})
-# The one dunder a program may read: a type's or function's name (`type(e).__name__`), and the module's
-# `__name__` ("__main__"); it is a string, and reading it runs nothing.
+# The one dunder a program may read as a name: the module's `__name__` ("__main__"); a string, reading it
+# runs nothing.
 READABLE_DUNDER = "__name__"
+# The dunders a program may read as attributes: the name-only class view (`obj.__class__` is `type(obj)`)
+# and a type's or function's name, module and docstring; all strings or that view, none runs anything.
+READABLE_ATTRIBUTES = frozenset({"__name__", "__class__", "__qualname__", "__module__", "__doc__"})
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
@@ -140,6 +143,7 @@ def parse_program(source: str, filename: str = "<program>") -> ast.Module:
     if text.code != source or not source.isascii():  # else ast's positions already are the user's
         for node in ast.walk(tree):  # iterative, so safe on any tree ast.parse managed to build
             text.relocate(node)
+    mangling.mangle(tree)
     _Checker(text.user_lines, source, filename, program_private_names(tree)).block(tree.body, 1)
     return tree
 
@@ -360,14 +364,15 @@ class _Checker:
 
     def attribute_name(self, node: ast.Attribute) -> None:
         if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or node.attr in self.private or \
-                node.attr == READABLE_DUNDER and isinstance(node.ctx, ast.Load) or \
+                node.attr in READABLE_ATTRIBUTES and isinstance(node.ctx, ast.Load) or \
                 class_syntax.through_super(node):
             return
         span = None
         start = node.end_col_offset - len(node.attr)
         if self.user_lines[node.end_lineno - 1][start:node.end_col_offset] == node.attr:
             span = (node.end_lineno, start + 1, len(node.attr))
-        hint = "type(x) is its class: write type(model).__name__" if node.attr == "__class__" else _LISTED_BY_OPS
+        hint = "a class shows its __name__, __qualname__, __module__ and __doc__" \
+            if node.attr in ("__bases__", "__mro__", "__subclasses__") else _LISTED_BY_OPS
         raise self.refuse(node, f"attribute '{node.attr}' is not available", hint, span=span)
 
     # statements
@@ -392,17 +397,15 @@ class _Checker:
                 raise self.refuse(node, "multiple starred expressions in assignment", kind=ParseError)
             for element in node.elts:
                 self.target(element, depth + 1, unpacking=True)
-        elif isinstance(node, ast.Attribute) and not unpacking:
+        elif isinstance(node, ast.Attribute):
             self.expression(node.value, depth + 1)
             self.attribute_name(node)
             if node.attr.startswith("_") and node.attr not in self.private:
                 raise self.refuse(node, f"assignment to attribute '{node.attr}' is not supported", ASSIGNABLE_HINT)
-        elif isinstance(node, ast.Subscript) and not unpacking:
+        elif isinstance(node, ast.Subscript):
             self.subscript(node, depth + 1)
         elif isinstance(node, ast.Starred) and unpacking:
             self.target(node.value, depth + 1, unpacking=True)
-        elif unpacking:
-            raise self.refuse(node, "only names can be unpacked into", "unpack into names: a, (b, c) = ...")
         else:
             raise self.refuse(node, f"assignment to '{_in_words(type(node).__name__)}' is not supported")
 
@@ -482,10 +485,9 @@ class _Checker:
             named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if named not in _GRAD_MODES and named not in _AUTOGRAD_CONTEXTS:
                 raise self.refuse(call, "'with' is only supported for gradient modes", _WITH_HINT)
-            if item.optional_vars is not None:
-                raise self.refuse(item.optional_vars, "'with ... as NAME' is not supported for gradient modes",
-                                  "drop the 'as NAME' part")
             self.expression(call, depth)
+            if item.optional_vars is not None:
+                self.target(item.optional_vars, depth, unpacking=True)
         self.block(node.body, depth)
 
     def loop_body(self, node: ast.For | ast.While, depth: int) -> None:

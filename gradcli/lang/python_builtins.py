@@ -17,7 +17,7 @@ from gradcli.engine import functions as F
 from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
-from gradcli.lang import containers, dunders
+from gradcli.lang import arrays, containers, dunders
 from gradcli.lang import type_tests
 from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, raise_python
@@ -80,7 +80,8 @@ _NO_DEFAULT = object()
 
 
 def next_(iterator: Any, default: Any = _NO_DEFAULT) -> Any:
-    if not isinstance(iterator, _ITERATORS):
+    if not isinstance(iterator, _ITERATORS) and not (hasattr(type(iterator), "program_attributes") and
+                                                     hasattr(type(iterator), "__next__")):
         raise_python("TypeError", f"'{_type_name(iterator)}' object is not an iterator")
     try:
         return next(iterator)
@@ -171,6 +172,8 @@ def range_(*args: Any) -> range:
 
 def float_(x: Any = 0.0) -> float:
     """Python's float() of a number, a 1-element tensor, or a string such as '0.5', 'inf' or 'nan'."""
+    if isinstance(x, np.ndarray):
+        return arrays.number(x, float)
     if isinstance(x, (Tensor, int, float, bool, np.integer, np.floating)):
         return float(x)
     if isinstance(x, str):
@@ -183,6 +186,8 @@ def float_(x: Any = 0.0) -> float:
 
 
 def int_(x: Any = 0) -> int:
+    if isinstance(x, np.ndarray):
+        return arrays.number(x, int)
     if isinstance(x, (Tensor, int, float, bool, np.integer, np.floating)):
         if isinstance(x, float) and not math.isfinite(x):
             raise ValueDomainError(f"cannot convert float {x} to integer")
@@ -199,6 +204,10 @@ def int_(x: Any = 0) -> int:
 def len_(value: Any) -> int:
     if isinstance(value, Instance):
         return dunders.length(value)
+    if isinstance(value, np.ndarray):
+        return arrays.length(value)
+    if hasattr(getattr(value, "pytype", None), "program_members"):  # a program's Enum: its members
+        return len(list(value.pytype.program_members()))
     if isinstance(value, (*_SEQUENCES, Tensor, Sequential, dict, set, *ENGINE_ITERABLES)) or \
             hasattr(type(value), "program_attributes") and hasattr(type(value), "__len__"):
         return len(value)
@@ -238,11 +247,12 @@ def sum_(iterable: Any, *args: Any, **kwargs: Any) -> Any:
 def _extreme(tensor_fn: Callable[..., Any], pick: Callable[..., Any], word: str) -> Callable[..., Any]:
     """`max(xs)`, `max(a, b)` of numbers as Python's; of a tensor as torch's."""
     def call(*args: Any, **kwargs: Any) -> Any:
+        iterables = (list, tuple, range, str, dict, set, np.ndarray, *VIEWS, *_ITERATORS)
         key = kwargs.pop("key", None) if set(kwargs) <= {"key", "default"} and len(args) == 1 and \
-            isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)) else None
-        if len(args) == 1 and set(kwargs) <= {"default"} and \
-                isinstance(args[0], (list, tuple, range, str, dict, set, *VIEWS, *_ITERATORS)):
-            values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else list(args[0])
+            isinstance(args[0], iterables) else None
+        if len(args) == 1 and set(kwargs) <= {"default"} and isinstance(args[0], iterables):
+            values = list(consume(args[0])) if isinstance(args[0], (range, *_ITERATORS)) else \
+                items(args[0]) if isinstance(args[0], np.ndarray) else list(args[0])
             if not values:
                 if "default" in kwargs:
                     return kwargs["default"]

@@ -18,8 +18,10 @@ from gradcli.lang import containers as D
 from gradcli.lang import type_tests
 from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, catchable, python_value,
                                      raise_python, raised)
+from gradcli.lang.formatting import to_repr
 from gradcli.lang.operators import type_name
-from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, ASSIGNABLE_HINT
+from gradcli.lang.user_functions import UserFunction
+from gradcli.lang.parser import ASSIGNABLE_ATTRIBUTES, ASSIGNABLE_HINT, READABLE_ATTRIBUTES
 from gradcli.source import node_span
 
 Interpreter = Any  # the running interpreter (lang.interpreter imports this module, not the other way)
@@ -189,8 +191,27 @@ def keywords(parts: list[tuple[str | None, Callable[[], Any]]]) -> dict:
     return out
 
 
+def class_view(value: Any, attr: str) -> Any:
+    """`obj.__class__` (the same class as `type(obj)`), and a type's or a function's `__name__`,
+    `__qualname__`, `__module__` and `__doc__`: the dunders a program reads, text and that class only."""
+    if attr == "__class__":
+        return type_tests.type_(value)
+    name = name_of(value)
+    if attr in ("__name__", "__qualname__"):
+        return name
+    if attr == "__doc__":
+        if isinstance(value, UserFunction):
+            return ast.get_docstring(value.node, clean=False) if isinstance(value.node, ast.FunctionDef) else None
+        return value.doc if isinstance(value, C.UserClass) else None
+    if isinstance(value, (C.UserClass, UserFunction)):
+        return "__main__"
+    text = to_repr(value)  # `<class 'torch.nn.Linear'>`: the module is what the program sees printed
+    dotted = text[len("<class '"):-2] if text.startswith("<class '") else ""
+    return dotted.rpartition(".")[0] or "builtins"
+
+
 def name_of(value: Any) -> str:
-    """`T.__name__` of a type or a function: the only dunder a program reads."""
+    """`T.__name__` of a type or a function."""
     if isinstance(value, ProgramType):
         return value.name
     known = type_tests.stand_in_name(value)
@@ -207,7 +228,7 @@ def own_builtins(interpreter: Interpreter) -> dict[str, Callable[..., Any]]:
     def checked(name: Any) -> str:
         if not isinstance(name, str):
             raise ArgumentError(f"attribute name must be string, not '{type_name(name)}'")
-        if name.startswith("_") and name != "__name__":
+        if name.startswith("_") and name not in READABLE_ATTRIBUTES:
             raise NotAllowedError(f"attribute '{name}' is not available",
                                   hint="a computed attribute name cannot start with '_': on the program's own object, "
                                        "write it out (obj._name)")

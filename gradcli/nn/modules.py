@@ -237,9 +237,9 @@ class Module:
                          remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
         return self._named("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse: bool = True) -> list[Tensor]:
-        """A list (PyTorch returns a generator): pass it to an optimizer, or loop over it."""
-        return [p for _, p in self.named_parameters(recurse=recurse)]
+    def parameters(self, recurse: bool = True) -> "Generated":
+        """A generator, as PyTorch's: `next(model.parameters())`, an optimizer's params, a loop."""
+        return Generated([p for _, p in self.named_parameters(recurse=recurse)], "Module.parameters")
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
@@ -467,6 +467,28 @@ class Linear(Module):
                f"bias={self._parameters['bias'] is not None}"
 
 
+class Generated:
+    """What a PyTorch method returns as a generator (`model.parameters()`): iterated once, `next()` takes
+    the next item, and it has no length, as a generator has none."""
+
+    program_attributes: frozenset = frozenset()
+
+    def __init__(self, items: list, name: str) -> None:
+        self._items, self._name = iter(items), name
+
+    def __iter__(self) -> "Generated":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._items)
+
+    def __repr__(self) -> str:
+        return f"<generator object {self._name} at 0x{id(self):x}>"
+
+
+Generated.__name__ = "generator"  # errors name its type as Python names a generator's
+
+
 class Sequential(Module):
     """Modules applied one after the other; `model[i]` is the i-th, named "0", "1", ..."""
 
@@ -498,6 +520,15 @@ class Sequential(Module):
         if not isinstance(index, (int, np.integer)) or not -len(items) <= index < len(items):
             raise ArgumentError(f"index {index} is out of range", hint=f"this Sequential has {len(items)} modules")
         return items[index]
+
+    def __setitem__(self, index: Any, module: Any) -> None:
+        """`model[2] = nn.Linear(...)`: the module at that position replaced, under its name."""
+        keys = list(self._modules)
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not -len(keys) <= index < len(keys):
+            raise ArgumentError(f"index {index} is out of range", hint=f"this Sequential has {len(keys)} modules")
+        if not isinstance(module, Module):
+            raise ArgumentError(f"{_type_name(module)} is not a Module subclass")
+        self._modules[keys[index]] = module
 
     def append(self, module: Any) -> "Sequential":
         if not isinstance(module, Module):

@@ -81,6 +81,7 @@ class Checker(Protocol):
 
 SUFFIX = ".grad"
 NOTEBOOK = ".ipynb"
+PYTHON = ".py"
 Status = Literal["ok", "failed", "error"]
 ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
@@ -222,7 +223,8 @@ def _item_json(title: str, value: Any, json_value: Callable[[Any], Any]) -> dict
 
 
 def script_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The scripts `paths` name: files as given, directories as their `*.grad` files, sorted.
+    """The scripts `paths` name: files as given, directories as their `*.grad`, `*.py` and `*.ipynb` files,
+    sorted (a `.py` file runs as a script does, so a directory of them is not silently skipped).
 
     A missing path, or a directory without scripts, is a user error before anything runs: a
     batch that silently skipped a typo'd path would report success for tests it never ran.
@@ -231,9 +233,9 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in [*path.glob(f"*{SUFFIX}"), *path.glob(f"*{NOTEBOOK}")] if p.is_file())
+            found = sorted(p for suffix in (SUFFIX, PYTHON, NOTEBOOK) for p in path.glob(f"*{suffix}") if p.is_file())
             if not found:
-                raise ArgumentError(f"no {SUFFIX} or {NOTEBOOK} files in directory '{raw}'",
+                raise ArgumentError(f"no {SUFFIX}, {PYTHON} or {NOTEBOOK} files in directory '{raw}'",
                                     hint=f"gradcli run takes script files ending in {SUFFIX} (or .py), notebooks "
                                          f"({NOTEBOOK}), or directories of them")
             files.extend(found)

@@ -19,7 +19,7 @@ from gradcli.lang.stdlib.runtime import RESETS
 
 NAMES = frozenset({"random", "math", "functools", "itertools", "collections", "operator", "copy", "pprint", "time",
                    "typing", "dataclasses", "argparse", "warnings", "string", "numbers", "unicodedata",
-                   "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook"})
+                   "enum", "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook"})
 """Every module a program may import besides torch and numpy (tqdm's progress bars draw nothing)."""
 OTHERS = frozenset({"numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook"})
 """The facades of NAMES that are not Python's standard modules."""
@@ -59,7 +59,7 @@ def facade(name: str) -> Any:
 _FACADES = {"random": ("random_module", "RANDOM"), "math": ("math_module", "MATH"),
             "functools": ("functools_module", "FUNCTOOLS"), "itertools": ("itertools_module", "ITERTOOLS"),
             "collections": ("collections_module", "COLLECTIONS"), "operator": ("operator_module", "OPERATOR"),
-            "copy": ("copy_module", "COPY"), "numpy.random": ("numpy_random", "NUMPY_RANDOM"),
+            "copy": ("copy_module", "COPY"), "enum": ("enum_module", "ENUM"), "numpy.random": ("numpy_random", "NUMPY_RANDOM"),
             "tqdm": ("tqdm_module", "TQDM"), "tqdm.auto": ("tqdm_module", "TQDM_AUTO"),
             "tqdm.notebook": ("tqdm_module", "TQDM_NOTEBOOK")}
 """Module name -> (the facade's module in this package, its Namespace); the rest are in small_modules."""

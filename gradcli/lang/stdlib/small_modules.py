@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.errors import ArgumentError, LimitError
+from gradcli.errors import ArgumentError, LimitError, NotAllowedError
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType
 from gradcli.lang.limits import ACTIVE, DEFAULT_TIMEOUT, check_string
@@ -38,6 +38,29 @@ def pformat(value: Any, indent: int = 1, width: int = 80, depth: Any = None, *, 
 
 def pprint(value: Any, *args: Any, **kwargs: Any) -> None:
     show(pformat(value, *args, **kwargs))
+
+
+class PrettyPrinter:
+    """`pprint.PrettyPrinter(indent=2)`: its options kept, `pprint` and `pformat` as the module's with them."""
+
+    program_attributes = frozenset({"pprint", "pformat"})
+
+    def __init__(self, indent: int = 1, width: int = 80, depth: Any = None, *, compact: bool = False,
+                 sort_dicts: bool = True) -> None:
+        try:
+            _pprint.PrettyPrinter(indent, width, depth, compact=compact, sort_dicts=sort_dicts)  # Python's checks
+        except (ValueError, TypeError) as exc:
+            raise ArgumentError(f"PrettyPrinter: {exc}") from None
+        self.options = dict(indent=indent, width=width, depth=depth, compact=compact, sort_dicts=sort_dicts)
+
+    def pformat(self, value: Any) -> str:
+        return pformat(value, **self.options)
+
+    def pprint(self, value: Any) -> None:
+        show(self.pformat(value))
+
+    def __repr__(self) -> str:
+        return f"<pprint.PrettyPrinter object at 0x{id(self):x}>"
 
 
 # -- time --------------------------------------------------------------------------------------------
@@ -161,6 +184,15 @@ class ParsedArguments:
     def __init__(self, values: dict) -> None:
         self.__dict__.update(values)
 
+    def program_set_attribute(self, name: str, value: Any) -> None:
+        """`args.cuda = False`: a Namespace takes new attributes, as argparse's does (never one of its own
+        methods, nor a `_name`)."""
+        if name.startswith("_") or name not in self.__dict__ and hasattr(type(self), name):
+            raise NotAllowedError(f"cannot assign to attribute '{name}' of a Namespace",
+                                  hint="choose another name for the setting")
+        self.__dict__[name] = value
+        type(self).program_attributes = type(self).program_attributes | {name}
+
     def program_vars(self) -> dict:
         """`vars(args)`: the parsed values as a dict (a copy: the program cannot reach the object's own)."""
         return dict(self.__dict__)
@@ -217,7 +249,8 @@ def _character(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 SMALL: dict[str, Callable[[], Namespace]] = {
-    "pprint": lambda: Namespace("pprint", {"pprint": pprint, "pformat": pformat, "pp": pprint}),
+    "pprint": lambda: Namespace("pprint", {"pprint": pprint, "pformat": pformat, "pp": pprint,
+                                           "PrettyPrinter": lambda *a, **k: PrettyPrinter(*a, **k)}),
     "time": lambda: Namespace("time", {"time": _time.time, "perf_counter": _time.perf_counter,
                                        "monotonic": _time.monotonic, "process_time": _time.process_time,
                                        "sleep": sleep}),

@@ -1,0 +1,58 @@
+"""The `numpy` and `numpy.linalg` namespaces, made from the allowlist: each name NumPy's own, wrapped by
+the dispatcher; a refused name's reason is given where the program reaches for it."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcli.errors import NotAllowedError
+from gradcli.lang import type_tests
+from gradcli.lang.namespace import Namespace
+from gradcli.lang.numpy_facade import allowlist, dispatch
+from gradcli.lang.stdlib.runtime import RESETS
+
+
+def ndarray(*args: Any, **kwargs: Any) -> Any:
+    """`np.ndarray` is for `isinstance` and `type(a) is np.ndarray`; its constructor hands out raw memory."""
+    raise NotAllowedError("np.ndarray(...) makes an array of uninitialised memory",
+                          hint="make arrays with np.array, np.zeros, np.empty or np.arange")
+
+
+type_tests.register(ndarray, "ndarray", (np.ndarray,), "numpy")
+_SCALARS = {name: dispatch.ScalarType(name) for name in allowlist.SCALAR_TYPES}
+for _name, _stand_in in _SCALARS.items():
+    if np.dtype(_name).type.__name__ == _name.rstrip("_") or _name == "bool_":  # one stand-in per scalar type
+        type_tests.register(_stand_in, np.dtype(_name).type.__name__, (np.dtype(_name).type,), "numpy")
+
+_PRINT_DEFAULTS = np.get_printoptions()
+
+
+def _set_printoptions(*args: Any, **kwargs: Any) -> None:
+    if kwargs.get("formatter") is not None:
+        raise NotAllowedError("np.set_printoptions(formatter=...) is not supported",
+                              hint="set precision=, suppress=, threshold=, linewidth= or edgeitems=")
+    dispatch.call("np.set_printoptions", np.set_printoptions, *args, **kwargs)
+
+
+def _reset_printing() -> None:
+    np.set_printoptions(**_PRINT_DEFAULTS)
+
+
+RESETS.append(_reset_printing)
+
+LINALG = Namespace("numpy.linalg", {name: dispatch.function(f"np.linalg.{name}", getattr(np.linalg, name))
+                                    for name in sorted(allowlist.LINALG)})
+
+NUMPY = Namespace("numpy", {
+    **{name: dispatch.function(f"np.{name}", getattr(np, name)) for name in sorted(allowlist.FUNCTIONS)},
+    **_SCALARS,
+    **{name: getattr(np, name) for name in allowlist.CONSTANTS},
+    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG,
+})
+"""`np`: the random module joins it where the standard modules are made (`builtins`)."""
+
+
+def refusal(name: str) -> str | None:
+    """Why `np.name` is refused, for the names a program might reach for."""
+    return allowlist.REFUSED.get(name)
