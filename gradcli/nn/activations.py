@@ -35,6 +35,9 @@ def prelu(input: Any, weight: Any) -> Tensor:
 def glu(input: Any, dim: int = -1) -> Tensor:
     """a·σ(b), a and b the two halves of `dim`."""
     x = NF._tensor(input, "glu")
+    if x.ndim == 0:
+        raise ShapeError("glu does not support scalars because halving size must be even",
+                         hint="glu splits one dimension of a tensor into two halves")
     d = F._dim(dim, x.ndim)
     if x.shape[d] % 2:
         raise ShapeError(f"Halving dimension must be even, but dimension {d} is size {x.shape[d]}",
@@ -89,11 +92,11 @@ class PReLU(Module):
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         from gradcli.engine.creation import resolve_dtype
-        if not isinstance(num_parameters, int) or num_parameters < 1:
+        if not isinstance(num_parameters, int) or isinstance(num_parameters, bool) or num_parameters < 1:
             raise ArgumentError(f"PReLU(): num_parameters must be a positive integer, got {num_parameters!r}",
                                 hint="1, or the number of input channels")
-        self.num_parameters, self.init = num_parameters, init
-        data = np.full((num_parameters,), init, dtype=resolve_dtype(dtype) or _default_dtype())
+        self.num_parameters, self.init = num_parameters, F.number_arg(init, "PReLU", "init")
+        data = np.full((num_parameters,), self.init, dtype=resolve_dtype(dtype) or _default_dtype())
         self._parameters["weight"] = Parameter(_wrap(data))
 
     def forward(self, input: Any) -> Tensor:
