@@ -17,6 +17,14 @@ from gradcli.engine.tensor import Tensor
 __version__ = "0.1.0"
 
 
+def load_ipython_extension(ipython: object) -> None:
+    """`%load_ext gradcli` in IPython or Jupyter: the `%gradcli` and `%%gradcli` magics. IPython looks
+    for this function on the package; the magics live with the commands (gradcli.jupyter), loaded
+    by name so that the public API never imports the command line that imports it."""
+    import importlib
+    importlib.import_module("gradcli.jupyter").load_ipython_extension(ipython)
+
+
 __all__ = [
     "GradcliError", "Tensor", "tensor", "evaluate", "grad", "jacobian", "hessian", "manual_seed",
     "set_default_dtype", "get_default_dtype", "arange", "eye", "full", "linspace", "ones", "ones_like", "rand",

@@ -59,6 +59,10 @@ def result_json(result: Any, wrt: list[str] | None = None) -> dict:
                   for name, g in result.grads.items() if not wrt or name in wrt},
         "seed": result.seed,
     }
-    if result.output._data.size != 1:
+    if result.output._data.size != 1 and result.gradient is not None:
         payload["gradient"] = {**block_json(result.gradient), "summed": result.summed}
+    if result.made:
+        payload["made_leaves"] = list(result.made)
+    if result.own_backward:
+        payload["own_backward"] = list(result.own_backward)
     return payload

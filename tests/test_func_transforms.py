@@ -20,9 +20,14 @@ def values(source: str, name: str = "r") -> np.ndarray:
 
 
 # -- hostile input first ----------------------------------------------------------------------------------
-def test_vmap_over_a_huge_batch_is_refused_before_any_call() -> None:
-    err = fails(PRE + "r = vmap(lambda x: x * 2)(torch.zeros(200_000, 1))", LimitError)
+def test_vmap_over_a_huge_batch_per_example_is_refused_before_any_call() -> None:
+    err = fails(PRE + "r = vmap(lambda x: x * x.item())(torch.zeros(200_000, 1))", LimitError)
     assert "200,000 examples" in err.message
+
+
+def test_vmap_over_a_huge_batch_by_rules_runs_once() -> None:
+    r = run(PRE + "r = vmap(lambda x: x * 2)(torch.zeros(200_000, 1))")["r"]
+    assert r.shape == (200_000, 1)
 
 
 def test_vmap_of_a_function_that_never_ends_hits_the_step_cap() -> None:
@@ -294,7 +299,7 @@ def test_check_catches_a_wrong_jvp_wherever_forward_mode_computed_the_result(tmp
 
 
 def test_the_vmap_batch_limit_cannot_be_caught() -> None:
-    fails(PRE + "try:\n    r = vmap(lambda x: x)(torch.zeros(200_000))\nexcept Exception:\n    r = 1\n", LimitError)
+    fails(PRE + "try:\n    r = vmap(lambda x: x * x.item())(torch.zeros(200_000))\nexcept Exception:\n    r = 1\n", LimitError)
 
 
 NESTED_CHECKED = PRE + """x = torch.tensor([0.5, -1.0])

@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "views": LIBRARY | {"check", "program", "engine", "errors", "source", "jsonable"},
     "top": {"engine", "program", "errors"},  # gradcli/__init__.py: the public API
 }
-TOP = {"commands", "cli", "pytest_plugin", "__main__"}  # the command layer may import any part
+TOP = {"commands", "cli", "pytest_plugin", "__main__", "jupyter"}  # the command layer may import any part
 CYCLES_ALLOWED = {"engine"}  # Tensor methods <-> the functional ops, as in PyTorch
 
 

@@ -16,9 +16,9 @@ from gradcli.lang.operators import BINARY, COMPARE
 
 
 def names_called_on_ns() -> set[str]:
-    """Every attribute a VJP (or a helper they share) reads from the namespace argument `ns`."""
-    tree = ast.parse(inspect.getsource(ops))
-    return {node.attr for node in ast.walk(tree)
+    """Every attribute a VJP (or a helper they share) reads from the namespace argument `ns`, in every family."""
+    trees = [ast.parse(inspect.getsource(family)) for family in (ops.op, *ops.FAMILIES)]
+    return {node.attr for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ns"}
 
 

@@ -69,7 +69,16 @@ def test_filter(cli):
                      "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss", "F.softshrink", "nn.Softshrink"}
     by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
     assert {"matmul", "mm", "dot", "a @ b"} <= by_node
-    assert cli.json("ops", "no-such-thing")["ops"] == []
+
+
+def test_a_filter_nothing_matches_is_a_user_error_with_the_closest_name(cli):
+    result = cli("ops", "sigmod")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["error[argument]: no function, method, attribute or operator matches 'sigmod'",
+                                          "hint: did you mean 'sigmoid'?"]
+    result = cli("ops", "nosuchthing")
+    assert result.exit_code == 2
+    assert "hint: no name is close to it; gradcli ops with no filter lists everything" in result.stderr
 
 
 def test_namespaces(cli):
@@ -96,4 +105,19 @@ def test_text_table(cli):
 
 def test_the_filter_is_user_text_not_markup(cli):
     result = cli("ops", "[/x]")
-    assert result.exit_code == 0 and "0 entries matching '[/x]'" in result.stdout
+    assert result.exit_code == 2 and "matches '[/x]'" in result.stderr
+
+
+def test_at_80_columns_calls_and_rules_wrap_between_names_never_inside():
+    import os
+    import subprocess
+    done = subprocess.run(["gradcli", "ops", "softmax"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "80"})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and all(len(line) <= 80 for line in lines)
+    table = [line for line in lines if line.startswith("│")]
+    assert "…" not in "".join(table)
+    calls = [line.split("│")[1].strip() for line in table]
+    for name in ("log_softmax(", "softmin(", "LogSoftmax(", "Softmax("):
+        assert any(cell.endswith(name) or cell.startswith(name) for cell in calls), name
+    assert "LogSoftmaxBackward0" in done.stdout

@@ -227,6 +227,7 @@ CASES = [
     P(lambda a: a.logit(eps=0.2), [unit(4, 3) * 0.5 + 0.5], id="logit-eps"),
     P(lambda a: a.lgamma(), [r(4, 3) * 3], id="lgamma"),
     P(lambda a: a.digamma(), [pos(4, 3)], id="digamma"),
+    P(lambda a: a.sinc(), [r(4, 3)], id="sinc"),
     P(lambda a: a.digamma(), [np.array([-0.5, -2.3, -7.9])], id="digamma-negative"),
     P(lambda a: a.polygamma(2), [pos(4, 3)], id="polygamma"),
     P(lambda a: a.floor() * a, [unit(4, 3) * 3], id="floor"),

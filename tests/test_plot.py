@@ -230,3 +230,62 @@ def test_a_named_input_the_program_reassigns():
     result = sweep("x = x * 2\nout = sin(x)", {}, [parse_range("x=0:1")], points=5)
     xs = result.grid[0]
     np.testing.assert_allclose(result.derivative["x"], 2 * np.cos(2 * xs))
+
+
+def test_the_builtin_range_is_no_input(cli):
+    out = cli.json("plot", "y = x\nfor i in range(2):\n    y = y * x", "--range", "-1:1", "--points", "3")
+    assert out["inputs"] == {"x": "x"}
+    np.testing.assert_allclose(arrays(out, "derivative")[0], [3.0, 0.0, 3.0])  # d(x³)/dx = 3x²
+
+
+def test_a_point_by_point_sweep_reports_progress_and_a_batched_one_needs_none():
+    from gradcli.check.sweep import Axis
+    heard: list[tuple[int, int]] = []
+    looped = sweep("y = x\nwhile y.abs() < 100:\n    y = y * 2", {}, [Axis("x", 1.0, 2.0)], points=5,
+                   progress=lambda done, total: heard.append((done, total)))
+    assert looped.batched is False and heard == [(1, 5), (2, 5), (3, 5), (4, 5)]
+    heard.clear()
+    assert sweep("y = x * x", {}, [Axis("x", 1.0, 2.0)], points=5, progress=lambda *a: heard.append(a)).batched
+    assert heard == []
+
+
+def test_progress_shows_on_a_terminal_only_and_is_cleared():
+    import io
+
+    from rich.console import Console
+
+    from gradcli.views.check_view import progress_reporter
+    for terminal, shown in ((True, True), (False, False)):
+        screen = io.StringIO()
+        with progress_reporter(Console(file=screen, force_terminal=terminal, width=80, no_color=False), after=0,
+                               what="sampling") as progress:
+            progress(3, 10)
+        assert ("sampling" in screen.getvalue()) is shown
+    quick = io.StringIO()
+    with progress_reporter(Console(file=quick, force_terminal=True), after=60) as progress:
+        progress(3, 10)
+    assert quick.getvalue() == ""  # work that ends before `after` shows no bar at all
+
+
+def test_plot_json_has_no_progress():
+    from gradcli.commands.plot import _progress
+    with _progress(as_json=True) as progress:
+        assert progress is None
+
+
+def test_a_spinner_shows_only_for_work_over_its_delay_on_a_terminal():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from gradcli.views.check_view import busy
+    slow = io.StringIO()
+    with busy(Console(file=slow, force_terminal=True, width=80, no_color=False), "running the program", after=0.05):
+        time.sleep(0.5)
+    assert "running the program" in slow.getvalue()
+    for terminal, delay in ((True, 30.0), (False, 0.0)):
+        quiet = io.StringIO()
+        with busy(Console(file=quiet, force_terminal=terminal, width=80), "running the program", after=delay):
+            time.sleep(0.2)
+        assert quiet.getvalue() == ""

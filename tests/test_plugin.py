@@ -135,3 +135,16 @@ def test_notebooks_in_a_given_directory_are_tests(pytester):
     result = run(pytester, "nbs", "-v")
     result.assert_outcomes(passed=1, failed=1)
     assert "nbs/bad.ipynb, cell 2, line 1, column 1" in result.stdout.str()
+
+
+def test_pytest_n_runs_a_class_of_scripts_in_parallel(pytester):
+    """`pytest -n 2 scripts/` (pytest-xdist): each worker collects the same items and runs its share."""
+    pytest.importorskip("xdist")
+    for k in range(4):
+        write(pytester.path, f"scripts/student{k}.grad", PASSING)
+    write(pytester.path, "scripts/student_wrong.grad", WRONG)
+    result = pytester.runpytest_subprocess(*QUIET, "-n", "2", "-v", "scripts")
+    result.assert_outcomes(passed=4, failed=1)
+    out = result.stdout.str()
+    assert "[gw0]" in out and "[gw1]" in out
+    assert "d(sum x^2)/dx = 2x" in out

@@ -195,9 +195,9 @@ def test_missing_path_and_empty_directory_are_user_errors(cli, tmp_path, monkeyp
     result = cli("run", "nope.grad")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == ["error[argument]: no such file or directory: 'nope.grad'",
-                                          "hint: give a .grad script or a directory of them"]
+                                          "hint: give a script (.py, .grad or .ipynb) or a directory of them"]
     result = cli("run", ".")
-    assert result.exit_code == 2 and "no .grad, .py or .ipynb files in directory" in result.stderr
+    assert result.exit_code == 2 and "no .py, .grad or .ipynb files in directory" in result.stderr
 
 
 def test_directories_expand_to_sorted_scripts(tmp_path):

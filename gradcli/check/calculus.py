@@ -17,6 +17,7 @@ import sympy as sp
 from sympy.core.function import Function
 
 from gradcli.engine import special
+from gradcli.engine.ops import TABLE
 
 _INDEXED = 8
 
@@ -235,33 +236,20 @@ _FLOAT: dict[type, Callable[..., float]] = {
     sp.Add: lambda *a: sum(a),
     sp.Mul: lambda *a: math.prod(a),
     sp.Pow: float_pow,
-    sp.exp: guard(math.exp),
-    sp.log: guard(math.log),
-    sp.sin: math.sin,
-    sp.cos: math.cos,
-    sp.tan: math.tan,
-    sp.tanh: math.tanh,
-    sp.cosh: guard(math.cosh),
-    sp.sinh: guard(math.sinh),
     sp.Abs: abs,
     sp.sign: sign,
-    sp.asin: guard(math.asin),
-    sp.acos: guard(math.acos),
-    sp.atan: math.atan,
-    sp.asinh: math.asinh,
-    sp.acosh: guard(math.acosh),
-    sp.atanh: guard(math.atanh),
     sp.atan2: math.atan2,
-    sp.erf: math.erf,
-    sp.erfc: math.erfc,
-    sp.erfinv: lambda v: float(special.erfinv(v)),
-    sp.loggamma: lambda v: float(special.lgamma(v)),
     sp.polygamma: lambda n, v: float(special.polygamma(int(n), v)),
     sp.Heaviside: _heaviside,
     sp.DiracDelta: _dirac,
     sp.Max: lambda *a: math.nan if any(map(math.isnan, a)) else max(a),
     sp.Min: lambda *a: math.nan if any(map(math.isnan, a)) else min(a),
 }
+
+
+_FLOAT.update({op.element.symbolic(sp): guard(op.element.numeric) for op in TABLE
+               if op.element is not None and isinstance(op.element.symbolic(sp), type)})
+"""The SymPy functions the op table declares (`Element`) evaluate as their declared float meaning."""
 
 
 def sympy_float(v: sp.Basic) -> float:

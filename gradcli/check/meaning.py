@@ -28,6 +28,7 @@ import sympy as sp
 
 from gradcli.check.calculus import extremum, float_pow, guard, sign, sympy_float
 from gradcli.engine import special
+from gradcli.engine.ops import TABLE
 
 _SHORT_DIGITS = 6
 
@@ -152,19 +153,16 @@ def _nan_or(fn: Callable[..., float]) -> Callable[..., float]:
 class Meaning:
     """`S`: elementwise functions of one element, and array helpers over object arrays.
 
+    The functions the op table declares with an `element` meaning (`exp`, `asin`, ...) are added
+    from those declarations below the class; what is written here is the shared vocabulary
+    (arithmetic, Max, Abs, the steps) and the meanings made of other meanings.
+
     `exact` decides what a leaf element held at its value is: a float (arithmetic in float64)
     or its exact value (`--exact`, arithmetic in SymPy).
     """
 
-    exp = _elementwise(guard(math.exp), sp.exp)
-    log = _elementwise(guard(math.log), sp.log)
-    sqrt = _elementwise(guard(math.sqrt), sp.sqrt)
     Abs = _elementwise(abs, sp.Abs)
     sign = _elementwise(sign, sp.sign)
-    sin = _elementwise(guard(math.sin), sp.sin)
-    cos = _elementwise(guard(math.cos), sp.cos)
-    tan = _elementwise(guard(math.tan), sp.tan)
-    tanh = _elementwise(math.tanh, sp.tanh)
     add = _binary(lambda a, b: a + b, lambda u, v: u + v)
     sub = _binary(lambda a, b: a - b, lambda u, v: u - v)
     mul = _binary(lambda a, b: a * b, _product)
@@ -172,19 +170,6 @@ class Meaning:
     pow = _binary(float_pow, lambda u, v: u ** v)
     Max = _binary(_nan_or(max), lambda u, v: extremum(sp.Max, [u, v]))
     Min = _binary(_nan_or(min), lambda u, v: extremum(sp.Min, [u, v]))
-    asin = _elementwise(guard(math.asin), sp.asin)
-    acos = _elementwise(guard(math.acos), sp.acos)
-    atan = _elementwise(math.atan, sp.atan)
-    sinh = _elementwise(guard(math.sinh), sp.sinh)
-    cosh = _elementwise(guard(math.cosh), sp.cosh)
-    asinh = _elementwise(math.asinh, sp.asinh)
-    acosh = _elementwise(guard(math.acosh), sp.acosh)
-    atanh = _elementwise(guard(math.atanh), sp.atanh)
-    erf = _elementwise(math.erf, sp.erf)
-    erfc = _elementwise(math.erfc, sp.erfc)
-    erfinv = _elementwise(lambda v: float(special.erfinv(np.float64(v))), sp.erfinv)
-    lgamma = _elementwise(lambda v: float(special.lgamma(np.float64(v))), sp.loggamma)
-    digamma = _elementwise(lambda v: float(special.digamma(np.float64(v))), sp.digamma)
     floor = _elementwise(_float_step(math.floor), Floor)
     ceil = _elementwise(_float_step(math.ceil), Ceil)
     trunc = _elementwise(_float_step(math.trunc), Trunc)
@@ -592,3 +577,13 @@ class Meaning:
         out.fill(sp.Integer(0))
         np.add.at(out, key, v)
         return out
+
+
+def _declared_elements() -> None:
+    """`S.<name>` for every function the op table declares with an `element` meaning."""
+    for op in TABLE:
+        if op.element is not None:
+            setattr(Meaning, op.name, _elementwise(guard(op.element.numeric), op.element.symbolic(sp)))
+
+
+_declared_elements()

@@ -17,7 +17,7 @@ import ast
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -78,7 +78,9 @@ def parse_range(text: str) -> Axis:
 def read_names(program: str) -> tuple[list[str], list[str]]:
     """The names the program reads (builtins aside), in order, and those of them it never binds: its free inputs."""
     tree = parse_program(program)
-    builtin = set(B.PRELUDE) | set(B.FUNCTIONS) | {"print", "True", "False", "None"}
+    from gradcli.lang.python_builtins import PYTHON
+    builtin = set(B.PRELUDE) | set(B.FUNCTIONS) | set(PYTHON) | \
+        {"print", "True", "False", "None", "getattr", "hasattr", "setattr", "__name__"}
     bound = set(builtin)
     read: dict[str, None] = {}
     for node in ast.walk(tree):
@@ -294,12 +296,15 @@ def _samples(axis: Axis, n: int) -> np.ndarray:
 
 
 def sweep(program: str, inputs: Mapping[str, str], axes: list[Axis], points: int = 400, order: int = 1,
-          of: str | None = None, settings: Settings | None = None, check: bool = False) -> Sweep:
+          of: str | None = None, settings: Settings | None = None, check: bool = False,
+          progress: Callable[[int, int], None] | None = None) -> Sweep:
     """Sample `program`'s output and derivative(s) over `axes` (one or two) with the other inputs fixed.
 
     `inputs` maps names to specs; a swept input's spec, if given, only sets its shape (one number).
     `order` 2 adds the second derivative (one axis only). `check` asks SymPy for each derivative's
     formula, checked at the defined sample nearest the middle (SymPy is imported only then).
+    `progress(done, total)` hears of each point of a program run once per point (one that cannot
+    be run on all points at once).
     """
     settings = settings or Settings()
     if not 1 <= len(axes) <= 2:
@@ -327,7 +332,7 @@ def sweep(program: str, inputs: Mapping[str, str], axes: list[Axis], points: int
         run = _batched(program, fixed, names, coords, of, settings, order, first, at)
         batched = run is not None
         if run is None:
-            run = _one_by_one(size, first, at)
+            run = _one_by_one(size, first, at, progress)
         report = _check(program, fixed, names, shapes, coords, run, of, settings) if check else None
     shape = (size,) if len(grid) == 1 else (grid[1].size, grid[0].size)
     undefined = tuple(Undefined(k, r) for k, r in sorted(run.reasons.items()))
@@ -389,11 +394,13 @@ def _agree(run: _Run, single: _Run, k: int) -> bool:
     return bool(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)) and (k in run.reasons) == (0 in single.reasons)
 
 
-def _one_by_one(size: int, first: _Run, at: Any) -> _Run:
+def _one_by_one(size: int, first: _Run, at: Any, progress: Callable[[int, int], None] | None) -> _Run:
     """Run the program once per point, within `SECONDS`."""
     runs = [first]
     deadline = time.monotonic() + SECONDS
     for k in range(1, size):
+        if progress is not None:
+            progress(k, size)
         if time.monotonic() > deadline:
             raise LimitError(f"the plot took longer than {SECONDS:g} s ({k:,} of {size:,} points, one run each)",
                              hint="use fewer --points, e.g. --points 100")

@@ -9,13 +9,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 
 from gradcli.errors import ArgumentError, GradcliError, ProgramAssertionError
 
@@ -25,17 +27,27 @@ CHECK_MODES = ("symbolic", "numeric", "all")
 
 
 class _Console(Console):
-    """rich's console, except that a closed pipe ends the command like any other write to it does."""
+    """rich's console, except that a closed pipe ends the command like any other write to it does,
+    and no line ends in spaces (rich pads a table's title and caption to the table's width: in a
+    pipe or a file they are noise to `diff`, `grep -x` and editors)."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
 
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return _TRAILING_SPACES.sub("\n", super()._render_buffer(buffer))
+
+
+_TRAILING_SPACES = re.compile(r" +\n")
+
 
 def console(stderr: bool = False) -> Console:
-    """Plain text when not a terminal or NO_COLOR is set (rich honours both); width from COLUMNS."""
-    return _Console(stderr=stderr, highlight=False, soft_wrap=False,
-                    no_color="NO_COLOR" in os.environ or None)
+    """Plain text when not a terminal; with NO_COLOR, no escape at all (rich's own NO_COLOR drops the
+    colours but keeps bold, dim and italic); width from COLUMNS."""
+    plain = "NO_COLOR" in os.environ
+    return _Console(stderr=stderr, highlight=False, soft_wrap=False, no_color=plain or None,
+                    color_system=None if plain else "auto")
 
 
 def print_error(view: Any) -> None:
@@ -103,7 +115,9 @@ def split_names(text: str | None) -> list[str] | None:
 
 def check_mode(check: str | None) -> None:
     if check is not None and check not in CHECK_MODES:
-        raise ArgumentError(f"--check {check!r} is not a check mode", hint="use --check, --check numeric or --check all")
+        raise ArgumentError(f"--check {check!r} is not a check mode",
+                            hint="use --check, --check numeric or --check all (a path or input named right after a "
+                                 "bare --check is read as its mode: put --check after it)")
 
 
 def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> None:
@@ -114,9 +128,35 @@ def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> Non
                                 hint=f"the inputs are: {', '.join(names) or 'none'}")
 
 
-def collect_inputs(positional: list[str] | None, options: list[str] | None) -> dict[str, str]:
+def program_inputs(program: str, positional: list[str] | None, options: list[str] | None) -> tuple[str, dict[str, str]]:
+    """The program's text and its inputs by name, as the command line gave them.
+
+    `-` reads the program from stdin and `@FILE` from a file (a program that a shell would
+    mangle, or a long one). A program the shell split into words (`gradcli eval y = x*2 x=1`
+    arrives as `y`, `=`, `x*2`) is named as such, not as an input with an empty name.
+    """
     from gradcli.program.evaluation import parse_input_args
-    return parse_input_args(list(positional or []) + list(options or []))
+    words = list(positional or [])
+    if any(word.startswith("=") for word in words):
+        split = [w for w in words if w.startswith("=") or "=" not in w]
+        given = [w for w in words if w not in split]
+        arguments = " ".join([f"'{' '.join([program, *split])}'", *given])
+        raise ArgumentError("the program reached gradcli as several arguments: the shell splits it at its spaces",
+                            hint=f"quote the program as one argument: {arguments}")
+    return _program_text(program), parse_input_args(words + list(options or []))
+
+
+def _program_text(program: str) -> str:
+    if program == "-":
+        return sys.stdin.read()
+    if program.startswith("@") and "\n" not in program:
+        try:
+            with open(program[1:], encoding="utf-8") as file:
+                return file.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ArgumentError(f"cannot read the program from '{program[1:]}': {exc.strerror or exc}",
+                                hint="give @FILE of a readable text file, - for stdin, or the program itself") from None
+    return program
 
 
 def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
@@ -124,6 +164,17 @@ def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
     from gradcli.views.check_view import progress_reporter
     with progress_reporter(console(stderr=True)) as progress:
         return run(progress)
+
+
+@contextlib.contextmanager
+def running(as_json: bool, what: str = "running the program") -> Iterator[None]:
+    """A spinner on a terminal's stderr while a program runs for over a second (never beside JSON)."""
+    if as_json:
+        yield
+        return
+    from gradcli.views.check_view import busy
+    with busy(console(stderr=True), what):
+        yield
 
 
 def emit_json_with_check(payload: dict, report: Any) -> None:

@@ -5,8 +5,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
-                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
+                                     running, split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Atol, Debug, Full, InputOption, Inputs, Of, Program, Rtol, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -30,8 +31,8 @@ def eval_command(
     program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
     grad: Annotated[Optional[str], typer.Option(
         "--grad", "-g", metavar="SPEC", help="The gradient backward starts from, as y.backward(gradient), e.g. "
-                                             "[0.1, 1.0, 0.0001], or ones (of the output's shape). Default: ones, "
-                                             "so a non-scalar output's gradients are those of its sum.")] = None,
+                                             "[0.1, 1.0, 0.0001], or ones (of the output's shape, so a non-scalar "
+                                             "output's gradients are those of its sum).  [default: ones]")] = None,
     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False,
     graph: Annotated[bool, typer.Option("--graph", help="Show the autograd graph as a tree, with PyTorch's node "
                                                         "names.")] = False,
@@ -46,19 +47,26 @@ def eval_command(
 ) -> None:
     """Run PROGRAM on the inputs, backpropagate from its output and show every gradient."""
     with guarded(as_json, debug):
+        from gradcli.errors import ArgumentError
         from gradcli.program.evaluation import evaluate
         from gradcli.jsonable import result_json
         from gradcli.views.render import graph_tree, result_view
-        names = collect_inputs(inputs, input_option)
+        program, names = program_inputs(program, inputs, input_option)
         wanted = split_names(wrt)
         check_mode(check)
-        require_known_inputs(wanted, names)
         recorder = None
         if explain:
             from gradcli.program.recorder import Recorder
             recorder = Recorder()
-        result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
-                          max_steps=max_steps, timeout=timeout, trace=recorder)
+        with running(as_json):
+            result = evaluate(program, names, grad=grad, of=of, seed=seed, dtype=dtype, max_elements=max_elements,
+                              max_steps=max_steps, timeout=timeout, trace=recorder)
+        require_known_inputs(wanted, result.leaves)  # the inputs, and the leaves the program made
+        if check is not None and result.gradient is None:
+            lines = ", ".join(map(str, result.own_backward))
+            raise ArgumentError(f"--check: the program's own backward (line {lines}) is not one call on its output, "
+                                "so eval cannot say which derivative .grad holds",
+                                hint="gradcli run --check checks each backward call of a script on its own")
         report = _run_check(result, check, rtol, atol, exact, seed, wanted) if check is not None else None
         if as_json:
             payload = result_json(result, wanted)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from gradcli.commands.common import (check_mode, checked, collect_inputs, console, emit_json_with_check,
-                                     exit_if_failed, guarded, print_check, require_known_inputs, split_names)
+from gradcli.commands.common import (check_mode, checked, console, emit_json_with_check,
+                                     exit_if_failed, guarded, print_check, program_inputs, require_known_inputs, running,
+                                     split_names)
 from gradcli.commands import options
 from gradcli.commands.options import Debug, Full, InputOption, Inputs, Of, Program, Wrt
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
@@ -34,9 +35,9 @@ Timeout = options.timeout("the program's run", "the derivatives after it are bou
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                      wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
-                     check: Check = None, full: Full = False, debug: Debug = False,
+                     check: Check = None, full: Full = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                     timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+                     timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
     """The Jacobian of PROGRAM's output with respect to each input (output shape + input shape)."""
     with guarded(as_json, debug):
         from gradcli.check import jacobian_check
@@ -44,8 +45,8 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
         from gradcli.engine.autograd import jacobian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, check,
-                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+                                        Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
         report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
@@ -57,9 +58,9 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
 
 def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
-                    check: Check = None, full: Full = False, debug: Debug = False,
+                    check: Check = None, full: Full = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-                    timeout: Timeout = DEFAULT_TIMEOUT) -> None:
+                    timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False) -> None:
     """The Hessian of PROGRAM's scalar output: one block per pair of inputs (shape of A + shape of B)."""
     with guarded(as_json, debug):
         from gradcli.check import hessian_check
@@ -67,8 +68,8 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
         from gradcli.engine.autograd import hessian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with _forward(program, inputs, input_option, of, wrt, check,
-                      Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+                                        Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
         report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, seed=seed,
@@ -89,7 +90,7 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     """
     from gradcli.errors import ArgumentError
     from gradcli.program.evaluation import engine_settings, run_program
-    names = collect_inputs(inputs, input_option)
+    program, names = program_inputs(program, inputs, input_option)
     wanted = split_names(wrt)
     check_mode(check)
     require_known_inputs(wanted, names)

@@ -10,13 +10,15 @@ come from `gradcli.lang.limits`, which enforces them.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
-Program = Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'y = x + 2; out = (y*y*3).mean()'.")]
+Program = Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, quoted as one argument, e.g. "
+                                                                "'y = x + 2; out = (y*y*3).mean()'; - reads it from "
+                                                                "stdin, @FILE from a file.")]
 Inputs = Annotated[Optional[list[str]], typer.Argument(
     metavar="[NAME=SPEC]...", help="Inputs as NAME=SPEC, e.g. x=ones(2,2), x=[1.0, 2.0], w=@w.npy.")]
 InputOption = Annotated[Optional[list[str]], typer.Option(
@@ -40,8 +42,8 @@ def seed(scope: str) -> Any:
 
 def dtype(default: str, why: str) -> Any:
     other = "float32" if default == "float64" else "float64"
-    return Annotated[str, typer.Option("--dtype", metavar="DTYPE", help=f"The default float dtype: {default} "
-                                                                        f"({why}) or {other}.")]
+    return Annotated[Literal["float64", "float32"], typer.Option(
+        "--dtype", help=f"The default float dtype: {default} ({why}) or {other}.")]
 
 
 def as_json(what: str) -> Any:
@@ -62,18 +64,23 @@ def explain(what: str) -> Any:
 def max_elements(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-elements", metavar="N", show_default=False,
-        help=f"Largest tensor allowed, in elements, checked before allocating (default {DEFAULT_MAX_ELEMENTS:,}; "
-             f"{scope}).")]
+        help=f"Largest tensor allowed, in elements, checked before allocating ({scope}).{_default(DEFAULT_MAX_ELEMENTS)}")]
 
 
 def max_steps(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-steps", metavar="N", show_default=False,
-        help=f"Most loop iterations allowed, all loops together (default {DEFAULT_MAX_STEPS:,}, and as many calls "
-             f"of the program's own functions; {scope}). A guard: --timeout is what stops a runaway program.")]
+        help=f"Most loop iterations allowed, all loops together, and as many calls of the program's own functions "
+             f"({scope}). A guard: --timeout is what stops a runaway program.{_default(DEFAULT_MAX_STEPS)}")]
 
 
 def timeout(subject: str, note: str) -> Any:
     return Annotated[float, typer.Option(
         "--timeout", metavar="SECONDS", show_default=False,
-        help=f"Stop {subject} after this many seconds of wall clock (default {DEFAULT_TIMEOUT:g}; {note}).")]
+        help=f"Stop {subject} after this many seconds of wall clock ({note}).{_default(DEFAULT_TIMEOUT)}")]
+
+
+def _default(value: float) -> str:
+    """A limit's default as typer shows every other default, with digits grouped: typer's own
+    `show_default` would print 50000000 (or, given text, wrap it in parentheses)."""
+    return f"  [default: {value:,g}]" if isinstance(value, float) else f"  [default: {value:,}]"

@@ -6,16 +6,17 @@ One `--range` draws curves in the terminal (plotext); two draw a heat map with g
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
 from gradcli.commands import options
-from gradcli.commands.common import (check_mode, collect_inputs, console, emit_json, exit_if_failed, guarded,
-                                     print_check)
+from gradcli.commands.common import (check_mode, console, emit_json, exit_if_failed, guarded,
+                                     print_check, program_inputs)
 from gradcli.commands.options import Debug, InputOption
 
 if TYPE_CHECKING:
@@ -27,10 +28,13 @@ PLOT_HEIGHT = (12, 24)
 
 Seed = options.seed("in the inputs held fixed and the program")
 Json = options.as_json("the samples as one JSON object instead of a plot")
+Dtype = options.dtype("float64", "a calculator's precision")
 
 
 def plot_command(
-    program: Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, e.g. 'out = sin(x) * x'.")],
+    program: Annotated[str, typer.Argument(metavar="PROGRAM", help="The program, quoted as one argument, e.g. "
+                                                              "'out = sin(x) * x'; - reads it from stdin, @FILE from "
+                                                              "a file.")],
     ranges: Annotated[list[str], typer.Option(
         "--range", "-r", metavar="[NAME=]A:B", help="The range to sweep, e.g. -2:2, or x=-1:1 to name the input; "
                                                     "twice for two inputs (a heat map).")],
@@ -53,18 +57,21 @@ def plot_command(
                                             "terminal.")] = None,
     show: Annotated[bool, typer.Option(
         "--show", help="With --out, draw the plot in the terminal as well.")] = False,
-    seed: Seed = 0, as_json: Json = False, debug: Debug = False,
+    seed: Seed = 0, dtype: Dtype = "float64", as_json: Json = False, debug: Debug = False,
 ) -> None:
     """Sweep one input of PROGRAM over a range and draw the output with its derivative."""
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
         from gradcli.check.sweep import parse_range, sweep
-        names = collect_inputs(inputs, input_option)
+        program, names = program_inputs(program, inputs, input_option)
         _symbolic_only(check)
         if out is not None:
             _writable(out)
         axes = [parse_range(text) for text in ranges]
-        result = sweep(program, names, axes, points, order, of, Settings(seed=seed), check=check is not None)
+        with _progress(as_json) as progress:
+            result = sweep(program, names, axes, points, order, of, Settings(seed=seed, dtype=dtype),
+                           check=check is not None,
+                           progress=progress)
         if as_json:
             emit_json(result.to_json())
         elif out is None or show:
@@ -72,6 +79,17 @@ def plot_command(
         if out is not None:
             _write(result, out, to_stderr=as_json or show)
         exit_if_failed(result.check)
+
+
+@contextlib.contextmanager
+def _progress(as_json: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on a terminal's stderr for a sweep that runs the program point by point for over a second."""
+    if as_json:
+        yield None
+        return
+    from gradcli.views.check_view import progress_reporter
+    with progress_reporter(console(stderr=True), what="sampling") as progress:
+        yield progress
 
 
 def _write(result: Sweep, out: str, to_stderr: bool) -> None:

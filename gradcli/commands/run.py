@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -21,7 +22,7 @@ from gradcli.views.script_view import backward_text, failure_view, sites_view, s
 
 if TYPE_CHECKING:
 
-    from gradcli.program.scripts import BackwardCheck, Event, FileResult, ProgressFactory
+    from gradcli.program.scripts import BackwardCheck, Event, FileResult, Figure, ProgressFactory
 
 Seed = options.seed("each file starts from (torch.manual_seed in a script takes over)")
 Dtype = options.dtype("float32", "PyTorch's default, so a script prints what PyTorch prints")
@@ -35,25 +36,34 @@ Timeout = options.timeout("a file", "the other files still run")
 
 
 def run_command(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Script files (*.grad) or directories of them "
-                                                                       "(every *.grad file directly inside).")],
-    check: Check = None, as_json: Json = False, seed: Seed = 0, dtype: Dtype = "float32",
+    paths: Annotated[list[str], typer.Argument(
+        metavar="PATH...", help="Scripts (.py, .grad) and notebooks (.ipynb), or directories of them (every such "
+                                "file directly inside runs; the summary names the other files it skipped).")],
+    check: Check = None, seed: Seed = 0, dtype: Dtype = "float32", as_json: Json = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show only the summary (and why a file failed).")] = False,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", "-x", help="Stop after the first file that fails.")] = False,
     explain: Explain = False, rtol: Rtol = None, atol: Atol = None,
+    plots: Annotated[Optional[Path], typer.Option(
+        "--plots", metavar="DIR", file_okay=False,
+        help="Write the figures scripts draw with matplotlib.pyplot (plt.show(), savefig) to DIR as image files "
+             "(savefig's file name, else SCRIPT-figureN.png); needs matplotlib. They are drawn in the terminal "
+             "either way.")] = None,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
     timeout: Timeout = DEFAULT_TIMEOUT, debug: Debug = False,
 ) -> None:
-    """Run .grad scripts (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
+    """Run scripts and notebooks (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
-        from gradcli.program.scripts import run_file, script_files
+        from gradcli.program.scripts import run_file, script_files, skipped_files
         check_mode(check)
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
+        if plots is not None:
+            _plots_folder(plots)
         settings = Settings(seed, dtype, max_elements, max_steps, timeout)
-        view: _JsonLines | _Terminal = _JsonLines() if as_json else _Terminal(check is not None, quiet, debug)
+        view: _JsonLines | _Terminal = _JsonLines(plots) if as_json else _Terminal(check is not None, quiet, debug,
+                                                                                    plots)
         results: list[FileResult] = []
         for path in files:
             view.start(str(path))
@@ -64,7 +74,7 @@ def run_command(
             view.finish(result)
             if fail_fast and result.status != "ok":
                 break
-        view.summary(results, len(files), dtype)
+        view.summary(results, _summary(results, len(files), dtype, skipped_files(paths)))
         code = exit_code(results)
         if code != EXIT_OK:
             raise typer.Exit(code)
@@ -78,20 +88,63 @@ def exit_code(results: list[FileResult]) -> int:
     return EXIT_FAILED if "failed" in statuses else EXIT_OK
 
 
+def _plots_folder(folder: Path) -> None:
+    """matplotlib installed, and a folder to write into (made if missing): both known before anything runs."""
+    import importlib.util
+
+    from gradcli.errors import ArgumentError
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ArgumentError("--plots needs matplotlib, which is not installed",
+                            hint='pip install "gradcli[plot]" (without --plots, figures are drawn in the terminal)')
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArgumentError(f"--plots {folder}: cannot make the folder: {exc.strerror}",
+                            hint="give a folder you can write to") from None
+
+
+def _write_figures(result: FileResult, folder: Path | None) -> list[str]:
+    """Each figure a file showed or saved, written once per change: `savefig` then `show()` of the same
+    picture is one file. The paths written, in order."""
+    from gradcli.program.scripts import Figure
+    if folder is None:
+        return []
+    from gradcli.views.figures import file_name, matplotlib_figure
+    written: list[str] = []
+    taken: set[str] = set()
+    seen: set[tuple[int, int]] = set()
+    for event in result.events:
+        if not isinstance(event, Figure) or (event.name is None and _key(event) in seen):
+            continue
+        seen.add(_key(event))
+        path = folder / file_name(event.figure, event.name, result.path, taken)
+        matplotlib_figure(event.figure).savefig(path)
+        written.append(str(path))
+    return written
+
+
+def _key(event: Any) -> tuple[int, int]:
+    return event.figure.number, event.figure.version
+
+
 class _JsonLines:
     """One JSON object per finished file, then the summary; nothing streams mid-file."""
 
     on_event = None
     progress = None
 
+    def __init__(self, plots: Path | None) -> None:
+        self.plots = plots
+
     def start(self, path: str) -> None:
         pass
 
     def finish(self, result: FileResult) -> None:
-        emit_json(result.to_json())
+        written = _write_figures(result, self.plots)
+        emit_json({**result.to_json(), **({"plots": written} if self.plots is not None else {})})
 
-    def summary(self, results: list[FileResult], planned: int, dtype: str) -> None:
-        emit_json({"summary": _summary(results, planned, dtype)})
+    def summary(self, results: list[FileResult], summary: dict) -> None:
+        emit_json({"summary": summary})
 
 
 class _Terminal:
@@ -102,7 +155,10 @@ class _Terminal:
     table after the file sums up every call.
     """
 
-    def __init__(self, checking: bool, quiet: bool, debug: bool) -> None:
+    def __init__(self, checking: bool, quiet: bool, debug: bool, plots: Path | None = None) -> None:
+        self.plots = plots
+        self.drawn: set[tuple[int, int]] = set()
+        """Figures drawn in this file, by number and version: `show()` after `savefig` draws nothing new."""
         self.out = console()
         self.err = console(stderr=True)
         self.quiet = quiet
@@ -128,7 +184,7 @@ class _Terminal:
         return progress_reporter(self.err)
 
     def _event(self, event: Event) -> None:
-        from gradcli.program.scripts import BackwardCheck, Explanation, Output
+        from gradcli.program.scripts import BackwardCheck, Explanation, Figure, Output
         if isinstance(event, Output) and event.kind == "print":
             from rich.text import Text
             self.out.print(Text(event.text), end="", soft_wrap=True)
@@ -138,6 +194,9 @@ class _Terminal:
         if isinstance(event, BackwardCheck):
             self._check(event)
             return
+        if isinstance(event, Figure):
+            self._figure(event)
+            return
         if isinstance(event, Explanation):
             from rich.text import Text
 
@@ -146,6 +205,19 @@ class _Terminal:
             self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
         self.out.print(display_view(*event.items[0]))
+
+    def _figure(self, event: Figure) -> None:
+        from rich.text import Text
+
+        from gradcli.views.figures import figure_text
+        if event.name is not None and self.plots is None:
+            self.out.print(Text(f"savefig({event.name!r}): not written; gradcli run --plots DIR writes figures",
+                                style="dim"))
+        if _key(event) in self.drawn:
+            return
+        self.drawn.add(_key(event))
+        colour = self.out.color_system is not None and not self.out.no_color
+        self.out.print(Text.from_ansi(figure_text(event.figure, self.out.width, colour)))
 
     def _check(self, event: BackwardCheck) -> None:
         from rich.text import Text
@@ -157,6 +229,10 @@ class _Terminal:
 
     def finish(self, result: FileResult) -> None:
         self._close_line()
+        self.drawn.clear()
+        for path in _write_figures(result, self.plots):
+            from rich.text import Text
+            self.out.print(Text(f"wrote {path}", style="dim"))
         failure = result.error or result.assertion
         if self.debug and failure is not None:
             traceback.print_exception(failure)
@@ -165,15 +241,16 @@ class _Terminal:
         if result.status != "ok":
             print_error(failure_view(result))
 
-    def summary(self, results: list[FileResult], planned: int, dtype: str) -> None:
-        self.out.print(summary_table(results, _summary(results, planned, dtype), self.progress is not None))
+    def summary(self, results: list[FileResult], summary: dict) -> None:
+        self.out.print(summary_table(results, summary, self.progress is not None))
 
 
-def _summary(results: list[FileResult], planned: int, dtype: str) -> dict:
+def _summary(results: list[FileResult], planned: int, dtype: str, skipped: list[Path]) -> dict:
     counts = {status: sum(r.status == status for r in results) for status in ("ok", "failed", "error")}
     return {"files": len(results), "planned": planned, **counts, "dtype": dtype,
             "backward_calls": sum(r.backward_calls for r in results),
             "checks_passed": sum(r.checks_passed for r in results),
             "checks_failed": sum(r.checks_failed for r in results),
             "checks_undefined": sum(r.checks_undefined for r in results),
-            "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results)}
+            "seconds": round(sum(r.seconds for r in results), 4), "exit_code": exit_code(results),
+            "skipped": [str(p) for p in skipped]}

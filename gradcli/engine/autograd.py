@@ -16,7 +16,7 @@ import numpy as np
 
 from gradcli.engine.backward import run_backward, vector_jacobian_rows
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
-from gradcli.engine.tensor import Tensor, _wrap, check_elements
+from gradcli.engine.tensor import VMAP_LEVELS, Tensor, _wrap, check_elements
 
 
 def as_list(x: Any) -> list:
@@ -47,6 +47,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if len(gos) != len(outs):
         raise ArgumentError(f"grad_outputs has {len(gos)} entries but there are {len(outs)} outputs",
                             hint="give one gradient per output, in the same order")
+    levels = None
+    if VMAP_LEVELS:
+        from gradcli.engine.batched import for_backward
+        outs, ins, gos, levels = for_backward(outs, ins, gos)
     for x in ins:
         if not isinstance(x, Tensor) or not x.requires_grad:
             raise BackwardError("One of the differentiated Tensors does not require grad",
@@ -65,6 +69,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             result.append(None)
             continue
         result.append(g if isinstance(g, Tensor) else _wrap(np.array(np.broadcast_to(g, x.shape))))
+    if levels is not None:
+        from gradcli.engine.batched import rewrap
+        result = [None if g is None else rewrap(g, lv) for g, lv in zip(result, levels)]
     return tuple(result)
 
 

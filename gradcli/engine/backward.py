@@ -50,6 +50,8 @@ def initial_gradient(output: Tensor, gradient: Any, index: int = 0) -> Any:
             f"Mismatch in shape: grad_output[{index}] has a shape of {str(g.shape)} and output[{index}] "
             f"has a shape of {str(output.shape)}.",
             hint=f"the gradient must have exactly the output's shape {str(output.shape)}")
+    if type(g) is not Tensor:  # batched cotangents (every row of a Jacobian at once): kept as a tensor
+        return g if g.dtype == output.dtype else g.to(output.dtype)
     if g.dtype != output.dtype:
         return g._data.astype(output.dtype)
     return g._data if not g.requires_grad else g
@@ -76,7 +78,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
                      "and compute the output from it")
         g0 = initial_gradient(out, g, i)
         if create_graph:
-            g0 = g0 if type(g0) is Tensor else _wrap(g0)
+            g0 = g0 if isinstance(g0, Tensor) else _wrap(g0)
         elif type(g0) is Tensor:
             g0 = g0._data
         roots.append((out, g0))

@@ -26,7 +26,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine import views as V
 from gradcli.engine.tensor import (INFERENCE, RELEASED, GradMode, InferenceMode, Node, Observe, Tensor, _root, _sequence,
-                                   _wrap, apply, is_inference)
+                                   VMAP_LEVELS, _wrap, apply, is_inference)
 from gradcli.errors import BackwardError, DtypeError, ShapeError
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -56,13 +56,15 @@ def check_inference(t: Tensor) -> None:
                                                      "update inside 'with torch.inference_mode():'")
 
 
-def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tensor:
+def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False, replaces: bool = False) -> Tensor:
     """Make `compute()` (the out-of-place result) the value, and on the graph the history, of `t`.
 
     The values are written into `t`'s own memory, so its aliases and, for a view, its base see them
     (views.py gives the base its CopySlices history). While gradients are recorded, `compute` reads
     a private copy of the old values, so the nodes it records keep them.
     """
+    if not replaces:  # a fill replaces every value: repeated per example, it leaves what one fill leaves
+        _not_batched()
     check_leaf(t, view)
     viewed = V.base_of(t)
     if viewed is not None:
@@ -110,9 +112,18 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False) -> Tens
     return t
 
 
+def _not_batched() -> None:
+    """Inside a vmap that batches by rules a write would happen before vmap knows whether the function runs
+    batched: it runs once per example instead, so a write happens exactly as often as the program says."""
+    if VMAP_LEVELS:
+        from gradcli.engine.batched import NoRule
+        raise NoRule("an in-place write")
+
+
 def assign(t: Tensor, data: np.ndarray) -> None:
     """Write values computed outside autograd (an optimizer's step, an initialiser) into `t`: its
     aliases see them, and a node that saved the old values refuses backward, as in PyTorch."""
+    _not_batched()
     check_inference(t)
     _write(t, data, next(_sequence))
 
@@ -241,7 +252,7 @@ def overwrite(t: Tensor, values: Callable[[], np.ndarray], node: str) -> Tensor:
         out = apply(O.MUL, t, 0.0, name=node)
         out._data = data
         return out
-    return update(t, replaced)
+    return update(t, replaced, replaces=True)
 
 
 def zero_(t: Tensor) -> Tensor:

@@ -74,7 +74,14 @@ class Generator:
 
     # -- raw words --------------------------------------------------------------------
     def _words(self, count: int) -> np.ndarray:
-        """`count` results of `random()`, as uint64 so arithmetic on them cannot wrap."""
+        """`count` results of `random()`, as uint64 so arithmetic on them cannot wrap.
+
+        Inside a vmap that batches by rules every example shares the draw: right for randomness="same", else
+        vmap runs per example instead (or refuses, with randomness="error")."""
+        from gradcli.engine.tensor import VMAP_LEVELS
+        if VMAP_LEVELS and VMAP_LEVELS[-1].randomness != "same":
+            from gradcli.engine.batched import RANDOM_DRAW, NoRule
+            raise NoRule(RANDOM_DRAW)
         return self._engine.random_raw(count).astype(np.uint64) & _WORD
 
     def _words64(self, count: int) -> np.ndarray:

@@ -11,81 +11,18 @@ one place that decides what a node keeps.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
+                                    InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
+                                    is_inference)
 from gradcli.engine.ties import note_comparison
-from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError, ValueDomainError
-
-_sequence = itertools.count()
-
-
-READS: list[bool] = []
-"""While a program's Function forward is recorded for `--check` (`engine.function`): whether it read a
-tensor's values out of the graph (`.item()`, `.tolist()`, `.numpy()`), which a replay would take for
-constants. Empty otherwise, so reading a value costs one test; non-empty exactly while a forward is
-recorded, which runs with gradients on where PyTorch runs it with them off: there `.numpy()` is allowed,
-and `detach()`, `.data` and gradient-mode switches are identities for the math (PyTorch's forward
-detaches nothing that its gradients would have gone through)."""
-
-class GradMode:
-    """Whether ops record a graph; switched off while gradcli computes things it won't differentiate."""
-
-    enabled = True
-
-
-class InferenceMode:
-    """Whether tensors made now are inference tensors (`torch.inference_mode()`, switched by modes.py).
-
-    Inference tensors are kept by id in `INFERENCE` (weakly: a slot on every Tensor would cost the
-    hot path an assignment), so the checks below cost one emptiness test until a program uses
-    inference mode.
-    """
-
-    enabled = False
-
-
-_TENSOR_TYPES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}
-"""What `x.type()` answers, by dtype."""
-
-
-class WeakIds(dict):
-    """Tensors kept by identity (`==` on tensors is elementwise) and weakly (they must not outlive the
-    program's use). A dict underneath, so that `if ids:` on a hot path is one C test, where a
-    WeakValueDictionary's emptiness runs a Python `__len__`."""
-
-    def add(self, t: "Tensor") -> None:
-        key = id(t)
-        self[key] = weakref.ref(t, lambda _, key=key: self.pop(key, None))
-
-    def has(self, t: "Tensor") -> bool:
-        ref = self.get(id(t))
-        return ref is not None and ref() is t
-
-    def discard(self, t: "Tensor") -> None:
-        self.pop(id(t), None)
-
-
-INFERENCE = WeakIds()
-INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
-                   "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
-                   "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
-
-
-def is_inference(t: "Tensor") -> bool:
-    return INFERENCE.has(t)
-
-
-def _root(array: np.ndarray) -> np.ndarray:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError
 
 
 def _inherit_view(t: "Tensor", sources: tuple) -> None:
@@ -111,67 +48,11 @@ def _refuse_saved_inference(inputs: tuple, saved: tuple, arrays: tuple) -> None:
                                                       "make it under torch.no_grad() instead")
 
 
-class Limits:
-    """Bounds that keep a typo from exhausting memory; set per run by `evaluation.engine_settings`."""
-
-    max_elements = 50_000_000
-
-
-class Anomaly:
-    """Records the first op whose output was not finite although its inputs were (for eval's warning)."""
-
-    watching = False
-    first: "Node | None" = None
-
-
-class Observe:
-    """What some programs ask of every op after it ran: eval's anomaly watch, forward-mode tangents
-    (engine/forward_ad.py), saved-tensor hooks (engine/hooks.py). `on` is the one flag the ops read,
-    so a program that uses none of them pays one test per op, as it did for the anomaly watch alone.
-
-    An observer is `fn(t, op, inputs, arrays, params)`, called after `t` is made (and recorded).
-    """
-
-    on = False
-    each: list = []
-
-    @classmethod
-    def refresh(cls) -> None:
-        cls.on = Anomaly.watching or bool(cls.each)
-
-    @classmethod
-    def add(cls, fn: Callable[..., None]) -> None:
-        cls.each = [*cls.each, fn]
-        cls.refresh()
-
-    @classmethod
-    def discard(cls, fn: Callable[..., None]) -> None:
-        cls.each = [f for f in cls.each if f is not fn]
-        cls.refresh()
-
-
 def _observe(t: "Tensor", op: O.Op, inputs: tuple, arrays: tuple, name: str | None, params: dict) -> None:
     if Anomaly.watching and Anomaly.first is None and not _finite(t._data):
         _watch(t, op, arrays, name, params)
     for fn in Observe.each:
         fn(t, op, inputs, arrays, params)
-
-
-class SavedTensor:
-    """PyTorch's `grad_fn._saved_self`, `_saved_result`, ... (engine/saved.py says which node has which).
-
-    Named attributes rather than a `__getattr__` on Node: a class with `__getattr__` makes every
-    attribute read of every node slow (Python cannot specialise it), and backward reads many.
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, node: "Node | None", owner: type | None = None) -> Any:
-        if node is None:
-            return self
-        from gradcli.engine.saved import saved_attribute
-        return saved_attribute(node, self.name)
 
 
 class Node:
@@ -399,6 +280,11 @@ def _narrowed(forward: Callable[..., Any], arrays: tuple, params: dict) -> tuple
 
 def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Tensor":
     """Run one op forward and record it when any input requires grad."""
+    if VMAP_LEVELS:
+        from gradcli.engine.batched import dispatch
+        batched = dispatch(op, inputs, name, params)
+        if batched is not None:
+            return batched
     if len(inputs) == 1:
         x = inputs[0]
         arrays = (x._data,) if type(x) is Tensor else inputs
@@ -441,6 +327,8 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
     forward, plan, label = (functools.partial(op.forward, **params) if params else op.forward), op.plan(1), op.node
 
     def run(x: "Tensor") -> "Tensor":
+        if type(x) is not Tensor:
+            return apply(op, x, **params)
         data = x._data
         try:
             out = forward(data)
@@ -628,7 +516,10 @@ def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
     return run
 
 
-class Tensor:
+from gradcli.engine.tensor_methods import TensorMethods  # noqa: E402  (it reads what is defined above)
+
+
+class Tensor(TensorMethods):
     """A NumPy array with PyTorch's autograd attributes."""
 
     __slots__ = ("_data", "grad", "_node", "requires_grad", "_untracked", "__weakref__")
@@ -711,235 +602,9 @@ class Tensor:
 
     nelement = numel  # PyTorch's older name, in Karpathy's makemore
 
-    # -- autograd ---------------------------------------------------------------------
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
-        from gradcli.engine.backward import run_backward
-        run_backward((self,), (gradient,), retain_graph, create_graph)
-
-    def retain_grad(self) -> None:
-        if not self.requires_grad:
-            raise BackwardError("can't retain_grad on Tensor that has requires_grad=False",
-                                hint="only tensors that are part of a graph have a gradient to keep")
-        if self._node is not None:
-            self._node.retained = weakref.ref(self)
-
-    @property
-    def retains_grad(self) -> bool:
-        node = self._node
-        return node is not None and node.retained is not None and node.retained() is self
-
-    def detach(self) -> "Tensor":
-        """A new tensor on the same data, outside the graph; inside a Function's forward recorded for `--check`
-        (`READS`), on the recorded graph through the identity (`ops.SEEN_THROUGH`), the forward's math."""
-        t = _wrap(self._data)
-        if READS and GradMode.enabled and self.requires_grad:
-            t._node = record(O.SEEN_THROUGH, O.SEEN_THROUGH.node, (self._node or self,), 1, _NO_PARAMS, O.SEEN_THROUGH.plan(1),
-                             (self._data,), self._data)
-            t.requires_grad = True
-        if INFERENCE or InferenceMode.enabled:
-            _inherit_view(t, (self,))
-        return t
-
-    def detach_(self) -> "Tensor":
-        """The tensor itself, cut from the graph that made it (a leaf needing no grad), as PyTorch's `detach_`."""
-        if self._node is not None and V.base(self) is not self:
-            raise BackwardError("Can't detach views in-place. Use detach() instead.",
-                                hint="y = x.detach() makes a new tensor on the same data")
-        self._node = None
-        self.requires_grad = False
-        return self
-
-    def is_inference(self) -> bool:
-        """Whether this tensor was made under `torch.inference_mode()` (or views one)."""
-        return is_inference(self)
-
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        if requires_grad and self._data.dtype.kind not in "fc":
-            raise DtypeError("Only Tensors of floating point and complex dtype can require gradients",
-                             hint=f"this tensor is {self._data.dtype}; make it float first, e.g. x.float() or "
-                                  "write the numbers with a decimal point (1. instead of 1)")
-        if requires_grad and not InferenceMode.enabled and is_inference(self):
-            raise BackwardError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
-                                hint="use a clone, which is a normal tensor: x = x.clone().requires_grad_()")
-        if self._node is not None and not requires_grad:
-            raise BackwardError("you can only change requires_grad flags of leaf variables. If you want to use a "
-                                "computed variable in a subgraph that doesn't require differentiation use "
-                                "var_no_grad = var.detach().",
-                                hint="use .detach() to get a tensor outside the graph")
-        self.requires_grad = bool(requires_grad)
-        return self
-
-    # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> "Tensor":
-        from_, to = F.number_arg(from_, "uniform_", "from"), F.number_arg(to, "uniform_", "to")
-        if not float(from_) <= float(to):
-            raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
-                                hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
-        return self._fill_random("check_uniform_bounds", "UniformBackward0",
-                                 lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to), generator)
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
-        mean, std = F.number_arg(mean, "normal_", "mean"), F.number_arg(std, "normal_", "std")
-        if not float(std) >= 0.0:
-            raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
-                                hint="a standard deviation is never negative")
-        return self._fill_random("normal_kernel_cpu", "NormalBackward0",
-                                 lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous),
-                                 generator)
-
-    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> "Tensor":
-        """1 with probability p (a number, or a tensor broadcast to this shape), else 0, in this tensor's dtype."""
-        if isinstance(p, Tensor):
-            if p._data.dtype.kind != "f":
-                raise DtypeError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
-                                 f"'{F._TORCH_NAMES.get(p.dtype.name, p.dtype.name)}'",
-                                 hint="probabilities must be a float tensor")
-            probs = np.broadcast_to(p._data, broadcast_shape("bernoulli_", self.shape, p.shape))
-            if probs.shape != self.shape:
-                raise ShapeError(f"bernoulli_: p of shape {p.shape} does not broadcast to {self.shape}",
-                                 hint="p must broadcast to the shape of the tensor being filled")
-            if not np.all((probs >= 0) & (probs <= 1)):
-                raise ValueDomainError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
-                                       hint="every probability must lie in [0, 1]")
-            probs = probs.transpose(_memory_order(self._data)).ravel()
-        else:
-            probs = float(F.number_arg(p, "bernoulli_", "p"))
-            if not 0.0 <= probs <= 1.0:
-                raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
-                                       hint="p is the probability of a 1")
-        return self._fill_random(None, "BernoulliBackward1" if isinstance(p, Tensor) else "BernoulliBackward2",
-                                 lambda gen, count, contiguous: gen.bernoulli(probs, count), generator)
-
-    def random_(self, from_: Any = None, to: Any = None, *, generator: Any = None) -> "Tensor":
-        """`random_()`, `random_(to)` and `random_(from, to)`: integers drawn as randint draws them."""
-        if from_ is None and to is None:
-            return self._fill_random(None, "RandomBackward2",
-                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype), generator)
-        low, high = (0, from_) if to is None else (from_, to)
-        low, high = (int(F.number_arg(b, "random_", name)) for b, name in ((low, "from"), (high, "to")))
-        if low >= high:
-            raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
-                                hint="the upper bound is exclusive: random_(0, 10) draws from 0 to 9")
-        dtype = self._data.dtype
-        if dtype.kind == "f":
-            digits = np.finfo(dtype).nmant + 1
-            lowest, highest, text = -2 ** digits, 2 ** digits, f"[-(2^{digits}), 2^{digits}]"
-        else:
-            lowest, highest = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
-            text = f"[{lowest}, {highest}]"
-        if not (lowest <= low and high - 1 <= highest):
-            raise ArgumentError(f"random_: from={low} and to - 1={high - 1} must lie in {text} for a {dtype} tensor",
-                                hint="PyTorch draws other numbers outside that range; narrow the bounds or use a "
-                                     "float64 tensor")
-        return self._fill_random(None, "RandomBackward1" if to is None else "RandomBackward0",
-                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype),
-                                 generator)
-
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> "Tensor":
-        lambd = F.number_arg(lambd, "exponential_", "lambd")
-        if not float(lambd) > 0.0:
-            raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
-                                hint="λ is the rate: the mean of the draws is 1/λ")
-        if self._data.dtype.kind != "f":
-            raise DtypeError("Exponential distribution is a continuous probability distribution. dtype must be a "
-                             f"floating point but you specified {F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
-                             hint="make the tensor float first, e.g. x.float()")
-        return self._fill_random(None, "ExponentialBackward0",
-                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd), generator)
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
-        from gradcli.engine.creation import multinomial
-        return multinomial(self, num_samples, replacement, generator=generator)
-
-    def _fill_random(self, kernel: str | None, node: str, draw: Callable[[Any, int, bool], np.ndarray],
-                     generator: Any = None) -> "Tensor":
-        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does;
-        the generator is the global one unless the program passed its own `torch.Generator()`.
-
-        The fill is an in-place update like any other (inplace.py): it bumps the version of a value
-        some node saved, and on the graph it is PyTorch's `node`, whose gradient is zero.
-        """
-        from gradcli.engine.creation import generator_arg
-        gen = generator_arg(generator)
-        if kernel is not None and self._data.dtype.kind != "f":
-            name = F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
-            raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
-                             hint="random floats need a float tensor; make it float first, e.g. x.float()")
-
-        order, contiguous = _memory_order(self._data), self._data.flags.c_contiguous
-
-        def drawn() -> np.ndarray:
-            data = np.empty(self.shape, dtype=self.dtype)
-            view = data.transpose(order)
-            view[...] = draw(gen, view.size, contiguous).reshape(view.shape)
-            return data
-        return I.overwrite(self, drawn, node)
-
-    # -- conversion -------------------------------------------------------------------
-    def all(self) -> "Tensor":
-        """Whether every element is nonzero: a bool tensor outside the graph, as in PyTorch."""
-        return _wrap(np.asarray(np.all(self._data)))
-
-    def any(self) -> "Tensor":
-        """Whether some element is nonzero: a bool tensor outside the graph, as in PyTorch."""
-        return _wrap(np.asarray(np.any(self._data)))
-
-    def item(self) -> float | int | bool:
-        if READS:
-            READS[-1] = True
-        if self._data.size != 1:
-            raise ValueDomainError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
-                                   hint="index one element first (x[0].item()) or reduce (x.sum().item())")
-        return self._data.reshape(()).item()
-
-    def tolist(self) -> Any:
-        if READS:
-            READS[-1] = True
-        return self._data.tolist()
-
-    def numpy(self) -> np.ndarray:
-        if READS:
-            READS[-1] = True
-        if self.requires_grad and GradMode.enabled and not READS:  # PyTorch allows it with gradients off (a
-            # Function's forward, which --check records with them on)
-            raise BackwardError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                                "instead.", hint="write x.detach().numpy()")
-        return self._data
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._data if dtype is None else self._data.astype(dtype)
-
-    def __len__(self) -> int:
-        if self._data.ndim == 0:
-            raise ValueDomainError("len() of a 0-d tensor", hint="a 0-d tensor has no length; use .item()")
-        return self._data.shape[0]
-
-    def __iter__(self) -> Iterator["Tensor"]:
-        return (self[i] for i in range(len(self)))
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise ValueDomainError(f"Boolean value of Tensor with more than one value is ambiguous "
-                                   f"(shape {self.shape})", hint="reduce it first: (x > 0).all() or (x > 0).any()")
-        return bool(self._data)
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self._data.dtype.kind not in "iu" or self._data.size != 1:
-            raise ValueDomainError("only integer tensors of a single element can be converted to an index",
-                                   hint="index with an integer, e.g. int(i.item())")
-        return int(self._data.reshape(()))
 
     __hash__ = object.__hash__
 
-    def __repr__(self) -> str:
-        from gradcli.engine.tensor_str import tensor_repr
-        return tensor_repr(self)
 
     # -- arithmetic: the operators are the elementwise kernels themselves ---------------------
     __add__ = ADD
@@ -1035,400 +700,6 @@ class Tensor:
     def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
         return self._compare(other, np.not_equal)
 
-    # -- tests and logic: masks, with no gradient (engine/logical.py) ----------------------------
-    def __and__(self, other: Any) -> "Tensor":
-        return L.bitwise("&", self, other)
-
-    def __rand__(self, other: Any) -> "Tensor":
-        return L.bitwise("&", other, self)
-
-    def __or__(self, other: Any) -> "Tensor":
-        return L.bitwise("|", self, other)
-
-    def __ror__(self, other: Any) -> "Tensor":
-        return L.bitwise("|", other, self)
-
-    def __xor__(self, other: Any) -> "Tensor":
-        return L.bitwise("^", self, other)
-
-    def __rxor__(self, other: Any) -> "Tensor":
-        return L.bitwise("^", other, self)
-
-    def __invert__(self) -> "Tensor":
-        return L.invert(self)
-
-
-    # -- elementwise methods: the one-input kernels themselves --------------------------------
-    exp = _elementwise1(O.EXP)
-    log = _elementwise1(O.LOG)
-    log1p = _elementwise1(O.LOG1P)
-    sqrt = _elementwise1(O.SQRT)
-    abs = __abs__ = _elementwise1(O.ABS)
-    sign = _elementwise1(O.SIGN)
-    sin = _elementwise1(O.SIN)
-    cos = _elementwise1(O.COS)
-    tan = _elementwise1(O.TAN)
-    tanh = _elementwise1(O.TANH)
-    sigmoid = _elementwise1(O.SIGMOID)
-    relu = _elementwise1(O.RELU)
-    neg = __neg__ = _elementwise1(O.NEG)
-    softplus = _elementwise1(O.SOFTPLUS)
-    clone = _elementwise1(O.CLONE)
-    asin = arcsin = _elementwise1(O.ASIN)
-    acos = arccos = _elementwise1(O.ACOS)
-    atan = arctan = _elementwise1(O.ATAN)
-    sinh = _elementwise1(O.SINH)
-    cosh = _elementwise1(O.COSH)
-    asinh = arcsinh = _elementwise1(O.ASINH)
-    acosh = arccosh = _elementwise1(O.ACOSH)
-    atanh = arctanh = _elementwise1(O.ATANH)
-    log2 = _elementwise1(O.LOG2)
-    log10 = _elementwise1(O.LOG10)
-    exp2 = _elementwise1(O.EXP2)
-    expm1 = _elementwise1(O.EXPM1)
-    erf = _elementwise1(O.ERF)
-    erfc = _elementwise1(O.ERFC)
-    erfinv = _elementwise1(O.ERFINV)
-    rsqrt = _elementwise1(O.RSQRT)
-    reciprocal = _elementwise1(O.RECIPROCAL)
-    lgamma = _elementwise1(O.LGAMMA)
-    digamma = _elementwise1(O.DIGAMMA)
-    floor = _elementwise1(O.FLOOR)
-    ceil = _elementwise1(O.CEIL)
-    trunc = fix = _elementwise1(O.TRUNC)
-    frac = _elementwise1(O.FRAC)
-
-
-    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
-        return F.clamp(self, min, max)
-
-    clip = clamp
-
-    def maximum(self, other: Any) -> "Tensor":
-        return F.maximum(self, other)
-
-    def minimum(self, other: Any) -> "Tensor":
-        return F.minimum(self, other)
-
-    def outer(self, other: Any) -> "Tensor":
-        return F.outer(self, other)
-
-    def where(self, condition: Any, other: Any) -> "Tensor":
-        """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
-        return F.where(condition, self, other)
-
-    def square(self) -> "Tensor":
-        return F.square(self)
-
-    def polygamma(self, n: int) -> "Tensor":
-        return F.polygamma(n, self)
-
-    def logit(self, eps: float | None = None) -> "Tensor":
-        return F.logit(self, eps)
-
-    def round(self, decimals: int = 0) -> "Tensor":
-        return F.round(self, decimals)
-
-    def atan2(self, other: Any) -> "Tensor":
-        return F.atan2(self, other)
-
-    arctan2 = atan2
-
-    def hypot(self, other: Any) -> "Tensor":
-        return F.hypot(self, other)
-
-    def fmod(self, other: Any) -> "Tensor":
-        return F.fmod(self, other)
-
-    def remainder(self, other: Any) -> "Tensor":
-        return F.remainder(self, other)
-
-    __mod__ = remainder
-
-    def __rmod__(self, other: Any) -> "Tensor":
-        return F.remainder(other, self)
-
-    def xlogy(self, other: Any) -> "Tensor":
-        return F.xlogy(self, other)
-
-    def fmax(self, other: Any) -> "Tensor":
-        return F.fmax(self, other)
-
-    def fmin(self, other: Any) -> "Tensor":
-        return F.fmin(self, other)
-
-    def lerp(self, end: Any, weight: Any) -> "Tensor":
-        return F.lerp(self, end, weight)
-
-    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return F.addcmul(self, tensor1, tensor2, value)
-
-    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return F.addcdiv(self, tensor1, tensor2, value)
-
-    def dist(self, other: Any, p: float = 2) -> "Tensor":
-        return F.dist(self, other, p)
-
-    # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return F.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return F.mean(self, dim, keepdim, dtype=dtype)
-
-    def prod(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.prod(self, dim, keepdim)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return F.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return F.min(self, dim, keepdim)
-
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return F.var(self, dim, unbiased, keepdim, correction)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return F.std(self, dim, unbiased, keepdim, correction)
-
-    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.norm(self, p, dim, keepdim)
-
-    def softmax(self, dim: Any = None) -> "Tensor":
-        return F.softmax(self, dim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
-        return F.logsumexp(self, dim, keepdim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return F.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return F.amin(self, dim, keepdim)
-
-    def cumsum(self, dim: int) -> "Tensor":
-        return F.cumsum(self, dim)
-
-    def cumprod(self, dim: int) -> "Tensor":
-        return F.cumprod(self, dim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.argmax(self, dim, keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return F.argmin(self, dim, keepdim)
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        return F.sort(self, dim, descending, stable)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-        return F.topk(self, k, dim, largest, sorted)
-
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-        return F.kthvalue(self, k, dim, keepdim)
-
-    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return F.median(self, dim, keepdim)
-
-    def log_softmax(self, dim: Any = None) -> "Tensor":
-        return F.log_softmax(self, dim)
-
-    def matmul(self, other: Any) -> "Tensor":
-        return F.matmul(self, other)
-
-    def mm(self, other: Any) -> "Tensor":
-        return F.mm(self, other)
-
-    def dot(self, other: Any) -> "Tensor":
-        return F.dot(self, other)
-
-    def t(self) -> "Tensor":
-        return F.t(self)
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        return F.transpose(self, dim0, dim1)
-
-    def permute(self, *dims: Any) -> "Tensor":
-        return F.permute(self, *dims)
-
-    def reshape(self, *shape: Any) -> "Tensor":
-        return F.reshape(self, *shape)
-
-    def view(self, *shape: Any) -> "Tensor":
-        return F.view(self, *shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return F.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Any) -> "Tensor":
-        return F.unflatten(self, dim, sizes)
-
-    def view_as(self, other: "Tensor") -> "Tensor":
-        return F.view_as(self, other)
-
-    def contiguous(self) -> "Tensor":
-        """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
-        PyTorch: what `view` needs after a transpose."""
-        if self._data.flags.c_contiguous:
-            return self
-        out = self.clone()  # clone keeps the memory order, as PyTorch's does
-        out._data = np.ascontiguousarray(out._data)
-        return out
-
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
-
-    def reshape_as(self, other: "Tensor") -> "Tensor":
-        return F.reshape_as(self, other)
-
-    def movedim(self, source: Any, destination: Any) -> "Tensor":
-        return F.movedim(self, source, destination)
-
-    moveaxis = movedim
-
-    def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
-        return F.transpose(self, axis0, axis1)
-
-    swapdims = swapaxes
-
-    def flip(self, *dims: Any) -> "Tensor":
-        return F.flip(self, dims[0] if len(dims) == 1 else dims)
-
-    def fliplr(self) -> "Tensor":
-        return F.fliplr(self)
-
-    def flipud(self) -> "Tensor":
-        return F.flipud(self)
-
-    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
-        return F.roll(self, shifts, dims)
-
-    def repeat(self, *sizes: Any) -> "Tensor":
-        return F.repeat(self, *sizes)
-
-    def tile(self, *dims: Any) -> "Tensor":
-        return F.tile(self, *dims)
-
-    def tril(self, diagonal: int = 0) -> "Tensor":
-        return F.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> "Tensor":
-        return F.triu(self, diagonal)
-
-    def diag(self, diagonal: int = 0) -> "Tensor":
-        return F.diag(self, diagonal)
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
-        return F.diagonal(self, offset, dim1, dim2)
-
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
-        return F.diag_embed(self, offset, dim1, dim2)
-
-    def trace(self) -> "Tensor":
-        return F.trace(self)
-
-    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        return F.narrow(self, dim, start, length)
-
-    def split(self, split_size: Any, dim: int = 0) -> tuple:
-        return F.split(self, split_size, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        return F.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple:
-        return F.unbind(self, dim)
-
-    def gather(self, dim: int, index: Any) -> "Tensor":
-        return F.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
-        return F.scatter(self, dim, index, src, value)
-
-    def scatter_add(self, dim: int, index: Any, src: Any) -> "Tensor":
-        return F.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Any) -> "Tensor":
-        return F.index_select(self, dim, index)
-
-    def masked_fill(self, mask: Any, value: Any) -> "Tensor":
-        return F.masked_fill(self, mask, value)
-
-    def masked_select(self, mask: Any) -> "Tensor":
-        return F.masked_select(self, mask)
-
-    def take(self, index: Any) -> "Tensor":
-        return F.take(self, index)
-
-    def bmm(self, other: Any) -> "Tensor":
-        return F.bmm(self, other)
-
-    def mv(self, vec: Any) -> "Tensor":
-        return F.mv(self, vec)
-
-    def kron(self, other: Any) -> "Tensor":
-        return F.kron(self, other)
-
-    def cross(self, other: Any, dim: Any = -1) -> "Tensor":
-        return F.cross(self, other, dim)
-
-    def det(self) -> "Tensor":
-        return F.det(self)
-
-    def logdet(self) -> "Tensor":
-        return F.logdet(self)
-
-    def slogdet(self) -> Any:
-        return F.slogdet(self)
-
-    def inverse(self) -> "Tensor":
-        return F.inverse(self)
-
-    def matrix_power(self, n: int) -> "Tensor":
-        return F.matrix_power(self, n)
-
-    def cholesky(self) -> "Tensor":
-        return F.cholesky(self)
-
-    def squeeze(self, dim: Any = None) -> "Tensor":
-        return F.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        return F.unsqueeze(self, dim)
-
-    def expand(self, *sizes: Any) -> "Tensor":
-        return F.expand(self, *sizes)
-
-    def expand_as(self, other: "Tensor") -> "Tensor":
-        return F.expand(self, F._tensor_arg(other, "expand_as").shape)
-
-    def float(self) -> "Tensor":
-        return self if self._data.dtype == np.float32 else F.to_dtype(self, np.float32)
-
-    def double(self) -> "Tensor":
-        return self if self._data.dtype == np.float64 else F.to_dtype(self, np.float64)
-
-    def long(self) -> "Tensor":
-        return self if self._data.dtype == np.int64 else F.to_dtype(self, np.int64)
-
-    def int(self) -> "Tensor":
-        return self if self._data.dtype == np.int32 else F.to_dtype(self, np.int32)
-
-    def bool(self) -> "Tensor":
-        return self if self._data.dtype == np.bool_ else F.to_dtype(self, np.bool_)
-
-    def type(self, dtype: Any = None) -> Any:
-        """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so); `x.type()`
-        names the tensor type as PyTorch does, e.g. 'torch.FloatTensor'."""
-        from gradcli.engine.creation import resolve_dtype
-        if dtype is None:
-            return _TENSOR_TYPES.get(self._data.dtype.name, "torch.Tensor")
-        target = resolve_dtype(dtype)
-        if target is None:
-            raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
-        return self if self._data.dtype == target else F.to_dtype(self, target)
 
     # -- in-place updates: PyTorch's rules live in inplace.py ------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> "Tensor":
@@ -1448,15 +719,6 @@ class Tensor:
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
         return I.update(self, lambda: F.clamp(self, min, max))
-
-    neg_ = _unary_in_place("neg")
-    exp_ = _unary_in_place("exp")
-    log_ = _unary_in_place("log")
-    sqrt_ = _unary_in_place("sqrt")
-    abs_ = _unary_in_place("abs")
-    sigmoid_ = _unary_in_place("sigmoid")
-    tanh_ = _unary_in_place("tanh")
-    relu_ = _unary_in_place("relu")
 
     def zero_(self) -> "Tensor":
         return I.zero_(self)
@@ -1506,6 +768,21 @@ class Tensor:
     __ipow__ = pow_
 
 
+def _declare_methods() -> None:
+    """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
+    themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
+    kernels: dict[int, Callable] = {}
+    for name, op in O.named("methods").items():
+        kernel = kernels.setdefault(id(op), _elementwise1(op))
+        setattr(Tensor, name, kernel)
+        if op.names.in_place and name == op.name:
+            setattr(Tensor, name + "_", _unary_in_place(name))
+    Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs
+
+
+_declare_methods()
+
+
 def _wrap(array: np.ndarray) -> Tensor:
     """A leaf Tensor around an existing array (no copy, no grad)."""
     t = Tensor.__new__(Tensor)
@@ -1525,12 +802,18 @@ def _memory_order(array: np.ndarray) -> tuple[int, ...]:
 
 def _general_binary(op: O.Op, a: Any, b: Any, name: str | None, **params: Any) -> Tensor:
     a, b = F.as_operand(a, op), F.as_operand(b, op)
+    if VMAP_LEVELS and (type(a) not in _PLAIN or type(b) not in _PLAIN):
+        return apply(op, a, b, name=name, **params)
     if type(a) is Tensor and type(b) is Tensor and a._data.dtype != b._data.dtype:
         a, b = _promote(a, b)
     shape_a, shape_b = np.shape(a._data if type(a) is Tensor else a), np.shape(b._data if type(b) is Tensor else b)
     if shape_a != shape_b:
         broadcast_shape(op.name, shape_a, shape_b)
     return apply(op, a, b, name=name, **params)
+
+
+_PLAIN = (Tensor, *_NUMBER)
+"""Operands that are no batched tensor."""
 
 
 def _promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:

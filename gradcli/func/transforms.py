@@ -8,8 +8,8 @@ the caller's tensors is detached, as PyTorch's transforms hand back plain tensor
 
 `jvp` and `jacfwd` run the function in a forward-mode level of their own (engine/forward_ad.py): the
 tangents are computed by the op table's jvp rules as the function runs, jacfwd's for every basis
-direction at once. `vmap` runs the function once per example and stacks the results, with PyTorch's
-shapes and errors.
+direction at once. Inside vmap (func/vmap.py) the fresh leaves are batched, so every example is
+differentiated at once; `jacrev` batches its own backward over every basis cotangent the same way.
 """
 from __future__ import annotations
 
@@ -20,8 +20,12 @@ import numpy as np
 from gradcli.engine import forward_ad as FA
 from gradcli.engine.autograd import grad as autograd_grad
 from gradcli.engine.autograd import jacobian_on_graph
-from gradcli.engine.tensor import Node, Tensor, _wrap, check_elements
+from gradcli.engine.backward import run_backward
+from gradcli.engine.tensor import VMAP_LEVELS, Node, Tensor, _wrap, check_elements
+from gradcli.engine.batched import Fallbacks, Level as BatchLevel, NoRule, levels_of, physical, rewrap, unwrap, wrap
 from gradcli.engine.modes import Inside, inside as _inside
+from gradcli.func.batching import install
+from gradcli.func.vmap import Batched, vmap
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
 
 
@@ -57,12 +61,26 @@ def _rebuild(tree: Any, values: Any) -> Any:
 
 
 def _fresh(x: Tensor) -> Tensor:
-    """What the function sees: a view of `x` on its graph when `x` requires grad, else a new leaf."""
+    """What the function sees: a view of `x` on its graph when `x` requires grad, else a new leaf.
+
+    Inside vmaps that batch by rules, the leaf is every example's own (batched at every open level): each
+    example's gradient then stays its own, as PyTorch's per-example gradients of a shared input."""
     from gradcli.engine.functions import view_as
     if not np.issubdtype(x.dtype, np.floating):
         raise BackwardError("only Tensors of floating point dtype can require gradients",
                             hint="make the input a float tensor, e.g. torch.tensor([1.0, 2.0])")
+    if VMAP_LEVELS:
+        x = _everywhere(x if x.requires_grad else x.detach())
     return view_as(x, x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def _everywhere(x: Tensor) -> Tensor:
+    """`x` batched at every open vmap level: expanded (a view) where it was the same for every example."""
+    from gradcli.engine.functions import expand, unsqueeze
+    for level in list(VMAP_LEVELS):
+        if unwrap(x, level) is x:
+            x = wrap(expand(unsqueeze(x, 0), (level.size,) + tuple(x.shape)), level)
+    return x
 
 
 def _argnums(argnums: Any, args: tuple) -> tuple[tuple[int, ...], bool]:
@@ -110,7 +128,7 @@ class Traced:
             self.level, seeds = forward
             with self.level, _inside(vmap=self.level.batch is not None):  # jacfwd: PyTorch's vmap of jvp
                 for x, tangent in zip(self.flat, seeds(self.flat)):
-                    FA.seed(self.level, x, tangent)
+                    FA.seed(self.level, physical(x), _physical_seed(tangent, x))
                 result = func(*call_args, **kwargs)
         self.aux = None
         if has_aux:
@@ -143,10 +161,12 @@ class Traced:
 
 
 def _reaches_outside(t: Tensor, fresh: list[Tensor]) -> bool:
-    """Whether `t`'s graph reaches a leaf that requires grad other than this transform's own."""
+    """Whether `t`'s graph reaches a leaf that requires grad other than this transform's own (inside vmap, on
+    the physical graph)."""
     if not t.requires_grad:
         return False
-    own = {id(x) for x in fresh}
+    t = physical(t)
+    own = {id(physical(x)) for x in fresh}
     seen, todo = set(), [t._node]
     while todo:  # iterative: a graph may be a long chain
         node = todo.pop()
@@ -298,9 +318,9 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
             for x in xs:
                 check_elements(out.shape + x.shape, f"the Jacobian of {what}")
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
-                per_output.append(_forward_blocks(level.tangent(out), out, xs))
+                per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
-                per_output.append([tr.finish(b) for b in jacobian_on_graph(out, xs)])
+                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs)])
             else:
                 per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
         shaped = [tr.shaped(blocks) for blocks in per_output]
@@ -308,6 +328,36 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
     return Transform(what, func, run, argnums=argnums,
                      remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
+
+
+def _reverse_blocks(out: Tensor, xs: list[Tensor]) -> list[Tensor]:
+    """jacrev's blocks by one backward of every basis cotangent at once, batched by the ops' batching rules
+    (PyTorch's is_grads_batched); by one backward per output element inside vmap, or where a VJP meets an
+    op without a rule."""
+    n = out.numel()
+    if VMAP_LEVELS or n <= 1:
+        return jacobian_on_graph(out, xs)
+    install()
+    try:
+        with BatchLevel(n) as level:
+            basis = wrap(_wrap(np.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))), level)
+            found = run_backward([out], [basis], True, True, inputs=xs)
+    except NoRule as exc:
+        Fallbacks.add(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
+        return jacobian_on_graph(out, xs)
+    blocks = []
+    for x, g in zip(xs, found):
+        dtype = np.result_type(out.dtype, x.dtype)
+        if g is None:
+            blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
+            continue
+        rows = unwrap(g, level)
+        if rows is g:  # the same for every cotangent
+            from gradcli.engine.functions import expand, unsqueeze
+            rows = expand(unsqueeze(g, 0), (n,) + tuple(x.shape))
+        block = rows.reshape(tuple(out.shape) + tuple(x.shape))
+        blocks.append(block if block.dtype == dtype else block.to(dtype))
+    return blocks
 
 
 def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
@@ -326,18 +376,31 @@ def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
 
 
 def _forward_blocks(tangent: np.ndarray | None, out: Tensor, xs: list[Tensor]) -> list[Tensor]:
-    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first)."""
+    """Jacobian blocks (output shape + input shape) from the output's batched tangent (direction first).
+
+    Inside vmap the tangent is the physical output's (every example's, after the direction): each block is
+    then every example's, batched as the output is."""
+    phys, levels = physical(out), levels_of(out)
     blocks, offset = [], 0
     for x in xs:
         size, dtype = x.numel(), np.result_type(out.dtype, x.dtype)
         if tangent is None:
             blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
         else:
-            rows = tangent[offset:offset + size].reshape((size,) + tuple(out.shape))
-            blocks.append(_wrap(np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(out.shape + x.shape)
-                                .astype(dtype, copy=False)))
+            rows = tangent[offset:offset + size].reshape((size,) + tuple(phys.shape))
+            block = np.ascontiguousarray(np.moveaxis(rows, 0, -1)).reshape(tuple(phys.shape) + tuple(x.shape))
+            blocks.append(rewrap(_wrap(block.astype(dtype, copy=False)), levels))
         offset += size
     return blocks
+
+
+def _physical_seed(seed: np.ndarray, x: Tensor) -> np.ndarray:
+    """A tangent given for one example (after any directions) as the physical leaf's: every example's the same."""
+    shape = physical(x).shape
+    if len(shape) == x.ndim:
+        return seed
+    lead, k = len(shape) - x.ndim, seed.ndim - x.ndim
+    return np.broadcast_to(seed.reshape(seed.shape[:k] + (1,) * lead + tuple(x.shape)), seed.shape[:k] + tuple(shape))
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transform:
@@ -427,128 +490,12 @@ def traced_jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict:
             terms = [tensordot(b, v, x.ndim) for b, x, v in zip(jacobian_on_graph(out, tr.flat), tr.flat, vs)]
             results.append(tr.finish(sum(terms[1:], terms[0])))
         else:
-            tangent = level.tangent(out)
-            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype) if tangent is None else tangent))
+            tangent = level.tangent(physical(out))
+            results.append(_wrap(np.zeros(out.shape, dtype=out.dtype)) if tangent is None else
+                           rewrap(_wrap(tangent), levels_of(out)))
     values = [tr.finish(o) for o in outs]
     pair = (values[0], results[0]) if single_out else (tuple(values), tuple(results))
     return ((*pair, tr.aux) if has_aux else pair), tr, outs, results
-
-
-# -- vmap ---------------------------------------------------------------------------------------------------
-
-MAX_BATCH = 100_000
-"""vmap runs the function once per example: a batch past this is refused before the first call."""
-
-
-def _in_dims(in_dims: Any, args: tuple, name: str) -> list[Any]:
-    """One in_dim per positional argument (an int or None, or a tuple matching a tuple argument)."""
-    if isinstance(in_dims, int) and not isinstance(in_dims, bool):
-        return [in_dims] * len(args)
-    if isinstance(in_dims, tuple) and len(in_dims) == len(args):
-        return list(in_dims)
-    if isinstance(in_dims, tuple):
-        raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
-                            f"structure of `inputs`: in_dims has {len(in_dims)} entries but there are "
-                            f"{len(args)} inputs", hint="give one in_dim per positional argument (None: not mapped)")
-    raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
-                        f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.",
-                        hint="e.g. in_dims=0 or in_dims=(0, None)")
-
-
-def _mapped(arg: Any, dim: Any, name: str, sizes: list[int]) -> Any:
-    """`arg` with the mapped dimension normalised: (tensor, dim) pairs found in `sizes`, others untouched."""
-    if dim is None:
-        return arg
-    if isinstance(arg, Tensor):
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise ArgumentError(f"vmap({name}, ...): in_dim must be an int or None, got {dim!r}",
-                                hint="e.g. in_dims=0")
-        if not -arg.ndim <= dim < arg.ndim:
-            raise ShapeError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for some input, but that input is a "
-                             f"Tensor of dimensionality {arg.ndim} so expected in_dim to satisfy "
-                             f"-{arg.ndim} <= in_dim < {arg.ndim}.", hint="map over a dimension the input has")
-        dim %= arg.ndim
-        sizes.append(arg.shape[dim])
-        return ("mapped", arg, dim)
-    if isinstance(arg, (tuple, list)):
-        dims = dim if isinstance(dim, (tuple, list)) else [dim] * len(arg)
-        parts = [_mapped(a, d, name, sizes) for a, d in zip(arg, dims)]
-        return tuple(parts) if isinstance(arg, tuple) else parts
-    if isinstance(arg, dict):
-        return {k: _mapped(v, dim, name, sizes) for k, v in arg.items()}
-    raise ArgumentError(f"vmap({name}, in_dims=..., ...)(<inputs>): Got in_dim={dim} for an input but the input is "
-                        f"of type {type(arg)}. We cannot vmap over non-Tensor arguments, please use None as the "
-                        "respective in_dim", hint="give None as the in_dim of a number or other non-tensor argument")
-
-
-def _example(arg: Any, i: int) -> Any:
-    if isinstance(arg, tuple) and len(arg) == 3 and arg[0] == "mapped" and isinstance(arg[1], Tensor):
-        _, t, dim = arg
-        return t[(slice(None),) * dim + (i,)]
-    if isinstance(arg, (tuple, list)):
-        parts = [_example(a, i) for a in arg]
-        return tuple(parts) if isinstance(arg, tuple) else parts
-    if isinstance(arg, dict):
-        return {k: _example(v, i) for k, v in arg.items()}
-    return arg
-
-
-def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> "Batched":
-    """`torch.func.vmap`: f over a batch dimension, one call per example, results stacked at out_dims."""
-    if not callable(func) or isinstance(func, Tensor):
-        raise ArgumentError(f"vmap(): the first argument must be a function, not {type(func).__name__}",
-                            hint="vmap(f)(xs) runs f on each xs[i]")
-    return Batched(func, in_dims, out_dims)
-
-
-class Batched:
-    """What `vmap(f)` returns: f run on each example of the mapped inputs, the results stacked."""
-
-    def __init__(self, func: Callable[..., Any], in_dims: Any, out_dims: Any) -> None:
-        self.func, self.in_dims, self.out_dims = func, in_dims, out_dims
-        self.name = getattr(func, "__name__", "f")
-        self.__name__ = f"vmap({self.name})"
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self.func, args, kwargs)
-
-    def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Traced, list[Tensor]]]]:
-        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks."""
-        calls: list[tuple[Traced, list[Tensor]]] = []
-
-        def example(*a: Any, **k: Any) -> Any:
-            value, tr, blocks = self.func.traced(*a, **k)
-            calls.append((tr, blocks))
-            return value
-        return self._run(example, args, kwargs), calls
-
-    def _run(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        name, in_dims = self.name, self.in_dims
-        if not args:
-            raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
-                                "trying to vmap over a function with no inputs. The latter is unsupported.",
-                                hint="pass the batched tensors as positional arguments")
-        sizes: list[int] = []
-        mapped = [_mapped(a, d, name, sizes) for a, d in zip(args, _in_dims(in_dims, args, name))]
-        if not sizes:
-            raise ArgumentError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a "
-                                "Tensor mapped over a dimension (in_dims are all None)",
-                                hint="give at least one tensor argument an in_dim")
-        if len(set(sizes)) > 1:
-            raise ShapeError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
-                             f"{sizes} for the mapped dimension", hint="give every mapped input the same batch size")
-        n = sizes[0]
-        if n > MAX_BATCH:
-            from gradcli.errors import LimitError
-            raise LimitError(f"vmap over {n:,} examples: gradcli runs the function once per example, at most "
-                             f"{MAX_BATCH:,}", hint="vmap over a smaller batch")
-        with _inside(vmap=True):
-            results = [func(*[_example(a, i) for a in mapped], **kwargs) for i in range(n)]
-        return _stacked(results, self.out_dims, name)
-
-    def __repr__(self) -> str:
-        return f"<function {self.__name__}>"
 
 
 def check_kind(func: Any) -> str | None:
@@ -563,26 +510,6 @@ def check_kind(func: Any) -> str | None:
     if type(func) is Batched and type(func.func) is Transform:
         return "vmap"
     return None
-
-
-def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:
-    from gradcli.engine.functions import stack
-    first = results[0]
-    if isinstance(first, tuple):
-        dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
-        return tuple(_stacked([r[k] for r in results], d, name) for k, d in enumerate(dims))
-    if isinstance(first, dict):
-        return {k: _stacked([r[k] for r in results], out_dims, name) for k in first}
-    if out_dims is None:
-        return first
-    if not isinstance(first, Tensor):
-        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(first)}. Did you "
-                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
-    if not -(first.ndim + 1) <= out_dims < first.ndim + 1:
-        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(first.ndim + 1)}, {first.ndim}], "
-                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
-    check_elements((len(results),) + tuple(first.shape), "vmap's stacked result")
-    return stack(results, dim=out_dims)
 
 
 # -- functional_call ------------------------------------------------------------------------------------------

@@ -115,18 +115,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ones": C.ones, "zeros": C.zeros, "full": C.full, "eye": C.eye, "arange": C.arange, "linspace": C.linspace,
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "manual_seed": C.manual_seed,
-    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow, "neg": F.neg,
+    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, "clone": F.clone, **L.FUNCTIONS,
-    "exp": F.exp, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "sign": F.sign, "sin": F.sin, "cos": F.cos,
-    "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid, "relu": F.relu, "softplus": F.softplus,
-    "clamp": F.clamp, "clip": F.clamp,
-    "asin": F.asin, "acos": F.acos, "atan": F.atan, "sinh": F.sinh, "cosh": F.cosh, "asinh": F.asinh,
-    "acosh": F.acosh, "atanh": F.atanh, "arcsin": F.asin, "arccos": F.acos, "arctan": F.atan, "arcsinh": F.asinh,
-    "arccosh": F.acosh, "arctanh": F.atanh, "log2": F.log2, "log10": F.log10, "exp2": F.exp2, "expm1": F.expm1,
-    "erf": F.erf, "erfc": F.erfc, "erfinv": F.erfinv, "rsqrt": F.rsqrt, "reciprocal": F.reciprocal,
-    "square": F.square, "logit": F.logit, "lgamma": F.lgamma, "digamma": F.digamma, "polygamma": F.polygamma,
-    "floor": F.floor, "ceil": F.ceil, "trunc": F.trunc, "fix": F.trunc, "frac": F.frac,
+    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, **L.FUNCTIONS,
+    **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
+    "softplus": F.softplus, "clamp": F.clamp, "clip": F.clamp,
+    "square": F.square, "logit": F.logit, "polygamma": F.polygamma,
     "round": _round,
     "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
     "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
@@ -184,6 +178,7 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
+OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
 OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
               "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
               "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
@@ -197,8 +192,7 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
               "inv": O.INVERSE})
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
-OP_OF.update({"arcsin": O.ASIN, "arccos": O.ACOS, "arctan": O.ATAN, "arcsinh": O.ASINH, "arccosh": O.ACOSH,
-              "arctanh": O.ATANH, "fix": O.TRUNC, "arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
+OP_OF.update({"arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -361,14 +355,11 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "exp", "log", "log1p", "sqrt", "abs", "sign", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus",
-    "neg", "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
+    "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "clone", "add", "sub", "mul", "div",
+    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "add", "sub", "mul", "div",
     "true_divide", "floor_divide",
-    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh",
-    "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "erf", "erfc", "erfinv", "rsqrt", "reciprocal", "square",
-    "logit", "lgamma", "digamma", "polygamma", "floor", "ceil", "trunc", "fix", "frac", "round", "atan2", "arctan2",
+    "square", "logit", "polygamma", "round", "atan2", "arctan2",
     "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
     "logsumexp", "amax", "amin", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "kthvalue", "median",
     "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
@@ -378,12 +369,13 @@ TENSOR_METHODS = frozenset({
     "maximum", "minimum", "outer", "where",
 })
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
+TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
+TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "zero_", "fill_", "copy_", "clamp_", "clip_", "exp_", "log_",
-    "sqrt_", "abs_", "sigmoid_", "tanh_", "relu_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}

@@ -17,6 +17,7 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
 from gradcli.engine.modes import no_grad
+from gradcli.engine.batched import BatchedTensor, folded
 from gradcli.engine.sliding import max_pool_at, out_size
 from gradcli.engine.tensor import Tensor, _wrap, apply
 from gradcli.errors import ArgumentError, DtypeError, ShapeError, ValueDomainError
@@ -159,6 +160,9 @@ def _ceil_padding(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...],
 def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool) -> Any:
     x, squeeze = _batched(input, nd, fn)
+    if type(x) is BatchedTensor and not return_indices:  # inside vmap: every example's samples in one pooling
+        out = folded(x, lambda t: _max_pool(nd, fn, t, kernel_size, stride, padding, dilation, ceil_mode, False))
+        return F.squeeze(out, 0) if squeeze else out
     kernel, strides, pads = _pool_geometry(nd, fn, kernel_size, stride, padding)
     dilation_ = ntuple(dilation, nd, fn, "dilation")
     _positive(dilation_, fn, "dilation")

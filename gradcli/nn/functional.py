@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
+from gradcli.engine.batched import NoRule, innermost, rewrap, unwrap
 from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape
 from gradcli.errors import ArgumentError, DtypeError, ShapeError, ValueDomainError
 
@@ -331,6 +332,9 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     x = _tensor(input, "nll_loss")
     if x.ndim == 0:
         raise ShapeError("input tensor should be 1D or 2D", hint="nll_loss takes log-probabilities of shape (N, C)")
+    level = innermost((x, target))
+    if level is not None and x.ndim <= 2:
+        return _nll_batched(level, x, _tensor(target, "nll_loss"), weight, ignore_index, reduction)
     t = _class_target(x, target, "nll_loss")
     ignore_index = F.number_arg(ignore_index, "nll_loss", "ignore_index", integer=True)
     _check_classes(x, t, ignore_index)
@@ -346,6 +350,30 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     loss = apply(O.NLL_LOSS, flat, target=t.reshape(flat.shape[:1] + flat.shape[2:]), weight=w,
                  ignore_index=int(ignore_index), reduction=reduction, name="NllLoss2DBackward0")
     return F.reshape(loss, t.shape) if reduction == "none" else loss
+
+
+def _nll_batched(level: Any, x: Tensor, target: Tensor, weight: Any, ignore_index: int, reduction: str) -> Tensor:
+    """nll_loss inside vmap: every example's samples in one loss with reduction='none', then each example's
+    reduction (its mean divides by its own samples' weights, as each example's call would)."""
+    size = level.size
+    xs, ts = [unwrap(v, level) for v in (x, target)]
+    xs = xs if xs is not x else F.expand(F.unsqueeze(x, 0), (size,) + tuple(x.shape))
+    ts = ts if ts is not target else F.expand(F.unsqueeze(target, 0), (size,) + tuple(target.shape))
+    if type(ts) is not Tensor:
+        raise NoRule("a class target batched at another vmap level")
+    rows = F.reshape(xs, (-1, xs.shape[-1]))
+    picked = F.reshape(nll_loss(rows, F.reshape(ts, (-1,)), weight, ignore_index, "none"), (size, -1))
+    reduction = _reduction(reduction, "nll_loss")
+    if reduction == "none":
+        return rewrap(F.reshape(picked, (size,) + tuple(target.shape)), [level])
+    total = F.sum(picked, 1)
+    if reduction == "sum":
+        return rewrap(total, [level])
+    t = ts._data.reshape(size, -1)
+    kept = t != ignore_index
+    w = np.ones(xs.shape[-1]) if weight is None else np.asarray(_tensor(weight, "nll_loss")._data)
+    per = (w[np.where(kept, t, 0)] * kept).sum(axis=1).astype(picked.dtype)
+    return rewrap(total / _wrap(per), [level])
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",

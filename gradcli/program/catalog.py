@@ -96,12 +96,25 @@ def entries() -> list[Entry]:
 
 
 def matching(rows: list[Entry], text: str | None) -> list[Entry]:
-    """Case-insensitive substring of the name, the primitive's name or its PyTorch node name."""
+    """Case-insensitive substring of the name, the primitive's name or its PyTorch node name.
+
+    A filter nothing matches is a user error (a typo, most often), with the closest name.
+    """
     if not text:
         return rows
     needle = text.lower()
-    return [e for e in rows if needle in e.name.lower()
-            or (e.op is not None and (needle in e.op.name.lower() or needle in e.op.node.lower()))]
+    found = [e for e in rows if needle in e.name.lower()
+             or (e.op is not None and (needle in e.op.name.lower() or needle in e.op.node.lower()))]
+    if not found:
+        import difflib
+
+        from gradcli.errors import ArgumentError
+        names = {e.name for e in rows} | {e.op.node for e in rows if e.op is not None}
+        close = difflib.get_close_matches(text, sorted(names), n=1, cutoff=0.6)
+        raise ArgumentError(f"no function, method, attribute or operator matches '{text}'",
+                            hint=f"did you mean '{close[0]}'?" if close else
+                            "no name is close to it; gradcli ops with no filter lists everything a program can use")
+    return found
 
 
 def namespaces() -> dict[str, str]:

@@ -9,6 +9,7 @@ surprised by a CLI option.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
@@ -87,6 +88,8 @@ class Program:
     env: dict[str, Any]
     source: str
     first_nonfinite: Node | None = None
+    made: dict[str, Tensor] = field(default_factory=dict)
+    """Leaves the program made itself (`w = torch.tensor(..., requires_grad=True)`), by name."""
 
     def require_grad(self) -> None:
         """Differentiating an output that no input reaches is a mistake worth naming."""
@@ -111,6 +114,12 @@ class Result:
     env: dict[str, Any] = field(default_factory=dict)
     summed: bool = False
     """The output is not one number and no gradient was given: `grads` are those of its sum."""
+    made: tuple[str, ...] = ()
+    """The leaves of `leaves` the program made itself, not given as inputs."""
+    own_backward: tuple[int, ...] = ()
+    """The lines where the program called backward itself: `grads` are what those calls left in
+    `.grad`, and gradcli ran no backward of its own (`gradient` is None unless there was exactly
+    one call, on the output)."""
 
 
 def parse_inputs(inputs: Mapping[str, Any] | None) -> dict[str, Tensor]:
@@ -154,7 +163,14 @@ def run_program(program: str, inputs: Mapping[str, Any] | None = None, of: str |
         what = "nothing" if value is None else f"a {type(value).__name__}"
         raise ArgumentError(f"the program's output is {what}, not a tensor",
                             hint="end the program with the tensor to differentiate (out = ...), or name it with --of")
-    return Program(value, name or "output", leaves, interpreter.env, program, Anomaly.first)
+    return Program(value, name or "output", leaves, interpreter.env, program, Anomaly.first,
+                   _made_leaves(interpreter.env, leaves))
+
+
+def _made_leaves(env: dict[str, Any], inputs: dict[str, Tensor]) -> dict[str, Tensor]:
+    given = {id(t) for t in inputs.values()}
+    return {name: value for name, value in env.items() if isinstance(value, Tensor) and value.requires_grad
+            and value.is_leaf and id(value) not in given and not name.startswith("_")}
 
 
 def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = None, of: str | None = None,
@@ -171,16 +187,52 @@ def evaluate(program: str, inputs: Mapping[str, Any] | None = None, grad: Any = 
     `GradcliError`.
     """
     settings = Settings(seed, dtype, max_elements, max_steps, timeout)
+    calls: list[tuple[Tensor, dict, int]] = []
     with engine_settings(settings):
-        prog = run_program(program, inputs, of, hooks, settings)
+        prog = run_program(program, inputs, of, _watching_backward(hooks, calls), settings)
         out = prog.output
         prog.require_grad()
-        summed = grad is None and out._data.size != 1
-        if grad is None:
-            gradient = np.ones(out.shape, dtype=out.dtype)
+        leaves = {**prog.leaves, **prog.made}
+        if calls:
+            gradient = _own_gradient(calls, out, grad)
+            summed = False
         else:
-            gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))
-        run_backward((out,), (gradient,), trace=trace)
-        grads = {name: (leaf.grad._data if leaf.grad is not None else None) for name, leaf in prog.leaves.items()}
-        return Result(out, prog.output_name, prog.leaves, grads, gradient, seed, dtype, program,
-                      prog.first_nonfinite, prog.env, summed)
+            summed = grad is None and out._data.size != 1
+            if grad is None:
+                gradient = np.ones(out.shape, dtype=out.dtype)
+            else:
+                gradient = read_spec(grad, out.dtype, "--grad", like=tuple(out.shape))
+            run_backward((out,), (gradient,), trace=trace)
+        grads = {name: (leaf.grad._data if leaf.grad is not None else None) for name, leaf in leaves.items()}
+        return Result(out, prog.output_name, leaves, grads, gradient, seed, dtype, program,
+                      prog.first_nonfinite, prog.env, summed, tuple(prog.made), tuple(line for *_, line in calls))
+
+
+def _watching_backward(hooks: Hooks | None, calls: list) -> Hooks:
+    """The caller's hooks, with each `.backward(...)` the program calls noted (and run) on the way."""
+    hooks = hooks or Hooks()
+    inner = hooks.on_backward
+
+    def on_backward(tensor: Tensor, run: Any, call: dict, line: int) -> None:
+        calls.append((tensor, call, line))
+        if inner is not None:
+            inner(tensor, run, call, line)
+        else:
+            run()
+    return dataclasses.replace(hooks, on_backward=on_backward)
+
+
+def _own_gradient(calls: list[tuple[Tensor, dict, int]], out: Tensor, grad: Any) -> np.ndarray | None:
+    """The gradient the program's own backward started from, when it was one call on the output; a
+    second backward by gradcli would fail (the graph is freed) or double every gradient."""
+    if grad is not None:
+        raise ArgumentError(f"--grad: the program calls backward itself (line {calls[0][2]}), so gradcli runs "
+                            "no backward of its own", hint="pass the gradient in the program's call, "
+                                                           "y.backward(gradient), or remove the call and use --grad")
+    (tensor, call, _), *more = calls
+    if more or tensor is not out:
+        return None
+    given = call.get("gradient")
+    if given is None:
+        return np.ones(out.shape, dtype=out.dtype)
+    return np.asarray(given._data if isinstance(given, Tensor) else given, dtype=out.dtype)

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from gradcli.errors import ArgumentError, GradcliError, ParseError, ProgramAsser
 from gradcli.program.evaluation import SCRIPT_DTYPE, Settings, engine_settings
 from gradcli.program.graph import graph_nodes, leaf_names
 from gradcli.source import operand
+from gradcli.engine.batched import Fallbacks
 from gradcli.engine.function import recording_forwards
 from gradcli.lang.builtins import GRADIENT_FUNCTIONS
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -81,7 +83,8 @@ class Checker(Protocol):
 
 SUFFIX = ".grad"
 NOTEBOOK = ".ipynb"
-PYTHON = ".py"
+RUNS = (".py", SUFFIX, NOTEBOOK)
+"""What `gradcli run DIR` runs of a directory: Python files as tutorials write them, scripts, notebooks."""
 Status = Literal["ok", "failed", "error"]
 ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
@@ -132,7 +135,17 @@ class Explanation:
     variables: dict[str, Any]
 
 
-Event = Output | BackwardCheck | Explanation
+@dataclass
+class Figure:
+    """A figure the program showed (`plt.show()`, or a notebook's figure after its cells) or saved
+    (`savefig(name)`): plain data (`pyplot_module.FigureData`) for a view to draw or a file to write."""
+
+    figure: Any
+    name: str | None = None
+    """The file name `savefig` asked for; None for `show()`."""
+
+
+Event = Output | BackwardCheck | Explanation | Figure
 
 
 @dataclass
@@ -188,6 +201,8 @@ class FileResult:
             elif isinstance(event, Explanation):
                 events.append({"kind": "explain", "line": event.line, "output": event.output_name,
                                "steps": event.recorder.to_json()})
+            elif isinstance(event, Figure):
+                events.append({"kind": "figure", "name": event.name, "figure": _figure_json(event.figure, json_value)})
             else:
                 events.append({"kind": event.kind, "line": event.line,
                                "items": [_item_json(title, value, json_value) for title, value in event.items],
@@ -210,6 +225,15 @@ class FileResult:
         return None
 
 
+def _figure_json(figure: Any, json_value: Callable[[Any], Any]) -> dict:
+    """A figure's panels and what each draws, numbers included (a consumer can redraw it)."""
+    def series(s: Any) -> dict:
+        return {"kind": s.kind, "label": s.label, "x": None if s.x is None else json_value(s.x), "y": json_value(s.y)}
+    return {"number": figure.number, "title": figure.title, "grid": [figure.rows, figure.columns],
+            "axes": [{"position": list(a.position), "title": a.title, "xlabel": a.xlabel, "ylabel": a.ylabel,
+                      "series": [series(s) for s in a.series]} for a in figure.axes]}
+
+
 def _item_json(title: str, value: Any, json_value: Callable[[Any], Any]) -> dict:
     if isinstance(value, Tensor):
         return {"source": title, "shape": list(value.shape), "dtype": str(value.dtype), "value": json_value(value)}
@@ -223,8 +247,7 @@ def _item_json(title: str, value: Any, json_value: Callable[[Any], Any]) -> dict
 
 
 def script_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The scripts `paths` name: files as given, directories as their `*.grad`, `*.py` and `*.ipynb` files,
-    sorted (a `.py` file runs as a script does, so a directory of them is not silently skipped).
+    """The scripts `paths` name: files as given, directories as their scripts (`RUNS`), sorted.
 
     A missing path, or a directory without scripts, is a user error before anything runs: a
     batch that silently skipped a typo'd path would report success for tests it never ran.
@@ -233,18 +256,28 @@ def script_files(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for suffix in (SUFFIX, PYTHON, NOTEBOOK) for p in path.glob(f"*{suffix}") if p.is_file())
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in RUNS)
             if not found:
-                raise ArgumentError(f"no {SUFFIX}, {PYTHON} or {NOTEBOOK} files in directory '{raw}'",
-                                    hint=f"gradcli run takes script files ending in {SUFFIX} (or .py), notebooks "
-                                         f"({NOTEBOOK}), or directories of them")
+                raise ArgumentError(f"no {_kinds()} files in directory '{raw}'",
+                                    hint=f"gradcli run takes scripts ({_kinds()}) or directories of them")
             files.extend(found)
         elif path.is_file():
             files.append(path)
         else:
             raise ArgumentError(f"no such file or directory: '{raw}'",
-                                hint=f"give a {SUFFIX} script or a directory of them")
+                                hint=f"give a script ({_kinds()}) or a directory of them")
     return files
+
+
+def skipped_files(paths: Sequence[str | Path]) -> list[Path]:
+    """Files inside the directories of `paths` that `script_files` leaves out, so a run can say so:
+    a `data.csv` beside the scripts is fine, a `lesson.txt` someone thought would run is not."""
+    return sorted(p for raw in paths if Path(raw).is_dir() for p in Path(raw).iterdir()
+                  if p.is_file() and p.suffix not in RUNS and not p.name.startswith("."))
+
+
+def _kinds() -> str:
+    return ", ".join(RUNS[:-1]) + " or " + RUNS[-1]
 
 
 def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
@@ -262,7 +295,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
     path = Path(path)
     result = FileResult(path)
     session = _Session(result, checker, on_event, progress, explain)
-    start = time.perf_counter()
+    start, fallbacks = time.perf_counter(), len(Fallbacks.reasons)
     notebook = None
     with engine_settings(settings, watch=False), recording_forwards(checker is not None), \
             directions(checker is not None):
@@ -281,12 +314,18 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                                       displayed=notebook.displayed(tree) if notebook is not None else None)
             session.env = interpreter.env
             session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
-            interpreter.run(tree)
+            with _figures_to(session):
+                interpreter.run(tree)
+                if notebook is not None:
+                    session.unshown_figures()
         except GradcliError as exc:
             exc.filename = exc.filename or str(path)
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
+    if explain:
+        for reason, count in Counter(Fallbacks.reasons[fallbacks:]).items():
+            session.note(reason + ("" if count == 1 else f" ({count:,} calls)"), 0)
     failure = result.error or result.assertion
     if notebook is not None and failure is not None:
         notebook.place(failure)
@@ -296,6 +335,17 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         result.status = "failed"
     result.seconds = time.perf_counter() - start
     return result
+
+
+@contextlib.contextmanager
+def _figures_to(session: _Session) -> Iterator[None]:
+    """Figures the program shows (matplotlib's facade) become the session's events."""
+    from gradcli.lang.stdlib import runtime
+    runtime.FIGURES.append(session.figure)
+    try:
+        yield
+    finally:
+        runtime.FIGURES.pop()
 
 
 def _read(path: Path) -> str:
@@ -338,6 +388,17 @@ class _Session:
     def note(self, text: str, line: int) -> None:
         """Something gradcli skipped (a notebook's magic), shown where the program's prints are."""
         self._emit(Output("print", line, [("note", f"note: {text}")], f"note: {text}\n"))
+
+    def figure(self, shown: Any) -> None:
+        self._emit(Figure(shown.figure, shown.name))
+
+    def unshown_figures(self) -> None:
+        """A notebook's figures that no `show()` drew are drawn after its cells, as Jupyter's inline backend does."""
+        from gradcli.lang import stdlib
+        if stdlib.loaded("matplotlib.pyplot") or stdlib.loaded("matplotlib"):
+            from gradcli.lang.stdlib.pyplot_module import pending
+            for figure in pending():
+                self._emit(Figure(figure))
 
     def _print(self, items: list[tuple[str, Any]], line: int, text: str) -> None:
         self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items], text))

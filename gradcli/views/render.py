@@ -7,11 +7,14 @@ ellipsis) unless `full`. User text is always escaped, so `x[0]` is never read as
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -138,11 +141,29 @@ def result_view(result: Any, wrt: list[str] | None = None, full: bool = False) -
             parts.append(Text(f"∂{operand(result.output_name)}/∂{name}: None (the output does not depend on {name})"))
         else:
             parts.append(array_view(f"∂{operand(result.output_name)}/∂{name}", g, full))
+    parts.extend(_leaf_notes(result))
     parts.append(Text(f"seed {result.seed} · dtype {result.dtype}", style="dim"))
     warning = nonfinite_warning(result)
     if warning is not None:
         parts.append(warning)
     return Group(*parts)
+
+
+def _leaf_notes(result: Any) -> list[Text]:
+    """Where gradients came from when the program, not the command line, decided: leaves it made, and
+    its own backward calls (eval then runs none: a second one would fail or double every gradient)."""
+    notes = []
+    if result.made:
+        names = ", ".join(result.made)
+        notes.append(Text(f"note: {names} {'is a leaf' if len(result.made) == 1 else 'are leaves'} the program made "
+                          "(requires_grad=True), differentiated like the inputs", style="dim"))
+    if result.own_backward:
+        one = len(result.own_backward) == 1
+        lines = ", ".join(str(line) for line in result.own_backward)
+        calls = f"backward call at line {lines}" if one else f"backward calls at lines {lines} (they accumulate)"
+        notes.append(Text(f"note: the gradients are what the program's own {calls} left in .grad; gradcli ran no "
+                          "backward of its own", style="dim"))
+    return notes
 
 
 def summed_note(name: str) -> Text:
@@ -252,20 +273,55 @@ def display_view(title: str, value: Any, full: bool = False) -> RenderableType:
     return Text(str(value))
 
 
+PATH_BREAKS = re.compile(r"[^/]*/|[^/]+$")
+"""A path's pieces: each folder with its `/`, then the file's name."""
+CODE_BREAKS = re.compile(r"[^/(.\s]*(?:[/(]|\.(?=\w)|\s+)|[^/(.\s]+$|.+$")
+"""A call's or a formula's pieces: up to and with each `/`, `(`, `.` before a name, or spaces."""
+
+
+class Breakable:
+    """A table cell that wraps only between the pieces `breaks` finds, never inside a name (a piece
+    longer than the whole column is the one thing folded): `tests/fixtures/` over `quickstart.py`,
+    `x.log_softmax(` over `dim=None)`, not `x.log_softmax(d` over `im=None)`."""
+
+    def __init__(self, text: str, breaks: re.Pattern[str], style: str = "") -> None:
+        self.parts = [p for p in breaks.findall(text) if p] or [text]
+        self.style = style
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(max(cell_len(p) for p in self.parts), sum(cell_len(p) for p in self.parts))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = [""]
+        for part in self.parts:
+            if lines[-1] and cell_len(lines[-1]) + cell_len(part.rstrip()) > options.max_width:
+                lines[-1] = lines[-1].rstrip()
+                lines.append("")
+            lines[-1] += part
+        yield Text("\n".join(line.rstrip() for line in lines), style=self.style, overflow="fold")
+
+
+_WHOLE_NODES = 24
+"""Node names up to this long are never cut (the calls and rules wrap instead); a listing with
+longer ones (`BinaryCrossEntropyWithLogitsBackward0`) would leave the other columns no room at 80."""
+
+
 def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> RenderableType:
     """The `gradcli ops` table, then where else the functions are reachable; the filter text is the user's."""
     table = Table(header_style="bold", title=Text(f"{len(rows)} entries" + (f" matching '{text}'" if text else "")),
                   title_justify="left")
+    longest = max((len(e.op.node) for e in rows if e.op is not None), default=0)
     table.add_column("call")
     table.add_column("kind", style="dim")
-    table.add_column("node")
+    table.add_column("node", no_wrap=longest <= _WHOLE_NODES)
     table.add_column("derivative rule")
-    table.add_column("--check", justify="center")
+    table.add_column("--check", justify="center", no_wrap=True)
     for e in rows:
         if e.op is None:
-            table.add_row(Text(e.call), e.kind, Text("—", style="dim"), Text("not differentiated", style="dim"), "")
+            table.add_row(Breakable(e.call, CODE_BREAKS), e.kind, Text("—", style="dim"),
+                          Text("not differentiated", style="dim"), "")
         else:
-            table.add_row(Text(e.call, style="cyan"), e.kind, e.op.node, Text(e.op.rule),
+            table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, e.op.node, Breakable(e.op.rule, CODE_BREAKS),
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
     return Group(table, Text("also reachable as", style="dim"), *lines)

@@ -1,6 +1,7 @@
 """How a script run looks: printed values, failures and the summary table. Rendering only."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -11,7 +12,7 @@ from rich.text import Text
 from gradcli.jsonable import number
 from gradcli.source import operand
 from gradcli.views.check_view import WITNESS
-from gradcli.views.render import error_view
+from gradcli.views.render import PATH_BREAKS, Breakable, error_view
 
 if TYPE_CHECKING:
     from gradcli.check.policy import SiteSummary
@@ -66,12 +67,15 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
         undefined = f" ({r.checks_undefined} undefined)" if r.checks_undefined else ""
         checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed + r.checks_undefined}{undefined}" \
             if checking else "-"
-        table.add_row(escape(str(r.path)), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+        table.add_row(Breakable(str(r.path), PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
     skipped = f", {planned - len(results)} not run (--fail-fast)" if planned > len(results) else ""
     table.caption = f"{files}: {s['ok']} ok, {s['failed']} failed, {s['error']} error{skipped} · {s['seconds']:.2f}s"
+    if s["skipped"]:
+        names = ", ".join(escape(Path(p).name) for p in s["skipped"])
+        table.caption += f"\nskipped (not .py, .grad or .ipynb): {names}"
     return table
 
 

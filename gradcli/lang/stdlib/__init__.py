@@ -19,9 +19,11 @@ from gradcli.lang.stdlib.runtime import RESETS
 
 NAMES = frozenset({"random", "math", "functools", "itertools", "collections", "operator", "copy", "pprint", "time",
                    "typing", "dataclasses", "argparse", "warnings", "string", "numbers", "unicodedata",
-                   "enum", "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook"})
-"""Every module a program may import besides torch and numpy (tqdm's progress bars draw nothing)."""
-OTHERS = frozenset({"numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook"})
+                   "enum", "__future__", "numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook", "matplotlib",
+                   "matplotlib.pyplot"})
+"""Every module a program may import besides torch and numpy (tqdm's progress bars draw nothing;
+matplotlib's figures are drawn by gradcli)."""
+OTHERS = frozenset({"numpy.random", "tqdm", "tqdm.auto", "tqdm.notebook", "matplotlib", "matplotlib.pyplot"})
 """The facades of NAMES that are not Python's standard modules."""
 
 REFUSED = {
@@ -61,8 +63,14 @@ _FACADES = {"random": ("random_module", "RANDOM"), "math": ("math_module", "MATH
             "collections": ("collections_module", "COLLECTIONS"), "operator": ("operator_module", "OPERATOR"),
             "copy": ("copy_module", "COPY"), "enum": ("enum_module", "ENUM"), "numpy.random": ("numpy_random", "NUMPY_RANDOM"),
             "tqdm": ("tqdm_module", "TQDM"), "tqdm.auto": ("tqdm_module", "TQDM_AUTO"),
-            "tqdm.notebook": ("tqdm_module", "TQDM_NOTEBOOK")}
+            "tqdm.notebook": ("tqdm_module", "TQDM_NOTEBOOK"), "matplotlib": ("pyplot_module", "MATPLOTLIB"),
+            "matplotlib.pyplot": ("pyplot_module", "PYPLOT")}
 """Module name -> (the facade's module in this package, its Namespace); the rest are in small_modules."""
+
+
+def loaded(name: str) -> bool:
+    """Whether some program imported module `name` (its facade's state may hold something)."""
+    return name in _LOADED
 
 
 def _build(name: str) -> Any:

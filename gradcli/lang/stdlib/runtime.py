@@ -9,6 +9,8 @@ RESETS: list[Callable[[], None]] = []
 PRINTERS: list[Callable[[str], None]] = []
 """How a facade shows text (pprint, warnings): the running program's print, innermost last."""
 
+FIGURES: list[Callable[[object], None]] = []
+"""Who draws a figure a program shows (`plt.show()`, `savefig`): the runner of the file, innermost last."""
 
 GETTERS: list[Callable[..., object]] = []
 """The running program's `getattr` (the attribute allowlist `x.name` meets), innermost last."""

@@ -1,0 +1,308 @@
+"""Reductions and scans: sum, mean, max/min (with indices), prod, var/std, norms, softmax, logsumexp,
+argmax, sort, topk, kthvalue, median, cumsum/cumprod."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gradcli.engine import ops as O
+from gradcli.engine.ties import note_order
+from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
+from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
+from gradcli.engine.functions.arguments import _dim, _dims, number_arg, size, _tensor_arg
+from gradcli.engine.functions.elementwise import abs, maximum, minimum
+from gradcli.engine.functions.shape import reshape, _same, to_dtype
+
+
+# -- reductions --------------------------------------------------------------------------
+def _reduction(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str, **extra: Any) -> Tensor:
+    x = _tensor_arg(x, fn)
+    dims = _dims(dim, x.ndim)
+    if x.ndim == 0:
+        dims = None
+    name = op.node[:-1] + ("0" if dims is None else "1")
+    return apply(op, x, dim=dims, keepdim=bool(keepdim), name=name, **extra)
+
+
+def _as_dtype(x: Any, dtype: Any, fn: str) -> Any:
+    """A reduction's `dtype=`: the input cast first, as PyTorch accumulates in that type."""
+    if dtype is None:
+        return x
+    from gradcli.engine.creation import resolve_dtype
+    return to_dtype(_tensor_arg(x, fn), resolve_dtype(dtype))
+
+
+def sum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _reduction(O.SUM, _as_dtype(x, dtype, "sum"), dim, keepdim, "sum")
+
+# PyTorch's names for dtypes in its messages ("Got: Long").
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def mean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    x = _tensor_arg(_as_dtype(x, dtype, "mean"), "mean")
+    if x.dtype.kind not in "fc":
+        raise ValueDomainError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}",
+                               hint=f"this tensor is {x.dtype}; make it float first, e.g. x.float() or x.double()")
+    return _reduction(O.MEAN, x, dim, keepdim, "mean")
+
+
+def prod(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _reduction(O.PROD, x, dim, keepdim, "prod")
+
+
+class MaxMin(NamedTuple):
+    """What PyTorch's `max(dim)` returns: the values and where they are."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _extremum(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor | MaxMin:
+    x = _tensor_arg(x, fn)
+    if isinstance(dim, Tensor):
+        return maximum(x, dim) if op is O.MAX else minimum(x, dim)
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): expected a non-empty tensor",
+                               hint="an empty tensor has no largest or smallest element")
+    if dim is None:
+        return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
+    d = _dim(dim, x.ndim)
+    values = apply(op, x, dim=(d,), keepdim=bool(keepdim), name=op.node)
+    arg = np.argmax if op is O.MAX else np.argmin
+    idx = arg(x._data, axis=d)
+    if keepdim:
+        idx = np.expand_dims(idx, d)
+    return MaxMin(values, _wrap(np.asarray(idx)))
+
+
+def max(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    return _extremum(O.MAX, x, dim, keepdim, "max")
+
+
+def min(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    return _extremum(O.MIN, x, dim, keepdim, "min")
+
+
+def _correction(unbiased: bool | None, correction: int | None, fn: str) -> int:
+    if correction is not None:
+        return number_arg(correction, fn, "correction", integer=True)
+    return 0 if unbiased is False else 1
+
+
+def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        correction: int | None = None) -> Tensor:
+    x = _tensor_arg(x, "var")
+    return apply(O.VAR, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "var"),
+                 keepdim=bool(keepdim))
+
+
+def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        correction: int | None = None) -> Tensor:
+    x = _tensor_arg(x, "std")
+    return apply(O.STD, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "std"),
+                 keepdim=bool(keepdim))
+
+
+def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    if type(x) is Tensor and type(p) in _NUMBER and p == 2 and dim is None and keepdim is False:
+        return NORM2(x)
+    x = _tensor_arg(x, "norm")
+    if isinstance(p, str) and p == "fro":
+        p = 2
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or p == 0:
+        raise ArgumentError(f"norm(): p must be a nonzero number, 'fro', inf or -inf, got {p!r}",
+                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf')); "
+                                 "count nonzero elements with (x != 0).sum()")
+    return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """`torch.linalg.vector_norm`: the norm of the elements over `dim` (all of them by default)."""
+    return norm(x, ord, dim, keepdim)
+
+
+def matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Frobenius ('fro') and the induced 1- and inf-norms (max column / row sum of |x|, and -1/-inf's minimum)."""
+    x = _tensor_arg(x, "matrix_norm")
+    if x.ndim < 2:
+        raise ShapeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+                         hint="use torch.linalg.vector_norm for a vector")
+    dims = _dims(dim, x.ndim)
+    if dims is None or len(dims) != 2:
+        raise ArgumentError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim!r}", hint="e.g. dim=(-2, -1)")
+    rows, cols = (_dim(d, x.ndim) for d in dim)
+    if ord == "fro":
+        return norm(x, 2, dims, keepdim)
+    if ord in (1, -1, float("inf"), -float("inf")):
+        summed, reduced = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = sum(abs(x), dim=summed, keepdim=keepdim)
+        return (amax if ord > 0 else amin)(sums, dim=reduced - (not keepdim and summed < reduced), keepdim=keepdim)
+    raise ArgumentError(f"linalg.matrix_norm: ord {ord!r} is not supported by gradcli",
+                        hint="use 'fro', 1, -1, inf or -inf (2, -2 and 'nuc' need singular values)")
+
+
+def linalg_norm(x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """`torch.linalg.norm`: a vector norm, or a matrix norm for a string ord or a 2-tuple dim."""
+    x = _tensor_arg(x, "linalg.norm")
+    matrix = isinstance(ord, str) or (isinstance(dim, (list, tuple)) and len(dim) == 2) or (
+        dim is None and ord is not None and x.ndim == 2)
+    if matrix:
+        return matrix_norm(x, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim)
+    return norm(x, 2 if ord is None else ord, dim, keepdim)
+
+
+def softmax(x: Any, dim: Any = None) -> Tensor:
+    return _normalised(O.SOFTMAX, _tensor_arg(x, "softmax"), dim)
+
+
+def log_softmax(x: Any, dim: Any = None) -> Tensor:
+    return _normalised(O.LOG_SOFTMAX, _tensor_arg(x, "log_softmax"), dim)
+
+
+def _normalised(op: O.Op, x: Tensor, dim: Any) -> Tensor:
+    """A 0-d input is a one-element distribution, as in PyTorch (softmax 1, log_softmax 0)."""
+    d = _softmax_dim(x, dim, op.name)
+    if x.ndim == 0:
+        return reshape(apply(op, reshape(x, 1), dim=0), ())
+    return apply(op, x, dim=d)
+
+
+def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:
+    if dim is None:
+        if x.ndim > 1:
+            raise ArgumentError(f"{fn}(): dim must be given for a tensor of {x.ndim} dimensions",
+                                hint=f"e.g. {fn}(x, dim=1) to normalise each row")
+        return 0
+    return _dim(dim, x.ndim)
+
+
+def logsumexp(x: Any, dim: Any, keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "logsumexp")
+    return apply(O.LOGSUMEXP, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def _nonempty(x: Tensor, fn: str) -> None:
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.",
+                               hint="an empty tensor has no largest, smallest or middle element")
+
+
+def amax(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "amax")
+    _nonempty(x, "amax")
+    return apply(O.AMAX, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def amin(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
+    x = _tensor_arg(x, "amin")
+    _nonempty(x, "amin")
+    return apply(O.AMIN, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
+
+
+def _scan(op: O.Op, x: Any, dim: Any, fn: str) -> Tensor:
+    x = _tensor_arg(x, fn)
+    if x.ndim == 0:
+        return reshape(apply(op, reshape(x, 1), dim=0), ())
+    return apply(op, x, dim=_dim(dim, x.ndim))
+
+
+def cumsum(x: Any, dim: int) -> Tensor:
+    return _scan(O.CUMSUM, x, dim, "cumsum")
+
+
+def cumprod(x: Any, dim: int) -> Tensor:
+    return _scan(O.CUMPROD, x, dim, "cumprod")
+
+
+def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg_extremum(np.argmax, x, dim, keepdim, "argmax")
+
+
+def argmin(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg_extremum(np.argmin, x, dim, keepdim, "argmin")
+
+
+def _arg_extremum(arg: Any, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor:
+    """Indices (int64, outside the graph): of the flattened tensor without `dim`, first on ties."""
+    x = _tensor_arg(x, fn)
+    _nonempty(x, fn)
+    if dim is None:
+        idx = np.asarray(arg(x._data), dtype=np.int64)
+        return _wrap(idx.reshape((1,) * x.ndim) if keepdim else idx)
+    d = _dim(dim, x.ndim)
+    data = x._data.reshape(1) if x.ndim == 0 else x._data
+    idx = np.asarray(arg(data, axis=d), dtype=np.int64)
+    return _wrap(np.expand_dims(idx, d) if keepdim and x.ndim else idx.reshape(x.shape[:d] + x.shape[d + 1:]))
+
+
+def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:
+    """The elements at `order` (indices along dim d; without dim d when it has fewer dimensions than
+    x) and those indices: one indexing node, so the gradient goes back to exactly those elements."""
+    if x.requires_grad:
+        note_order(x._node if x._node is not None else x, x._data, d, name)
+    grids = list(np.indices(order.shape, sparse=True))
+    if order.ndim == x.ndim:
+        grids[d] = order
+    else:
+        grids.insert(d, order)
+    return MaxMin(apply(O.INDEX, x, key=tuple(grids), name=name), _wrap(order.astype(np.int64)))
+
+
+def _order(x: Tensor, d: int, descending: bool) -> np.ndarray:
+    """A stable order along d; descending keeps equal elements in their original order too."""
+    data = x._data
+    return np.argsort(-data if descending else data, axis=d, kind="stable")
+
+
+def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> MaxMin:
+    x = _tensor_arg(x, "sort")
+    if x.ndim == 0:
+        return MaxMin(_same(x, "SortBackward0"), _wrap(np.asarray(0)))
+    d = _dim(dim, x.ndim)
+    return _along(x, _order(x, d, bool(descending)), d, "SortBackward0")
+
+
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MaxMin:
+    x = _tensor_arg(x, "topk")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
+        raise ShapeError("selected index k out of range",
+                         hint=f"k must be between 0 and the size of dim {d} ({size})")
+    if x.ndim == 0:
+        return MaxMin(_same(x, "TopkBackward0"), _wrap(np.asarray(0)))
+    order = np.take(_order(x, d, bool(largest)), range(int(k)), axis=d)
+    return _along(x, order, d, "TopkBackward0")
+
+
+def kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> MaxMin:
+    x = _tensor_arg(x, "kthvalue")
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if not isinstance(k, (int, np.integer)) or not 1 <= k <= size:
+        raise ShapeError(f"kthvalue(): selected number k out of range for dimension {d}",
+                         hint=f"k counts from 1 (the smallest) to the size of dim {d} ({size})")
+    return _selected(x, d, int(k) - 1, keepdim, "KthvalueBackward0")
+
+
+def median(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
+    """Without dim the lower median, its gradient shared among ties; with dim (values, indices)."""
+    x = _tensor_arg(x, "median")
+    if dim is None:
+        _nonempty(x, "median")
+        flat = x._data.reshape(-1)
+        at = int(np.argsort(flat, kind="stable")[(flat.size - 1) // 2])
+        return apply(O.MEDIAN, x, at=at)
+    d = _dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    return _selected(x, d, (size - 1) // 2, keepdim, "MedianBackward1")
+
+
+def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
+    """The k-th smallest along d (0-based), and its index."""
+    if x.ndim == 0:
+        return MaxMin(_same(x, name), _wrap(np.asarray(0)))
+    return _along(x, np.take(_order(x, d, False), [k] if keepdim else k, axis=d), d, name)

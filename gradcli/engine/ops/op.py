@@ -1,0 +1,214 @@
+"""What every primitive is: `Op` (forward, VJPs, JVP, SymPy meaning, kink, node name), the public
+`Names` and `Element` meaning a declaration gives it, the forward-mode rules the families pick from,
+`unbroadcast`, and `_unary`, the one-call declaration of an elementwise function."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from gradcli.engine import ops  # the package, for NUMPY: read at call time, since every family builds it
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Op:
+    """One primitive. `vjps[i]` is called as `vjps[i](ns, g, out, *inputs, **params)`.
+
+    `saves[i]` names the values `vjps[i]` reads: its input names (`args`, by default `x` for one
+    input and `ab` for two) and `o` for the output. A node keeps only what the VJPs of inputs that
+    require grad read, as PyTorch does: anything else is passed to the VJP as the input's graph
+    node (shape, ndim and dtype, no data), so a long chain does not hold every intermediate.
+
+    `nests` is False when the SymPy meaning only adds, multiplies or rearranges its operands'
+    expressions (SymPy flattens those into one Add or Mul) and True when it wraps them in a
+    function (exp, Max, a power): `--check` bounds how deep such functions nest, because SymPy's
+    derivatives and printing recurse through every level.
+
+    `elementwise` is True when each output element depends only on the input elements at its own
+    (broadcast) position: `gradcli plot` sweeps a program built only of such ops in one batch.
+
+    `names` are the names a program calls the primitive by (`torch.X`, `Tensor.X`, `X_`, aliases);
+    `element` its meaning at one element for `--check` and `domain` where its real value does not
+    exist (each a test of the first input and the words for a learner). The namespaces, the language's
+    tables and the checker's are derived from these, so a function is declared here and nowhere else.
+
+    `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
+    per input, None where an input has none), giving the output's tangent: one of the rules below
+    (`diagonal_jvp`, `linear_jvp`, `sum_linear_jvp`, `product_jvp`, `transposed_jvp`) or the op's own.
+    None: forward AD refuses the op, as PyTorch refuses an op with no forward derivative.
+    """
+
+    name: str
+    node: str
+    forward: Callable[..., Any]
+    vjps: tuple[Callable[..., Any] | None, ...]
+    rule: str
+    saves: tuple[str, ...] = ()
+    sym: Callable[..., Any] | None = None
+    kink: Callable[..., Any] | None = None
+    args: str = ""
+    nests: bool = True
+    elementwise: bool = False
+    plans: tuple = field(default=(), repr=False)
+    jvp: Callable[..., Any] | None = None
+    names: "Names | None" = None
+    element: "Element | None" = None
+    domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.vjps) <= 3:
+            names = self.args or ("x" if len(self.vjps) == 1 else "ab")
+            plans = []
+            for mask in range(1 << len(self.vjps)):
+                read = "".join(s for i, s in enumerate(self.saves) if mask >> i & 1)
+                plans.append((_kept(tuple(n in read for n in names)), "o" in read) if read else None)
+            object.__setattr__(self, "plans", tuple(plans))
+
+    def plan(self, mask: int) -> tuple[Any, bool] | None:
+        """Which inputs (and whether the output) a node keeps when the inputs in bit `mask` require grad.
+
+        None when nothing is read: such a node can run backward again after its graph is freed, as
+        in PyTorch (`(x + x).sum()` twice works, `(x * 2).sum()` twice does not). `plans` holds the
+        answers by mask, precomputed for up to three inputs (cat and stack read nothing). The
+        inputs part is in `_kept`'s shorthand, which `Node` reads without looping.
+        """
+        return self.plans[mask] if self.plans else None
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
+    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method."""
+
+    functions: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    in_place: bool = False
+
+
+@dataclass(frozen=True)
+class Element:
+    """An elementwise function at one element, as `--check` replays it: `numeric` on a known float (its math
+    domain errors become nan or inf) and `symbolic(sp)`, the SymPy function. SymPy is handed in, never
+    imported, so `gradcli eval` without `--check` stays free of it."""
+
+    numeric: Callable[[float], float]
+    symbolic: Callable[[Any], Any]
+
+
+def _kept(keep: tuple[bool, ...]) -> Any:
+    """Which inputs a node keeps, in the shorthand that costs `Node` the fewest steps per op: None
+    for none of them, True for all, the position of the one kept input of two, else one flag per input."""
+    if not any(keep):
+        return None
+    if all(keep):
+        return True
+    return keep.index(True) if len(keep) == 2 else keep
+
+
+def unbroadcast(ns: Any, g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum a gradient back to the shape its input had before broadcasting."""
+    if g.shape == shape:
+        return g
+    axes = broadcast_axes(g.shape, shape)
+    if axes:
+        g = ns.sum(g, dim=axes, keepdim=True)
+    return ns.reshape(g, shape)
+
+
+def diagonal_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An elementwise op's Jacobian is diagonal, so it is its own transpose: the VJP applied to the tangent
+    (broadcast to the output) is the JVP."""
+    total = None
+    for vjp, t in zip(op.vjps, tangents):
+        if t is not None and vjp is not None:
+            term = vjp(ops.NUMPY, np.broadcast_to(t, out.shape), out, *args, **params)
+            total = term if total is None else total + term
+    return np.zeros(out.shape, out.dtype) if total is None else np.broadcast_to(total, out.shape)
+
+
+def linear_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in its one tensor input (a view, a sum): the forward of the tangent."""
+    return op.forward(tangents[0], *args[1:], **params)
+
+
+def sum_linear_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in all its tensor inputs together (cat, stack, scatter): the forward of the tangents,
+    zeros standing in for an input without one."""
+    parts = [t if t is not None else np.zeros_like(a) if type(a) is np.ndarray and (i < len(op.vjps) or not op.vjps)
+             else a for i, (a, t) in enumerate(zip(args, tangents))]
+    return op.forward(*parts, **params)
+
+
+def product_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """An op linear in each input separately (matmul, cross, einsum): the product rule, one term per tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            term = op.forward(*args[:i], t, *args[i + 1:], **params)
+            total = term if total is None else total + term
+    return np.zeros(out.shape, out.dtype) if total is None else total
+
+
+def transposed_jvp(op: "Op", tangents: tuple, out: Any, *args: Any, **params: Any) -> Any:
+    """Any op whose VJPs are written against `ns`: a VJP is linear in the gradient g, so J·t is the gradient
+    by g of ⟨VJP(g), t⟩, taken through the VJPs' own recorded ops (double backward)."""
+    from gradcli.engine import functions as F
+    from gradcli.engine.autograd import grad
+    from gradcli.engine.tensor import GradMode, Tensor, _wrap
+    g = _wrap(np.zeros(out.shape, out.dtype)).requires_grad_(True)
+    inputs = tuple(_wrap(a) if type(a) is np.ndarray else a for a in args)
+    previous, GradMode.enabled = GradMode.enabled, True
+    try:
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None or op.vjps[i] is None:
+                continue
+            v = unbroadcast(F, op.vjps[i](F, g, _wrap(out), *inputs, **params), np.shape(args[i]))
+            term = (v * _wrap(np.asarray(t, dtype=out.dtype))).sum()
+            total = term if total is None else total + term
+        found = None if total is None or not isinstance(total, Tensor) or not total.requires_grad else \
+            grad(total, g, allow_unused=True)[0]
+    finally:
+        GradMode.enabled = previous
+    return np.zeros(out.shape, out.dtype) if found is None else found._data
+
+
+def broadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of a gradient that `unbroadcast` sums away (`--explain` shows them too)."""
+    lead = len(gshape) - len(shape)
+    if not shape:  # a scalar parameter's gradient: every axis (each training step, per parameter)
+        return tuple(range(lead))
+    return tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+
+
+def reduced_shape(shape: tuple[int, ...], dim: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The keepdim shape of a reduction, so a reduced gradient can broadcast back."""
+    if dim is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dim else n for i, n in enumerate(shape))
+
+
+def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
+           sym: Callable | None = None, kink: Callable | None = None, nests: bool = True,
+           element: Element | None = None, domain: tuple = (), aliases: tuple[str, ...] = (),
+           function: bool = True, method: bool = True, in_place: bool = False) -> Op:
+    """An elementwise function of one input, declared whole: its primitive (whose JVP is therefore
+    `diagonal_jvp`, and whose SymPy meaning is `element` mapped over the elements unless `sym` says
+    otherwise) and its public names: `torch.<name>` unless not `function`, `Tensor.<name>` unless not
+    `method`, both under each alias too, and `Tensor.<name>_` when `in_place`."""
+    public = (name,) + aliases
+    return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
+              sym=sym or (_sym_map(name) if element else None), kink=kink, nests=nests, elementwise=True,
+              jvp=diagonal_jvp, element=element, domain=domain,
+              names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place))
+
+
+def _sym_map(fn_name: str) -> Callable:
+    """The SymPy meaning of an elementwise function: apply `S.<fn_name>` to every element."""
+    return lambda S, x: S.map(getattr(S, fn_name), x)
+
+
+def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
+    return S.broadcast(fn, a, b)

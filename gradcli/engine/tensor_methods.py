@@ -1,0 +1,609 @@
+"""Tensor's methods that delegate: the functional API's reductions, shapes, linear algebra and elementwise
+functions with arguments (x.sum(dim), x.clamp(0, 1), ...), logic and masks, conversions, random fills and
+autograd's entry points (backward, detach, hooks). `Tensor` inherits them from `TensorMethods`.
+
+This module is imported by `engine/tensor.py` just before the Tensor class, so the names that module
+defines after the class (Tensor itself, and the functional API it imports at its end) are read
+through it, `T.<name>`, at call time."""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from gradcli.engine import ops as O
+from gradcli.engine import tensor as T
+from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_inference
+from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
+
+_TENSOR_TYPES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
+                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}
+"""What `x.type()` answers, by dtype."""
+
+
+class TensorMethods:
+    """The delegating half of `Tensor` (no state of its own: `__slots__` is empty, as Tensor's are fixed)."""
+
+    __slots__ = ()
+
+    # -- autograd ---------------------------------------------------------------------
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+        from gradcli.engine.backward import run_backward
+        run_backward((self,), (gradient,), retain_graph, create_graph)
+
+    def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise BackwardError("can't retain_grad on Tensor that has requires_grad=False",
+                                hint="only tensors that are part of a graph have a gradient to keep")
+        if self._node is not None:
+            self._node.retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self._node
+        return node is not None and node.retained is not None and node.retained() is self
+
+    def detach(self) -> "Tensor":
+        """A new tensor on the same data, outside the graph; inside a Function's forward recorded for `--check`
+        (`READS`), on the recorded graph through the identity (`ops.SEEN_THROUGH`), the forward's math."""
+        t = T._wrap(self._data)
+        if READS and GradMode.enabled and self.requires_grad:
+            t._node = T.record(O.SEEN_THROUGH, O.SEEN_THROUGH.node, (self._node or self,), 1, T._NO_PARAMS, O.SEEN_THROUGH.plan(1),
+                             (self._data,), self._data)
+            t.requires_grad = True
+        if INFERENCE or InferenceMode.enabled:
+            T._inherit_view(t, (self,))
+        return t
+
+    def detach_(self) -> "Tensor":
+        """The tensor itself, cut from the graph that made it (a leaf needing no grad), as PyTorch's `detach_`."""
+        if self._node is not None and T.V.base(self) is not self:
+            raise BackwardError("Can't detach views in-place. Use detach() instead.",
+                                hint="y = x.detach() makes a new tensor on the same data")
+        self._node = None
+        self.requires_grad = False
+        return self
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `torch.inference_mode()` (or views one)."""
+        return is_inference(self)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise DtypeError("Only Tensors of floating point and complex dtype can require gradients",
+                             hint=f"this tensor is {self._data.dtype}; make it float first, e.g. x.float() or "
+                                  "write the numbers with a decimal point (1. instead of 1)")
+        if requires_grad and not InferenceMode.enabled and is_inference(self):
+            raise BackwardError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+                                hint="use a clone, which is a normal tensor: x = x.clone().requires_grad_()")
+        if self._node is not None and not requires_grad:
+            raise BackwardError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                                "computed variable in a subgraph that doesn't require differentiation use "
+                                "var_no_grad = var.detach().",
+                                hint="use .detach() to get a tensor outside the graph")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    # -- random fills: PyTorch's draws, in place and outside any graph (torch.nn.init builds on them) --
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> "Tensor":
+        from_, to = T.F.number_arg(from_, "uniform_", "from"), T.F.number_arg(to, "uniform_", "to")
+        if not float(from_) <= float(to):
+            raise ArgumentError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}",
+                                hint="give the lower bound first, e.g. w.uniform_(-0.1, 0.1)")
+        return self._fill_random("check_uniform_bounds", "UniformBackward0",
+                                 lambda gen, count, contiguous: gen.uniform(count, self.dtype, from_, to), generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
+        mean, std = T.F.number_arg(mean, "normal_", "mean"), T.F.number_arg(std, "normal_", "std")
+        if not float(std) >= 0.0:
+            raise ArgumentError(f"normal expects std >= 0.0, but found std {std:g}",
+                                hint="a standard deviation is never negative")
+        return self._fill_random("normal_kernel_cpu", "NormalBackward0",
+                                 lambda gen, count, contiguous: gen.normal(count, self.dtype, mean, std, contiguous),
+                                 generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> "Tensor":
+        """1 with probability p (a number, or a tensor broadcast to this shape), else 0, in this tensor's dtype."""
+        if isinstance(p, T.Tensor):
+            if p._data.dtype.kind != "f":
+                raise DtypeError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                 f"'{T.F._TORCH_NAMES.get(p.dtype.name, p.dtype.name)}'",
+                                 hint="probabilities must be a float tensor")
+            probs = np.broadcast_to(p._data, T.broadcast_shape("bernoulli_", self.shape, p.shape))
+            if probs.shape != self.shape:
+                raise ShapeError(f"bernoulli_: p of shape {p.shape} does not broadcast to {self.shape}",
+                                 hint="p must broadcast to the shape of the tensor being filled")
+            if not np.all((probs >= 0) & (probs <= 1)):
+                raise ValueDomainError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+                                       hint="every probability must lie in [0, 1]")
+            probs = probs.transpose(T._memory_order(self._data)).ravel()
+        else:
+            probs = float(T.F.number_arg(p, "bernoulli_", "p"))
+            if not 0.0 <= probs <= 1.0:
+                raise ValueDomainError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}",
+                                       hint="p is the probability of a 1")
+        return self._fill_random(None, "BernoulliBackward1" if isinstance(p, T.Tensor) else "BernoulliBackward2",
+                                 lambda gen, count, contiguous: gen.bernoulli(probs, count), generator)
+
+    def random_(self, from_: Any = None, to: Any = None, *, generator: Any = None) -> "Tensor":
+        """`random_()`, `random_(to)` and `random_(from, to)`: integers drawn as randint draws them."""
+        if from_ is None and to is None:
+            return self._fill_random(None, "RandomBackward2",
+                                     lambda gen, count, contiguous: gen.full_range(count, self.dtype), generator)
+        low, high = (0, from_) if to is None else (from_, to)
+        low, high = (int(T.F.number_arg(b, "random_", name)) for b, name in ((low, "from"), (high, "to")))
+        if low >= high:
+            raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
+                                hint="the upper bound is exclusive: random_(0, 10) draws from 0 to 9")
+        dtype = self._data.dtype
+        if dtype.kind == "f":
+            digits = np.finfo(dtype).nmant + 1
+            lowest, highest, text = -2 ** digits, 2 ** digits, f"[-(2^{digits}), 2^{digits}]"
+        else:
+            lowest, highest = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+            text = f"[{lowest}, {highest}]"
+        if not (lowest <= low and high - 1 <= highest):
+            raise ArgumentError(f"random_: from={low} and to - 1={high - 1} must lie in {text} for a {dtype} tensor",
+                                hint="PyTorch draws other numbers outside that range; narrow the bounds or use a "
+                                     "float64 tensor")
+        return self._fill_random(None, "RandomBackward1" if to is None else "RandomBackward0",
+                                 lambda gen, count, contiguous: gen.integers(count, low, high).astype(self.dtype),
+                                 generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> "Tensor":
+        lambd = T.F.number_arg(lambd, "exponential_", "lambd")
+        if not float(lambd) > 0.0:
+            raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
+                                hint="λ is the rate: the mean of the draws is 1/λ")
+        if self._data.dtype.kind != "f":
+            raise DtypeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                             f"floating point but you specified {T.F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
+                             hint="make the tensor float first, e.g. x.float()")
+        return self._fill_random(None, "ExponentialBackward0",
+                                 lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd), generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
+        from gradcli.engine.creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def _fill_random(self, kernel: str | None, node: str, draw: Callable[[Any, int, bool], np.ndarray],
+                     generator: Any = None) -> "Tensor":
+        """Overwrite the values with `draw(generator, count, contiguous)`, walked in memory order as PyTorch does;
+        the generator is the global one unless the program passed its own `torch.Generator()`.
+
+        The fill is an in-place update like any other (inplace.py): it bumps the version of a value
+        some node saved, and on the graph it is PyTorch's `node`, whose gradient is zero.
+        """
+        from gradcli.engine.creation import generator_arg
+        gen = generator_arg(generator)
+        if kernel is not None and self._data.dtype.kind != "f":
+            name = T.F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)
+            raise DtypeError(f"\"{kernel}\" not implemented for '{name}'",
+                             hint="random floats need a float tensor; make it float first, e.g. x.float()")
+
+        order, contiguous = T._memory_order(self._data), self._data.flags.c_contiguous
+
+        def drawn() -> np.ndarray:
+            data = np.empty(self.shape, dtype=self.dtype)
+            view = data.transpose(order)
+            view[...] = draw(gen, view.size, contiguous).reshape(view.shape)
+            return data
+        return T.I.overwrite(self, drawn, node)
+
+    # -- conversion -------------------------------------------------------------------
+    def all(self) -> "Tensor":
+        """Whether every element is nonzero: a bool tensor outside the graph, as in PyTorch."""
+        return T._wrap(np.asarray(np.all(self._data)))
+
+    def any(self) -> "Tensor":
+        """Whether some element is nonzero: a bool tensor outside the graph, as in PyTorch."""
+        return T._wrap(np.asarray(np.any(self._data)))
+
+    def item(self) -> float | int | bool:
+        if READS:
+            READS[-1] = True
+        if self._data.size != 1:
+            raise ValueDomainError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
+                                   hint="index one element first (x[0].item()) or reduce (x.sum().item())")
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        if READS:
+            READS[-1] = True
+        return self._data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if READS:
+            READS[-1] = True
+        if self.requires_grad and GradMode.enabled and not READS:  # PyTorch allows it with gradients off (a
+            # Function's forward, which --check records with them on)
+            raise BackwardError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                "instead.", hint="write x.detach().numpy()")
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise ValueDomainError("len() of a 0-d tensor", hint="a 0-d tensor has no length; use .item()")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueDomainError(f"Boolean value of Tensor with more than one value is ambiguous "
+                                   f"(shape {self.shape})", hint="reduce it first: (x > 0).all() or (x > 0).any()")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise ValueDomainError("only integer tensors of a single element can be converted to an index",
+                                   hint="index with an integer, e.g. int(i.item())")
+        return int(self._data.reshape(()))
+
+    def __repr__(self) -> str:
+        from gradcli.engine.tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    # -- tests and logic: masks, with no gradient (engine/logical.py) ----------------------------
+    def __and__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("&", self, other)
+
+    def __rand__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("&", other, self)
+
+    def __or__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("|", self, other)
+
+    def __ror__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("|", other, self)
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("^", self, other)
+
+    def __rxor__(self, other: Any) -> "Tensor":
+        return T.L.bitwise("^", other, self)
+
+    def __invert__(self) -> "Tensor":
+        return T.L.invert(self)
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        return T.F.clamp(self, min, max)
+
+    clip = clamp
+
+    def maximum(self, other: Any) -> "Tensor":
+        return T.F.maximum(self, other)
+
+    def minimum(self, other: Any) -> "Tensor":
+        return T.F.minimum(self, other)
+
+    def outer(self, other: Any) -> "Tensor":
+        return T.F.outer(self, other)
+
+    def where(self, condition: Any, other: Any) -> "Tensor":
+        """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
+        return T.F.where(condition, self, other)
+
+    def square(self) -> "Tensor":
+        return T.F.square(self)
+
+    def polygamma(self, n: int) -> "Tensor":
+        return T.F.polygamma(n, self)
+
+    def logit(self, eps: float | None = None) -> "Tensor":
+        return T.F.logit(self, eps)
+
+    def round(self, decimals: int = 0) -> "Tensor":
+        return T.F.round(self, decimals)
+
+    def atan2(self, other: Any) -> "Tensor":
+        return T.F.atan2(self, other)
+
+    arctan2 = atan2
+
+    def hypot(self, other: Any) -> "Tensor":
+        return T.F.hypot(self, other)
+
+    def fmod(self, other: Any) -> "Tensor":
+        return T.F.fmod(self, other)
+
+    def remainder(self, other: Any) -> "Tensor":
+        return T.F.remainder(self, other)
+
+    __mod__ = remainder
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return T.F.remainder(other, self)
+
+    def xlogy(self, other: Any) -> "Tensor":
+        return T.F.xlogy(self, other)
+
+    def fmax(self, other: Any) -> "Tensor":
+        return T.F.fmax(self, other)
+
+    def fmin(self, other: Any) -> "Tensor":
+        return T.F.fmin(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> "Tensor":
+        return T.F.lerp(self, end, weight)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return T.F.addcmul(self, tensor1, tensor2, value)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
+        return T.F.addcdiv(self, tensor1, tensor2, value)
+
+    def dist(self, other: Any, p: float = 2) -> "Tensor":
+        return T.F.dist(self, other, p)
+
+    # -- reductions, shapes and linear algebra live in functions.py -------------------------
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return T.F.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return T.F.mean(self, dim, keepdim, dtype=dtype)
+
+    def prod(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return T.F.prod(self, dim, keepdim)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return T.F.max(self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return T.F.min(self, dim, keepdim)
+
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+            correction: int | None = None) -> "Tensor":
+        return T.F.var(self, dim, unbiased, keepdim, correction)
+
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+            correction: int | None = None) -> "Tensor":
+        return T.F.std(self, dim, unbiased, keepdim, correction)
+
+    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return T.F.norm(self, p, dim, keepdim)
+
+    def softmax(self, dim: Any = None) -> "Tensor":
+        return T.F.softmax(self, dim)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
+        return T.F.logsumexp(self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return T.F.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return T.F.amin(self, dim, keepdim)
+
+    def cumsum(self, dim: int) -> "Tensor":
+        return T.F.cumsum(self, dim)
+
+    def cumprod(self, dim: int) -> "Tensor":
+        return T.F.cumprod(self, dim)
+
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return T.F.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return T.F.argmin(self, dim, keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return T.F.sort(self, dim, descending, stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return T.F.topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        return T.F.kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return T.F.median(self, dim, keepdim)
+
+    def log_softmax(self, dim: Any = None) -> "Tensor":
+        return T.F.log_softmax(self, dim)
+
+    def matmul(self, other: Any) -> "Tensor":
+        return T.F.matmul(self, other)
+
+    def mm(self, other: Any) -> "Tensor":
+        return T.F.mm(self, other)
+
+    def dot(self, other: Any) -> "Tensor":
+        return T.F.dot(self, other)
+
+    def t(self) -> "Tensor":
+        return T.F.t(self)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        return T.F.transpose(self, dim0, dim1)
+
+    def permute(self, *dims: Any) -> "Tensor":
+        return T.F.permute(self, *dims)
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        return T.F.reshape(self, *shape)
+
+    def view(self, *shape: Any) -> "Tensor":
+        return T.F.view(self, *shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return T.F.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Any) -> "Tensor":
+        return T.F.unflatten(self, dim, sizes)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return T.F.view_as(self, other)
+
+    def contiguous(self) -> "Tensor":
+        """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
+        PyTorch: what `view` needs after a transpose."""
+        if self._data.flags.c_contiguous:
+            return self
+        out = self.clone()  # clone keeps the memory order, as PyTorch's does
+        out._data = np.ascontiguousarray(out._data)
+        return out
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return T.F.reshape_as(self, other)
+
+    def movedim(self, source: Any, destination: Any) -> "Tensor":
+        return T.F.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
+        return T.F.transpose(self, axis0, axis1)
+
+    swapdims = swapaxes
+
+    def flip(self, *dims: Any) -> "Tensor":
+        return T.F.flip(self, dims[0] if len(dims) == 1 else dims)
+
+    def fliplr(self) -> "Tensor":
+        return T.F.fliplr(self)
+
+    def flipud(self) -> "Tensor":
+        return T.F.flipud(self)
+
+    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
+        return T.F.roll(self, shifts, dims)
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        return T.F.repeat(self, *sizes)
+
+    def tile(self, *dims: Any) -> "Tensor":
+        return T.F.tile(self, *dims)
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        return T.F.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        return T.F.triu(self, diagonal)
+
+    def diag(self, diagonal: int = 0) -> "Tensor":
+        return T.F.diag(self, diagonal)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return T.F.diagonal(self, offset, dim1, dim2)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
+        return T.F.diag_embed(self, offset, dim1, dim2)
+
+    def trace(self) -> "Tensor":
+        return T.F.trace(self)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        return T.F.narrow(self, dim, start, length)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple:
+        return T.F.split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return T.F.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return T.F.unbind(self, dim)
+
+    def gather(self, dim: int, index: Any) -> "Tensor":
+        return T.F.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
+        return T.F.scatter(self, dim, index, src, value)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> "Tensor":
+        return T.F.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Any) -> "Tensor":
+        return T.F.index_select(self, dim, index)
+
+    def masked_fill(self, mask: Any, value: Any) -> "Tensor":
+        return T.F.masked_fill(self, mask, value)
+
+    def masked_select(self, mask: Any) -> "Tensor":
+        return T.F.masked_select(self, mask)
+
+    def take(self, index: Any) -> "Tensor":
+        return T.F.take(self, index)
+
+    def bmm(self, other: Any) -> "Tensor":
+        return T.F.bmm(self, other)
+
+    def mv(self, vec: Any) -> "Tensor":
+        return T.F.mv(self, vec)
+
+    def kron(self, other: Any) -> "Tensor":
+        return T.F.kron(self, other)
+
+    def cross(self, other: Any, dim: Any = -1) -> "Tensor":
+        return T.F.cross(self, other, dim)
+
+    def det(self) -> "Tensor":
+        return T.F.det(self)
+
+    def logdet(self) -> "Tensor":
+        return T.F.logdet(self)
+
+    def slogdet(self) -> Any:
+        return T.F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        return T.F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return T.F.matrix_power(self, n)
+
+    def cholesky(self) -> "Tensor":
+        return T.F.cholesky(self)
+
+    def squeeze(self, dim: Any = None) -> "Tensor":
+        return T.F.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return T.F.unsqueeze(self, dim)
+
+    def expand(self, *sizes: Any) -> "Tensor":
+        return T.F.expand(self, *sizes)
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return T.F.expand(self, T.F._tensor_arg(other, "expand_as").shape)
+
+    def float(self) -> "Tensor":
+        return self if self._data.dtype == np.float32 else T.F.to_dtype(self, np.float32)
+
+    def double(self) -> "Tensor":
+        return self if self._data.dtype == np.float64 else T.F.to_dtype(self, np.float64)
+
+    def long(self) -> "Tensor":
+        return self if self._data.dtype == np.int64 else T.F.to_dtype(self, np.int64)
+
+    def int(self) -> "Tensor":
+        return self if self._data.dtype == np.int32 else T.F.to_dtype(self, np.int32)
+
+    def bool(self) -> "Tensor":
+        return self if self._data.dtype == np.bool_ else T.F.to_dtype(self, np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so); `x.type()`
+        names the tensor type as PyTorch does, e.g. 'torch.FloatTensor'."""
+        from gradcli.engine.creation import resolve_dtype
+        if dtype is None:
+            return _TENSOR_TYPES.get(self._data.dtype.name, "torch.Tensor")
+        target = resolve_dtype(dtype)
+        if target is None:
+            raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
+        return self if self._data.dtype == target else T.F.to_dtype(self, target)

@@ -1,0 +1,179 @@
+"""Batching rules: how each primitive maps over vmap's batch dimension.
+
+A rule receives the op's inputs as physical values (a batched input carries the examples along its
+first dimension; `batched[i]` says which do) and the op's parameters as one example sees them, and runs
+the op once for every example: dims move one place right, shapes gain the batch in front, operands are
+lined up so that NumPy's broadcasting never mixes examples. Most rules come from what the op table already
+says: an elementwise op broadcasts (`Op.elementwise`), and an op whose parameter is a `dim` shifts it.
+Ops with their own structure (matmul, addmm, shape changes, stack and cat) have rules of their own. An op
+with none of these makes vmap run the function once per example (engine/batched.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcli.engine import batched as B
+from gradcli.engine import functions as F
+from gradcli.engine import ops as O
+from gradcli.engine.tensor import Tensor, apply
+
+
+def _ndim(x: Any, batched: bool) -> int:
+    """One example's number of dimensions (a number has none)."""
+    if not isinstance(x, Tensor):
+        return 0
+    return x.ndim - 1 if batched else x.ndim
+
+
+def _padded(x: Tensor, rank: int) -> Tensor:
+    """A batched value with size-1 dimensions after the batch, so one example has `rank` dimensions: NumPy
+    then broadcasts it against unbatched operands without aligning the batch to one of their dimensions."""
+    missing = rank - (x.ndim - 1)
+    return x if missing <= 0 else F.reshape(x, (x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
+
+
+def _shift(dim: Any, ndim: int) -> Any:
+    """A dim (an int, a tuple of them, or None: every dim) of one example, as a dim of the physical value."""
+    if dim is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % max(ndim, 1) + 1 for d in dim)
+    return dim % max(ndim, 1) + 1
+
+
+def _everyone(x: Any, batched: bool, size: int) -> Tensor:
+    """An input as a batched value: unbatched, it is expanded (a view) to every example."""
+    return x if batched else F.expand(F.unsqueeze(x, 0), (size,) + tuple(x.shape))
+
+
+def elementwise(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """Each output element is its operands' at the same (broadcast) position: line the batch up and run."""
+    rank = max(_ndim(x, b) for x, b in zip(inputs, batched))
+    lined = [_padded(x, rank) if b else x for x, b in zip(inputs, batched)]
+    return apply(op, *lined, name=name, **params)
+
+
+def along_dim(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """A reduction or scan over `dim` (None: all of one example's dims): the dim moves past the batch."""
+    (x,), ndim = inputs, inputs[0].ndim - 1
+    if params.get("dim") is None and op.name in WHOLE_ONLY:
+        raise B.NoRule(f"{op.name}() of a whole tensor")
+    return apply(op, x, name=name, **{**params, "dim": _shift(params.get("dim"), ndim)})
+
+
+def reshape(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    (x,) = inputs
+    return apply(op, x, name=name, shape=(x.shape[0],) + tuple(params["shape"]))
+
+
+def transpose(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    return apply(op, inputs[0], name=name, dim0=params["dim0"] + 1, dim1=params["dim1"] + 1)
+
+
+def permute(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    return apply(op, inputs[0], name=name, dims=(0,) + tuple(d + 1 for d in params["dims"]))
+
+
+def expand(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    shape = tuple(params["shape"])
+    x = _padded(inputs[0], len(shape))
+    return apply(op, x, name=name, shape=(x.shape[0],) + shape)
+
+
+def index(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """x[key] with the batch's slice in front of the key. Advanced indices (arrays) that the key separates
+    would move their dims before the batch's (NumPy's rule): such a key runs per example."""
+    key = params["key"] if isinstance(params["key"], tuple) else (params["key"],)
+    arrays = [i for i, p in enumerate(key) if isinstance(p, np.ndarray)]
+    if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
+        raise B.NoRule("indexing with separated index arrays")
+    return apply(op, inputs[0], name=name, key=(slice(None),) + key)
+
+
+def joined(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """stack and cat: every input batched (an unbatched one is every example's), the dim past the batch."""
+    xs = [_everyone(x, b, size) for x, b in zip(inputs, batched)]
+    return apply(op, *xs, name=name, dim=params["dim"] + 1)
+
+
+def matmul(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """A batched operand's examples become rows of one product where the other operand is shared (as
+    PyTorch folds them, so vmap's numbers are the batched call's to the last bit); otherwise vectors are
+    made matrices and the batch dims lined up, NumPy's matmul then pairing example with example."""
+    (a, b), (ba, bb) = inputs, batched
+    na, nb = _ndim(a, ba), _ndim(b, bb)
+    if ba and not bb and nb == 2:
+        rows = F.reshape(a, (-1, a.shape[-1]))
+        out = apply(op, rows, b, name=name)
+        return F.reshape(out, tuple(a.shape[:-1]) + (b.shape[-1],))
+    rank = max(na, nb, 2)
+    am = F.unsqueeze(a, -2) if na == 1 else a
+    bm = F.unsqueeze(b, -1) if nb == 1 else b
+    am = _padded(am, rank) if ba else am
+    bm = _padded(bm, rank) if bb else bm
+    out = apply(op, am, bm, name=name)  # an unbatched operand has at most `rank` dims: it aligns with the examples
+    if na == 1:
+        out = F.squeeze(out, -2)
+    return F.squeeze(out, -1) if nb == 1 else out
+
+
+def addmm(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """c + a @ b: with only `a` batched (a linear layer's input), every example's rows in one addmm."""
+    (c, a, b), (bc, ba, bb) = inputs, batched
+    if ba and not bb and not bc:
+        out = apply(op, c, F.reshape(a, (-1, a.shape[-1])), b, name=name)
+        return F.reshape(out, tuple(a.shape[:-1]) + (b.shape[-1],))
+    product = matmul(O.MATMUL, None, [a, b], [ba, bb], {}, size)
+    return elementwise(O.ADD, None, [c, product], [bc, True], {}, size)
+
+
+def convolution(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """A shared kernel: the examples' samples side by side in one convolution. A kernel per example (the
+    per-example gradients of a shared weight): the examples side by side as groups of one grouped convolution."""
+    (x, w, b), (bx, bw, bb) = inputs, batched
+    if not bw and not bb:
+        out = apply(op, F.reshape(x, (-1,) + tuple(x.shape[2:])), w, b, name=name, **params)
+        return F.reshape(out, tuple(x.shape[:2]) + tuple(out.shape[1:]))
+    xb, wb = _everyone(x, bx, size), _everyone(w, bw, size)
+    n, o = xb.shape[1], wb.shape[1]
+    grouped = F.reshape(F.transpose(xb, 0, 1), (n, -1) + tuple(xb.shape[3:]))
+    kernels = F.reshape(wb, (-1,) + tuple(wb.shape[2:]))
+    bias = F.reshape(_everyone(b, bb, size), (-1,)) if isinstance(b, Tensor) else b
+    out = apply(op, grouped, kernels, bias, name=name, **{**params, "groups": size * params["groups"]})
+    return F.transpose(F.reshape(out, (n, size, o) + tuple(out.shape[2:])), 0, 1)
+
+
+DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "max", "min", "logsumexp", "cumsum",
+           "cumprod", "softmax", "log_softmax")
+"""Ops whose one tensor input is reduced or scanned along their `dim` parameter."""
+
+WHOLE_ONLY = ("max", "min")
+"""Reductions whose whole-tensor form differs from reducing every dim (ties: shared evenly, not the first)."""
+
+ELEMENTWISE = ("clamp_tensor", "polygamma", "logit", "round", "atan2", "hypot", "fmod", "remainder", "xlogy",
+               "fmax", "fmin", "lerp", "addcmul", "addcdiv", "hardtanh", "leaky_relu", "elu", "gelu", "gelu_backward")
+"""Elementwise ops the op table does not flag as such (`Op.elementwise` also promises `gradcli plot` a sweep)."""
+
+
+def derive(op: O.Op) -> Any:
+    """The rule the op table implies: elementwise ops broadcast, `dim` ops shift their dim."""
+    if op.elementwise or op.name in ELEMENTWISE:
+        return elementwise
+    if op.name in DIM_OPS:
+        return along_dim
+    return None
+
+
+OWN = {"reshape": reshape, "transpose": transpose, "permute": permute, "expand": expand, "stack": joined,
+       "cat": joined, "matmul": matmul, "addmm": addmm, "convolution": convolution,
+       "index": index}
+"""Rules by op name for the ops with a structure of their own."""
+
+
+def install() -> None:
+    """Give the engine the rules (it imports no transform); vmap calls this before its first batched run."""
+    if not B.GENERIC:
+        B.RULES.update(OWN)
+        B.GENERIC.append(derive)
