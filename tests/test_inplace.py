@@ -167,6 +167,9 @@ IN_PLACE_CALLS = {
     "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
     "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "sinc_": (), "uniform_": (),
     "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (),
+    "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
+    "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
+    "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
 }
 
 

@@ -16,9 +16,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gradcli"
 # `source` are leaves shared by everything; `jsonable` (numbers and JSON text) reads Tensors, so
 # it sits just above the engine. Views import no language internals; the language imports
 # nothing from the layer that runs it (program) or above.
-# The torch library (`nn`, `optim`, `data`, `func`) sits on the engine, which never imports it: where the
+# The torch library (`nn`, `optim`, `data`, `func`, `distributions`) sits on the engine, which never imports it: where the
 # engine must reach library code it holds a registry the library fills.
-LIBRARY = {"nn", "optim", "data", "func"}
+LIBRARY = {"nn", "optim", "data", "func", "distributions"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "source": set(),
@@ -27,6 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "optim": {"nn", "engine", "errors"},
     "data": {"engine", "errors"},
     "func": {"nn", "engine", "errors"},
+    "distributions": {"nn", "engine", "errors"},
     "jsonable": {"engine", "errors"},
     "lang": LIBRARY | {"engine", "errors", "source"},
     "program": LIBRARY | {"lang", "engine", "errors", "source", "jsonable"},

@@ -48,9 +48,11 @@ def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
 INTERNAL = {"gelu_backward": "gelu's backward"}
 # PyTorch has these as torch.X but not as Tensor methods (checked against torch in test_torch_oracle.py).
 FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
-                 "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits"}
+                 "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits", "hstack", "vstack",
+                 "row_stack", "meshgrid"}
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
-METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous"}
+METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "masked_fill_", "scatter_", "scatter_add_",
+               "index_add_"}
 
 
 def _reached() -> tuple[dict[str, set[tuple[str, str]]], set[str], set[str]]:

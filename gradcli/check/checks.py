@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.check.derived import derived, note as derived_note
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
 from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
-from gradcli.check.report import FAIL, CheckReport, InputCheck, overall, tolerance, with_numeric
+from gradcli.check.report import FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
+from gradcli.program.graph import graph_nodes
 from gradcli.source import operand
 
 MODES = ("symbolic", "numeric", "all")
@@ -142,12 +144,102 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
         return numeric_check(tr, weights, computed, rest, _tolerances(tr, list(rest), True, rtol, atol), bar,
                              _rounding(gamma, magnitudes, {name: len(v) for name, v in rest.items()}), gamma)
     witnessed = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in rest.values())) if rest else {}
-    witnessed = {name: directional[name] if name in directional and check.status != FAIL else check
-                 for name, check in witnessed.items()}  # a direction's failure stands: it is a witness too
+    witnessed = {name: _direction_or(directional.get(name), check, tr, weights, computed, rtol, atol, gamma,
+                                     [seed, call, 2]) for name, check in witnessed.items()}
     results = {name: judged[name] if name in judged else witnessed[name] for name in names}
+    results = _through_all(tr, weights, computed, results, set(directional), rtol, atol, gamma, [seed, call, 1])
+    results = {name: _second_opinion(tr, weights, computed, name, check, rtol, atol, gamma)
+               for name, check in results.items()}
     results = {name: _noted(check, name, changed, tr) for name, check in results.items()}
+    results = {name: _with_note(check, derived_note(tr.nodes, check.method == "symbolic"))
+               for name, check in results.items()}
     results = {name: _through_backward(check, tr) for name, check in results.items()}
     return CheckReport(overall(results), mode, of, results)
+
+
+def _with_note(check: InputCheck, text: str) -> InputCheck:
+    return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text)))) if text else check
+
+
+def _direction_or(direction: InputCheck | None, check: InputCheck, tr: Trace, weights: np.ndarray,
+                  computed: dict[str, Any], rtol: float | None, atol: float | None, gamma: float,
+                  seed: list[int]) -> InputCheck:
+    """An input whose direction failed, after its elements were checked one by one: a direction's failure is a
+    witness too, and stands unless those elements passed and a second direction, drawn anew, passes as well.
+
+    A ReLU net near its fit has units whose kink lies within a direction's step (it moves every weight at
+    once), and a quotient across one strays from the slope; a wrong VJP moves v·∇L off for almost every v,
+    so it fails the second direction too."""
+    if direction is None or direction.status != FAIL or check.status == FAIL:
+        return check
+    again = (directional_check(tr, weights, computed, [check.name], _tolerances(tr, [check.name], True, rtol, atol),
+                               gamma, seed) or {}).get(check.name)
+    if again is None or again.status == FAIL:
+        return direction
+    note = (f"a first direction failed ({direction.worst.label if direction.worst else 'v'}: expected "
+            f"{direction.worst.expected if direction.worst else float('nan'):.6g}, got "
+            f"{direction.worst.got if direction.worst else float('nan'):.6g}), taken for a kink within its step: "
+            "the elements checked one by one and a second direction agree")
+    return dataclasses.replace(check, note="; ".join(filter(None, (check.note, note))), through=again)
+
+
+def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], name: str, check: InputCheck,
+                    rtol: float | None, atol: float | None, gamma: float) -> InputCheck:
+    """Elements SymPy left undefined, asked again of finite differences where they can answer.
+
+    At a kink, in a float64 graph (float32's own ties are no kinks to a float64 replay, which would judge a
+    different function there): a C¹ point (`relu(x)**2` at 0, a squared hinge at its margin) has one-sided slopes
+    that agree, and there the derivative exists; finite differences judge such an element only
+    where its one-sided quotients agree and do not grow as the step shrinks (`numeric_check`), and
+    never fail one at a kink. Where SymPy's float evaluation overflowed (softmax or logsumexp of
+    logits near 1000: exp(1000)/exp(1000)) and autograd's value is finite: the float64 forward is
+    computed stably, so its difference quotients judge the element, and can fail it.
+    The elements they judged join the verified ones, beside a `numeric` entry, and the note says so.
+    """
+    if check.method != "symbolic" or not check.undefined_count or check.numeric is not None:
+        return check
+    shape = tr.leaves[name].shape
+    claimed = as_float64(computed.get(name), shape, 0.0)
+    wide = all(np.dtype(node.dtype) == np.float64 for node in tr.nodes if np.dtype(node.dtype).kind == "f")
+    asked = {index: reason for index, reason in check.undefined_indices  # a float32-only tie is no kink in float64
+             if "kink" in reason and wide or reason == NOT_FINITE and np.isfinite(claimed[index])}
+    if not asked:
+        return check
+    opinions = []
+    for kinks in (True, False):  # at a kink without float32's measured rounding: it would take a float32-only tie
+        group = [index for index, reason in asked.items() if ("kink" in reason) == kinks]
+        if group:
+            flat = np.array(sorted(int(np.ravel_multi_index(index, shape)) if shape else 0 for index in group))
+            opinions.append(numeric_check(tr, weights, computed, {name: flat}, _tolerances(tr, [name], True, rtol, atol),
+                                          None, None, 0.0 if kinks else gamma)[name])
+    still = {index for found in opinions for index, _ in found.undefined_indices}
+    found = next((found for found in opinions if found.status == FAIL), opinions[-1])
+    judged = [index for index in asked if index not in still]
+    if not judged:
+        return check
+    count = check.undefined_count - len(judged)
+    status = FAIL if FAIL in (check.status, found.status) else (UNDEFINED if count else PASS)
+    kinds = {"a kink whose one-sided slopes agree (differentiable there)" if "kink" in asked[index] else
+             "SymPy's float64 value overflowed (the forward is finite)" for index in judged}
+    note = f"{len(judged):,} element{'s' if len(judged) != 1 else ''} where " + " or ".join(sorted(kinds)) + \
+        " judged by finite differences"
+    return dataclasses.replace(check, status=status, undefined=tuple(e for e in check.undefined if e.index not in judged),
+                               undefined_count=count,
+                               undefined_indices=tuple(u for u in check.undefined_indices if u[0] not in judged),
+                               numeric=found, note="; ".join(filter(None, (check.note, note))))
+
+
+def _through_all(tr: Trace, weights: np.ndarray, computed: dict[str, Any], results: dict[str, InputCheck],
+                 tried: set[str], rtol: float | None, atol: float | None, gamma: float,
+                 seed: list[int]) -> dict[str, InputCheck]:
+    """Each sampled input also gets one random direction through all its elements, so a wrong element the
+    sample missed still moves a witness. Not for inputs directions already tried this call (`tried`)."""
+    names = [name for name, check in results.items() if check.sampled and name not in tried]
+    if not names:
+        return results
+    found = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol), gamma,
+                              seed) or {}
+    return {name: with_direction(check, found.get(name)) for name, check in results.items()}
 
 
 def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
@@ -156,7 +248,12 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
     if check.status != FAIL:
         return check
     found = []
-    for node in tr.nodes:
+    nodes = list(tr.nodes)
+    for node in tr.nodes:  # a create_graph result's meaning runs through its output's graph, Functions and all
+        made = derived(node)
+        if made is not None:
+            nodes += graph_nodes(made.output)[0]
+    for node in nodes:
         if runs_program(node.op):
             cls = node.params["state"].cls
             line = hook_line(getattr(cls, "backward", None))

@@ -147,7 +147,22 @@ def show(e: sp.Expr) -> str:
     text = str(e)
     if e.is_Add and len(text) > CAP:
         text = _cut_terms(e)
-    return text if len(text) <= CAP else text[:CAP - 1] + "…"
+    return text if len(text) <= CAP else _cut_inside(text)
+
+
+def _cut_inside(text: str) -> str:
+    """Text past `CAP` cut at the last term or argument boundary inside it, `…` for the rest, and its
+    parentheses closed: `w[0]*(x[0]**2 + 3*x[1] + …)`, never a cut through a name or a number."""
+    head = text[:CAP - 8]
+    cuts = [(head.rfind(sep), sep) for sep in (" + ", " - ", ", ")]
+    at, sep = max(cuts)
+    if at < CAP // 3:
+        at, sep = max(head.rfind(c) for c in "*/("), ""
+        at += 1
+    head = head[:at] + (f"{sep.rstrip()} …" if sep else "…")
+    depth = head.count("(") - head.count(")")
+    brackets = head.count("[") - head.count("]")
+    return head + "]" * max(brackets, 0) + ")" * max(depth, 0)
 
 
 def _cut_terms(e: sp.Expr) -> str:

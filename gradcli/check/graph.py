@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.program.graph import graph_nodes, label, leaf_names
-from gradcli.engine.tensor import Node, Tensor
+from gradcli.engine.tensor import Node, Tensor, _wrap
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as a check goes, so a caller can draw a bar; the checker never prints."""
@@ -70,7 +70,10 @@ class Trace:
 
 
 def _valid(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
+    """An identifier, or a dotted path of identifiers and indices (a module's parameter: `fc1.weight`, `0.bias`)."""
+    parts = name.split(".")
+    return all(part.isidentifier() and not keyword.iskeyword(part) or len(parts) > 1 and part.isdigit()
+               for part in parts)
 
 
 def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
@@ -85,6 +88,45 @@ def trace(output: Tensor, leaves: dict[str, Tensor]) -> Trace:
             raise ValueError(f"{name!r} is not a leaf tensor that requires grad")
     nodes, reached = graph_nodes(output)
     return Trace(output, tuple(nodes), {**leaves, **leaf_names(reached, leaves)})
+
+
+def rooted_at(output: Tensor, inputs: list[Tensor]) -> tuple[Tensor, list[Tensor]] | None:
+    """`output`'s graph with each non-leaf of `inputs` made a leaf: what `autograd.grad(output, h)` by an
+    intermediate h differentiates (a saliency map's input, a hidden activation).
+
+    The nodes that read h are copied to read a fresh leaf holding h's value instead (the recorded
+    graph stays as it was), so both witnesses replay the function of h alone. None when `output` is
+    one of the inputs, or an input is not on its graph.
+    """
+    stand: dict[Node, Tensor] = {}
+    leaves = []
+    for x in inputs:
+        if x.grad_fn is None:
+            leaves.append(x)
+            continue
+        leaf = _wrap(x._data)
+        leaf.requires_grad = True
+        stand[x.grad_fn] = leaf
+        leaves.append(leaf)
+    root = output.grad_fn
+    if root is None or root in stand:
+        return None
+    nodes, _ = graph_nodes(output)
+    if not set(stand) <= set(nodes):
+        return None
+    copies: dict[Node, Node] = {}
+    for node in nodes:
+        inputs_now = tuple(stand.get(x, copies.get(x, x)) if type(x) is Node else x for x in node.inputs)
+        if any(a is not b for a, b in zip(inputs_now, node.inputs)):
+            copy = object.__new__(Node)
+            for slot in Node.__slots__:
+                if slot != "__weakref__" and hasattr(node, slot):
+                    setattr(copy, slot, getattr(node, slot))
+            copy.inputs = inputs_now
+            copies[node] = copy
+    out = _wrap(output._data)
+    out._node, out.requires_grad = copies.get(root, root), True
+    return out, leaves
 
 
 def elements(name: str, shape: tuple[int, ...], flat: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:

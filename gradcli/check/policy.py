@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
-from gradcli.check.graph import Trace, trace
+from gradcli.check.derived import register
+from gradcli.check.graph import Trace, rooted_at, trace
 from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
@@ -116,7 +117,7 @@ def structure(tr: Trace) -> Hashable:
 def witnesses(report: CheckReport) -> set[str]:
     """The witnesses that judged a call: "symbolic", "numeric" or both."""
     methods = {c.method for c in report.inputs.values()}
-    return methods | {"numeric" for c in report.inputs.values() if c.numeric is not None}
+    return methods | {"numeric" for c in report.inputs.values() if c.numeric is not None or c.through is not None}
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ class SiteSummary:
         for method in sorted(used):
             self.witnesses[method] = self.witnesses.get(method, 0) + 1
         for name, c in report.inputs.items():
-            for entry in (c, c.numeric):
+            for entry in (c, c.numeric, c.through):
                 if entry is not None and (self.worst is None or entry.margin > self.worst.margin):
                     self.worst = Worst(entry.margin, self.calls, name, entry.method, entry.worst)
 
@@ -208,9 +209,19 @@ class LoopPolicy:
 
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
                   line: int, what: str, of: str, progress: Any = None) -> Verdict:
-        """Check one call's gradients of Σ gradient·output (see `check_gradients`) by the policy."""
-        return self._checked("gradients", output, leaves, line, what, progress, lambda mode, **options: check_gradients(
-            output, leaves, gradient, computed, mode=mode, of=of, **options))
+        """Check one call's gradients of Σ gradient·output (see `check_gradients`) by the policy.
+
+        A `.grad` that this call made on the graph (create_graph) is registered with its meaning
+        (`derived.register`), so a later backward through it is judged against the forward's derivative."""
+        verdict = self._checked("gradients", output, leaves, line, what, progress,
+                                lambda mode, **options: check_gradients(output, leaves, gradient, computed, mode=mode,
+                                                                        of=of, **options))
+        weights = np.ones(output.shape) if gradient is None else gradient
+        for name, leaf in leaves.items():
+            made = leaf.grad
+            if made is not None and computed.get(name) is not None and np.array_equal(made._data, computed[name]):
+                register(made, output, leaf, weights, line, what)
+        return verdict
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
                  of: str, progress: Any = None) -> Verdict:
@@ -298,12 +309,21 @@ class LoopPolicy:
     def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
         """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
         outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
-        if len(outs) != 1 or any(x.grad_fn is not None for x in ins) or arguments.get("is_grads_batched"):
+        if len(outs) != 1 or arguments.get("is_grads_batched"):
             return self.unchecked(options["line"], options["what"], options["of"])
         computed = {name: None if g is None else g._data for name, g in zip(names, value)}
         start = (as_list(arguments.get("grad_outputs")) or [None])[0]
         gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
-        return self.gradients(outs[0], dict(zip(names, ins)), gradient, computed, **options)
+        if any(x.grad_fn is not None for x in ins):  # by an intermediate tensor: the graph from it, as leaf
+            rooted = rooted_at(outs[0], ins)
+            if rooted is None:
+                return self.unchecked(options["line"], options["what"], options["of"])
+            return self.gradients(rooted[0], dict(zip(names, rooted[1])), gradient, computed, **options)
+        verdict = self.gradients(outs[0], dict(zip(names, ins)), gradient, computed, **options)
+        for g, x in zip(value, ins):
+            register(g, outs[0], x, np.ones(outs[0].shape) if gradient is None else gradient, options["line"],
+                     options["what"])
+        return verdict
 
     def unchecked(self, line: int, what: str, of: str) -> Verdict:
         """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""

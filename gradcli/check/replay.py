@@ -14,9 +14,10 @@ import numpy as np
 import sympy as sp
 
 from gradcli.check.calculus import FloatEvaluator
-from gradcli.check.graph import Trace, label
+from gradcli.check.derived import Derived, derived
+from gradcli.check.graph import Trace, label, trace
 from gradcli.check.meaning import Meaning, TooLarge
-from gradcli.check.numeric import Site, Tie, broadcasts
+from gradcli.check.numeric import Site, Tie, broadcasts, forward, kink_sites, leaf_values
 from gradcli.engine.tensor import Node, Tensor
 
 
@@ -84,6 +85,37 @@ Only ops whose meaning wraps its operands in a function (`Op.nests`) count a lev
 
 _NAMES_NOTHING = np.empty(0, dtype=object)
 """A tie's stand-in for the op output `mark` asks for: every symbol at a tie counts as `dropped`."""
+
+
+def _derivative(d: Derived, tr: Trace, meaning: Meaning, keep: dict[str, np.ndarray], node: Node,
+                kinks: dict[sp.Symbol, str]) -> np.ndarray:
+    """A create_graph result's meaning: ∂(Σ w·y)/∂x from y's own forward replayed, in the outer replay's symbols.
+
+    Every element of x is a symbol while differentiating; those the outer replay holds at their
+    values are held again afterwards. Kinks inside y's forward are kinks of this derivative too.
+    """
+    names = {id(t): name for name, t in tr.leaves.items()}
+    x = names.get(id(d.leaf), "derived_by")
+    leaves = dict(tr.leaves) if id(d.leaf) in names else {**tr.leaves, x: d.leaf}
+    inner = trace(d.output, leaves)
+    keep_inner = {**keep, x: np.arange(d.leaf._data.size)}
+    sites = kink_sites(inner, forward(inner, leaf_values(inner))) if any(n.op.kink for n in inner.nodes) else []
+    rp = replay(inner, meaning, sites, keep_inner)
+    kinks.update({s: reason for s, reason in rp.kinks.items() if s not in kinks})
+    ys = np.asarray(rp.out, dtype=object).reshape(-1)
+    weights = np.broadcast_to(d.weights, d.output.shape).reshape(-1)
+    kept = set(int(k) for k in keep.get(x, ())) if x in names.values() else set()
+    held = {s: meaning.fixed(d.leaf._data.reshape(-1)[k]) for k, s in enumerate(rp.symbols[x].reshape(-1))
+            if k not in kept}
+    out = np.empty(d.leaf._data.size, dtype=object)
+    for k, s in enumerate(rp.symbols[x].reshape(-1)):
+        terms = [meaning.number(float(w)) * sp.diff(y, s) for w, y in zip(weights, ys)
+                 if w != 0 and s in getattr(y, "free_symbols", ())]
+        meaning.spend(0)
+        out[k] = sp.Add(*terms).xreplace(held) if terms else sp.Integer(0)
+    if out.shape != (int(np.prod(node.shape)),):
+        raise TooLarge(f"the gradient {d.what} has shape {tuple(node.shape)}, not its input's")
+    return meaning.as_array(out.reshape(node.shape))
 
 
 def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.ndarray]) -> Replay:
@@ -154,6 +186,9 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         if out.shape != tuple(node.shape):
             raise RuntimeError(f"the SymPy meaning of {node.op.name} gave shape {out.shape}, its forward "
                                f"{tuple(node.shape)}")
+        found = derived(node)
+        if found is not None:
+            out = _derivative(found, tr, meaning, keep, node, kinks)
         values[node] = out
         if node in tr.cuts:
             cuts[node] = tr.cuts[node].pairs(out, args)

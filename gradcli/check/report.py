@@ -14,6 +14,8 @@ import numpy as np
 from gradcli.jsonable import json_float
 
 PASS, FAIL, UNDEFINED = "pass", "fail", "undefined"
+NOT_FINITE = "the derivative has no finite value here"
+"""The reason for an element whose expected value is not finite (a pole, or SymPy's float64 overflowing)."""
 
 _SYMBOLIC_TOLERANCE = {np.dtype(np.float32): (1e-4, 1e-5)}
 _FLOAT64_TOLERANCE = (1e-7, 1e-9)
@@ -21,10 +23,32 @@ NUMERIC_TOLERANCE = (1e-3, 1e-5)
 _SHOWN_UNDEFINED = 8
 
 
+class Scaled(float):
+    """A default atol: relative to the gradient's own size, so it never covers a whole gradient.
+
+    A fixed atol of 1e-5 passes every gradient below 1e-5, however wrong (`1e-6 * f(w)` with a
+    backward 2x too big). `compare` multiplies it by the largest expected element (at most 1) of
+    the input it judges; a user's `--atol` stays absolute. Elsewhere it is the plain number.
+    """
+
+
+def scaled_atol(atol: float, gradient: np.ndarray) -> float:
+    """A `Scaled` atol times the largest element of `gradient` (at most 1); any other atol as it is.
+
+    A gradient that is exactly zero has no size to be relative to (a bias before a batch norm, which
+    SymPy proves 0 term by term, leaving no magnitude for the rounding allowance): the plain atol."""
+    if not isinstance(atol, Scaled):
+        return atol
+    scale = float(np.max(np.abs(gradient[np.isfinite(gradient)]), initial=0.0))
+    return float(atol) * min(1.0, scale) if scale > 0 else float(atol)
+
+
 def tolerance(dtype: np.dtype, numeric: bool, rtol: float | None, atol: float | None) -> tuple[float, float]:
-    """(rtol, atol): finite differences get gradcheck's; SymPy gets the leaf dtype's; overrides win."""
+    """(rtol, atol): finite differences get gradcheck's; SymPy gets the leaf dtype's; overrides win.
+
+    A default atol is `Scaled`: relative to each gradient's magnitude when compared."""
     r, a = NUMERIC_TOLERANCE if numeric else _SYMBOLIC_TOLERANCE.get(np.dtype(dtype), _FLOAT64_TOLERANCE)
-    return (r if rtol is None else rtol), (a if atol is None else atol)
+    return (r if rtol is None else rtol), (Scaled(a) if atol is None else atol)
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,11 @@ class InputCheck:
     numeric: InputCheck | None = None
     margin: float = 0.0
     """The worst element's error as a fraction of what its tolerance allows (above 1: it failed)."""
+    undefined_indices: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """Every undefined element's index with its reason (`undefined` shows the first few)."""
+    through: InputCheck | None = None
+    """For a sampled input: one random direction through all its elements (`numeric.directional_check`),
+    so that a wrong element the sample missed still moves a witness."""
 
     @property
     def verified(self) -> int:
@@ -86,7 +115,8 @@ class InputCheck:
             plural = "s" if self.checked != 1 else ""
             return f"{self.checked} random direction{plural} through all {self.total:,} {unit}"
         if self.sampled:
-            return f"checked {self.checked:,} of {self.total:,} {unit}"
+            direction = " + 1 direction through all" if self.through is not None else ""
+            return f"checked {self.checked:,} of {self.total:,} {unit}{direction}"
         return f"all {self.total:,} {unit}"
 
     def to_json(self) -> dict[str, Any]:
@@ -103,6 +133,8 @@ class InputCheck:
             out["note"] = self.note
         if self.numeric is not None:
             out["numeric"] = self.numeric.to_json()
+        if self.through is not None:
+            out["direction"] = self.through.to_json()
         return out
 
 
@@ -117,22 +149,50 @@ class CheckReport:
     inputs: dict[str, InputCheck]
 
     @property
+    def witness(self) -> str:
+        """Which witnesses judged, and how much when sampled: `symbolic`, or `numeric: 64 of 250,000 elements
+        + 1 direction through all`. The mode's own name where its witnesses are the ones that judged
+        (never "symbolic" for a check finite differences answered); "not checked" when nothing was."""
+        if not self.inputs:
+            return "not checked"
+        used = set()
+        for c in self.inputs.values():
+            used.add("symbolic" if c.method == "symbolic" else "numeric")
+            used.update("numeric" for extra in (c.numeric, c.through) if extra is not None)
+        promised = {"symbolic": {"symbolic"}, "numeric": {"numeric"}, "all": {"symbolic", "numeric"},
+                    "jacobian": {"symbolic"}, "hessian": {"symbolic"}}.get(self.mode)
+        text = self.mode if used == promised else " + ".join(sorted(used, reverse=True))
+        if self.mode in ("jacobian", "hessian") and used != promised:
+            text = f"{self.mode}, {text}"
+        sampled = [c for c in self.inputs.values() if c.sampled]
+        if not sampled:
+            return text
+        checked = sum(c.checked for c in self.inputs.values() if c.method != "directional")
+        total = sum(c.total for c in self.inputs.values() if c.method != "directional")
+        through = " + 1 direction through all" if all(c.through is not None for c in sampled) else ""
+        return f"{text}: {checked:,} of {total:,} elements{through}"
+
+    @property
     def headline(self) -> str:
         """What was verified, in a phrase: never "agree" about elements no witness judged."""
         checked = sum(c.checked for c in self.inputs.values())
         undefined = sum(c.undefined_count for c in self.inputs.values())
         if self.status == FAIL:
             return "MISMATCH"
+        if not self.inputs:
+            return "nothing verified"
         if self.status == UNDEFINED:
             reasons = {e.reason.split(":")[0].split(",")[0] for c in self.inputs.values() for e in c.undefined}
             why = f" ({reasons.pop()})" if len(reasons) == 1 else ""
             return f"all {checked:,} element{'s' if checked != 1 else ''} undefined{why}: nothing verified"
         if undefined:
             return f"{checked - undefined:,} of {checked:,} elements agree, {undefined:,} undefined"
+        if any(c.sampled and c.through is None for c in self.inputs.values()):
+            return f"the {checked:,} sampled elements agree"
         return "all gradients agree"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "mode": self.mode, "of": self.of,
+        return {"status": self.status, "mode": self.mode, "witness": self.witness, "of": self.of,
                 "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
 
 
@@ -152,6 +212,14 @@ def with_numeric(symbolic: InputCheck, numeric: InputCheck) -> InputCheck:
     return dataclasses.replace(symbolic, status=status, numeric=numeric)
 
 
+def with_direction(check: InputCheck, direction: InputCheck | None) -> InputCheck:
+    """A sampled input's verdict with its direction through all elements beside it; a failing direction fails it."""
+    if direction is None:
+        return check
+    status = FAIL if direction.status == FAIL else check.status
+    return dataclasses.replace(check, status=status, through=direction)
+
+
 def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]], expected: np.ndarray,
             got: np.ndarray, reasons: dict[int, str], total: int, tol: tuple[float, float],
             rounding: np.ndarray | float = 0.0, **details: Any) -> InputCheck:
@@ -160,17 +228,19 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
     `reasons` names the elements (by position) where the derivative is not defined; there, and
     wherever the expected value is not finite, gradcli's number is shown but not judged.
     `rounding` is each element's allowance for the rounding of gradcli's own arithmetic (see
-    `tolerance.rounding`), added to `atol + rtol·|expected|`.
+    `tolerance.rounding`), added to `atol + rtol·|expected|`. A `Scaled` atol is relative to the
+    gradient's size (`scaled_atol`).
     """
     rtol, atol = tol
     expected = np.asarray(expected, dtype=np.float64)
     got = np.asarray(got, dtype=np.float64)
     reasons = dict(reasons)
     for k in np.flatnonzero(~np.isfinite(expected)):
-        reasons.setdefault(int(k), "the derivative has no finite value here")
+        reasons.setdefault(int(k), NOT_FINITE)
     undefined = np.zeros(expected.shape, dtype=bool)
     undefined[list(reasons)] = True
     defined = ~undefined
+    atol = scaled_atol(atol, expected[defined])
     with np.errstate(invalid="ignore", divide="ignore"):
         err = np.abs(got - expected)
         allowed = atol + rtol * np.abs(expected) + rounding
@@ -189,7 +259,8 @@ def compare(name: str, method: str, elements: list[tuple[str, tuple[int, ...]]],
     shown = tuple(Element(*elements[k], float(expected[k]), float(got[k]), reasons[k])
                   for k in sorted(reasons)[:_SHOWN_UNDEFINED])
     return InputCheck(name, status, method, max_abs, max_rel, len(elements), total, rtol, atol, worst=worst,
-                      undefined=shown, undefined_count=len(reasons), margin=margin, **details)
+                      undefined=shown, undefined_count=len(reasons), margin=margin,
+                      undefined_indices=tuple((elements[k][1], reasons[k]) for k in sorted(reasons)), **details)
 
 
 def _number(v: float | None) -> float | str | None:

@@ -201,7 +201,7 @@ class _Terminal:
             from rich.text import Text
 
             from gradcli.views.explain import explain_view
-            self.out.print(Text(f"{backward_text(event)} at line {event.line}", style="dim"))
+            self.out.print(Text(f"{backward_text(event)} at {event.site or f'line {event.line}'}", style="dim"))
             self.out.print(explain_view(event.recorder, event.leaves, event.variables))
             return
         self.out.print(display_view(*event.items[0]))
@@ -224,7 +224,7 @@ class _Terminal:
 
         from gradcli.views.check_view import check_view
         later = "" if event.call == 1 else f" (call {event.call:,})"
-        self.out.print(Text(f"{backward_text(event)} at line {event.line}{later}", style="dim"))
+        self.out.print(Text(f"{backward_text(event)} at {event.site or f'line {event.line}'}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
     def finish(self, result: FileResult) -> None:

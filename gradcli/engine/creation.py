@@ -326,7 +326,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     """`torch.bernoulli`: 1 with probability `input` per element (or `p` for every element), in input's dtype."""
     from gradcli.engine.functions import _tensor_arg
     input = _tensor_arg(input, "bernoulli")
-    out = _wrap(np.empty_like(input._data))
+    out = _wrap(np.empty(input.shape, dtype=input.dtype))  # row-major even for an expanded input, as ATen fills it
     return out.bernoulli_(input if p is None else p, generator=generator)
 
 
@@ -383,3 +383,20 @@ def multinomial(input: Any, num_samples: int, replacement: bool = False, *, gene
 
 def _count(shape: tuple[int, ...]) -> int:
     return int(np.prod(shape, dtype=np.int64))
+
+
+# -- constructors the census of tutorial code found missing (docs/coverage.md) --------------------------------
+def long_tensor(*data: Any) -> Tensor:
+    """`torch.LongTensor([...])`: int64 data, or `LongTensor(2, 3)` uninitialised (zeros here)."""
+    if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        return Tensor(data[0], dtype=np.int64)
+    return _filled(data, 0, np.int64, False)
+
+
+def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """`x.new_full(size, v)` and its kin (`size` as the call gave it): a new tensor in x's dtype unless told."""
+    return _filled(size, fill_value, resolve_dtype(dtype) or x.dtype, requires_grad)
+
+
+def new_tensor(x: Tensor, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype or x.dtype)

@@ -69,6 +69,17 @@ def device_count() -> int:
     return 0
 
 
+def ignore_cuda_seed(seed: int) -> None:
+    """`torch.cuda.manual_seed(_all)(n)`: PyTorch without a GPU accepts the seed and does nothing with it."""
+    from gradcli.engine.functions import number_arg
+    number_arg(seed, "manual_seed", "seed", integer=True)
+
+
+def no_mps() -> bool:
+    """`torch.backends.mps.is_available()`: gradcli has no Apple GPU either."""
+    return False
+
+
 def current_accelerator(check_available: bool = False) -> None:
     """`torch.accelerator.current_accelerator()`: None, as PyTorch's on a machine without one (its
     Quickstart writes `torch.accelerator.current_accelerator().type if torch.accelerator.is_available()

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.engine.tensor import FUNCTION_OUTPUT, READS, GradMode, Node, Tensor, _wrap, record
+from gradcli.engine.tensor import FUNCTION_OUTPUT, READS, GradMode, Node, Tensor, _sequence, _wrap, record
 from gradcli.errors import ArgumentError, BackwardError
 
 RECORD_FORWARD = [False]
@@ -166,6 +166,7 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
         if recording else args
     if recording:
         READS.append(False)
+        since = next(_sequence)
     try:
         output = _forward(cls, ctx, stand_ins, kwargs, recording)
     finally:
@@ -179,7 +180,7 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
     if recording:
         swap = {id(s): a for s, a in zip(stand_ins, args)}
         swap.update({id(o): w for o, w in zip(outputs, wrapped)})
-        ctx._saved = tuple(swap.get(id(t), t) for t in ctx._saved)
+        _settle(ctx, swap, since)
     differentiable = [k for k, o in enumerate(wrapped) if isinstance(o, Tensor) and
                       not any(o is t for t in ctx._non_differentiable) and o.dtype.kind in "fc"]
     if differentiable:
@@ -188,6 +189,33 @@ def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = N
             state.recorded = (stand_ins, tuple((outputs[k], made[k]) for k in differentiable))
             state.read_out = read_out
     return wrapped[0] if single else wrapped
+
+
+def _settle(ctx: FunctionCtx, swap: dict[int, Tensor], since: int) -> None:
+    """What a recorded forward left on `ctx` as a plain run leaves it, so `--check` never changes the program.
+
+    Stand-ins and outputs become the tensors the program holds (`swap`); any other tensor the recording
+    made (a node numbered from `since`: `3 * x ** 2` saved for backward) is detached in place, as a
+    forward run with gradients off makes it. Its recorded nodes stay for the checker's replay. Saved
+    tensors, and ctx attributes with the lists, tuples and dicts in them, are what a backward reads.
+    """
+    def settled(value: Any) -> Any:
+        if isinstance(value, Tensor):
+            value = swap.get(id(value), value)
+            if value._node is not None and value._node.seq >= since and all(value is not w for w in swap.values()):
+                value._node, value.requires_grad = None, False
+            return value
+        if isinstance(value, list):
+            value[:] = [settled(v) for v in value]
+        elif isinstance(value, dict):
+            value.update({k: settled(v) for k, v in value.items()})
+        elif type(value) is tuple:
+            return tuple(settled(v) for v in value)
+        return value
+    ctx._saved = settled(tuple(ctx._saved))
+    for key, value in list(vars(ctx).items()):
+        if not key.startswith("_"):
+            setattr(ctx, key, settled(value))
 
 
 def _forward(cls: type, ctx: FunctionCtx, args: tuple, kwargs: dict, recording: bool) -> Any:

@@ -734,6 +734,61 @@ class Tensor(TensorMethods):
 
     clip_ = clamp_
 
+    # -- methods the census of tutorial code found missing (engine/rearranging.py, creation.py) ----------
+    def masked_fill_(self, mask: Any, value: Any) -> "Tensor":
+        return I.update(self, lambda: F.masked_fill(self, mask, value))
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
+        return I.update(self, lambda: F.scatter(self, dim, index, src, value))
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> "Tensor":
+        return I.update(self, lambda: F.scatter_add(self, dim, index, src))
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
+        return R.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
+        return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
+
+    def ravel(self) -> "Tensor":
+        return R.ravel(self)
+
+    def broadcast_to(self, size: Any) -> "Tensor":
+        return R.broadcast_to(self, size)
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> "Tensor":
+        return R.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return R.nonzero(self, as_tuple=as_tuple)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None) -> Any:
+        return R.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
+        return R.argsort(self, dim, descending, stable)
+
+    def new(self, *data: Any) -> "Tensor":
+        """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            return C.new_tensor(self, data[0])
+        return C.new_full(self, data, 0)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return C.new_full(self, size, 0, dtype, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return C.new_full(self, size, 1, dtype, requires_grad)
+
+    new_empty = new_zeros  # uninitialised memory in PyTorch; zeros here, as torch.empty
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return C.new_full(self, (size,), fill_value, dtype, requires_grad)
+
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return C.new_tensor(self, data, dtype, requires_grad)
+
     # -- devices (engine/devices.py) and whole-tensor comparison --------------------------------
     def to(self, *args: Any, **kwargs: Any) -> "Tensor":
         from gradcli.engine.devices import to
@@ -834,6 +889,8 @@ from gradcli.engine import functions as F  # noqa: E402  (functions builds on Te
 from gradcli.engine import inplace as I  # noqa: E402  (the same, for the in-place methods)
 from gradcli.engine import views as V  # noqa: E402  (the same, for the views ops make)
 from gradcli.engine import logical as L  # noqa: E402  (the same, for masks)
+from gradcli.engine import rearranging as R  # noqa: E402  (the same, for the census's functions)
+from gradcli.engine import creation as C  # noqa: E402  (the same, for new_zeros and its kin)
 
 
 for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first

@@ -507,7 +507,7 @@ def check_kind(func: Any) -> str | None:
         return "vjp_fn"
     if func is jvp:
         return "jvp"
-    if type(func) is Batched and type(func.func) is Transform:
+    if type(func) is Batched and type(func.transform) is Transform:
         return "vmap"
     return None
 

@@ -101,12 +101,24 @@ class Batched:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(self.func, args, kwargs, by_rules=True)
 
+    @property
+    def transform(self) -> Any:
+        """The function under every vmap of a nest (`vmap(vmap(grad(f)))`: grad(f))."""
+        inner = self.func
+        while type(inner) is Batched:
+            inner = inner.func
+        return inner
+
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[Any, list[Tensor]]]]:
-        """For --check of `vmap(grad(f))` and kin: the result, and each example's trace and Jacobian blocks
-        (per example, so that each is judged on its own)."""
+        """For --check of `vmap(grad(f))` and kin (vmaps nested too): the result, and each example's trace and
+        Jacobian blocks (per example, so that each is judged on its own)."""
         calls: list[tuple[Any, list[Tensor]]] = []
 
         def example(*a: Any, **k: Any) -> Any:
+            if type(self.func) is Batched:
+                value, inner = self.func.traced(*a, **k)
+                calls.extend(inner)
+                return value
             value, tr, blocks = self.func.traced(*a, **k)
             calls.append((tr, blocks))
             return value

@@ -25,8 +25,9 @@ from gradcli.engine import forward_ad as FWD, hooks as HK  # forward AD, graph h
 from gradcli.func import transforms as FUNC  # torch.func
 from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
-from gradcli.engine import random as RNG, tensor_str
+from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.data import loading as data
+import gradcli.distributions as DIST
 from gradcli.nn import layers
 from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
@@ -46,7 +47,7 @@ from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
-from gradcli.lang import type_tests
+from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
@@ -157,6 +158,9 @@ FUNCTIONS.update({
     "empty": C.zeros,  # uninitialised memory in PyTorch; zeros here, since a program must not read garbage
 })
 
+# Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
+FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor})
+
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
                                                      "vjp": vjp, "jvp": jvp, "hvp": hvp, "vhp": vhp}
@@ -193,6 +197,9 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
+OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
+              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "meshgrid": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
+              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -302,8 +309,9 @@ OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_di
 SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
-CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count})
-BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.is_available, "is_built": D.is_available})
+CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
+                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed})
+BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
 BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
@@ -313,9 +321,31 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "is_inference_mode_enabled": M.is_inference_mode_enabled, "is_inference": Tensor.is_inference,
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
-               "cuda": CUDA, "accelerator": ACCELERATOR, "backends": BACKENDS, "set_default_device": D.set_default_device,
+               "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
+# -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
+_DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
+DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
+    name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
+DIST_KL = Namespace("torch.distributions.kl", dict(DIST.FUNCTIONS))
+DISTRIBUTIONS = Namespace("torch.distributions", {
+    **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
+    "Distribution": Namespace("torch.distributions.Distribution",
+                              {"set_default_validate_args": DIST.set_default_validate_args})})
+_DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
+                      "bernoulli": "Bernoulli", "categorical": "Categorical",
+                      "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
+                      "beta": "Beta",
+                      "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
+                      "independent": "Independent"}
+"""`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
+for _module, _name in _DIST_MODULE_PATHS.items():
+    DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
+    type_tests.register(_DIST_CONSTRUCTORS[_name], _name, (DIST.CLASSES[_name],), f"torch.distributions.{_module}")
+_DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
+                 if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
+
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (func/transforms.py, forward_ad.py)
 TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
 FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
@@ -332,6 +362,9 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
                  "torch.autograd.forward_ad": FORWARD_AD}
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
+                            "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
+                            "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
+                            "testing": Namespace("torch.testing", {"assert_close": TESTING.assert_close}),
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
 
 
@@ -345,7 +378,9 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
-                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES}
+                                 "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
+                                 "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
+MODULES["torch.testing"] = TORCH.members["testing"]
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
@@ -379,6 +414,9 @@ TENSOR_METHODS |= {
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
+TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
+                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
+                   "new"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
@@ -552,10 +590,15 @@ def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any
     return call
 
 
+TORCH_MODULES = ("gradcli.engine", "gradcli.nn", "gradcli.optim", "gradcli.data", "gradcli.func",
+                 "gradcli.distributions")
+"""Where gradcli's own torch functions live: the engine and the library packages beside it."""
+
+
 def takes_device(func: Any) -> bool:
-    """PyTorch's functions take `device=`; gradcli's own (engine) functions accept it for the CPU."""
-    return getattr(func, "__module__", "").startswith("gradcli.engine") or \
-        getattr(getattr(func, "__self__", None), "__module__", "").startswith("gradcli.engine")
+    """PyTorch's functions take `device=`; gradcli's own torch functions accept it for the CPU."""
+    return (getattr(func, "__module__", "") or "").startswith(TORCH_MODULES) or \
+        (getattr(getattr(func, "__self__", None), "__module__", "") or "").startswith(TORCH_MODULES)
 
 
 check_device = D.check_device
@@ -639,6 +682,7 @@ def _standard_modules() -> None:
     from gradcli.lang.stdlib.saved_files import load, save
     MODULES["math"] = MATH
     NUMPY.members["random"] = NUMPY_RANDOM
+    NUMPY.members["__version__"] = np.__version__
     TORCH.members.update(save=save, load=load)
 
 

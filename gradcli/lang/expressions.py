@@ -38,19 +38,23 @@ from gradcli.lang.numpy_facade.namespace import refusal as numpy_refusal
 from gradcli.lang.parser import READABLE_ATTRIBUTES
 
 
-def _takes_axis_for_dim(func: Any, kwargs: dict) -> bool:
-    """PyTorch's argument parser reads `axis=` as `dim=` for its own functions and methods: true for an
-    engine function taking `dim` that was given `axis` (and not `dim`)."""
-    if "axis" not in kwargs or "dim" in kwargs:
+_NUMPY_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def _takes_numpy_aliases(func: Any, kwargs: dict) -> bool:
+    """PyTorch's argument parser reads `axis=` as `dim=` and `keepdims=` as `keepdim=` for its own functions
+    and methods: true for an engine function taking the torch names that was given only the NumPy ones."""
+    given = [alias for alias in _NUMPY_ALIASES if alias in kwargs]
+    if not given or any(_NUMPY_ALIASES[alias] in kwargs for alias in given):
         return False
     owner = getattr(func, "__self__", None)
-    if not (getattr(func, "__module__", "") or "").startswith("gradcli.engine") and type(owner) is not Tensor:
+    if not (getattr(func, "__module__", "") or "").startswith(B.TORCH_MODULES) and type(owner) is not Tensor:
         return False
     try:
         names = inspect.signature(func).parameters
     except (TypeError, ValueError):
         return False
-    return "dim" in names and "axis" not in names
+    return all(_NUMPY_ALIASES[alias] in names and alias not in names for alias in given)
 
 
 def _produced(generators: list, element_of: Callable[[], Any], count: Callable[[], None]) -> Callable[..., Any]:
@@ -650,8 +654,8 @@ class Expressions:
         except TypeError as exc:
             if isinstance(func, UserFunction):
                 raise
-            if _takes_axis_for_dim(func, kwargs):  # PyTorch's NumPy-style alias: x.argmax(axis=1), x.sum(axis=0)
-                kwargs = {("dim" if k == "axis" else k): v for k, v in kwargs.items()}
+            if _takes_numpy_aliases(func, kwargs):  # PyTorch's NumPy-style aliases: x.sum(axis=0, keepdims=True)
+                kwargs = {_NUMPY_ALIASES.get(k, k): v for k, v in kwargs.items()}
                 return self._apply(target, func, args, kwargs, node)
             raise _argument_error(exc, func, args, kwargs, self.text(node.func)) from None
 

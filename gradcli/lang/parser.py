@@ -43,8 +43,13 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
                             "torch.utils.checkpoint",
                             "torch.optim.lr_scheduler",
-                            "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph"})
-_IMPORTABLE = _TORCH_MODULES | stdlib.NAMES
+                            "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
+                            "torch.distributions", "torch.testing"})
+_DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
+    "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
+    "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
+"""The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
+_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | stdlib.NAMES
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",
@@ -63,6 +68,8 @@ READABLE_DUNDER = "__name__"
 # The dunders a program may read as attributes: the name-only class view (`obj.__class__` is `type(obj)`)
 # and a type's or function's name, module and docstring; all strings or that view, none runs anything.
 READABLE_ATTRIBUTES = frozenset({"__name__", "__class__", "__qualname__", "__module__", "__doc__"})
+MODULE_DUNDERS = frozenset({"__version__"})
+"""Read-only module attributes tutorials print (`torch.__version__`); only the namespaces that list them answer."""
 
 _BINARY_OPERATORS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
                                ast.Pow, ast.MatMult, ast.BitOr, ast.BitAnd, ast.BitXor})
@@ -364,7 +371,7 @@ class _Checker:
 
     def attribute_name(self, node: ast.Attribute) -> None:
         if not node.attr.startswith("_") or node.attr in SAVED_ATTRIBUTES or node.attr in self.private or \
-                node.attr in READABLE_ATTRIBUTES and isinstance(node.ctx, ast.Load) or \
+                (node.attr in READABLE_ATTRIBUTES or node.attr in MODULE_DUNDERS) and isinstance(node.ctx, ast.Load) or \
                 class_syntax.through_super(node):
             return
         span = None

@@ -42,7 +42,8 @@ def graph_nodes(output: Tensor) -> tuple[list[Node], list[Tensor]]:
 
 
 def leaf_names(leaves: Sequence[Tensor], names: Mapping[str, Any]) -> dict[str, Tensor]:
-    """`leaves` by the first name `names` binds each to; `leaf0`, `leaf1`, ... for the others.
+    """`leaves` by the first name `names` binds each to, a module's parameters by their `named_parameters()`
+    names; `leaf0`, `leaf1`, ... for the others.
 
     A leaf made inside an expression (`x * ones(2, requires_grad=True)`) has no name of its own,
     but a check reports it by one; the made-up names skip every name in `names`, so they never
@@ -55,6 +56,13 @@ def leaf_names(leaves: Sequence[Tensor], names: Mapping[str, Any]) -> dict[str, 
         if isinstance(value, Tensor) and id(value) in wanted and id(value) not in seen:
             named[name] = value
             seen.add(id(value))
+    for qualified in (False, True):  # a module's parameters by named_parameters(): `fc1.weight`, else `model.fc1.weight`
+        for owner, value in names.items():
+            for name, p in module_parameters(value):
+                name = f"{owner}.{name}" if qualified else name
+                if id(p) in wanted and id(p) not in seen and name not in named and name not in names:
+                    named[name] = p
+                    seen.add(id(p))
     counter = 0
     for leaf in leaves:
         if id(leaf) in seen:
@@ -64,6 +72,14 @@ def leaf_names(leaves: Sequence[Tensor], names: Mapping[str, Any]) -> dict[str, 
         named[f"leaf{counter}"] = leaf
         seen.add(id(leaf))
     return named
+
+
+def module_parameters(value: Any) -> list[tuple[str, Tensor]]:
+    """An `nn.Module`'s `named_parameters()`, by gradcli's own method (a program's override never runs here)."""
+    for base in type(value).__mro__:
+        if base.__name__ == "Module" and base.__module__.startswith("gradcli."):
+            return list(base.named_parameters(value))
+    return []
 
 
 class ProgramNames:

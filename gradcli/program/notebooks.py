@@ -63,6 +63,11 @@ class Notebook:
                 return cell
         return None
 
+    def site(self, line: int) -> str:
+        """A program line as a reader finds it in the notebook: `cell 3, line 2`."""
+        cell = self.cell_of(line)
+        return f"line {line}" if cell is None else f"cell {cell.number}, line {line - cell.first + 1}"
+
     def place(self, error: GradcliError | ProgramAssertionError) -> None:
         """Put an error in its cell: the file named with the cell, lines and source the cell's own."""
         cell = self.cell_of(error.line) if error.line is not None else None

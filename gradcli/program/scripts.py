@@ -117,6 +117,8 @@ class BackwardCheck:
     """Which call of this site it was (a loop calls one site many times)."""
     what: str = ""
     """A gradient function's call (`grad(y, …)`); empty for `.backward()`."""
+    site: str = ""
+    """Where the call is, as a reader finds it: `line 12`, or in a notebook `cell 3, line 2`."""
 
     @property
     def passed(self) -> bool:
@@ -133,6 +135,8 @@ class Explanation:
     recorder: Recorder
     leaves: dict[str, Tensor]
     variables: dict[str, Any]
+    site: str = ""
+    """As `BackwardCheck.site`."""
 
 
 @dataclass
@@ -162,6 +166,8 @@ class FileResult:
     sites: list[Any] = field(default_factory=list)
     """With a checker: every gradient site's summary (calls, witnesses, worst error; see `Checker`)."""
     policy: str = ""
+    places: dict[int, str] = field(default_factory=dict)
+    """Each gradient site's line as a reader finds it, where that is not `line N` (a notebook's `cell 3, line 2`)."""
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -187,8 +193,12 @@ class FileResult:
             return []
         if not self.sites:
             return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
-        return [f"line {s.line}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
+        return [f"{self.place(s.line)}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
                 "(no witness covers such a call)" for s in self.sites if s.unchecked]
+
+    def place(self, line: int) -> str:
+        """`line 12`, or in a notebook `cell 3, line 2`."""
+        return self.places.get(line, f"line {line}")
 
     def to_json(self) -> dict:
         """Strict JSON (nan as a string) of everything the terminal view shows."""
@@ -303,6 +313,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             if path.suffix == NOTEBOOK:
                 from gradcli.program.notebooks import read_notebook
                 notebook = read_notebook(path)
+                session.where = notebook.site
                 source = notebook.source
                 for line, note in notebook.notes:
                     session.note(note, line)
@@ -331,6 +342,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         notebook.place(failure)
     if checker is not None:
         result.sites, result.policy = checker.summaries(), checker.policy
+        if notebook is not None:
+            result.places = {site.line: notebook.site(site.line) for site in result.sites}
     if result.status == "ok" and result.checks_failed:
         result.status = "failed"
     result.seconds = time.perf_counter() - start
@@ -375,6 +388,8 @@ class _Session:
         """At a gradient function's call other than autograd.grad: how many gradients hooks had replaced."""
         self.passes: list[tuple[dict, dict]] = []
         """At a gradient function's call: each of its backward passes' hook changes (`hooks.passes`)."""
+        self.where: Callable[[int], str] = lambda line: f"line {line}"
+        """A program line as a reader finds it (a notebook's `cell 3, line 2`)."""
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
@@ -434,7 +449,7 @@ class _Session:
             verdict = self.checker.gradients(tensor, leaves, start, computed, line=line, progress=progress,
                                             what=f"{operand(name)}.backward()" if name else "backward()", of=name or "output")
         if verdict.shown:
-            self._emit(BackwardCheck(line, name, verdict.report, verdict.call))
+            self._emit(BackwardCheck(line, name, verdict.report, verdict.call, site=self.where(line)))
 
     def _gradient(self, kind: str, func: Any, run: Callable[..., Any], args: list, kwargs: dict, line: int) -> Any:
         """`torch.autograd.grad`, `jacobian`, `hessian`: run, then check the result by the same policy as backward.
@@ -486,13 +501,13 @@ class _Session:
                 self._functional("vjp", {"v": cts[0]}, (None, grads[0] if len(grads) == 1 else grads), tr, outs[0],
                                  line, "f", "vjp_fn(…)")
             else:  # several outputs: no single Σ v·f to judge
-                self.checker.unchecked(line, "vjp_fn(…)", "f")
+                self._unchecked(line, "vjp_fn(…)", "f")
             return grads
         if kind == "vmap":
             value, calls = run(func.traced)
-            of = getattr(func.func.func, "__name__", "f")  # each example's result is a derivative of f's output
+            of = getattr(func.transform.func, "__name__", "f")  # each example's result is a derivative of f's output
             for tr, blocks in calls:
-                self._transform_result(func.func, tr, blocks, line, of, f"{func.__name__}(…)")
+                self._transform_result(func.transform, tr, blocks, line, of, f"{func.__name__}(…)")
             return value
         value, tr, blocks = run(func.traced)
         self._transform_result(func, tr, blocks, line, subject, f"{func.what}({subject})(…)")
@@ -501,12 +516,12 @@ class _Session:
     def _transform_result(self, func: Any, tr: Any, blocks: list[Tensor], line: int, subject: str, what: str) -> None:
         if func.judged_as == "hessian":  # its trace is f's own call: judged by the second derivatives of f's output
             if len(blocks) != 1 or len(tr.flat) != 1 or not isinstance(tr.out, Tensor) or tr.out.numel() != 1:
-                self.checker.unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
+                self._unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
                 return
             self._functional("hessian", {}, blocks[0], tr, tr.out, line, subject, what)
             return
         if not blocks:  # several outputs: no single Jacobian to judge
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         self._functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), tr, tr.out, line,
                          subject, what)
@@ -531,12 +546,18 @@ class _Session:
         from gradcli.engine.forward_ad import shadow_of
         followed = shadow_of(t, level)
         if followed is None:  # through a custom Function's jvp: nothing to replay it by
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         shadow, s = followed
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.jacobian(
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
             progress=progress))
+
+    def _unchecked(self, line: int, what: str, subject: str) -> None:
+        """A call no witness covers: counted at its site, and its first call shown as `check (not checked)`."""
+        verdict = self.checker.unchecked(line, what, subject)
+        if verdict.shown:
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what, self.where(line)))
 
     def _judge(self, line: int, subject: str, what: str, check: Callable[[str, Any, list | None], Verdict],
                by_passes: bool = False) -> None:
@@ -551,12 +572,12 @@ class _Session:
         """
         hooked = self.passes if self.hooks_before is not None and CHANGES[0] != self.hooks_before else None
         if hooked and not by_passes:
-            self.checker.unchecked(line, what, subject)
+            self._unchecked(line, what, subject)
             return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = check(what, progress, hooked)
         if verdict.shown:
-            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what))
+            self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what, self.where(line)))
 
     def _names(self, tensors: list[Any]) -> list[str]:
         """The script's names for `tensors`, in their order (`leaf0`... for unnamed ones)."""
@@ -565,7 +586,8 @@ class _Session:
 
     def _explained(self, recorder: Recorder | None, tensor: Tensor, line: int) -> None:
         if recorder is not None:
-            self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env)))
+            self._emit(Explanation(line, self.receivers.get(line), recorder, self._leaves(tensor), dict(self.env),
+                                   self.where(line)))
 
     def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
         """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""

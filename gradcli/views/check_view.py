@@ -27,7 +27,9 @@ def _err(v: float) -> str:
 
 def check_view(report: Any) -> RenderableType:
     """The check table after the gradients, then each input's derivative and any undefined points."""
-    title = f"check ({report.mode}): {report.headline}"
+    title = f"check ({report.witness}): {report.headline}"
+    if not report.inputs:  # a call no witness covers: the title says so, and there is nothing to tabulate
+        return Text(title)
     failing = report.status == "fail"
     table = Table(title=title, title_justify="left", header_style="bold")
     for column in ("input", "status", "witness", "abs err", "rel err", "checked") + (("worst",) if failing else ()):
@@ -35,7 +37,8 @@ def check_view(report: Any) -> RenderableType:
     lines: list[RenderableType] = []
     sampled = [entry.coverage for entry in report.inputs.values() if entry.sampled]
     for name, entry in report.inputs.items():
-        for row_name, item in ((name, entry), (f"{name} (numeric)", entry.numeric)):
+        for row_name, item in ((name, entry), (f"{name} (numeric)", entry.numeric),
+                               (f"{name} (direction)", entry.through)):
             if item is None:
                 continue
             worst = item.worst

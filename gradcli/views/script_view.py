@@ -40,7 +40,8 @@ def failure_view(result: FileResult) -> RenderableType:
             continue
         later = "" if check.call == 1 else f" (call {check.call:,})"
         parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {backward_text(check)} at {result.path}:{check.line}{later}"))
+                                   f": {backward_text(check)} at {result.path}"
+                                   f"{f', {check.site}' if check.site.startswith('cell') else f':{check.line}'}{later}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -48,7 +49,7 @@ def failure_view(result: FileResult) -> RenderableType:
             where = f" worst {worst.label}: expected {number(worst.expected)}, got {number(worst.got)}" if worst else ""
             parts.append(Text(f"   {name}:{where} (max abs err {number(entry.max_abs_err)}, {entry.coverage})"))
             parts.extend(Text(f"   {formula}") for formula in entry.formulas or (entry.derivative,) if formula)
-    parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at line {site.line} failed")
+    parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at {result.place(site.line)} failed")
                  for site in result.sites if site.failed and site.calls > 1)
     return Group(*parts)
 
@@ -90,7 +91,7 @@ def sites_view(result: FileResult) -> RenderableType:
     for column in ("line", "call", "calls", "failed", "witnesses", "worst (of tolerance)"):
         table.add_column(column, justify="right" if column in ("line", "calls", "failed") else "left")
     for site in result.sites:
-        table.add_row(str(site.line), escape(site.what), f"{site.calls:,}",
+        table.add_row(result.places.get(site.line, str(site.line)), escape(site.what), f"{site.calls:,}",
                       Text(f"{site.failed:,} (first: call {site.first_failure:,})" if site.failed else "0",
                            style="bold red" if site.failed else ""),
                       _witnesses(site), _worst(site))

@@ -1,0 +1,25 @@
+"""`torch.distributions`: probability distributions with PyTorch's formulas, draws, validation and printed text.
+
+One module per kind of family (location-scale, discrete, gamma-type, multivariate), the base they
+share, the constraints they validate against, PyTorch's samplers for the gamma and Poisson draws,
+and the KL pairs. The engine never imports this package; `lang/builtins.py` makes its names reachable.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gradcli.distributions.constraints as constraints
+from gradcli.distributions.continuous import CLASSES as _CONTINUOUS
+from gradcli.distributions.discrete import CLASSES as _DISCRETE
+from gradcli.distributions.distribution import Distribution, set_default_validate_args
+from gradcli.distributions.gamma import CLASSES as _GAMMA, poisson
+from gradcli.distributions.kl import kl_divergence
+from gradcli.distributions.multivariate import CLASSES as _MULTIVARIATE
+
+CLASSES: dict[str, type] = {**_CONTINUOUS, **_DISCRETE, **_GAMMA, **_MULTIVARIATE}
+"""The distributions a program constructs, by PyTorch's name."""
+
+FUNCTIONS: dict[str, Any] = {"kl_divergence": kl_divergence}
+
+__all__ = ["CLASSES", "FUNCTIONS", "Distribution", "constraints", "kl_divergence", "poisson",
+           "set_default_validate_args"]

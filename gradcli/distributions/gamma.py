@@ -1,0 +1,209 @@
+"""Gamma, Beta, Dirichlet and Poisson: the families whose densities use lgamma and digamma.
+
+Their draws are PyTorch's rejection samplers (`samplers.py`). PyTorch differentiates a gamma draw
+with respect to its concentration by implicit reparameterisation (`_standard_gamma_grad`, a series
+approximation): gradcli has no such primitive, so `rsample` refuses a concentration that requires
+grad rather than return a gradient that leaves that path out. Gradients through `rate`, and every
+`log_prob`, `entropy` and moment, are the engine's ops (lgamma, digamma, xlogy) and `--check` proves them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+import gradcli.distributions.constraints as constraints
+import gradcli.distributions.samplers as samplers
+from gradcli.distributions.distribution import Distribution, broadcast_all
+from gradcli.engine.modes import no_grad
+from gradcli.engine.tensor import GradMode, Tensor, _wrap
+from gradcli.errors import NotAllowedError, ValueDomainError
+
+
+def _refuse_concentration_grad(name: str, concentration: Tensor) -> None:
+    if concentration.requires_grad and GradMode.enabled:
+        raise NotAllowedError(f"{name}.rsample: the gradient of a draw with respect to its concentration "
+                              "(PyTorch's implicit reparameterisation) is not built in gradcli",
+                              hint="detach the concentration for rsample (gradients through rate and log_prob "
+                                   "work), or use sample() with log_prob as REINFORCE does")
+
+
+class Gamma(Distribution):
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    batch_parameters = ("concentration", "rate")
+    support = constraints.nonnegative
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"concentration", "rate"}
+
+    def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        super().__init__(self.concentration.shape, validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return F.clamp((self.concentration - 1) / self.rate, min=0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.concentration / F.pow(self.rate, 2)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        _refuse_concentration_grad("Gamma", self.concentration)
+        shape = self._extended_shape(sample_shape)
+        alpha = np.broadcast_to(self.concentration._data, shape)
+        draw = _wrap(samplers.standard_gamma(C.generator_arg(None), alpha))
+        value = draw / F.expand(self.rate, *shape)
+        value._data = np.maximum(value._data, np.finfo(value.dtype).tiny)
+        return value
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        value = F.as_tensor(value, dtype=self.rate.dtype)
+        return F.xlogy(self.concentration, self.rate) + F.xlogy(self.concentration - 1, value) - \
+            self.rate * value - F.lgamma(self.concentration)
+
+    def entropy(self) -> Tensor:
+        return self.concentration - F.log(self.rate) + F.lgamma(self.concentration) + \
+            (1.0 - self.concentration) * F.digamma(self.concentration)
+
+
+class Dirichlet(Distribution):
+    arg_constraints = {"concentration": constraints.IndependentConstraint(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"concentration"}
+
+    def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
+        if not isinstance(concentration, Tensor) or concentration.ndim < 1:
+            raise ValueDomainError("`concentration` parameter must be at least one-dimensional.",
+                                   hint="one concentration per category: torch.tensor([1.0, 2.0, 3.0])")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.concentration = F.expand(self.concentration, *shape, *self._event_shape)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        _refuse_concentration_grad(type(self).__name__, self.concentration)
+        shape = self._extended_shape(sample_shape)
+        return _wrap(samplers.dirichlet(C.generator_arg(None), np.broadcast_to(self.concentration._data, shape)))
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        c = self.concentration
+        return F.sum(F.xlogy(c - 1.0, value), -1) + F.lgamma(F.sum(c, -1)) - F.sum(F.lgamma(c), -1)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / F.sum(self.concentration, -1, True)
+
+    @property
+    def variance(self) -> Tensor:
+        con0 = F.sum(self.concentration, -1, True)
+        return self.concentration * (con0 - self.concentration) / (F.pow(con0, 2) * (con0 + 1))
+
+    def entropy(self) -> Tensor:
+        c = self.concentration
+        k = c.shape[-1]
+        a0 = F.sum(c, -1)
+        return F.sum(F.lgamma(c), -1) - F.lgamma(a0) - (k - a0) * F.digamma(a0) - \
+            F.sum((c - 1.0) * F.digamma(c), -1)
+
+
+class Beta(Distribution):
+    """A Dirichlet of two categories, as PyTorch builds it (so it prints as `Beta()`: its parameters live inside)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"concentration1", "concentration0"}
+
+    def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
+        c1, c0 = broadcast_all(concentration1, concentration0)
+        self._dirichlet = Dirichlet(F.stack([c1, c0], -1), validate_args=validate_args)
+        super().__init__(self._dirichlet.batch_shape, validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self._dirichlet = self._dirichlet.expand(shape)
+
+    @property
+    def concentration1(self) -> Tensor:
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self) -> Tensor:
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def variance(self) -> Tensor:
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (F.pow(total, 2) * (total + 1))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        _refuse_concentration_grad("Beta", self._dirichlet.concentration)
+        return self._dirichlet.rsample(sample_shape)[..., 0]
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return self._dirichlet.log_prob(F.stack([value, 1.0 - value], -1))
+
+    def entropy(self) -> Tensor:
+        return self._dirichlet.entropy()
+
+
+class Poisson(Distribution):
+    arg_constraints = {"rate": constraints.nonnegative}
+    batch_parameters = ("rate",)
+    support = constraints.nonnegative_integer
+    program_attributes = Distribution.program_attributes | {"rate"}
+
+    def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return F.floor(self.rate)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return poisson(F.expand(self.rate, *shape))
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        rate, value = broadcast_all(self.rate, value)
+        return F.xlogy(value, rate) - rate - F.lgamma(value + 1)
+
+
+def poisson(input: Any, generator: Any = None) -> Tensor:
+    """`torch.poisson(rates)`: PyTorch's counts for a seeded generator (no gradient flows through a count)."""
+    rates = F._tensor_arg(input, "poisson")
+    if np.any(rates._data < 0) or not np.all(np.isfinite(rates._data)):
+        raise ValueDomainError("invalid Poisson rate, expected rate to be non-negative",
+                               hint="a Poisson rate is a nonnegative, finite number")
+    return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.ascontiguousarray(rates._data)))
+
+
+CLASSES = {"Gamma": Gamma, "Beta": Beta, "Dirichlet": Dirichlet, "Poisson": Poisson}

@@ -1,0 +1,193 @@
+"""MultivariateNormal and Independent: distributions whose events span dimensions.
+
+MultivariateNormal keeps PyTorch's lower Cholesky factor of the covariance (`scale_tril`) and its
+formulas; where PyTorch solves with the triangular factor (`solve_triangular`), gradcli multiplies by
+its inverse, so values agree to rounding and the graph shows an inverse where PyTorch's shows a
+triangular solve. Independent reinterprets a base distribution's rightmost batch dimensions as event
+dimensions: its log_prob and entropy sum the base's over them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gradcli.engine.functions as F
+import gradcli.distributions.constraints as constraints
+from gradcli.distributions.continuous import _draw
+from gradcli.distributions.distribution import Distribution, sum_rightmost
+from gradcli.engine.tensor import Tensor, broadcast_shape
+from gradcli.errors import ValueDomainError
+
+
+def _batch_mv(matrix: Tensor, vector: Tensor) -> Tensor:
+    return F.squeeze(F.matmul(matrix, F.unsqueeze(vector, -1)), -1)
+
+
+def batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
+    """|L⁻¹ diff|² over the last dimension, broadcasting L's batch with diff's."""
+    return F.sum(F.pow(_batch_mv(F.inverse(scale_tril), diff), 2), -1)
+
+
+def half_log_det(scale_tril: Tensor) -> Tensor:
+    return F.sum(F.log(F.diagonal(scale_tril, dim1=-2, dim2=-1)), -1)
+
+
+_ONE_OF = "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
+
+
+class MultivariateNormal(Distribution):
+    arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"loc", "covariance_matrix", "precision_matrix",
+                                                            "scale_tril"}
+
+    def __init__(self, loc: Any, covariance_matrix: Any = None, precision_matrix: Any = None,
+                 scale_tril: Any = None, validate_args: bool | None = None) -> None:
+        loc = F._tensor_arg(loc, "MultivariateNormal")
+        if loc.ndim < 1:
+            raise ValueDomainError("loc must be at least one-dimensional.", hint="a mean vector: torch.zeros(2)")
+        given = {name: value for name, value in (("covariance_matrix", covariance_matrix),
+                                                 ("precision_matrix", precision_matrix),
+                                                 ("scale_tril", scale_tril)) if value is not None}
+        if len(given) != 1:
+            raise ValueDomainError(_ONE_OF, hint="pass covariance_matrix=..., or precision_matrix=..., or "
+                                                 "scale_tril=...")
+        (name, matrix), = given.items()
+        matrix = F._tensor_arg(matrix, "MultivariateNormal")
+        if matrix.ndim < 2:
+            raise ValueDomainError(f"{name} matrix must be at least two-dimensional, with optional leading batch "
+                                   "dimensions", hint="an n-by-n matrix, e.g. torch.eye(2)")
+        batch = broadcast_shape("MultivariateNormal", matrix.shape[:-2], loc.shape[:-1])
+        self._lazy: dict[str, Tensor] = {name: F.expand(matrix, *batch, -1, -1)}
+        self.loc = F.expand(loc, *batch, -1)
+        super().__init__(batch, loc.shape[-1:], validate_args=validate_args)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = matrix
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = F.cholesky(matrix)
+        else:
+            self._unbroadcasted_scale_tril = F.cholesky(F.inverse(matrix))
+
+    def _holds_parameter(self, name: str) -> bool:
+        return name == "loc" or name in self._lazy
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        n = self._event_shape[0]
+        self.loc = F.expand(self.loc, *shape, n)
+        self._lazy = {name: F.expand(value, *shape, n, n) for name, value in self._lazy.items()}
+
+    def _matrix(self, name: str, make: Any) -> Tensor:
+        if name not in self._lazy:
+            self._lazy[name] = F.expand(make(), *self._batch_shape, *self._event_shape, *self._event_shape)
+        return self._lazy[name]
+
+    @property
+    def scale_tril(self) -> Tensor:
+        return self._matrix("scale_tril", lambda: self._unbroadcasted_scale_tril)
+
+    def _tril_squared(self) -> Tensor:
+        tril = self._unbroadcasted_scale_tril
+        return F.matmul(tril, F.transpose(tril, -2, -1))
+
+    @property
+    def covariance_matrix(self) -> Tensor:
+        return self._matrix("covariance_matrix", self._tril_squared)
+
+    @property
+    def precision_matrix(self) -> Tensor:
+        return self._matrix("precision_matrix", lambda: F.inverse(self._tril_squared()))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        variance = F.sum(F.pow(self._unbroadcasted_scale_tril, 2), -1)
+        return F.expand(variance, *self._batch_shape, *self._event_shape)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        eps = _draw(self.loc, self._extended_shape(sample_shape)).normal_()
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        diff = value - self.loc
+        m = batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + m) - \
+            half_log_det(self._unbroadcasted_scale_tril)
+
+    def entropy(self) -> Tensor:
+        h = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det(self._unbroadcasted_scale_tril)
+        return h if not self._batch_shape else F.expand(h, *self._batch_shape)
+
+
+class Independent(Distribution):
+    arg_constraints: dict[str, Any] = {}
+    program_attributes = Distribution.program_attributes | {"base_dist", "reinterpreted_batch_ndims"}
+
+    def __init__(self, base_distribution: Any, reinterpreted_batch_ndims: int,
+                 validate_args: bool | None = None) -> None:
+        if not isinstance(base_distribution, Distribution):
+            raise ValueDomainError("Independent takes a distribution to reinterpret",
+                                   hint="e.g. Independent(Normal(torch.zeros(3, 2), 1.0), 1)")
+        n = int(reinterpreted_batch_ndims)
+        if n > len(base_distribution.batch_shape):
+            raise ValueDomainError("Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                                   f"actual {n} vs {len(base_distribution.batch_shape)}",
+                                   hint="only batch dimensions can become event dimensions")
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        split = len(shape) - (n + len(base_distribution.event_shape))
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = n
+        super().__init__(shape[:split], shape[split:], validate_args=validate_args)
+
+    @property
+    def has_rsample(self) -> bool:  # type: ignore[override]
+        return self.base_dist.has_rsample
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        kept = tuple(self.base_dist.batch_shape)[len(self.base_dist.batch_shape) - self.reinterpreted_batch_ndims:]
+        self.base_dist = self.base_dist.expand(shape + kept)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        support = self.base_dist.support
+        n = self.reinterpreted_batch_ndims
+        return constraints.IndependentConstraint(support, n) if n else support
+
+    @property
+    def mean(self) -> Tensor:
+        return self.base_dist.mean
+
+    @property
+    def mode(self) -> Tensor:
+        return self.base_dist.mode
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value: Any) -> Tensor:
+        return sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self) -> Tensor:
+        return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+    def __repr__(self) -> str:
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+
+
+CLASSES = {"MultivariateNormal": MultivariateNormal, "Independent": Independent}

@@ -1,0 +1,172 @@
+"""Functions the census of tutorial code (docs/coverage.md) found missing, built from the existing primitives.
+
+Each records the nodes PyTorch's own composition records where that is a single primitive here
+(`ravel` a view, `hstack`/`vstack` a cat, `index_add` a scatter-add named IndexAddBackward0), so the
+op table, the checker and forward mode need nothing new for them.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from gradcli.engine import ops as O
+from gradcli.engine.functions import cat, expand, index_select, number_arg, reshape, sort, unsqueeze
+from gradcli.engine.functions.arguments import _dim, _tensor_arg
+from gradcli.engine.functions.shape import _along_key, _index_array, _sequence_arg
+
+from gradcli.engine.tensor import Tensor, _wrap, apply, check_elements
+from gradcli.errors import ArgumentError, NotAllowedError, ShapeError
+
+
+def ravel(x: Any) -> Tensor:
+    """`torch.ravel` / `x.ravel()`: the elements in one dimension (a view, ViewBackward0)."""
+    return reshape(_tensor_arg(x, "ravel"), -1)
+
+
+def repeat_interleave(x: Any, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (or slice along `dim`) repeated `repeats` times in place; `repeats` a number or one count per
+    element. `torch.repeat_interleave(counts)` alone repeats each index by its count, as PyTorch does."""
+    x = _tensor_arg(x, "repeat_interleave")
+    if repeats is None:
+        counts = x._data
+        if x.ndim != 1 or counts.dtype.kind not in "iu":
+            raise ArgumentError("repeat_interleave: repeats must be a 1-D integer tensor",
+                                hint="e.g. torch.repeat_interleave(torch.tensor([1, 3]))")
+        return _wrap(np.repeat(np.arange(len(counts)), counts))
+    if dim is None or x.ndim == 0:
+        x, d = reshape(x, -1), 0
+    else:
+        d = _dim(dim, x.ndim)
+    size = x.shape[d]
+    if isinstance(repeats, Tensor) and repeats.numel() != 1:
+        counts = _index_array(repeats, "repeat_interleave")
+        if counts.ndim != 1 or len(counts) != size:
+            raise ShapeError("repeats must have the same size as input along dim",
+                             hint=f"give {size} counts, one per element along dim {d}")
+        if np.any(counts < 0):
+            raise ArgumentError("repeats can not be negative", hint="each count is 0 or more")
+        check_elements((int(counts.sum()),) + x.shape[d + 1:], "the result of repeat_interleave")
+        return index_select(x, d, _wrap(np.repeat(np.arange(size), counts)))
+    count = int(number_arg(repeats, "repeat_interleave", "repeats", integer=True))
+    if count < 0:
+        raise ArgumentError("repeats can not be negative", hint="each count is 0 or more")
+    # one count for all: PyTorch expands a new dimension and flattens it (ViewBackward0), no index
+    spread = x.shape[:d + 1] + (count,) + x.shape[d + 1:]
+    check_elements(spread, "the result of repeat_interleave")
+    return reshape(expand(unsqueeze(x, d + 1), *spread), *x.shape[:d], size * count, *x.shape[d + 1:])
+
+
+def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero elements: one row per element (int64), or one index tensor per dimension."""
+    data = _tensor_arg(x, "nonzero")._data
+    found = np.argwhere(data).astype(np.int64)
+    if as_tuple:
+        return tuple(_wrap(found[:, k].copy()) for k in range(max(data.ndim, 1)))
+    return _wrap(found)
+
+
+def _at_least(x: Tensor, ndim: int) -> Tensor:
+    while x.ndim < ndim:
+        x = unsqueeze(x, 0)
+    return x
+
+
+def hstack(tensors: Sequence[Any]) -> Tensor:
+    """Joined column-wise: along dim 0 for 1-D tensors, dim 1 otherwise (CatBackward0)."""
+    xs = [_at_least(_tensor_arg(t, "hstack"), 1) for t in _sequence_arg(tensors, "hstack")]
+    return cat(xs, 0 if xs[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Any]) -> Tensor:
+    """Joined row-wise, 1-D tensors as rows (CatBackward0)."""
+    return cat([_at_least(_tensor_arg(t, "vstack"), 2) for t in _sequence_arg(tensors, "vstack")], 0)
+
+
+def index_add(x: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    """`x.index_add(dim, index, source)`: source's slices added into x at the positions `index` names along dim
+    (repeated positions add up), as one scatter-add."""
+    x = _tensor_arg(x, "index_add")
+    d = _dim(dim, x.ndim)
+    idx = _index_array(index, "index_add")
+    source = _tensor_arg(source, "index_add")
+    if idx.ndim > 1 or source.ndim != x.ndim or (x.ndim and source.shape[d] != len(idx)) or any(
+            s != t for k, (s, t) in enumerate(zip(source.shape, x.shape)) if k != d):
+        raise ShapeError(f"index_add_(): source of shape {tuple(source.shape)} does not fit self of shape "
+                         f"{tuple(x.shape)} with {idx.size} indices along dim {d}",
+                         hint="source has self's shape except along dim, where it has one slice per index")
+    positions = np.broadcast_to(idx.reshape((-1,) + (1,) * (x.ndim - d - 1)), source.shape)
+    key = _along_key(x, np.ascontiguousarray(positions), d, "index_add")
+    alpha = number_arg(alpha, "index_add", "alpha")
+    return apply(O.SCATTER_ADD, x, source if alpha == 1 else source * alpha, key=key, name="IndexAddBackward0")
+
+
+def unique(x: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None) -> Any:
+    """The distinct values (or distinct slices along `dim`), sorted, with the inverse indices and counts if asked.
+
+    PyTorch records a node whose backward raises ("the derivative for '_unique2' is not implemented"); here a
+    tensor that requires grad is refused at once, so no gradient can silently leave this path out.
+    """
+    from gradcli.engine.tensor import GradMode
+    x = _tensor_arg(x, "unique")
+    if x.requires_grad and GradMode.enabled:
+        raise NotAllowedError("the derivative for 'unique' is not implemented",
+                              hint="unique is not differentiable: call it on x.detach()")
+    axis = None if dim is None else _dim(dim, x.ndim)
+    values, inverse, counts = np.unique(x._data, return_inverse=True, return_counts=True, axis=axis)
+    out = [_wrap(values.astype(x.dtype))]
+    if return_inverse:
+        out.append(_wrap(inverse.reshape(x.shape if axis is None else -1).astype(np.int64)))
+    if return_counts:
+        out.append(_wrap(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices `sort` orders by (no graph: indices are integers)."""
+    return sort(x, dim, descending, stable).indices
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids: each 1-D input viewed along its own axis and expanded (ExpandBackward0), PyTorch's way;
+    `indexing='xy'` builds the grids of the first two inputs swapped, as NumPy's Cartesian grids are."""
+    xs = [_tensor_arg(t, "meshgrid") for t in (tensors[0] if len(tensors) == 1 and isinstance(
+        tensors[0], (list, tuple)) else tensors)]
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}",
+                            hint="indexing='ij' (matrix) or 'xy' (Cartesian)")
+    if any(t.ndim > 1 for t in xs):
+        raise ShapeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list", hint="pass 1-D tensors")
+    xs = [reshape(t, -1) for t in xs]
+    swap = indexing == "xy" and len(xs) >= 2
+    if swap:
+        xs[0], xs[1] = xs[1], xs[0]
+    shape = tuple(t.shape[0] for t in xs)
+    check_elements(shape, "the result of meshgrid")
+    grids = [expand(reshape(t, *(-1 if k == i else 1 for k in range(len(xs)))), *shape) for i, t in enumerate(xs)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def all_(x: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """`torch.all`: whether every element (along `dim`) is nonzero, as a bool tensor outside the graph."""
+    data = _tensor_arg(x, "all")._data
+    return _wrap(np.asarray(np.all(data, axis=None if dim is None else _dim(dim, data.ndim), keepdims=keepdim)))
+
+
+def any_(x: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    data = _tensor_arg(x, "any")._data
+    return _wrap(np.asarray(np.any(data, axis=None if dim is None else _dim(dim, data.ndim), keepdims=keepdim)))
+
+
+def broadcast_to(x: Any, size: Any) -> Tensor:
+    return expand(_tensor_arg(x, "broadcast_to"), *size) if isinstance(size, (tuple, list)) else \
+        expand(_tensor_arg(x, "broadcast_to"), size)
+
+
+NAMES = {"ravel": ravel, "repeat_interleave": repeat_interleave, "nonzero": nonzero, "hstack": hstack,
+         "vstack": vstack, "row_stack": vstack, "index_add": index_add, "broadcast_to": broadcast_to, "unique": unique,
+         "argsort": argsort, "meshgrid": meshgrid, "all": all_, "any": any_}
+"""The torch functions this module adds (each also a Tensor method, hstack and vstack aside)."""

@@ -1,0 +1,143 @@
+"""torch.distributions: PyTorch's values, gradients, draws, printed text and errors, family by family.
+
+The programs in fixtures/distributions print densities, draws from seeded generators, gradients,
+moments, KL divergences and the text of PyTorch's validation errors; `*.torch.txt` is what torch 2.13
+printed for each, and gradcli must print exactly that. The oracle test reruns torch (skipped without it)
+so the recording cannot drift from PyTorch.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
+from language_helpers import fails, run, torch_printed
+
+FIXTURES = Path(__file__).parent / "fixtures" / "distributions"
+FAMILIES = sorted(p.stem for p in FIXTURES.glob("*.py"))
+DTYPES = {"float32": "", "float64": ".float64"}
+"""Each program runs as written (float32) and with float64 as the default dtype, recorded apart."""
+
+
+def _program(family: str, dtype: str) -> tuple[str, list[str]]:
+    source = (FIXTURES / f"{family}.py").read_text()
+    if dtype == "float64":
+        source = source.replace("import torch\n", "import torch\ntorch.set_default_dtype(torch.float64)\n", 1)
+    return source, (FIXTURES / f"{family}{DTYPES[dtype]}.torch.txt").read_text().splitlines()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_prints_what_torch_printed(family: str, dtype: str) -> None:
+    source, recorded = _program(family, dtype)
+    assert "\n".join(run(source, dtype=dtype).printed).splitlines() == recorded
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_recordings_are_torchs_own(family: str, dtype: str) -> None:
+    source, recorded = _program(family, dtype)
+    assert torch_printed(source) == recorded
+
+
+def test_normal_log_prob_and_its_gradient_by_hand() -> None:
+    # log N(1; μ=0, σ=1) = -1/2 - log √(2π) = -1.41894; ∂/∂μ = (x - μ)/σ² = 1
+    ran = run("import torch\nfrom torch.distributions import Normal\nmu = torch.tensor(0.0, requires_grad=True)\n"
+              "lp = Normal(mu, 1.0).log_prob(torch.tensor(1.0))\nlp.backward()\n"
+              "print(round(lp.item(), 4), mu.grad.item(), lp.grad_fn.name())\n")
+    assert ran.printed == ["-1.4189 1.0 SubBackward0"]
+    assert float(ran["lp"].item()) == pytest.approx(-0.5 - math.log(math.sqrt(2 * math.pi)), rel=1e-6)
+
+
+def test_rsample_is_loc_plus_scale_times_the_seeded_standard_normal() -> None:
+    ran = run("import torch\nloc = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "scale = torch.tensor([0.5, 3.0], requires_grad=True)\ntorch.manual_seed(7)\n"
+              "x = torch.distributions.Normal(loc, scale).rsample()\nx.sum().backward()\n"
+              "torch.manual_seed(7)\neps = torch.randn(2)\n", dtype="float64")
+    eps = ran["eps"]._data
+    assert np.allclose(ran["x"]._data, [1.0, 2.0] + eps * [0.5, 3.0])
+    assert np.allclose(ran["loc"].grad._data, [1.0, 1.0])
+    assert np.allclose(ran["scale"].grad._data, eps)  # ∂x/∂σ = ε
+
+
+def test_float64_parameters_keep_their_dtype() -> None:
+    ran = run("import torch\nd = torch.distributions.Gamma(torch.tensor([2.0], dtype=torch.float64), 3.0)\n"
+              "lp = d.log_prob(torch.tensor([0.5], dtype=torch.float64))\n")
+    assert ran["lp"].dtype == np.float64
+    # Gamma(2, 3) at 0.5: 2 log 3 + log 0.5 - 1.5 - lgamma(2)
+    assert ran["lp"]._data[0] == pytest.approx(2 * math.log(3) + math.log(0.5) - 1.5)
+
+
+def test_an_uncaught_validation_error_is_a_user_error_with_pytorchs_text(cli, tmp_path: Path) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text("import torch\nd = torch.distributions.Normal(0.0, -1.0)\n")
+    result = cli("run", str(path))
+    assert result.exit_code == 2
+    text = result.stdout + result.stderr
+    assert "Traceback" not in text
+    assert "to satisfy the constraint GreaterThan(lower_bound=0.0)" in text
+    assert "a scale, rate or concentration is positive" in text
+
+
+@pytest.mark.parametrize("source, kind, words", [
+    ("torch.distributions.Bernoulli(0.5).rsample()", NotAllowedError, "REINFORCE"),
+    ("torch.distributions.Gamma(torch.tensor(2., requires_grad=True), 1.).rsample()", NotAllowedError,
+     "implicit reparameterisation"),
+    ("torch.distributions.Beta(torch.tensor(2., requires_grad=True), 1.).rsample()", NotAllowedError,
+     "implicit reparameterisation"),
+    ("torch.distributions.kl_divergence(torch.distributions.Normal(0., 1.), torch.distributions.Laplace(0., 1.))",
+     NotAllowedError, "Normal and Laplace"),
+    ("torch.distributions.Normal([0., 1.], 1.)", ValueDomainError, "instances of Number, torch.Tensor"),
+    ("torch.distributions.Normal(0., 1.).sample(3)", ArgumentError, "'int' object is not iterable"),
+    ("torch.distributions.Normal(0., 1.).log_prob(0.5)", ValueDomainError, "must be a Tensor"),
+    ("torch.distributions.Categorical(torch.tensor([0.5, 0.5])).log_prob(torch.tensor(1.5))", ValueDomainError,
+     "IntegerInterval(lower_bound=0, upper_bound=1)"),
+    ("torch.distributions.MultivariateNormal(torch.zeros(2), torch.eye(2), scale_tril=torch.eye(2))",
+     ValueDomainError, "Exactly one of"),
+])
+def test_misuse_is_refused_with_the_reason(source: str, kind: type, words: str) -> None:
+    error = fails("import torch\n" + source + "\n", kind)
+    assert words in str(error) + (error.hint or "")
+
+
+def test_a_gradient_that_gradcli_cannot_take_is_refused_not_zero() -> None:
+    """A gamma draw's gradient wrt its concentration would silently be wrong without PyTorch's implicit
+    reparameterisation; under no_grad, or with a detached concentration, the draw itself is fine."""
+    ran = run("import torch\na = torch.tensor(2.0, requires_grad=True)\ntorch.manual_seed(0)\n"
+              "with torch.no_grad():\n    x = torch.distributions.Gamma(a, 1.0).rsample()\n"
+              "torch.manual_seed(0)\ny = torch.distributions.Gamma(a, 1.0).sample()\n")
+    assert ran["x"]._data == ran["y"]._data and ran["x"]._data > 0
+
+
+def test_uniform_outside_its_support_without_validation_is_minus_infinity() -> None:
+    ran = run("import torch\nlp = torch.distributions.Uniform(0.0, 1.0, validate_args=False)"
+              ".log_prob(torch.tensor([2.0, 0.5]))\n")
+    assert ran["lp"]._data.tolist() == [-math.inf, 0.0]
+
+
+def test_classes_print_and_test_as_pytorchs() -> None:
+    ran = run("import torch\nfrom torch.distributions.normal import Normal\nn = Normal(0., 1.)\n"
+              "print(type(n), isinstance(n, Normal), isinstance(n, torch.distributions.Laplace))\n"
+              "print(torch.distributions.constraints.positive, torch.distributions.constraints.simplex)\n")
+    assert ran.printed == ["<class 'torch.distributions.normal.Normal'> True False",
+                           "GreaterThan(lower_bound=0.0) Simplex()"]
+
+
+def test_check_proves_log_prob_and_rsample_gradients(cli, tmp_path: Path) -> None:
+    record = cli.checked_file(tmp_path / "dist.py", (
+        "import torch\nfrom torch.distributions import Normal, Gamma, Dirichlet, MultivariateNormal\n"
+        "torch.manual_seed(0)\nmu = torch.tensor([0.3, -0.2], requires_grad=True)\n"
+        "a = torch.tensor([0.7, 2.5], requires_grad=True)\n"
+        "cov = torch.tensor([[1.5, 0.2], [0.2, 0.8]], requires_grad=True)\n"
+        "x = Normal(mu, a).rsample((3,))\n"
+        "loss = x.pow(2).sum() + Gamma(a, 2.0).log_prob(torch.tensor([0.4, 1.1])).sum() \\\n"
+        "    + Dirichlet(a.exp()).log_prob(torch.tensor([0.3, 0.7])) + MultivariateNormal(mu, cov).entropy() \\\n"
+        "    + MultivariateNormal(mu, cov).log_prob(torch.tensor([0.1, 0.4]))\n"
+        "loss.backward()\n"))
+    assert record["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
+    inputs = record["events"][0]["check"]["inputs"]
+    assert {name: (entry["method"], entry["checked"]) for name, entry in inputs.items()} == \
+        {"mu": ("symbolic", 2), "a": ("symbolic", 2), "cov": ("symbolic", 4)}
