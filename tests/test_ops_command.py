@@ -65,7 +65,8 @@ def test_primitives_no_name_reaches_are_still_listed(listing):
 def test_filter(cli):
     names = {e["name"] for e in cli.json("ops", "soft")["ops"]}
     assert names == {"softmax", "log_softmax", "softplus", "F.softmin", "F.softsign", "nn.Softmax", "nn.LogSoftmax",
-                     "nn.Softmin", "nn.Softplus", "nn.Softsign"}
+                     "nn.Softmin", "nn.Softplus", "nn.Softsign", "F.soft_margin_loss", "F.multilabel_soft_margin_loss",
+                     "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss", "F.softshrink", "nn.Softshrink"}
     by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
     assert {"matmul", "mm", "dot", "a @ b"} <= by_node
 
@@ -84,7 +85,7 @@ def test_namespaces(cli):
     spaces = cli.json("ops")["namespaces"]
     assert spaces["torch.nn.functional"].startswith("adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, "
                                                     "binary_cross_entropy, binary_cross_entropy_with_logits, celu, ")
-    assert ("log_softmax, logsigmoid, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, mish"
+    assert ("log_softmax, logsigmoid, margin_ranking_loss, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, mish"
             in spaces["torch.nn.functional"])
     # Optimizer: the base a program subclasses
     assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, LBFGS, Optimizer, RMSprop, SGD"

@@ -309,7 +309,7 @@ class LoopPolicy:
     def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
         """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
         outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
-        if len(outs) != 1:
+        if len(outs) != 1 or arguments.get("is_grads_batched"):
             return self.unchecked(options["line"], options["what"], options["of"])
         computed = {name: None if g is None else g._data for name, g in zip(names, value)}
         start = (as_list(arguments.get("grad_outputs")) or [None])[0]

@@ -153,8 +153,9 @@ def replay(tr: Trace, meaning: Meaning, sites: list[Site], keep: dict[str, np.nd
         if type(x) is Tensor and id(x) in by_leaf:
             return by_leaf[id(x)]
         key = id(x)
-        if key not in constants:
-            constants[key] = meaning.constant(x._data if type(x) is Tensor else x)
+        if key not in constants:  # a Function's argument may be a function or a module (checkpoint's): no number
+            constants[key] = x if callable(x) and type(x) is not Tensor else \
+                meaning.constant(x._data if type(x) is Tensor else x)
         return constants[key]
 
     def mark(reason: str, args: list[np.ndarray], mask: np.ndarray, out: np.ndarray) -> None:

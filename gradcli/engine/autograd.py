@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from gradcli.engine.backward import run_backward, vector_jacobian_rows
-from gradcli.errors import ArgumentError, BackwardError
+from gradcli.errors import ArgumentError, BackwardError, ShapeError
 from gradcli.engine.tensor import VMAP_LEVELS, Tensor, _wrap, check_elements
 
 
@@ -27,8 +27,18 @@ def as_list(x: Any) -> list:
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
-    """d(outputs)/d(inputs) without touching `.grad`, as `torch.autograd.grad`."""
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """d(outputs)/d(inputs) without touching `.grad`, as `torch.autograd.grad`. With `is_grads_batched` the first
+    dimension of each grad_output is a batch of vectors: one backward pass each (the graph kept between them),
+    their gradients stacked, as PyTorch's vmap over the backward pass returns them."""
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    if materialize_grads and allow_unused is False:
+        raise ArgumentError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                            "allow_unused=False.", hint="drop allow_unused=False")
+    allow_unused = bool(allow_unused or materialize_grads)
     outs, ins = as_list(outputs), as_list(inputs)
     if not outs or not ins:
         raise ArgumentError("grad() needs at least one output and one input",
@@ -49,6 +59,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     found = run_backward(outs, gos, retain_graph, create_graph, inputs=ins)
     result = []
     for k, (x, g) in enumerate(zip(ins, found)):
+        if g is None and materialize_grads:
+            g = np.zeros(x.shape, x.dtype)
         if g is None:
             if not allow_unused:
                 raise BackwardError(f"The differentiated Tensor at index {k} appears to not have been used in the "
@@ -62,6 +74,53 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         result = [None if g is None else rewrap(g, lv) for g, lv in zip(result, levels)]
     return tuple(result)
 
+
+
+def _batched_grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None, create_graph: bool,
+                  allow_unused: bool | None, materialize_grads: bool) -> tuple[Tensor | None, ...]:
+    gos = as_list(grad_outputs)
+    if not gos or any(not isinstance(g, Tensor) or g.ndim == 0 for g in gos):
+        raise ArgumentError("is_grads_batched=True needs grad_outputs: tensors whose first dimension is the batch",
+                            hint="e.g. grad(y, x, torch.eye(y.numel()).view(-1, *y.shape), is_grads_batched=True)")
+    count = gos[0].shape[0]
+    if any(g.shape[0] != count for g in gos):
+        raise ShapeError("is_grads_batched=True: every grad_output needs the same batch size (its first dimension)",
+                         hint=f"the first grad_output has {count}")
+    rows = [grad(outputs, inputs, [g[k] for g in gos], True if k < count - 1 else retain_graph, create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads) for k in range(count)]
+    from gradcli.engine.functions import stack
+    return tuple(None if column[0] is None else stack(list(column)) for column in zip(*rows))
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables: Any = None, inputs: Any = None) -> None:
+    """`torch.autograd.backward`: the gradients of several outputs (each with its own starting gradient)
+    accumulated into the leaves' `.grad` in one pass, as `sum(t.backward(g))` would."""
+    if inputs is not None:
+        raise ArgumentError("torch.autograd.backward(inputs=...) is not supported by gradcli",
+                            hint="use torch.autograd.grad(outputs, inputs) for the gradients of chosen tensors")
+    outs = as_list(tensors)
+    grads = as_list(grad_tensors if grad_tensors is not None else grad_variables) or [None] * len(outs)
+    if len(grads) != len(outs):
+        raise ArgumentError(f"grad_tensors has {len(grads)} entries but there are {len(outs)} tensors",
+                            hint="give one starting gradient per tensor, in the same order")
+    run_backward(outs, grads, retain_graph, create_graph)
+
+
+def as_tensor_backward(args: list, kwargs: dict) -> tuple[Callable[..., None], list, dict] | None:
+    """`torch.autograd.backward(t, g, ...)` of one tensor as the call `t.backward(g, ...)` it is, so a script
+    runner checks it as it checks any backward; None for several tensors (or arguments it does not know)."""
+    names = ("tensors", "grad_tensors", "retain_graph", "create_graph")
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return None
+    given = {**dict(zip(names, args)), **kwargs}
+    tensors, gradient = given.get("tensors"), given.get("grad_tensors")
+    if isinstance(tensors, (list, tuple)) and len(tensors) == 1:
+        tensors = tensors[0]
+        gradient = gradient[0] if isinstance(gradient, (list, tuple)) and len(gradient) == 1 else gradient
+    if not isinstance(tensors, Tensor) or isinstance(gradient, (list, tuple)):
+        return None
+    return tensors.backward, [gradient], {k: given[k] for k in ("retain_graph", "create_graph") if k in given}
 
 
 def _names(inputs: Sequence[Tensor], names: Sequence[str] | None) -> list[str]:

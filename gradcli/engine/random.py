@@ -58,6 +58,14 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def stash(self) -> tuple:
+        """Where the stream stands (what PyTorch's get_rng_state captures), to replay the same draws later."""
+        return self._seed, self._engine.state, self._next_normal
+
+    def restore(self, stash: tuple) -> None:
+        self._seed, state, self._next_normal = stash
+        self._engine.state = state
+
     def seed(self) -> int:
         """A fresh seed from the operating system's entropy, as PyTorch's `Generator.seed()`."""
         fresh = int(np.random.SeedSequence().entropy) % 2 ** 64

@@ -33,6 +33,8 @@ from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
+from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
+                        transformer)
 from gradcli.lang import classes
 from gradcli.engine import devices as D
 from gradcli.engine import saved as SAVED
@@ -40,7 +42,7 @@ from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
-from gradcli.engine.autograd import grad as autograd_grad
+from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
@@ -216,7 +218,7 @@ AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobi
 AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
                                                           "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
                                                           "once_differentiable": AF.once_differentiable})
-AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "Variable": Variable,
+AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autograd_backward, "Variable": Variable,
                                         "set_detect_anomaly": ANOMALY.set_detect_anomaly,
                                         "detect_anomaly": ANOMALY.detect_anomaly,
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
@@ -248,7 +250,7 @@ NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
-    "kaiming_uniform_", "kaiming_normal_")})
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_")})
 NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
 OP_OF.update(nn_conv.OPS)
 NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
@@ -256,6 +258,34 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping)
+"""The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
+for _family in _NN_FAMILIES:
+    NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
+    NN_FUNCTIONAL.members.update(getattr(_family, "FUNCTIONS", {}))
+
+
+class _TransformerClass:
+    """`nn.Transformer` as a program calls it, with the static method tutorials call on the class itself
+    (`nn.Transformer.generate_square_subsequent_mask(5)`)."""
+
+    program_attributes = frozenset({"generate_square_subsequent_mask"})
+    generate_square_subsequent_mask = staticmethod(transformer.generate_square_subsequent_mask)
+    __wrapped__ = transformer.Transformer
+    __name__ = __qualname__ = "Transformer"
+    __doc__ = transformer.Transformer.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return transformer.Transformer(*args, **kwargs)
+
+
+NN.members["Transformer"] = _TransformerClass()
+NN_UTILS_CLIP_GRAD = Namespace("torch.nn.utils.clip_grad", {name: getattr(nn_utils, name) for name in (
+    "clip_grad_norm_", "clip_grad_value_")})
+NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
+NN_UTILS_RNN = Namespace("torch.nn.utils.rnn", {**packing.NAMES,
+                                                "PackedSequence": _constructor(packing.PackedSequence)})
+NN_UTILS.members["rnn"] = NN_UTILS_RNN
 LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
                                                       for name, cls in lr_scheduler.SCHEDULERS.items()})
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
@@ -266,9 +296,11 @@ OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": O
 DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
                                       "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
                                       **data.FUNCTIONS})
-UTILS = Namespace("torch.utils", {"data": DATA})
+CHECKPOINT = Namespace("torch.utils.checkpoint", dict(checkpoint.NAMES))
+UTILS = Namespace("torch.utils", {"data": DATA, "checkpoint": CHECKPOINT})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+MODULE_MEMBERS = {**layers.MEMBERS, **{k: v for f in _NN_FAMILIES for k, v in f.MEMBERS.items()},
+                  nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
                   nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
                   nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
                   nn.Sequential: frozenset({"append"})}
@@ -279,7 +311,8 @@ GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
                                 "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed})
-BACKENDS = Namespace("torch.backends", {"mps": Namespace("torch.backends.mps", {"is_available": D.no_mps})})
+BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
+BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
@@ -343,6 +376,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.optim": OPTIM, "torch.optim.optimizer": OPTIMIZER_MODULE,
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
+                                 "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
+                                 "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
@@ -609,6 +644,8 @@ def _register_stand_ins() -> None:
             cls = getattr(member, "__wrapped__", None)
             if isinstance(cls, type):
                 type_tests.register(member, cls.__name__, (cls,), modules.get(cls.__name__, namespace.name))
+    type_tests.register(NN_UTILS_RNN.members["PackedSequence"], "PackedSequence", (packing.PackedSequence,),
+                        "torch.nn.utils.rnn")
     type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
     type_tests.register(nn.UninitializedParameter, "UninitializedParameter", (Tensor,), "torch.nn.parameter",
                         test=lambda v: type(v) is Tensor and bool(tensor_str.UNINITIALIZED) and tensor_str.UNINITIALIZED.has(v))
@@ -618,19 +655,27 @@ def _register_stand_ins() -> None:
 
 # Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).
 _PYTORCH_MODULES = {
-    "torch.nn.modules.activation": "CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
+    "torch.nn.modules.activation": "MultiheadAttention PReLU GLU Hardshrink Softshrink Tanhshrink Threshold CELU ELU GELU Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Mish "
                                    "ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
+    "torch.nn.modules.instancenorm": "InstanceNorm1d InstanceNorm2d",
     "torch.nn.modules.container": "ModuleDict ModuleList Sequential ParameterList ParameterDict",
-    "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d",
+    "torch.nn.modules.conv": "Conv1d Conv2d LazyConv1d LazyConv2d ConvTranspose1d ConvTranspose2d",
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
     "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
-                             "MSELoss NLLLoss SmoothL1Loss",
-    "torch.nn.modules.normalization": "LayerNorm",
-    "torch.nn.modules.pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
+                             "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
+    "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
+    "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
+    "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",
+    "torch.nn.modules.pixelshuffle": "PixelShuffle PixelUnshuffle", "torch.nn.modules.upsampling": "Upsample",
+    "torch.nn.modules.fold": "Unfold Fold",
+    "torch.nn.modules.pooling": "AvgPool1d AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d MaxUnpool1d MaxUnpool2d",
     "torch.nn.modules.sparse": "Embedding",
+    "torch.nn.modules.rnn": "RNN LSTM GRU RNNCell LSTMCell GRUCell",
+    "torch.nn.modules.transformer": "Transformer TransformerEncoder TransformerDecoder TransformerEncoderLayer "
+                                    "TransformerDecoderLayer",
     "torch.optim.adadelta": "Adadelta", "torch.optim.adagrad": "Adagrad", "torch.optim.adam": "Adam",
     "torch.optim.adamw": "AdamW", "torch.optim.lbfgs": "LBFGS", "torch.optim.rmsprop": "RMSprop",
     "torch.optim.sgd": "SGD",

@@ -12,9 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine.autograd import as_tensor_backward
 from gradcli.engine.backward import run_backward
 from gradcli.engine.logical import invert
-from gradcli.nn.modules import Module
+from gradcli.nn.modules import Module, registered
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError, ValueDomainError
@@ -481,8 +482,8 @@ class Expressions:
             return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):
             return C.attribute(owner, attr)
-        elif isinstance(owner, Module) and attr in owner.__dict__.get("_modules", ()):
-            return owner._modules[attr]  # a built-in container's named layer: `net.fc1` of a Sequential
+        elif isinstance(owner, Module) and registered(owner, attr):
+            return getattr(owner, attr)  # a built-in module's own names: `net.fc1` of a Sequential, `lstm.weight_hh_l0`
         elif attr in B.attribute_names(owner):
             if type(owner) is Tensor and UNINITIALIZED and UNINITIALIZED.has(owner):
                 B.refuse_uninitialized(attr)
@@ -636,6 +637,8 @@ class Expressions:
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:
         if not callable(func) or isinstance(func, (Tensor, B.Namespace, type)):
             raise ArgumentError(f"'{self.text(node.func)}' is not a function", hint="call functions and methods only")
+        if self.hooks.on_backward is not None and func is B.AUTOGRAD.members["backward"]:
+            func, args, kwargs = as_tensor_backward(args, kwargs) or (func, args, kwargs)
         if self.hooks.on_backward is not None and _is_backward(func):
             return self._backward(func, args, kwargs, node)
         if "device" in kwargs and B.takes_device(func):

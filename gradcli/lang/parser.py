@@ -40,6 +40,8 @@ _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gr
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
                             "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
+                            "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
+                            "torch.utils.checkpoint",
                             "torch.optim.lr_scheduler",
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
                             "torch.distributions", "torch.testing"})

@@ -41,6 +41,13 @@ def _reduction(reduction: Any, fn: str, extra: tuple[str, ...] = ()) -> str:
     return reduction
 
 
+def legacy_reduction(size_average: Any, reduce: Any) -> str:
+    """PyTorch's reading of the deprecated pair: both unset or true → 'mean'; reduce alone → 'sum'; else 'none'."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else "sum" if reduce else "none"
+
+
 def _probability(p: Any, fn: str) -> float:
     """A dropout probability: a number in [0, 1]."""
     p = F.number_arg(p, fn, "p")

@@ -116,3 +116,27 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     if 0 in tensor.shape:
         return tensor
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode)))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix, as PyTorch makes it: QR of a standard normal draw (transposed when wide),
+    Q's columns signed by R's diagonal so the result is unique, times `gain`."""
+    import numpy as np
+    from gradcli.engine.tensor import _wrap
+    if tensor.dim() < 2:
+        raise ShapeError("Only tensors with 2 or more dimensions are supported",
+                         hint="orthogonal_ fills a weight matrix (or a stack of kernels viewed as one)")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    with _no_grad():
+        flattened = _wrap(np.empty((rows, cols), dtype=tensor.dtype)).normal_(0, 1, generator=generator)._data
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    tensor._data[...] = (q.reshape(tensor.shape) * gain).astype(tensor.dtype)
+    return tensor

@@ -89,6 +89,11 @@ class Module:
                 changed = hook(self, inputs, output)
                 if changed is not None:
                     output = changed
+        legacy = self.__dict__.get("_legacy_backward_hooks")
+        if legacy and isinstance(output, Tensor) and output.grad_fn is not None:
+            for hook in list(legacy):  # the deprecated kind: a hook on the node that made the output
+                output.grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(self, grad_input,
+                                                                                          grad_output))
         return backward.setup_outputs(output) if backward else output
 
     def __getattr__(self, name: str) -> Any:
@@ -173,6 +178,12 @@ class Module:
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) once the gradients of this call's tensor inputs are known."""
         return register(self.__dict__.setdefault("_backward_hooks", []), hook, prepend, "register_full_backward_hook")
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated in PyTorch, still in tutorials: hook(module, grad_input, grad_output) on the node that made
+        the module's output, so grad_input is that last node's input gradients (for nn.Linear, addmm's: the
+        bias's, the input's and the transposed weight's), as PyTorch gives them."""
+        return register(self.__dict__.setdefault("_legacy_backward_hooks", []), hook, False, "register_backward_hook")
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_output) once the gradients of this call's outputs are known."""
@@ -582,7 +593,8 @@ class LayerNorm(Module):
                              self._parameters.get("bias"), self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, " \
+               f"bias={self._parameters.get('bias') is not None}"
 
 
 class Dropout(Module):
@@ -615,6 +627,9 @@ def _module(name: str, fn: Callable[..., Tensor], options: dict[str, Any], posit
             raise ArgumentError(f"{name}() takes at most {len(positional)} positional arguments",
                                 hint=f"options: {', '.join(options) or 'none'}")
         values = dict(options, **dict(zip(positional, args)))
+        legacy = {key: kwargs.pop(key) for key in ("size_average", "reduce") if key in kwargs and "reduction" in options}
+        if any(value is not None for value in legacy.values()):  # PyTorch's deprecated pair decides the reduction
+            values["reduction"] = NF.legacy_reduction(legacy.get("size_average"), legacy.get("reduce"))
         for key, value in kwargs.items():
             if key not in values and key != "inplace":
                 raise ArgumentError(f"{name}() got an unexpected keyword argument '{key}'",
