@@ -133,7 +133,7 @@ def test_three_d_gradient_is_one_table_per_slice(cli):
     (["z = x.sum()", "x=[1.]", "--wrt", "w"], ["no input named 'w'"]),
     (["z = ones(2, bad=3)", "x=[1.]"], ["unexpected keyword argument 'bad'", "usage: ones("]),
     (["def f(n):\n    return f(n + 1)\nz = f(0)", "x=[1.]"], ["maximum recursion depth exceeded", "line 2"]),
-    (["z = [a for a in x]", "x=[1.]"], ["the program's output is a list, not a tensor"]),
+    (["z = [a for a in x]", "x=[1.]"], ["the program's output 'z' is a list, not a tensor"]),
     (["z = '{0.__class__}'.format(x)", "x=[1.]"], ["format field '0.__class__' is not supported"]),
     (["z = x.sum()", "x=[1.]", "--dtype", "int8"], ["invalid value for '--dtype'", "float64", "float32"]),
 ])

@@ -21,6 +21,7 @@ from gradcli.engine.backward import Trace, run_backward
 from gradcli.engine.budget import DEFAULT_MAX_MEMORY
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
+from gradcli.lang.operators import type_name
 from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.lang.parser import parse_program
@@ -163,8 +164,9 @@ def run_program(program: str, inputs: Mapping[str, Any] | None = None, of: str |
     else:
         value, name = outcome.value, outcome.name
     if not isinstance(value, Tensor):
-        what = "nothing" if value is None else f"a {type(value).__name__}"
-        raise ArgumentError(f"the program's output is {what}, not a tensor",
+        what = "nothing" if value is None else f"a {type_name(value)}"
+        named = f" '{name}'" if name else ""
+        raise ArgumentError(f"the program's output{named} is {what}, not a tensor",
                             hint="end the program with the tensor to differentiate (out = ...), or name it with --of")
     return Program(value, name or "output", leaves, interpreter.env, program, Anomaly.first,
                    _made_leaves(interpreter.env, leaves))
