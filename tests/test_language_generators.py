@@ -106,12 +106,10 @@ def test_send_throw_close_yield_from_and_generator_expressions_print_what_cpytho
     same_as_cpython(PROGRAM)
 
 
-def test_a_generator_prints_as_pythons_does():
+def test_a_generator_prints_as_pythons_does_addresses_aside():
     printed = run("def gen():\n    yield 1\nprint(gen())\nprint(v for v in [1])").printed
-    assert printed[0].startswith("<generator object gen at 0x") and printed[1].startswith(
-        "<generator object <genexpr> at 0x")
-    assert [line.split(" at ")[0] for line in cpython("def gen():\n    yield 1\nprint(gen())")] == \
-        [printed[0].split(" at ")[0]]
+    assert printed == ["<generator object gen>", "<generator object <genexpr>>"]
+    assert [line.split(" at ")[0] + ">" for line in cpython("def gen():\n    yield 1\nprint(gen())")] == printed[:1]
 
 
 def test_a_generator_of_batches_trains_a_model_and_feeds_an_optimizer():
