@@ -14,7 +14,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
-from gradcli.distributions.distribution import Distribution, broadcast_all
+from gradcli.distributions.distribution import Distribution
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 
@@ -26,16 +26,8 @@ def _draw(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     return C.zeros(*shape, dtype=like.dtype)
 
 
-class Normal(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    batch_parameters = ("loc", "scale")
-    support = constraints.real
-    has_rsample = True
-    program_attributes = Distribution.program_attributes | {"loc", "scale"}
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
+class _CentredOnLoc(Distribution):
+    """A symmetric unimodal family: its mean and its mode are both its `loc`."""
 
     @property
     def mean(self) -> Tensor:
@@ -45,6 +37,21 @@ class Normal(Distribution):
     def mode(self) -> Tensor:
         return self.loc
 
+
+class _LocScale(_CentredOnLoc):
+    """Normal and Laplace: the same real `loc` and positive `scale`, taken the same way."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    batch_parameters = ("loc", "scale")
+    support = constraints.real
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"loc", "scale"}
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self._keep_parameters(loc, scale, validate_args=validate_args)
+
+
+class Normal(_LocScale):
     @property
     def stddev(self) -> Tensor:
         return self.scale
@@ -84,8 +91,7 @@ class Uniform(Distribution):
     program_attributes = Distribution.program_attributes | {"low", "high"}
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        super().__init__(self.low.shape, validate_args=validate_args)
+        self._keep_parameters(low, high, validate_args=validate_args)
 
     @property
     def arg_constraints(self) -> dict[str, Any]:  # type: ignore[override]
@@ -133,25 +139,7 @@ class Uniform(Distribution):
         return F.log(self.high - self.low)
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    batch_parameters = ("loc", "scale")
-    support = constraints.real
-    has_rsample = True
-    program_attributes = Distribution.program_attributes | {"loc", "scale"}
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
+class Laplace(_LocScale):
     @property
     def variance(self) -> Tensor:
         return 2 * F.pow(self.scale, 2)
@@ -185,8 +173,7 @@ class Exponential(Distribution):
     program_attributes = Distribution.program_attributes | {"rate"}
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
+        self._keep_parameters(rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -185,18 +185,16 @@ class Categorical(_ProbsOrLogits):
         return F.expand(values, -1, *self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
-    """A Categorical whose draws are one-hot vectors; it keeps the Categorical inside (so it prints bare)."""
+class _OverCategorical(Distribution):
+    """A family built on a Categorical it keeps inside: its parameters are that Categorical's, so they
+    are neither validated nor printed again here (it prints bare) and `expand` expands the Categorical."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
-    program_attributes = Distribution.program_attributes | {"probs", "logits", "param_shape"}
 
-    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
+    def _hold_categorical(self, probs: Any, logits: Any, validate_args: bool | None) -> None:
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        Distribution.__init__(self, self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                              validate_args=validate_args)
 
     def _holds_parameter(self, name: str) -> bool:
         return False
@@ -215,6 +213,17 @@ class OneHotCategorical(Distribution):
     @property
     def param_shape(self) -> Any:
         return self._categorical.param_shape
+
+
+class OneHotCategorical(_OverCategorical):
+    """A Categorical whose draws are one-hot vectors."""
+
+    support = constraints.one_hot
+    has_enumerate_support = True
+    program_attributes = Distribution.program_attributes | {"probs", "logits", "param_shape"}
+
+    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
+        self._hold_categorical(probs, logits, validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -245,10 +254,9 @@ class OneHotCategorical(Distribution):
         return F.expand(values, n, *self._batch_shape, n) if expand else values
 
 
-class Multinomial(Distribution):
-    """Counts of `total_count` categorical draws; it keeps the Categorical inside (so it prints bare)."""
+class Multinomial(_OverCategorical):
+    """Counts of `total_count` categorical draws."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     program_attributes = Distribution.program_attributes | {"probs", "logits", "param_shape", "total_count"}
 
     def __init__(self, total_count: int = 1, probs: Any = None, logits: Any = None,
@@ -257,31 +265,11 @@ class Multinomial(Distribution):
             raise NotAllowedError("inhomogeneous total_count is not supported",
                                   hint="total_count is one integer for the whole batch")
         self.total_count = int(total_count)
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
-
-    def _holds_parameter(self, name: str) -> bool:
-        return False
-
-    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
-        self._categorical = self._categorical.expand(shape)
+        self._hold_categorical(probs, logits, validate_args)
 
     @property
     def support(self) -> constraints.Constraint:
         return constraints.Multinomial(self.total_count)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Any:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:

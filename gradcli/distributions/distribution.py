@@ -175,6 +175,14 @@ class Distribution:
     batch_parameters: tuple[str, ...] = ()
     """The parameters of batch shape that `expand` expands (a family with more structure expands its own)."""
 
+    def _keep_parameters(self, *values: Any, validate_args: bool | None) -> None:
+        """For a family whose batch shape is its parameters' broadcast shape: `batch_parameters` names them
+        in the constructor's order, so broadcasting and keeping them is the same code for every such family."""
+        tensors = broadcast_all(*values)
+        for name, tensor in zip(self.batch_parameters, tensors):
+            setattr(self, name, tensor)
+        Distribution.__init__(self, tensors[0].shape, validate_args=validate_args)
+
     def expand(self, batch_shape: Any) -> "Distribution":
         """The same distribution repeated over a larger batch: parameters expanded (views, ExpandBackward0),
         validation as this one's, nothing recomputed, as PyTorch's `expand`."""

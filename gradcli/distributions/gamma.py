@@ -38,8 +38,7 @@ class Gamma(Distribution):
     program_attributes = Distribution.program_attributes | {"concentration", "rate"}
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        super().__init__(self.concentration.shape, validate_args=validate_args)
+        self._keep_parameters(concentration, rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -171,8 +170,7 @@ class Poisson(Distribution):
     program_attributes = Distribution.program_attributes | {"rate"}
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
+        self._keep_parameters(rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

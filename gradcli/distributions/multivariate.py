@@ -13,7 +13,7 @@ from typing import Any
 
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
-from gradcli.distributions.continuous import _draw
+from gradcli.distributions.continuous import _CentredOnLoc, _draw
 from gradcli.distributions.distribution import Distribution, sum_rightmost
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ValueDomainError
@@ -35,7 +35,7 @@ def half_log_det(scale_tril: Tensor) -> Tensor:
 _ONE_OF = "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_CentredOnLoc):
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
@@ -98,14 +98,6 @@ class MultivariateNormal(Distribution):
     @property
     def precision_matrix(self) -> Tensor:
         return self._matrix("precision_matrix", lambda: F.inverse(self._tril_squared()))
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

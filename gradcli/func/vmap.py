@@ -212,6 +212,17 @@ def _is_mapped(arg: Any) -> bool:
     return isinstance(arg, tuple) and len(arg) == 3 and arg[0] == "mapped" and isinstance(arg[1], Tensor)
 
 
+def _check_stackable(result: Any, out_dims: int, n: int, name: str) -> None:
+    """Batched and per-sample vmap refuse the same results in the same words, whichever way they stack."""
+    if not isinstance(result, Tensor):
+        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(result)}. Did you "
+                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
+    if not -(result.ndim + 1) <= out_dims < result.ndim + 1:
+        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(result.ndim + 1)}, {result.ndim}], "
+                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
+    check_elements((n,) + tuple(result.shape), "vmap's stacked result")
+
+
 def _out(result: Any, out_dims: Any, level: BatchLevel, n: int, name: str) -> Any:
     """f's result with the level's examples at out_dims: a result no example changes is every example's."""
     from gradcli.engine.functions import expand, movedim, unsqueeze
@@ -226,13 +237,7 @@ def _out(result: Any, out_dims: Any, level: BatchLevel, n: int, name: str) -> An
         if unwrap(result, level) is not result:
             raise NoRule("out_dims=None for a batched result")
         return result
-    if not isinstance(result, Tensor):
-        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(result)}. Did you "
-                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
-    if not -(result.ndim + 1) <= out_dims < result.ndim + 1:
-        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(result.ndim + 1)}, {result.ndim}], "
-                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
-    check_elements((n,) + tuple(result.shape), "vmap's stacked result")
+    _check_stackable(result, out_dims, n, name)
     phys = unwrap(result, level)
     if phys is result:
         phys = expand(unsqueeze(result, 0), (n,) + tuple(result.shape))
@@ -265,11 +270,5 @@ def _stacked(results: list[Any], out_dims: Any, name: str) -> Any:
         return {k: _stacked([r[k] for r in results], out_dims, name) for k in first}
     if out_dims is None:
         return first
-    if not isinstance(first, Tensor):
-        raise ArgumentError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(first)}. Did you "
-                            "mean to set out_dims= to None for output?", hint="return tensors from the function")
-    if not -(first.ndim + 1) <= out_dims < first.ndim + 1:
-        raise ShapeError(f"Dimension out of range (expected to be in range of [{-(first.ndim + 1)}, {first.ndim}], "
-                         f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
-    check_elements((len(results),) + tuple(first.shape), "vmap's stacked result")
+    _check_stackable(first, out_dims, len(results), name)
     return stack(results, dim=out_dims)

@@ -87,6 +87,7 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
 
 class _ConvTransposeNd(_ConvNd):
     functional = staticmethod(conv_transpose2d)
+    _shown_unless = _ConvNd._shown_unless + (("output_padding", 0),)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
@@ -128,20 +129,6 @@ class _ConvTransposeNd(_ConvNd):
                              f"{largest} (for an input of {list(x.shape[-self.nd:])})",
                              hint="output_size picks among the sizes the stride makes possible")
         return extra
-
-    def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self.nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self.nd:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self.nd:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self._parameters["bias"] is None:
-            s += ", bias=False"
-        return s
 
 
 class ConvTranspose1d(_ConvTransposeNd):

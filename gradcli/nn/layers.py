@@ -33,6 +33,9 @@ def _count(value: Any, cls: str, what: str) -> int:
 class _ConvNd(Module):
     nd = 2
     functional = staticmethod(C.conv2d)
+    _shown_unless: tuple[tuple[str, int], ...] = (("padding", 0), ("dilation", 1))
+    """The per-dimension options `extra_repr` prints, in PyTorch's order, when they differ from the default;
+    a transposed convolution adds its output_padding, so one `extra_repr` serves both."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -83,10 +86,9 @@ class _ConvNd(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self.nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self.nd:
-            s += f", dilation={self.dilation}"
+        for name, default in self._shown_unless:
+            if getattr(self, name) != (default,) * self.nd:
+                s += f", {name}={getattr(self, name)}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self._parameters["bias"] is None:

@@ -133,6 +133,14 @@ def _log_softmax_forward(x: np.ndarray, dim: int) -> np.ndarray:
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
+def _extremum_op(name: str, node: str, keep: Callable, vjp: Callable, rule: str) -> Op:
+    """max, min, amax and amin differ only in the end they keep and how tied inputs share the gradient."""
+    every = "max_all" if keep is np.max else "min_all"
+    return Op(name=name, node=node, forward=_extremum_forward(keep), vjps=(vjp,), jvp=transposed_jvp, rule=rule,
+              saves=("xo",), sym=lambda S, x, dim=None, keepdim=False: S.reduce(getattr(S, every), x, dim, keepdim),
+              kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, keep))
+
+
 SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
          jvp=linear_jvp, rule="∂Σx/∂xᵢ = 1",
@@ -142,14 +150,8 @@ MEAN = Op(name="mean", node="MeanBackward1", forward=_mean_forward,
            ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * _per(_count(x, dim)),),
           jvp=linear_jvp, rule="∂mean(x)/∂xᵢ = 1/n",
           nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
-MAX = Op(name="max", node="MaxBackward0", forward=_extremum_forward(np.max), vjps=(_extremum_vjp,),
-         jvp=transposed_jvp, rule="∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)", saves=("xo",),
-         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
-         kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
-MIN = Op(name="min", node="MinBackward0", forward=_extremum_forward(np.min), vjps=(_extremum_vjp,),
-         jvp=transposed_jvp, rule="∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)", saves=("xo",),
-         sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
-         kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
+MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)")
+MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)")
 PROD = Op(name="prod", node="ProdBackward1", forward=lambda x, dim=None,
           keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
           vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
@@ -217,14 +219,10 @@ LOGSUMEXP = Op(name="logsumexp", node="LogsumexpBackward0", forward=_logsumexp_f
                      _back_to(ns, g, x, dim, keepdim) * ns.exp(x - _back_to(ns, o, x, dim, keepdim)),),
                jvp=transposed_jvp, rule="∂logΣexp(x)/∂xᵢ = exp(xᵢ - logΣexp(x))", saves=("xo",),
                sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.logsumexp_all, x, dim, keepdim))
-AMAX = Op(name="amax", node="AmaxBackward0", forward=_extremum_forward(np.max), vjps=(_share_vjp,),
-          jvp=transposed_jvp, rule="∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)", saves=("xo",),
-          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.max_all, x, dim, keepdim),
-          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.max))
-AMIN = Op(name="amin", node="AminBackward0", forward=_extremum_forward(np.min), vjps=(_share_vjp,),
-          jvp=transposed_jvp, rule="∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)", saves=("xo",),
-          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.min_all, x, dim, keepdim),
-          kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, np.min))
+AMAX = _extremum_op("amax", "AmaxBackward0", np.max, _share_vjp,
+                   "∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)")
+AMIN = _extremum_op("amin", "AminBackward0", np.min, _share_vjp,
+                   "∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)")
 MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.reshape(-1)[at],
             vjps=(lambda ns, g, o, x, at: _share_vjp(ns, g, o, x),),
             jvp=transposed_jvp, rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
