@@ -21,7 +21,7 @@ from gradcli.nn import init as I
 from gradcli.nn import functional as NF
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine.module_hooks import BackwardHook, register
-from gradcli.engine.tensor import Tensor, _wrap
+from gradcli.engine.tensor import Tensor, _wrap, check_elements
 from gradcli.engine.tensor_str import PARAMETERS, UNINITIALIZED
 from gradcli.errors import ArgumentError, ShapeError
 
@@ -431,6 +431,9 @@ def _default_dtype() -> Any:
 
 
 def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """A layer's parameter before its init fills it: held to the element cap like any tensor, so a layer too big
+    for the run is refused at once instead of being filled number by number."""
+    check_elements(tuple(shape), "a parameter")
     return Parameter(_wrap(np.empty(shape, dtype=dtype)))
 
 
