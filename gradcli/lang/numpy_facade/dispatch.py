@@ -54,8 +54,7 @@ def inward(value: Any, where: str) -> Any:
         return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in NUMERIC_KINDS:
-            raise NotAllowedError(f"{where}: an array of {value.dtype} is not supported",
-                                  hint="gradcli's NumPy works on arrays of numbers")
+            raise _not_numbers(where, value.dtype)
         return value
     if isinstance(value, Tensor):
         if READS:  # a Function's forward recorded for --check: its values leave the graph
@@ -72,16 +71,18 @@ def inward(value: Any, where: str) -> Any:
     known = type_tests.stand_in_name(value)
     if known in _PYTHON_TYPES:
         return _PYTHON_TYPES[known]  # dtype=int, astype(float): Python's own types, as NumPy reads them
-    if isinstance(value, str):
-        return value
     if isinstance(value, type) and issubclass(value, np.generic):
         return value
     if isinstance(value, ProgramType) and value.name == "object":
-        raise NotAllowedError(f"{where}: an array of object is not supported",
-                              hint="gradcli's NumPy works on arrays of numbers")
+        raise _not_numbers(where, "object")
     what = "a function" if callable(value) else f"a {type(value).__name__}"
     raise NotAllowedError(f"{where} does not take {what}",
                           hint="gradcli hands NumPy numbers, arrays, tensors and lists of them")
+
+
+def _not_numbers(where: str, dtype: Any) -> NotAllowedError:
+    return NotAllowedError(f"{where}: an array of {dtype} is not supported",
+                           hint="gradcli's NumPy works on arrays of numbers")
 
 
 def outward(value: Any, where: str) -> Any:
