@@ -1,10 +1,11 @@
 """Gamma, Beta, Dirichlet and Poisson: the families whose densities use lgamma and digamma.
 
-Their draws are PyTorch's rejection samplers (`samplers.py`). PyTorch differentiates a gamma draw
-with respect to its concentration by implicit reparameterisation (`_standard_gamma_grad`, a series
-approximation): gradcli has no such primitive, so `rsample` refuses a concentration that requires
-grad rather than return a gradient that leaves that path out. Gradients through `rate`, and every
-`log_prob`, `entropy` and moment, are the engine's ops (lgamma, digamma, xlogy) and `--check` proves them.
+Their draws are PyTorch's rejection samplers (`samplers.py`). A draw is differentiated with respect to
+its concentration as PyTorch does it, by implicit reparameterisation: the sampler's output enters the
+engine's `_standard_gamma` or `_sample_dirichlet` op, whose VJP is ATen's approximation
+(`engine/implicit.py`), with PyTorch's node names (StandardGammaBackward0, _DirichletBackward).
+Gradients through `rate`, and every `log_prob`, `entropy` and moment, are the engine's ops (lgamma,
+digamma, xlogy) and `--check` proves them; the implicit gradient has no closed form and is reported not checked.
 """
 from __future__ import annotations
 
@@ -17,17 +18,10 @@ import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.samplers as samplers
 from gradcli.distributions.distribution import Distribution, broadcast_all
+import gradcli.engine.ops as O
 from gradcli.engine.modes import no_grad
-from gradcli.engine.tensor import GradMode, Tensor, _wrap
-from gradcli.errors import NotAllowedError, ValueDomainError
-
-
-def _refuse_concentration_grad(name: str, concentration: Tensor) -> None:
-    if concentration.requires_grad and GradMode.enabled:
-        raise NotAllowedError(f"{name}.rsample: the gradient of a draw with respect to its concentration "
-                              "(PyTorch's implicit reparameterisation) is not built in gradcli",
-                              hint="detach the concentration for rsample (gradients through rate and log_prob "
-                                   "work), or use sample() with log_prob as REINFORCE does")
+from gradcli.engine.tensor import Tensor, _wrap, apply
+from gradcli.errors import ValueDomainError
 
 
 class Gamma(Distribution):
@@ -53,11 +47,10 @@ class Gamma(Distribution):
         return self.concentration / F.pow(self.rate, 2)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad("Gamma", self.concentration)
         shape = self._extended_shape(sample_shape)
-        alpha = np.broadcast_to(self.concentration._data, shape)
-        draw = _wrap(samplers.standard_gamma(C.generator_arg(None), alpha))
-        value = draw / F.expand(self.rate, *shape)
+        alpha = F.expand(self.concentration, *shape)
+        draw = samplers.standard_gamma(C.generator_arg(None), np.array(alpha._data))
+        value = apply(O.STANDARD_GAMMA, alpha, draw) / F.expand(self.rate, *shape)
         value._data = np.maximum(value._data, np.finfo(value.dtype).tiny)
         return value
 
@@ -89,9 +82,9 @@ class Dirichlet(Distribution):
         self.concentration = F.expand(self.concentration, *shape, *self._event_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad(type(self).__name__, self.concentration)
         shape = self._extended_shape(sample_shape)
-        return _wrap(samplers.dirichlet(C.generator_arg(None), np.broadcast_to(self.concentration._data, shape)))
+        alpha = F.expand(self.concentration, *shape)
+        return apply(O.DIRICHLET, alpha, samplers.dirichlet(C.generator_arg(None), np.array(alpha._data)))
 
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
@@ -152,7 +145,6 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (F.pow(total, 2) * (total + 1))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad("Beta", self._dirichlet.concentration)
         return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value: Any) -> Tensor:
@@ -201,7 +193,7 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
     if np.any(rates._data < 0) or not np.all(np.isfinite(rates._data)):
         raise ValueDomainError("invalid Poisson rate, expected rate to be non-negative",
                                hint="a Poisson rate is a nonnegative, finite number")
-    return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.ascontiguousarray(rates._data)))
+    return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.array(rates._data)))
 
 
 CLASSES = {"Gamma": Gamma, "Beta": Beta, "Dirichlet": Dirichlet, "Poisson": Poisson}
