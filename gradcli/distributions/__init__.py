@@ -1,7 +1,7 @@
 """`torch.distributions`: probability distributions with PyTorch's formulas, draws, validation and printed text.
 
-One module per kind of family (location-scale, discrete, gamma-type, multivariate), the base they
-share, the constraints they validate against, PyTorch's samplers for the gamma and Poisson draws,
+One module per kind of family (location-scale, discrete, gamma-type, multivariate, transformed), the
+base they share, the transforms, the constraints they validate against, PyTorch's samplers for the gamma and Poisson draws,
 and the KL pairs. The engine never imports this package; `lang/builtins.py` makes its names reachable.
 """
 from __future__ import annotations
@@ -15,11 +15,13 @@ from gradcli.distributions.distribution import Distribution, set_default_validat
 from gradcli.distributions.gamma import CLASSES as _GAMMA, poisson
 from gradcli.distributions.kl import kl_divergence
 from gradcli.distributions.multivariate import CLASSES as _MULTIVARIATE
+from gradcli.distributions.transformed import CLASSES as _TRANSFORMED
+from gradcli.distributions.transforms import TRANSFORMS
 
-CLASSES: dict[str, type] = {**_CONTINUOUS, **_DISCRETE, **_GAMMA, **_MULTIVARIATE}
+CLASSES: dict[str, type] = {**_CONTINUOUS, **_DISCRETE, **_GAMMA, **_MULTIVARIATE, **_TRANSFORMED}
 """The distributions a program constructs, by PyTorch's name."""
 
 FUNCTIONS: dict[str, Any] = {"kl_divergence": kl_divergence}
 
-__all__ = ["CLASSES", "FUNCTIONS", "Distribution", "constraints", "kl_divergence", "poisson",
+__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "constraints", "kl_divergence", "poisson",
            "set_default_validate_args"]

@@ -9,6 +9,7 @@ digamma, xlogy) and `--check` proves them; the implicit gradient has no closed f
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,74 @@ class Gamma(Distribution):
     def entropy(self) -> Tensor:
         return self.concentration - F.log(self.rate) + F.lgamma(self.concentration) + \
             (1.0 - self.concentration) * F.digamma(self.concentration)
+
+
+class Chi2(Gamma):
+    """Gamma(df/2, 1/2), as PyTorch builds it (so it prints as `Chi2()`: its parameters are the gamma's)."""
+
+    arg_constraints = {"df": constraints.positive}
+    program_attributes = Gamma.program_attributes | {"df"}
+
+    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def _validates(self, name: str) -> bool:
+        return True
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
+class StudentT(Distribution):
+    """A normal draw over the root of a chi-squared draw per degree of freedom: reparameterised through both,
+    the chi-squared one by the gamma's implicit gradient when `df` requires grad."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    batch_parameters = ("df", "loc", "scale")
+    support = constraints.real
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"df", "loc", "scale"}
+
+    def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0, validate_args: bool | None = None) -> None:
+        self._keep_parameters(df, loc, scale, validate_args=validate_args)
+        self._chi2 = Chi2(self.df)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        super()._expand_parameters(shape)
+        self._chi2 = self._chi2.expand(shape)
+
+    @property
+    def mean(self) -> Tensor:
+        return F.where(self.df <= 1, float("nan"), self.loc)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        finite = F.where(self.df > 2, F.pow(self.scale, 2) * self.df / (self.df - 2), self.df)
+        return F.where(self.df <= 1, float("nan"), F.where(self.df <= 2, float("inf"), finite))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        x = C.zeros(*shape, dtype=self.df.dtype).normal_()
+        z = self._chi2.rsample(sample_shape)
+        y = x * F.rsqrt(z / self.df)
+        return self.loc + self.scale * y
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        y = (value - self.loc) / self.scale
+        z = F.log(self.scale) + 0.5 * F.log(self.df) + 0.5 * math.log(math.pi) + F.lgamma(0.5 * self.df) - \
+            F.lgamma(0.5 * (self.df + 1.0))
+        return -0.5 * (self.df + 1.0) * F.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self) -> Tensor:
+        lbeta = F.lgamma(0.5 * self.df) + math.lgamma(0.5) - F.lgamma(0.5 * (self.df + 1))
+        return F.log(self.scale) + 0.5 * (self.df + 1) * (F.digamma(0.5 * (self.df + 1)) - F.digamma(0.5 * self.df)) \
+            + 0.5 * F.log(self.df) + lbeta
 
 
 class Dirichlet(Distribution):
@@ -196,4 +265,5 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
     return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.array(rates._data)))
 
 
-CLASSES = {"Gamma": Gamma, "Beta": Beta, "Dirichlet": Dirichlet, "Poisson": Poisson}
+CLASSES = {"Gamma": Gamma, "Chi2": Chi2, "StudentT": StudentT, "Beta": Beta, "Dirichlet": Dirichlet,
+           "Poisson": Poisson}

@@ -329,8 +329,11 @@ _DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.item
 DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
     name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
 DIST_KL = Namespace("torch.distributions.kl", dict(DIST.FUNCTIONS))
+_DIST_TRANSFORMS = {name: _constructor(cls) for name, cls in DIST.TRANSFORMS.items()}
+DIST_TRANSFORMS = Namespace("torch.distributions.transforms", _DIST_TRANSFORMS)
 DISTRIBUTIONS = Namespace("torch.distributions", {
-    **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
+    **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, **_DIST_TRANSFORMS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
+    "transforms": DIST_TRANSFORMS,
     "Distribution": Namespace("torch.distributions.Distribution",
                               {"set_default_validate_args": DIST.set_default_validate_args})})
 _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
@@ -338,11 +341,16 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
                       "beta": "Beta",
                       "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
-                      "independent": "Independent"}
+                      "independent": "Independent", "transformed_distribution": "TransformedDistribution",
+                      "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
+                      "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
+                      "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 for _module, _name in _DIST_MODULE_PATHS.items():
     DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
     type_tests.register(_DIST_CONSTRUCTORS[_name], _name, (DIST.CLASSES[_name],), f"torch.distributions.{_module}")
+for _name, _cls in DIST.TRANSFORMS.items():
+    type_tests.register(_DIST_TRANSFORMS[_name], _name, (_cls,), "torch.distributions.transforms")
 _DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
                  if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
 
