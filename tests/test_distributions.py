@@ -87,8 +87,10 @@ def test_an_uncaught_validation_error_is_a_user_error_with_pytorchs_text(cli, tm
     ("a = torch.tensor(2., requires_grad=True)\n"
      "torch.autograd.grad(torch.distributions.Gamma(a, 1.).rsample(), a, create_graph=True)", NotAllowedError,
      "the derivative for '_standard_gamma_grad' is not implemented."),
-    ("torch.distributions.kl_divergence(torch.distributions.Normal(0., 1.), torch.distributions.Laplace(0., 1.))",
-     NotAllowedError, "Normal and Laplace"),
+    ("torch.distributions.kl_divergence(torch.distributions.Laplace(0., 1.), torch.distributions.Poisson(1.))",
+     ValueDomainError, "No KL(p || q) is implemented for p type Laplace and q type Poisson"),
+    ("torch.distributions.register_kl(torch.distributions.Normal, 3)", ArgumentError,
+     "Expected type_q to be a Distribution subclass but got 3"),
     ("torch.distributions.Normal([0., 1.], 1.)", ValueDomainError, "instances of Number, torch.Tensor"),
     ("torch.distributions.Normal(0., 1.).sample(3)", ArgumentError, "'int' object is not iterable"),
     ("torch.distributions.Normal(0., 1.).log_prob(0.5)", ValueDomainError, "must be a Tensor"),
@@ -196,3 +198,38 @@ def test_check_proves_log_prob_and_rsample_gradients(cli, tmp_path: Path) -> Non
     inputs = record["events"][0]["check"]["inputs"]
     assert {name: (entry["method"], entry["checked"]) for name, entry in inputs.items()} == \
         {"mu": ("symbolic", 2), "a": ("symbolic", 2), "cov": ("symbolic", 4)}
+
+
+_AMBIGUOUS = ("import torch\nfrom torch.distributions import Chi2, Gamma, kl_divergence, register_kl\n"
+              "@register_kl(Gamma, Chi2)\ndef kl_a(p, q):\n    return torch.tensor(1.0)\n"
+              "@register_kl(Chi2, Gamma)\ndef kl_b(p, q):\n    return torch.tensor(2.0)\n"
+              "print(kl_divergence(Chi2(3.0), Chi2(4.0)))\n")
+
+
+def test_register_kl_finds_pytorchs_pair_and_warns_as_pytorch_when_the_orders_disagree() -> None:
+    # (Gamma, Chi2) is first in the right-to-left order, (Chi2, Gamma) in the left-to-right one, which wins
+    assert torch_printed(_AMBIGUOUS) == ["tensor(2.)"]
+    assert run(_AMBIGUOUS).printed == ["RuntimeWarning: Ambiguous kl_divergence(Chi2, Chi2). "
+                                       "Please register_kl(Chi2, Chi2)", "tensor(2.)"]
+
+
+def test_a_programs_register_kl_and_validation_default_last_for_its_run_only() -> None:
+    run("import torch\nfrom torch.distributions import Laplace, Poisson, register_kl\n"
+        "@register_kl(Laplace, Poisson)\ndef mine(p, q):\n    return torch.tensor(0.0)\n"
+        "torch.distributions.Distribution.set_default_validate_args(False)\n")
+    fails("import torch\nfrom torch.distributions import Laplace, Poisson, kl_divergence\n"
+          "kl_divergence(Laplace(0., 1.), Poisson(1.))\n", ValueDomainError)
+    fails("import torch\ntorch.distributions.Normal(0., -1.)\n", ValueDomainError)
+
+
+def test_an_unregistered_pair_is_pytorchs_not_implemented_error_a_program_can_catch(cli, tmp_path: Path) -> None:
+    ran = run("import torch\nfrom torch.distributions import Normal, Poisson, kl_divergence\n"
+              "try:\n    kl_divergence(Normal(0., 1.), Poisson(1.))\nexcept NotImplementedError as e:\n"
+              "    print(type(e).__name__)\n")
+    assert ran.printed == ["NotImplementedError"]
+    path = tmp_path / "kl.py"
+    path.write_text("import torch\nfrom torch.distributions import Normal, StudentT, kl_divergence\n"
+                    "kl_divergence(Normal(0., 1.), StudentT(2.))\n")
+    result = cli("run", str(path))
+    assert result.exit_code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert "No KL(p || q) is implemented for p type Normal and q type StudentT" in result.stdout + result.stderr

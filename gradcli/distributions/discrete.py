@@ -15,7 +15,7 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.nn.functional as NF
 import gradcli.distributions.constraints as constraints
-from gradcli.distributions.distribution import Distribution, broadcast_all, sample_shape_of
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all, sample_shape_of
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import NotAllowedError, ValueDomainError
@@ -89,7 +89,7 @@ class _Binary(_ProbsOrLogits):
         return F.log(clamped) - F.log1p(-clamped)
 
 
-class Bernoulli(_Binary):
+class Bernoulli(_Binary, ExponentialFamily):
     support = constraints.boolean
     has_enumerate_support = True
 

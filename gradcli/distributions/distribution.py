@@ -235,6 +235,10 @@ class Distribution:
         return f"{type(self).__name__}({args})"
 
 
+class ExponentialFamily(Distribution):
+    """The families PyTorch derives from `ExponentialFamily`: kl_divergence's lookup names them as one kind."""
+
+
 def _parameter_text(value: Tensor) -> str:
     return constraints.shown(value) if value._data.size == 1 else repr(Size(value.shape))
 

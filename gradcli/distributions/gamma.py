@@ -18,14 +18,14 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.samplers as samplers
-from gradcli.distributions.distribution import Distribution, broadcast_all
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all
 import gradcli.engine.ops as O
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, _wrap, apply
 from gradcli.errors import ValueDomainError
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     batch_parameters = ("concentration", "rate")
     support = constraints.nonnegative
@@ -134,7 +134,7 @@ class StudentT(Distribution):
             + 0.5 * F.log(self.df) + lbeta
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.IndependentConstraint(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -177,7 +177,7 @@ class Dirichlet(Distribution):
             F.sum((c - 1.0) * F.digamma(c), -1)
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """A Dirichlet of two categories, as PyTorch builds it (so it prints as `Beta()`: its parameters live inside)."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
@@ -224,7 +224,7 @@ class Beta(Distribution):
         return self._dirichlet.entropy()
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     batch_parameters = ("rate",)
     support = constraints.nonnegative_integer

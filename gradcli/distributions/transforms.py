@@ -75,6 +75,13 @@ class Transform:
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
         raise NotImplementedError
 
+    def __eq__(self, other: object) -> bool:
+        """PyTorch's: a parameterless transform equals any of its class; the base class, only itself."""
+        return other is self if type(self) is Transform else type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
     def __repr__(self) -> str:
         return type(self).__name__ + "()"
 
@@ -107,6 +114,11 @@ class _Inverse(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inverse) and self._inv == other._inv
+
+    __hash__ = Transform.__hash__
 
     def __repr__(self) -> str:
         return f"_InverseTransform({self._inv!r})"
@@ -179,6 +191,11 @@ class AffineTransform(Transform):
     def sign(self) -> Any:  # type: ignore[override]
         return int(np.sign(self.scale)) if not isinstance(self.scale, Tensor) else F.sign(self.scale)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AffineTransform) and _same(self.loc, other.loc) and _same(self.scale, other.scale)
+
+    __hash__ = Transform.__hash__
+
     def _call(self, x: Tensor) -> Tensor:
         return self.loc + self.scale * x
 
@@ -195,6 +212,12 @@ class AffineTransform(Transform):
             result = F.sum(result.reshape(*result.shape[:-self._event_dim], -1), -1)
             shape = shape[:-self._event_dim]
         return F.expand(result, *shape)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return bool(a == b)
+    return bool(np.all(np.asarray(getattr(a, "_data", a)) == np.asarray(getattr(b, "_data", b))))
 
 
 TRANSFORMS: dict[str, type] = {cls.__name__: cls for cls in (

@@ -48,6 +48,7 @@ from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
 from gradcli.lang import containers
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
+from gradcli.lang.stdlib import runtime
 from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
@@ -351,6 +352,8 @@ for _module, _name in _DIST_MODULE_PATHS.items():
     type_tests.register(_DIST_CONSTRUCTORS[_name], _name, (DIST.CLASSES[_name],), f"torch.distributions.{_module}")
 for _name, _cls in DIST.TRANSFORMS.items():
     type_tests.register(_DIST_TRANSFORMS[_name], _name, (_cls,), "torch.distributions.transforms")
+runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
+DIST.kl.WARNINGS.append(runtime.show)
 _DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
                  if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
 

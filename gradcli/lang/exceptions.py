@@ -155,6 +155,7 @@ _INDEX_ERRORS = ("Dimension out of range", "index ")
 _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
+_NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials")
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
@@ -168,6 +169,8 @@ def _python_name(exc: GradcliError) -> str:
         return "RuntimeError"
     if message.startswith(_FILE_ERRORS):
         return "FileNotFoundError"
+    if message.startswith(_NOT_IMPLEMENTED):
+        return "NotImplementedError"
     if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
         return "RuntimeError"
     if isinstance(exc, NameLookupError):
