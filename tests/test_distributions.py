@@ -233,3 +233,26 @@ def test_an_unregistered_pair_is_pytorchs_not_implemented_error_a_program_can_ca
     result = cli("run", str(path))
     assert result.exit_code == 2 and "Traceback" not in result.stdout + result.stderr
     assert "No KL(p || q) is implemented for p type Normal and q type StudentT" in result.stdout + result.stderr
+
+
+def test_forward_mode_through_a_gamma_draw_is_the_implicit_gradient() -> None:
+    ran = run("import torch\nimport torch.autograd.forward_ad as fwAD\na = torch.tensor([0.5, 3.0], requires_grad=True)\n"
+              "torch.manual_seed(0)\nx = torch.distributions.Gamma(a, 1.0).rsample()\nx.sum().backward()\n"
+              "torch.manual_seed(0)\nwith fwAD.dual_level():\n"
+              "    d = torch.distributions.Gamma(fwAD.make_dual(a.detach(), torch.ones(2)), 1.0).rsample()\n"
+              "    t = fwAD.unpack_dual(d).tangent\n", dtype="float64")
+    assert np.array_equal(ran["t"]._data, ran["a"].grad._data)
+
+
+def test_multivariate_normal_solves_with_its_triangular_factor_as_pytorch() -> None:
+    ran = run("import torch\nfrom torch.distributions import MultivariateNormal\n"
+              "cov = torch.tensor([[2.0, 0.3], [0.3, 1.0]], requires_grad=True)\n"
+              "lp = MultivariateNormal(torch.zeros(2), cov).log_prob(torch.tensor([1.0, -1.0]))\n"
+              "names = []\nstack = [lp.grad_fn]\nwhile stack:\n    f = stack.pop()\n"
+              "    if f is not None:\n        names.append(f.name())\n"
+              "        stack.extend(g for g, _ in f.next_functions)\n"
+              "print('LinalgSolveTriangularBackward0' in names, 'LinalgInvExBackward0' in names)\n")
+    assert ran.printed == ["True False"]
+    # log N(x; 0, Σ) = -(log 2π + log det Σ + xᵀΣ⁻¹x)/2, with det Σ = 1.91 and xᵀΣ⁻¹x = (1 + 0.6 + 2)/1.91
+    assert float(ran["lp"]._data) == pytest.approx(-0.5 * (2 * math.log(2 * math.pi) + math.log(1.91) + 3.6 / 1.91),
+                                                   rel=1e-6)

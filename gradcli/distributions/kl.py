@@ -22,7 +22,7 @@ from gradcli.distributions.distribution import Distribution, ExponentialFamily, 
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
 from gradcli.distributions.multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
 from gradcli.distributions.transformed import Gumbel, TransformedDistribution
-from gradcli.engine.tensor import Tensor
+from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 
 _INF = float("inf")
@@ -196,7 +196,9 @@ def _multivariate_normal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor
                                "be computed", hint="both distributions need vectors of the same length")
     n = p.event_shape[0]
     q_tril, p_tril = q._unbroadcasted_scale_tril, p._unbroadcasted_scale_tril
-    term2 = F.sum(F.pow(F.matmul(F.inverse(q_tril), p_tril), 2), (-2, -1))
+    batch = broadcast_shape("kl_divergence", q_tril.shape[:-2], p_tril.shape[:-2])
+    solved = F.solve_triangular(F.expand(q_tril, *batch, n, n), F.expand(p_tril, *batch, n, n), upper=False)
+    term2 = F.sum(F.pow(solved.reshape(*batch, n * n), 2), -1)
     term3 = batch_mahalanobis(q_tril, q.loc - p.loc)
     return half_log_det(q_tril) - half_log_det(p_tril) + 0.5 * (term2 + term3 - n)
 

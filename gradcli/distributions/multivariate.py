@@ -1,9 +1,9 @@
 """MultivariateNormal and Independent: distributions whose events span dimensions.
 
 MultivariateNormal keeps PyTorch's lower Cholesky factor of the covariance (`scale_tril`) and its
-formulas; where PyTorch solves with the triangular factor (`solve_triangular`), gradcli multiplies by
-its inverse, so values agree to rounding and the graph shows an inverse where PyTorch's shows a
-triangular solve. Independent reinterprets a base distribution's rightmost batch dimensions as event
+formulas, solving with the triangular factor (`solve_triangular`) as PyTorch does, so the graph shows
+LinalgSolveTriangularBackward0 where PyTorch's does (PyTorch reshapes the batch around the solve; gradcli
+broadcasts it, the same numbers to rounding). Independent reinterprets a base distribution's rightmost batch dimensions as event
 dimensions: its log_prob and entropy sum the base's over them.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import _CentredOnLoc, _draw
@@ -25,7 +26,16 @@ def _batch_mv(matrix: Tensor, vector: Tensor) -> Tensor:
 
 def batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
     """|L⁻¹ diff|² over the last dimension, broadcasting L's batch with diff's."""
-    return F.sum(F.pow(_batch_mv(F.inverse(scale_tril), diff), 2), -1)
+    solved = F.solve_triangular(scale_tril, F.unsqueeze(diff, -1), upper=False)
+    return F.sum(F.pow(F.squeeze(solved, -1), 2), -1)
+
+
+def precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """PyTorch's: the Cholesky factor of the flipped precision, flipped back, inverted by a triangular solve."""
+    flipped = F.cholesky(F.flip(precision, (-2, -1)))
+    inverse_tril = F.transpose(F.flip(flipped, (-2, -1)), -2, -1)
+    eye = C.eye(precision.shape[-1], dtype=precision.dtype)
+    return F.solve_triangular(inverse_tril, eye, upper=False)
 
 
 def half_log_det(scale_tril: Tensor) -> Tensor:
@@ -68,7 +78,7 @@ class MultivariateNormal(_CentredOnLoc):
         elif name == "covariance_matrix":
             self._unbroadcasted_scale_tril = F.cholesky(matrix)
         else:
-            self._unbroadcasted_scale_tril = F.cholesky(F.inverse(matrix))
+            self._unbroadcasted_scale_tril = precision_to_scale_tril(matrix)
 
     def _holds_parameter(self, name: str) -> bool:
         return name == "loc" or name in self._lazy

@@ -228,7 +228,7 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autog
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
                                     "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
-                                    "cholesky": F.cholesky})
+                                    "cholesky": F.cholesky, "solve_triangular": F.solve_triangular})
 
 
 # -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------

@@ -45,6 +45,23 @@ def _dirichlet_vjp(ns: Any, g: Any, out: Any, alpha: Any, draw: Any) -> Any:
     return grad * (g - ns.sum(g * x, -1, True))
 
 
+def _gamma_jvp(op: Op, tangents: tuple, out: Any, alpha: Any, draw: Any) -> Any:
+    t = tangents[0]
+    if t is None:
+        return np.zeros(out.shape, out.dtype)
+    return np.broadcast_to(t, out.shape) * implicit.standard_gamma_grad(alpha, out)
+
+
+def _dirichlet_jvp(op: Op, tangents: tuple, out: Any, alpha: Any, draw: Any) -> Any:
+    """The VJP's matrix read the other way: (J t)_j = g_j t_j - x_j Σ_i g_i t_i."""
+    t = tangents[0]
+    if t is None:
+        return np.zeros(out.shape, out.dtype)
+    total = np.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape)
+    gt = implicit.dirichlet_grad(out, alpha, total) * np.broadcast_to(t, out.shape)
+    return gt - out * gt.sum(-1, keepdims=True)
+
+
 _NOT_CHECKED = ("{} is PyTorch's implicit reparameterisation gradient, an approximation with no closed form: "
                 "not checked")
 
@@ -54,11 +71,12 @@ def _passed(alpha: np.ndarray, draw: np.ndarray) -> np.ndarray:
 
 
 STANDARD_GAMMA = Op(name="_standard_gamma", node="StandardGammaBackward0", forward=_passed,
-                    vjps=(_gamma_vjp, None), saves=("ao",), rule="∂x/∂α = -(∂F/∂α)/(∂F/∂x) at the draw's quantile",
+                    vjps=(_gamma_vjp, None), saves=("ao",), jvp=_gamma_jvp,
+                    rule="∂x/∂α = -(∂F/∂α)/(∂F/∂x) at the draw's quantile",
                     sym=lambda S, alpha, draw: draw, kink=lambda K, alpha, draw: K.everywhere(alpha),
                     approximate=_NOT_CHECKED.format("StandardGammaBackward0"))
 DIRICHLET = Op(name="_sample_dirichlet", node="_DirichletBackward", forward=_passed,
-               vjps=(_dirichlet_vjp, None), saves=("ao",),
+               vjps=(_dirichlet_vjp, None), saves=("ao",), jvp=_dirichlet_jvp,
                rule="each coordinate's beta quantile held, projected onto the simplex",
                sym=lambda S, alpha, draw: draw, kink=lambda K, alpha, draw: K.everywhere(alpha), approximate=_NOT_CHECKED.format("_DirichletBackward"))
 
