@@ -10,7 +10,7 @@ from typing import Any
 
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import CLASSES as _CONTINUOUS
-from gradcli.distributions.discrete import CLASSES as _DISCRETE
+from gradcli.distributions.discrete import CLASSES as _DISCRETE, binomial
 from gradcli.distributions.distribution import Distribution, set_default_validate_args
 from gradcli.distributions.gamma import CLASSES as _GAMMA, poisson
 import gradcli.distributions.distribution as _distribution
@@ -31,6 +31,6 @@ def reset() -> None:
     _distribution.Validation.default = True
     kl.reset()
 
-__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "constraints", "kl", "kl_divergence", "poisson",
+__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "binomial", "constraints", "kl", "kl_divergence", "poisson",
            "register_kl", "reset",
            "set_default_validate_args"]

@@ -15,6 +15,7 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.nn.functional as NF
 import gradcli.distributions.constraints as constraints
+import gradcli.distributions.samplers as samplers
 from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all, sample_shape_of
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
@@ -218,10 +219,9 @@ class Binomial(_ProbsOrLogits):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        raise NotAllowedError("Binomial.sample is not available in gradcli: PyTorch's binomial sampler (torch.binomial) "
-                              "is not built, and another sampler's counts would differ from PyTorch's for a seed",
-                              hint="draw total_count Bernoulli trials and count them: "
-                                   "torch.distributions.Bernoulli(probs).sample((n,)).sum(0)")
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return binomial(F.expand(self.total_count, *shape), F.expand(self.probs, *shape))
 
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
@@ -237,7 +237,7 @@ class Binomial(_ProbsOrLogits):
     def _homogeneous_count(self, what: str) -> int:
         counts = self.total_count._data
         if counts.size and counts.min() != counts.max():
-            raise NotAllowedError(f"Inhomogeneous total count not supported by `{what}`.",
+            raise ValueDomainError(f"Inhomogeneous total count not supported by `{what}`.",
                                   hint="every element needs the same total_count")
         return int(counts.max()) if counts.size else 0
 
@@ -250,6 +250,16 @@ class Binomial(_ProbsOrLogits):
         n = self._homogeneous_count("enumerate_support")
         values = C.arange(1 + n, dtype=self._param.dtype).reshape(-1, *(1,) * len(self._batch_shape))
         return F.expand(values, -1, *self._batch_shape) if expand else values
+
+
+def binomial(count: Any, prob: Any, generator: Any = None) -> Tensor:
+    """`torch.binomial(count, prob)`: PyTorch's counts for a seeded generator (no gradient flows through a count)."""
+    counts, probs = F._tensor_arg(count, "binomial"), F._tensor_arg(prob, "binomial")
+    if counts.shape != probs.shape:
+        raise ValueDomainError(f"binomial: count of shape {tuple(counts.shape)} and prob of shape "
+                               f"{tuple(probs.shape)} differ", hint="expand both to one shape")
+    draws = samplers.binomial(C.generator_arg(generator, "binomial"), np.array(counts._data), np.array(probs._data))
+    return C.tensor(draws, dtype=probs.dtype)
 
 
 class Categorical(_ProbsOrLogits):

@@ -374,6 +374,7 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
+                            "binomial": DIST.binomial,
                             "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
                             "testing": Namespace("torch.testing", {"assert_close": TESTING.assert_close}),
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})

@@ -155,7 +155,8 @@ _INDEX_ERRORS = ("Dimension out of range", "index ")
 _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
-_NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials")
+_NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials",
+                    "Inhomogeneous total count")
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
