@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
+from gradcli.errors import ArgumentError, NotAllowedError, ShapeError, ValueDomainError
 from language_helpers import fails, run, torch_printed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "distributions"
@@ -89,6 +89,25 @@ def test_an_uncaught_validation_error_is_a_user_error_with_pytorchs_text(cli, tm
      "the derivative for '_standard_gamma_grad' is not implemented."),
     ("torch.distributions.kl_divergence(torch.distributions.Laplace(0., 1.), torch.distributions.Poisson(1.))",
      ValueDomainError, "No KL(p || q) is implemented for p type Laplace and q type Poisson"),
+    ("torch.distributions.TransformedDistribution(torch.distributions.Normal(0., 1.), 3)", ValueDomainError,
+     "transforms must be a Transform or list, but was 3"),
+    ("torch.distributions.TransformedDistribution(torch.distributions.Normal(0., 1.), "
+     "[torch.distributions.ExpTransform(), 3])", ValueDomainError,
+     "transforms must be a Transform or a list of Transforms"),
+    ("torch.distributions.transforms.TanhTransform(cache_size=2)", ValueDomainError, "cache_size must be 0 or 1"),
+    ("torch.linalg.solve_triangular(torch.eye(2), torch.ones(2, 1))", ArgumentError,
+     'linalg_solve_triangular() missing 1 required positional arguments: "upper"'),
+    ("torch.linalg.solve_triangular(torch.eye(2), torch.ones(3, 1), upper=False)", ShapeError,
+     "Incompatible shapes of A and B for the equation AX = B (2x2 and 3x1)"),
+    ("torch.linalg.solve_triangular(torch.eye(2), torch.ones(2), upper=False)", ShapeError,
+     "The input tensor B must have at least 2 dimensions."),
+    ("torch.linalg.solve_triangular(torch.eye(2), torch.ones(2, 1), upper=False, left=False)", NotAllowedError,
+     "left=False"),
+    ("torch.binomial(torch.tensor([3.0]), torch.tensor([0.5, 0.5]))", ValueDomainError, "differ"),
+    ("torch.distributions.Geometric(torch.tensor([0.0, 0.5]))", ValueDomainError, "to be positive"),
+    ("torch.distributions.StudentT(torch.tensor([-1.0]))", ValueDomainError,
+     "Expected parameter df (Tensor of shape (1,))"),
+    ("torch.distributions.Chi2(torch.tensor([-1.0]))", ValueDomainError, "Expected parameter df"),
     ("torch.distributions.register_kl(torch.distributions.Normal, 3)", ArgumentError,
      "Expected type_q to be a Distribution subclass but got 3"),
     ("torch.distributions.Normal([0., 1.], 1.)", ValueDomainError, "instances of Number, torch.Tensor"),

@@ -33,13 +33,15 @@ class TransformedDistribution(Distribution):
     program_attributes = Distribution.program_attributes | {"base_dist", "transforms"}
 
     def __init__(self, base_distribution: Any, transforms: Any, validate_args: bool | None = None) -> None:
+        hint = "e.g. TransformedDistribution(Normal(0., 1.), [TanhTransform()])"
+        if not isinstance(base_distribution, Distribution):
+            raise ValueDomainError("TransformedDistribution transforms a distribution", hint=hint)
         if isinstance(transforms, Transform):
             transforms = [transforms]
-        if not isinstance(base_distribution, Distribution) or not isinstance(transforms, (list, tuple)) or \
-                not all(isinstance(t, Transform) for t in transforms):
-            raise ValueDomainError("transforms must be a Transform or a list of Transforms, "
-                                   f"but was {type(transforms).__name__}",
-                                   hint="e.g. TransformedDistribution(Normal(0., 1.), [TanhTransform()])")
+        elif not isinstance(transforms, list):
+            raise ValueDomainError(f"transforms must be a Transform or list, but was {transforms!r}", hint=hint)
+        if not all(isinstance(t, Transform) for t in transforms):
+            raise ValueDomainError("transforms must be a Transform or a list of Transforms", hint=hint)
         self.base_dist = base_distribution
         self.transforms = list(transforms)
         event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])

@@ -185,17 +185,20 @@ def solve_triangular(a: Any, b: Any, upper: Any = None, *, left: bool = True, un
                      out: Any = None) -> Tensor:
     """`torch.linalg.solve_triangular(A, B, *, upper)`: A X = B reading only A's upper or lower triangle."""
     if upper is None or not isinstance(upper, (bool, np.bool_)):
-        raise ArgumentError("linalg_solve_triangular() missing required keyword argument 'upper'",
+        raise ArgumentError('linalg_solve_triangular() missing 1 required positional arguments: "upper"',
                             hint="say which triangle of A holds it: upper=False for a Cholesky factor L")
     if not left or unitriangular or out is not None:
         raise NotAllowedError("linalg.solve_triangular: left=False, unitriangular=True and out= are not built in "
                               "gradcli", hint="transpose to solve from the left: X A = B is Aᵀ Xᵀ = Bᵀ")
     a = _square(a, "linalg.solve_triangular")
-    b = _with_dims(b, "linalg.solve_triangular", "B")
-    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+    b = _tensor_arg(b, "linalg.solve_triangular")
+    if b.ndim < 2:
+        raise ShapeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.",
+                         hint="a vector b is a one-column matrix: b.unsqueeze(-1)")
+    if b.shape[-2] != a.shape[-1]:
         raise ShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
-                         f"({a.shape[-2]}x{a.shape[-1]} and {'x'.join(map(str, b.shape[-2:]))})",
-                         hint="B is a matrix with as many rows as A (a vector b: b.unsqueeze(-1))")
+                         f"({a.shape[-2]}x{a.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})",
+                         hint="B needs as many rows as A")
     return apply(O.SOLVE_TRIANGULAR, a, b, upper=bool(upper))
 
 
