@@ -20,7 +20,8 @@ from gradcli.distributions.continuous import Exponential, Laplace, Normal, Unifo
 from gradcli.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
 from gradcli.distributions.distribution import Distribution, ExponentialFamily, sum_rightmost
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
-from gradcli.distributions.multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
+from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
+                                                batch_mahalanobis, half_log_det)
 from gradcli.distributions.transformed import Gumbel, TransformedDistribution
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
@@ -191,16 +192,68 @@ def _poisson(p: Poisson, q: Poisson) -> Tensor:
 
 
 def _multivariate_normal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    if p.event_shape != q.event_shape:
-        raise ValueDomainError("KL-divergence between two Multivariate Normals with different event shapes cannot "
-                               "be computed", hint="both distributions need vectors of the same length")
+    _same_events(p, q, "Multivariate Normals")
     n = p.event_shape[0]
     q_tril, p_tril = q._unbroadcasted_scale_tril, p._unbroadcasted_scale_tril
     batch = broadcast_shape("kl_divergence", q_tril.shape[:-2], p_tril.shape[:-2])
-    solved = F.solve_triangular(F.expand(q_tril, *batch, n, n), F.expand(p_tril, *batch, n, n), upper=False)
-    term2 = F.sum(F.pow(solved.reshape(*batch, n * n), 2), -1)
+    term2 = _trace_xxt(F.solve_triangular(F.expand(q_tril, *batch, n, n), F.expand(p_tril, *batch, n, n),
+                                          upper=False))
     term3 = batch_mahalanobis(q_tril, q.loc - p.loc)
     return half_log_det(q_tril) - half_log_det(p_tril) + 0.5 * (term2 + term3 - n)
+
+
+def _trace_xxt(m: Tensor) -> Tensor:
+    """trace(M Mᵀ) over the last two dimensions: the sum of M's squares."""
+    return F.sum(F.pow(m.reshape(*m.shape[:-2], -1), 2), -1)
+
+
+def _same_events(p: Distribution, q: Distribution, which: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueDomainError(f"KL-divergence between two {which} with different event shapes cannot be computed",
+                               hint="both distributions need vectors of the same length")
+
+
+def _lowrank_capacitance_solve(q: LowRankMultivariateNormal) -> Tensor:
+    return F.solve_triangular(q._capacitance_tril, q.wt_dinv(), upper=False)
+
+
+def _lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _same_events(p, q, "Low Rank Multivariate Normals")
+    term1 = q.log_det() - p.log_det()
+    term3 = q.mahalanobis(q.loc - p.loc)
+    a = _lowrank_capacitance_solve(q)
+    p_w, p_d, q_d = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term21 = F.sum(p_d / q_d, -1)
+    term22 = _trace_xxt(p_w * F.unsqueeze(F.rsqrt(q_d), -1))
+    term23 = _trace_xxt(a * F.unsqueeze(F.sqrt(p_d), -2))
+    term24 = _trace_xxt(F.matmul(a, p_w))
+    return 0.5 * (term1 + (term21 + term22 - term23 - term24) + term3 - p.event_shape[0])
+
+
+def _normal_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _same_events(p, q, "(Low Rank) Multivariate Normals")
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = q.log_det() - 2 * half_log_det(p_tril)
+    term3 = q.mahalanobis(q.loc - p.loc)
+    a = _lowrank_capacitance_solve(q)
+    term21 = _trace_xxt(p_tril * F.unsqueeze(F.rsqrt(q._unbroadcasted_cov_diag), -1))
+    term22 = _trace_xxt(F.matmul(a, p_tril))
+    return 0.5 * (term1 + (term21 - term22) + term3 - p.event_shape[0])
+
+
+def _lowrank_normal(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _same_events(p, q, "(Low Rank) Multivariate Normals")
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * half_log_det(q_tril) - p.log_det()
+    term3 = batch_mahalanobis(q_tril, q.loc - p.loc)
+    n = p.event_shape[0]
+    p_w = p._unbroadcasted_cov_factor
+    batch = broadcast_shape("kl_divergence", q_tril.shape[:-2], p_w.shape[:-2])
+    tril = F.expand(q_tril, *batch, n, n)
+    term21 = _trace_xxt(F.solve_triangular(tril, F.expand(p_w, *batch, n, p_w.shape[-1]), upper=False))
+    root_d = F.expand(F.diag_embed(F.sqrt(p._unbroadcasted_cov_diag)), *batch, n, n)
+    term22 = _trace_xxt(F.solve_triangular(tril, root_d, upper=False))
+    return 0.5 * (term1 + (term21 + term22) + term3 - n)
 
 
 def _independent(p: Independent, q: Independent) -> Tensor:
@@ -223,6 +276,9 @@ _register((Beta, Beta))(_beta)
 _register((Dirichlet, Dirichlet))(_dirichlet)
 _register((Poisson, Poisson))(_poisson)
 _register((MultivariateNormal, MultivariateNormal))(_multivariate_normal)
+_register((LowRankMultivariateNormal, LowRankMultivariateNormal))(_lowrank_lowrank)
+_register((MultivariateNormal, LowRankMultivariateNormal))(_normal_lowrank)
+_register((LowRankMultivariateNormal, MultivariateNormal))(_lowrank_normal)
 _register((Independent, Independent))(_independent)
 
 
