@@ -275,3 +275,25 @@ def test_multivariate_normal_solves_with_its_triangular_factor_as_pytorch() -> N
     # log N(x; 0, Σ) = -(log 2π + log det Σ + xᵀΣ⁻¹x)/2, with det Σ = 1.91 and xᵀΣ⁻¹x = (1 + 0.6 + 2)/1.91
     assert float(ran["lp"]._data) == pytest.approx(-0.5 * (2 * math.log(2 * math.pi) + math.log(1.91) + 3.6 / 1.91),
                                                    rel=1e-6)
+
+
+def test_check_proves_the_new_families_and_cross_family_kl(cli, tmp_path: Path) -> None:
+    record = cli.checked_file(tmp_path / "families.py", (
+        "import torch\nfrom torch.distributions import (Gamma, Gumbel, Laplace, LogNormal, LowRankMultivariateNormal, "
+        "Normal, RelaxedBernoulli, StudentT, TransformedDistribution, Uniform, kl_divergence)\n"
+        "from torch.distributions.transforms import TanhTransform\n"
+        "torch.manual_seed(0)\nmu = torch.tensor([0.3, -0.2], requires_grad=True)\n"
+        "s = torch.tensor([0.7, 1.5], requires_grad=True)\n"
+        "w = torch.tensor([[0.5], [-0.4]], requires_grad=True)\n"
+        "squashed = TransformedDistribution(Normal(mu, s), TanhTransform(cache_size=1))\n"
+        "a = squashed.rsample()\n"
+        "loss = squashed.log_prob(a).sum() + StudentT(4.0, mu, s).log_prob(torch.tensor([0.1, 0.9])).sum() \\\n"
+        "    + LogNormal(mu, s).log_prob(torch.tensor([0.5, 2.0])).sum() + Gumbel(mu, s).entropy().sum() \\\n"
+        "    + kl_divergence(Normal(mu, s), Laplace(0.0, 1.0)).sum() + kl_divergence(Uniform(0.0, s), Gamma(2.0, 1.0)).sum() \\\n"
+        "    + LowRankMultivariateNormal(mu, w, s).log_prob(torch.tensor([0.2, 0.2])) \\\n"
+        "    + RelaxedBernoulli(0.5, logits=mu).rsample().sum()\n"
+        "loss.backward()\n"))
+    assert record["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
+    inputs = record["events"][0]["check"]["inputs"]
+    assert {name: (entry["method"], entry["status"]) for name, entry in inputs.items()} == \
+        {"mu": ("symbolic", "pass"), "s": ("symbolic", "pass"), "w": ("symbolic", "pass")}
