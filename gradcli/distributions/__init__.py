@@ -1,7 +1,8 @@
 """`torch.distributions`: probability distributions with PyTorch's formulas, draws, validation and printed text.
 
 One module per kind of family (location-scale, discrete, gamma-type, multivariate, transformed), the
-base they share, the transforms, the constraints they validate against, PyTorch's samplers for the gamma and Poisson draws,
+base they share, the transforms, the constraints they validate against, PyTorch's samplers for the
+gamma, Poisson and binomial draws,
 and the KL pairs. The engine never imports this package; `lang/builtins.py` makes its names reachable.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ def reset() -> None:
     _distribution.Validation.default = True
     kl.reset()
 
-__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "binomial", "constraints", "kl", "kl_divergence", "poisson",
+__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "binomial", "constraints", "kl", "kl_divergence",
+           "poisson",
            "register_kl", "reset",
            "set_default_validate_args"]

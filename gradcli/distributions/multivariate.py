@@ -3,8 +3,9 @@
 MultivariateNormal keeps PyTorch's lower Cholesky factor of the covariance (`scale_tril`) and its
 formulas, solving with the triangular factor (`solve_triangular`) as PyTorch does, so the graph shows
 LinalgSolveTriangularBackward0 where PyTorch's does (PyTorch reshapes the batch around the solve; gradcli
-broadcasts it, the same numbers to rounding). Independent reinterprets a base distribution's rightmost batch dimensions as event
-dimensions: its log_prob and entropy sum the base's over them.
+broadcasts it, the same numbers to rounding). LowRankMultivariateNormal keeps W and D and factors only
+the small capacitance matrix. Independent reinterprets a base distribution's rightmost batch dimensions
+as event dimensions: its log_prob and entropy sum the base's over them.
 """
 from __future__ import annotations
 
@@ -230,7 +231,8 @@ class LowRankMultivariateNormal(_CentredOnLoc):
     def mahalanobis(self, x: Tensor) -> Tensor:
         """xᵀ(W Wᵀ + D)⁻¹x = xᵀD⁻¹x - |C⁻¹ Wᵀ D⁻¹ x|² (the Woodbury identity; C the capacitance factor)."""
         wt_dinv_x = _batch_mv(self.wt_dinv(), x)
-        return F.sum(F.pow(x, 2) / self._unbroadcasted_cov_diag, -1) - batch_mahalanobis(self._capacitance_tril, wt_dinv_x)
+        return F.sum(F.pow(x, 2) / self._unbroadcasted_cov_diag, -1) - \
+            batch_mahalanobis(self._capacitance_tril, wt_dinv_x)
 
     def wt_dinv(self) -> Tensor:
         return F.transpose(self._unbroadcasted_cov_factor, -2, -1) / F.unsqueeze(self._unbroadcasted_cov_diag, -2)

@@ -34,7 +34,8 @@ from gradcli.engine.ops.op import (Element, Names, Op, broadcast_axes, diagonal_
 
 FAMILIES = (elementwise, linalg, reductions, shape, nn, sampling)
 """The rooms of the table: elementwise functions, linear algebra, reductions and scans, indexing and shape,
-the primitives of torch.nn.functional, and the differentiable draws of torch.distributions. Each lists its primitives in its own `OPS`."""
+the primitives of torch.nn.functional, and the differentiable draws of torch.distributions. Each lists its
+primitives in its own `OPS`."""
 
 TABLE: tuple[Op, ...] = tuple(op for family in FAMILIES for op in family.OPS)
 

@@ -78,7 +78,8 @@ STANDARD_GAMMA = Op(name="_standard_gamma", node="StandardGammaBackward0", forwa
 DIRICHLET = Op(name="_sample_dirichlet", node="_DirichletBackward", forward=_passed,
                vjps=(_dirichlet_vjp, None), saves=("ao",), jvp=_dirichlet_jvp,
                rule="each coordinate's beta quantile held, projected onto the simplex",
-               sym=lambda S, alpha, draw: draw, kink=lambda K, alpha, draw: K.everywhere(alpha), approximate=_NOT_CHECKED.format("_DirichletBackward"))
+               sym=lambda S, alpha, draw: draw, kink=lambda K, alpha, draw: K.everywhere(alpha),
+               approximate=_NOT_CHECKED.format("_DirichletBackward"))
 
 OPS: tuple[Op, ...] = (STANDARD_GAMMA, DIRICHLET)
 """This family's primitives, in `TABLE` (the package joins the families)."""
