@@ -22,7 +22,7 @@ from gradcli.distributions.distribution import Distribution, ExponentialFamily, 
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
 from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
                                                 batch_mahalanobis, half_log_det)
-from gradcli.distributions.transformed import Gumbel, TransformedDistribution
+from gradcli.distributions.transformed import Gumbel, HalfNormal, TransformedDistribution
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 
@@ -289,6 +289,11 @@ def _binomial(p: Binomial, q: Binomial) -> Tensor:
                                hint="p's total_count must be at least q's")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + F.log1p(-p.probs) - F.log1p(-q.probs))
     return F.where(p.total_count > q.total_count, _INF, kl)
+
+
+@_register((HalfNormal, HalfNormal))
+def _half_normal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    return _normal(p.base_dist, q.base_dist)
 
 
 @_register((Gumbel, Gumbel))

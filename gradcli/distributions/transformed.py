@@ -1,5 +1,5 @@
-"""TransformedDistribution and the families PyTorch builds from it: LogNormal, Gumbel, RelaxedBernoulli,
-RelaxedOneHotCategorical.
+"""TransformedDistribution and the families PyTorch builds from it: LogNormal, HalfNormal, Gumbel,
+RelaxedBernoulli, RelaxedOneHotCategorical.
 
 A draw is the base's draw pushed through the transforms; a log-density is the base's at the pulled-back
 value minus each transform's log-Jacobian, summed over the event dimensions, in PyTorch's order of
@@ -20,7 +20,7 @@ import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Normal, Uniform
 from gradcli.distributions.discrete import Categorical, _Binary, clamp_probs
 from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
-from gradcli.distributions.transforms import AffineTransform, ExpTransform, SigmoidTransform, Transform
+from gradcli.distributions.transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform, Transform
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
@@ -127,6 +127,57 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
+
+
+class HalfNormal(TransformedDistribution):
+    """|X| for X ~ Normal(0, scale): the density doubled on the nonnegative half line."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"scale"}
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False  # it lives in the base Normal: PyTorch prints HalfNormal()
+
+    def _validates(self, name: str) -> bool:
+        return True
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.base_dist = self.base_dist.expand(shape)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self) -> Tensor:
+        return C.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return F.pow(self.scale, 2) * (1 - 2 / math.pi)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return F.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), float("-inf"))
+
+    def cdf(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, value: Any) -> Tensor:
+        return self.base_dist.icdf((value + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
 
 
 class Gumbel(TransformedDistribution):
@@ -297,6 +348,7 @@ class RelaxedOneHotCategorical(_Relaxed):
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
 
-CLASSES = {"TransformedDistribution": TransformedDistribution, "LogNormal": LogNormal, "Gumbel": Gumbel,
+CLASSES = {"TransformedDistribution": TransformedDistribution, "LogNormal": LogNormal, "HalfNormal": HalfNormal,
+           "Gumbel": Gumbel,
            "LogitRelaxedBernoulli": LogitRelaxedBernoulli, "RelaxedBernoulli": RelaxedBernoulli,
            "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical}

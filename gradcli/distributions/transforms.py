@@ -137,6 +137,19 @@ class ExpTransform(Transform):
         return x
 
 
+class AbsTransform(Transform):
+    """|x|: not a bijection, so its inverse is the nonnegative branch and it has no log-Jacobian."""
+
+    codomain = constraints.positive
+    bijective = False
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.abs(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
 class SigmoidTransform(Transform):
     codomain = constraints.unit_interval
 
@@ -221,5 +234,5 @@ def _same(a: Any, b: Any) -> bool:
 
 
 TRANSFORMS: dict[str, type] = {cls.__name__: cls for cls in (
-    Transform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform)}
+    Transform, AbsTransform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform)}
 """The transforms a program constructs, by PyTorch's name."""

@@ -346,7 +346,7 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
                       "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
                       "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal"}
+                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 for _module, _name in _DIST_MODULE_PATHS.items():
     DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})

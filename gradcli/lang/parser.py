@@ -49,7 +49,7 @@ _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
     "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
     "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent",
     "transforms", "transformed_distribution", "log_normal", "gumbel", "relaxed_bernoulli", "relaxed_categorical",
-    "geometric", "binomial", "studentT", "chi2", "lowrank_multivariate_normal"))
+    "geometric", "binomial", "studentT", "chi2", "lowrank_multivariate_normal", "half_normal"))
 """The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
 _IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | stdlib.NAMES
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
