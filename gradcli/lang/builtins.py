@@ -36,7 +36,7 @@ from gradcli.nn import utils as nn_utils
 from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
                         transformer)
 from gradcli.lang import classes
-from gradcli.engine import devices as D
+from gradcli.engine import cuda as CUDA_BUILD, devices as D
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
@@ -310,9 +310,12 @@ SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
-                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed})
+                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed,
+                                **CUDA_BUILD.NAMES})
 BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
-BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
+BACKENDS_CUDA = Namespace("torch.backends.cuda", {"matmul": CUDA_BUILD.MATMUL, "is_built": D.no_mps})
+BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS, "cudnn": CUDA_BUILD.CUDNN, "cuda": BACKENDS_CUDA})
+VERSION = Namespace("torch.version", {"cuda": None, "hip": None, "debug": False, "__version__": "2.13.0+cpu"})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
                                               "current_accelerator": D.current_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
@@ -322,6 +325,8 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "version": VERSION, "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
+               "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
@@ -356,7 +361,7 @@ AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
 FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
 AUTOGRAD.members["forward_ad"] = FORWARD_AD
 DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch)
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
@@ -378,9 +383,11 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
+                                 "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
+MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
