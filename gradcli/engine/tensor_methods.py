@@ -607,3 +607,52 @@ class TensorMethods:
         if target is None:
             raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
         return self if self._data.dtype == target else T.F.to_dtype(self, target)
+
+    # -- memory and PyTorch's other spellings, which the census of tutorial code found (engine/storage.py) ----
+    name = None
+    """`x.name`: a tensor has no name unless named-tensor APIs give it one, which gradcli does not have."""
+    is_cuda = False
+
+    def element_size(self) -> int:
+        return T.ST.element_size(self)
+
+    def data_ptr(self) -> int:
+        return T.ST.data_ptr(self)
+
+    def stride(self, dim: int | None = None) -> Any:
+        return T.ST.stride(self, dim)
+
+    def resize(self, *sizes: Any) -> "Tensor":
+        return T.ST.resize(self, *sizes)
+
+    def resize_(self, *sizes: Any) -> "Tensor":
+        return T.ST.resize_(self, *sizes)
+
+    def resize_as_(self, other: Any) -> "Tensor":
+        return T.ST.resize_as_(self, other)
+
+    def type_as(self, other: Any) -> "Tensor":
+        return self.type(T.F._tensor_arg(other, "type_as").dtype)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        """`x.select(1, 2)` is `x[:, 2]`, recorded as SelectBackward0."""
+        from gradcli.engine.functions.arguments import _dim
+        d = _dim(dim, self.ndim)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise ArgumentError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}",
+                                hint="x.select(dim, i) picks one index along dim")
+        if not -self.shape[d] <= index < self.shape[d]:
+            raise ArgumentError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                                f"dimension {dim}", hint=f"dimension {dim} has {self.shape[d]} entries")
+        return self[(slice(None),) * d + (int(index),)]
+
+    def subtract(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return self.sub(other, alpha=alpha)
+
+    def multiply(self, other: Any) -> "Tensor":
+        return self.mul(other)
+
+    @property
+    def real(self) -> "Tensor":
+        """A real tensor's real part is the tensor itself (gradcli has no complex dtype)."""
+        return self

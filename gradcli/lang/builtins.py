@@ -231,6 +231,11 @@ LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm":
 
 
 # -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------
+def _is_tensor(obj: Any) -> bool:
+    """`torch.is_tensor(obj)`: whether obj is a tensor (a Parameter is one)."""
+    return isinstance(obj, Tensor)
+
+
 def _constructor(cls: type) -> Callable[..., Any]:
     """A class as a program calls it (`nn.Linear(2, 3)`): a function, since calling types is refused."""
     def make(*args: Any, **kwargs: Any) -> Any:
@@ -325,7 +330,9 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
-               "version": VERSION, "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
+               "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
+               "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
+               "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
@@ -393,7 +400,7 @@ MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "retains_grad", "device"})
+                               "ndim", "T", "retains_grad", "device", "name", "is_cuda", "real"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
@@ -423,7 +430,8 @@ TENSOR_METHODS |= {
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
                    "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
-                   "new"}  # the census's
+                   "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
+                   "subtract", "multiply"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
