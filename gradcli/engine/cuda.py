@@ -113,6 +113,11 @@ class Switches:
     def __repr__(self) -> str:
         return f"<module '{self.name}'>"
 
+    @property
+    def members(self) -> dict[str, Any]:
+        """What `from torch.backends.cudnn import ...` and `gradcli ops` read, as of a Namespace."""
+        return {**self.values, **self.functions}
+
     def saved(self) -> dict[str, bool]:
         return dict(self.values)
 

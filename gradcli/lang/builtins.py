@@ -34,7 +34,7 @@ from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
 from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
-                        transformer)
+                        parallel, transformer, volumes)
 from gradcli.lang import classes
 from gradcli.engine import cuda as CUDA_BUILD, devices as D
 from gradcli.engine import saved as SAVED
@@ -263,7 +263,8 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping)
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping, volumes,
+                parallel)
 """The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
 for _family in _NN_FAMILIES:
     NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
