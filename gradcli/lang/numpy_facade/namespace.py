@@ -9,7 +9,7 @@ import numpy as np
 from gradcli.errors import NotAllowedError
 from gradcli.lang import type_tests
 from gradcli.lang.namespace import Namespace
-from gradcli.lang.numpy_facade import allowlist, dispatch
+from gradcli.lang.numpy_facade import allowlist, dispatch, index_tricks
 from gradcli.lang.stdlib.runtime import RESETS
 
 
@@ -48,7 +48,7 @@ NUMPY = Namespace("numpy", {
     **{name: dispatch.function(f"np.{name}", getattr(np, name)) for name in sorted(allowlist.FUNCTIONS)},
     **_SCALARS,
     **{name: getattr(np, name) for name in allowlist.CONSTANTS},
-    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG,
+    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG, **index_tricks.NAMES,
 })
 """`np`: the random module joins it where the standard modules are made (`builtins`)."""
 
