@@ -28,7 +28,7 @@ class Defaults:
 def set_default_dtype(dtype: Any) -> None:
     resolved = resolve_dtype(dtype)
     if resolved is None or np.dtype(resolved).kind != "f":
-        raise DtypeError("only floating-point types are supported as the default type",
+        raise ArgumentError("only floating-point types are supported as the default type",
                          hint="torch.set_default_dtype(torch.float32) or torch.set_default_dtype(torch.float64)")
     Defaults.dtype = resolved
 
@@ -228,6 +228,19 @@ def arange(start: float, end: float | None = None, step: float = 1, requires_gra
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = resolve_dtype(dtype) or (np.int64 if integral else Defaults.dtype)
     return _leaf(np.arange(start, end, step, dtype=dt) if count else np.empty(0, dtype=dt), requires_grad)
+
+
+def range_(start: float, end: float, step: float = 1, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """`torch.range`, deprecated but still in tutorials: like arange but the end is included, and floats by
+    default whatever the arguments (PyTorch's `torch.range(0, 3)` is `tensor([0., 1., 2., 3.])`)."""
+    from gradcli.engine.functions import number_arg
+    start, end, step = (number_arg(v, "range", name) for v, name in ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0 or not np.isfinite((float(end) - float(start)) / float(step)):
+        raise ArgumentError("range: step must be nonzero and the bounds finite", hint="e.g. torch.range(0, 1, 0.25)")
+    count = max(0, int(np.floor((float(end) - float(start)) / float(step))) + 1)
+    check_elements((count,), "range")
+    dt = resolve_dtype(dtype) or Defaults.dtype
+    return _leaf((start + np.arange(count) * step).astype(dt), requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:

@@ -21,6 +21,11 @@ def _no_cuda(*args: Any, **kwargs: Any) -> None:
     raise GradcliError(NO_CUDA, hint=_HINT)
 
 
+def no_accelerator(*args: Any, **kwargs: Any) -> None:
+    """`torch.accelerator.set_device_index(0)` where there is no accelerator."""
+    raise GradcliError("Cannot access accelerator device when none is available.", hint=_HINT)
+
+
 def _missing_binding(binding: str) -> Any:
     """The calls that, on PyTorch's CPU build, reach for a C binding that build does not have."""
     def call(*args: Any, **kwargs: Any) -> None:

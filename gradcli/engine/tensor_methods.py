@@ -646,6 +646,9 @@ class TensorMethods:
                                 f"dimension {dim}", hint=f"dimension {dim} has {self.shape[d]} entries")
         return self[(slice(None),) * d + (int(index),)]
 
+    def bincount(self, weights: Any = None, minlength: int = 0) -> "Tensor":
+        return T.R.bincount(self, weights, minlength)
+
     def subtract(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         return self.sub(other, alpha=alpha)
 

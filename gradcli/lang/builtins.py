@@ -36,7 +36,7 @@ from gradcli.nn import utils as nn_utils
 from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
                         parallel, transformer, volumes)
 from gradcli.lang import classes
-from gradcli.engine import cuda as CUDA_BUILD, devices as D
+from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
@@ -323,7 +323,8 @@ BACKENDS_CUDA = Namespace("torch.backends.cuda", {"matmul": CUDA_BUILD.MATMUL, "
 BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS, "cudnn": CUDA_BUILD.CUDNN, "cuda": BACKENDS_CUDA})
 VERSION = Namespace("torch.version", {"cuda": None, "hip": None, "debug": False, "__version__": "2.13.0+cpu"})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
-                                              "current_accelerator": D.current_accelerator})
+                                              "current_accelerator": D.current_accelerator,
+                                              "set_device_index": CUDA_BUILD.no_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
@@ -334,6 +335,8 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
@@ -433,7 +436,7 @@ TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
                    "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply"}  # the census's
+                   "subtract", "multiply", "bincount"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})

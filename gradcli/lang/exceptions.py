@@ -170,6 +170,8 @@ def _python_name(exc: GradcliError) -> str:
         return "RuntimeError"
     if message.startswith(_FILE_ERRORS):
         return "FileNotFoundError"
+    if message.startswith('"') and "not implemented for '" in message:  # PyTorch's kernel missing for a dtype
+        return "NotImplementedError"
     if message.startswith(_ASSERTION_ERRORS):
         return "AssertionError"
     if message.startswith(_ATTRIBUTE_ERRORS):
