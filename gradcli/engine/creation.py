@@ -14,7 +14,8 @@ from gradcli.engine.random import Generator
 from gradcli.engine.tensor import READS, Tensor, _wrap, broadcast_shape, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
-           "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
+           "int64": np.int64, "long": np.int64, "int32": np.int32, "int16": np.int16,
+           "short": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
 DTYPE_NAMES = tuple(_DTYPES)
 
 
@@ -399,11 +400,18 @@ def _count(shape: tuple[int, ...]) -> int:
 
 
 # -- constructors the census of tutorial code found missing (docs/coverage.md) --------------------------------
-def long_tensor(*data: Any) -> Tensor:
-    """`torch.LongTensor([...])`: int64 data, or `LongTensor(2, 3)` uninitialised (zeros here)."""
-    if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
-        return Tensor(data[0], dtype=np.int64)
-    return _filled(data, 0, np.int64, False)
+def _integer_tensor(dtype: type, name: str) -> Callable[..., Tensor]:
+    def make(*data: Any) -> Tensor:
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            return Tensor(data[0], dtype=dtype)
+        return _filled(data, 0, dtype, False)
+    make.__name__ = name
+    make.__doc__ = f"`torch.{name}([...])`: {np.dtype(dtype).name} data, or `{name}(2, 3)` uninitialised (zeros here)."
+    return make
+
+
+long_tensor = _integer_tensor(np.int64, "LongTensor")
+byte_tensor = _integer_tensor(np.uint8, "ByteTensor")
 
 
 def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

@@ -18,7 +18,8 @@ from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_i
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
 _TENSOR_TYPES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}
+                 "int32": "torch.IntTensor", "int16": "torch.ShortTensor", "int8": "torch.CharTensor",
+                 "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor"}
 """What `x.type()` answers, by dtype."""
 
 
@@ -593,6 +594,15 @@ class TensorMethods:
 
     def int(self) -> "Tensor":
         return self if self._data.dtype == np.int32 else T.F.to_dtype(self, np.int32)
+
+    def short(self) -> "Tensor":
+        return self if self._data.dtype == np.int16 else T.F.to_dtype(self, np.int16)
+
+    def char(self) -> "Tensor":
+        return self if self._data.dtype == np.int8 else T.F.to_dtype(self, np.int8)
+
+    def byte(self) -> "Tensor":
+        return self if self._data.dtype == np.uint8 else T.F.to_dtype(self, np.uint8)
 
     def bool(self) -> "Tensor":
         return self if self._data.dtype == np.bool_ else T.F.to_dtype(self, np.bool_)

@@ -159,7 +159,7 @@ FUNCTIONS.update({
 })
 
 # Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
-FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor})
+FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor, "ByteTensor": C.byte_tensor})
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
@@ -411,7 +411,7 @@ TENSOR_METHODS = frozenset({
     "nelement",
     "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "add", "sub", "mul", "div",
+    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div",
     "true_divide", "floor_divide",
     "square", "logit", "polygamma", "round", "atan2", "arctan2",
     "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
