@@ -79,3 +79,22 @@ tensor([1.3788, 1.1397, 1.2015, 1.3673, 1.0146, 1.3999])
 tensor([[-0.7293,  1.3497,  1.1780],
         [-0.2274,  1.0924,  1.4778]], dtype=torch.float64)
 """.splitlines()
+
+
+STATICS = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+w = torch.tensor([[1., 2.], [3., 4.]])
+e = nn.Embedding.from_pretrained(w)
+print(e, e.weight, e(torch.tensor([1])), isinstance(e, nn.Embedding))
+e2 = nn.Embedding.from_pretrained(w, freeze=False)
+print(e2.weight.requires_grad, torch.rand(1))
+print(nn.Transformer.generate_square_subsequent_mask(3))
+m = nn.Embedding(3, 2)
+print(m, type(m).__name__, isinstance(m, nn.Embedding))
+"""
+
+
+def test_a_class_methods_called_on_the_class_print_what_torch_printed() -> None:
+    """from_pretrained draws nothing (the rand after it is the seed's first number), as in PyTorch."""
+    assert "\n".join(run(STATICS).printed).splitlines() == torch_printed(STATICS)

@@ -271,21 +271,20 @@ for _family in _NN_FAMILIES:
     NN_FUNCTIONAL.members.update(getattr(_family, "FUNCTIONS", {}))
 
 
-class _TransformerClass:
-    """`nn.Transformer` as a program calls it, with the static method tutorials call on the class itself
-    (`nn.Transformer.generate_square_subsequent_mask(5)`)."""
-
-    program_attributes = frozenset({"generate_square_subsequent_mask"})
-    generate_square_subsequent_mask = staticmethod(transformer.generate_square_subsequent_mask)
-    __wrapped__ = transformer.Transformer
-    __name__ = __qualname__ = "Transformer"
-    __doc__ = transformer.Transformer.__doc__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return transformer.Transformer(*args, **kwargs)
+def _with_statics(cls: type, statics: tuple[str, ...]) -> Any:
+    """A class as a program calls it, with the static and class methods tutorials call on the class itself
+    (`nn.Transformer.generate_square_subsequent_mask(5)`, `nn.Embedding.from_pretrained(w)`): a class of
+    its own per wrapped class, since what a program may read is listed per class."""
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)
+    kind = type(cls.__name__, (), {"program_attributes": frozenset(statics), "__call__": call,
+                                   "__wrapped__": cls, "__doc__": cls.__doc__, "__name__": cls.__name__,
+                                   **{name: staticmethod(getattr(cls, name)) for name in statics}})
+    return kind()
 
 
-NN.members["Transformer"] = _TransformerClass()
+NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
+NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
 NN_UTILS_CLIP_GRAD = Namespace("torch.nn.utils.clip_grad", {name: getattr(nn_utils, name) for name in (
     "clip_grad_norm_", "clip_grad_value_")})
 NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD

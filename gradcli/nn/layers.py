@@ -367,6 +367,24 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: Any = None,
+                        max_norm: Any = None) -> "Embedding":
+        """An embedding whose weight is a copy of `embeddings` (rows × dim), frozen unless freeze=False; no
+        random draw, as PyTorch's (which hands the weight to the constructor) makes none."""
+        weights = F._tensor_arg(embeddings, "from_pretrained")
+        if weights.ndim != 2:
+            raise ShapeError("Embeddings parameter is expected to be 2-dimensional",
+                             hint="from_pretrained takes a (num_embeddings, embedding_dim) matrix")
+        if padding_idx is not None or max_norm is not None:
+            raise ArgumentError("Embedding(): padding_idx and max_norm are not supported by gradcli",
+                                hint="nn.Embedding.from_pretrained(weights, freeze=...)")
+        module = cls.__new__(cls)
+        Module.__init__(module)
+        module.num_embeddings, module.embedding_dim = weights.shape
+        module._parameters["weight"] = Parameter(_wrap(weights._data.copy()), requires_grad=not freeze)
+        return module
+
 
 class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size: Any) -> None:
