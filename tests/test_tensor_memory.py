@@ -99,3 +99,51 @@ def test_check_proves_resize_and_select(cli, tmp_path: Path) -> None:
                               "y = (x.resize(3, 2) ** 2).select(1, 0).sum() + x.select(0, 1).subtract(x[0]).exp().sum()\n"
                               "y.backward()\n")
     assert record["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
+
+
+
+IN_PLACE_SHAPES = """import torch
+z = torch.zeros(3)
+v = z.view(3)
+z.unsqueeze_(0)
+print(z.shape, v.shape)
+z[0, 1] = 5.0
+print(v)
+a = torch.ones(2, 1, 3)
+print(a.squeeze_().shape, a.unsqueeze_(-1).shape, a.squeeze_(2).shape, a.squeeze_(0).shape)
+x = torch.ones(2, 1, requires_grad=True)
+try:
+    x.squeeze_()
+except RuntimeError as e:
+    print(e)
+with torch.no_grad():
+    b = torch.ones(1, 2)
+    b.squeeze_(0)
+    print(b)
+with torch.no_grad():
+    x.squeeze_()
+print(x.shape, x.requires_grad)
+"""
+
+
+def test_squeeze_and_unsqueeze_in_place_print_what_torch_printed() -> None:
+    """The shape changes in the tensor's own memory: a view made before sees the writes made after."""
+    assert run(IN_PLACE_SHAPES).printed == """torch.Size([1, 3]) torch.Size([3])
+tensor([0., 5., 0.])
+torch.Size([2, 3]) torch.Size([2, 3, 1]) torch.Size([2, 3]) torch.Size([2, 3])
+a leaf Variable that requires grad is being used in an in-place operation.
+tensor([1., 1.])
+torch.Size([2]) True
+""".splitlines()
+    assert torch_printed(IN_PLACE_SHAPES) == """torch.Size([1, 3]) torch.Size([3])
+tensor([0., 5., 0.])
+torch.Size([2, 3]) torch.Size([2, 3, 1]) torch.Size([2, 3]) torch.Size([2, 3])
+a leaf Variable that requires grad is being used in an in-place operation.
+tensor([1., 1.])
+torch.Size([2]) True
+""".splitlines()
+
+
+def test_squeeze_in_place_in_a_graph_is_refused_by_name() -> None:
+    error = fails("import torch\nx = torch.ones(2, 1, requires_grad=True)\ny = x * 2\ny.squeeze_()\n", ArgumentError)
+    assert "squeeze_ of a tensor in a graph" in str(error) and "y.squeeze(" in error.hint

@@ -84,6 +84,20 @@ def resize_(x: Tensor, *sizes: Any) -> Tensor:
     return x
 
 
+def reshaped_(x: Tensor, shaped: Any, what: str) -> Tensor:
+    """`x.squeeze_(...)` / `x.unsqueeze_(...)`: x takes the shape of `shaped(x)` (the out-of-place op on a
+    detached x, a view of the same memory), keeping its memory and its aliases. PyTorch records a node when x
+    is in a graph; gradcli refuses that case by name rather than record it differently."""
+    I.check_leaf(x)  # a leaf that requires grad: PyTorch's refusal, unless gradients are off
+    if x._node is not None:
+        raise ArgumentError(f"{what} of a tensor in a graph is not supported by gradcli",
+                            hint=f"write y = y.{what.rstrip('_')}(...), which records the same gradient")
+    data = shaped(x.detach())._data
+    x._data = data if np.shares_memory(data, x._data) else x._data.reshape(data.shape)
+    I.count_write(x)  # PyTorch bumps the version, so a node that saved x refuses backward
+    return x
+
+
 def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 

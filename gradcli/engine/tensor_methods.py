@@ -641,6 +641,12 @@ class TensorMethods:
     def resize_as_(self, other: Any) -> "Tensor":
         return T.ST.resize_as_(self, other)
 
+    def squeeze_(self, dim: Any = None) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_")
+
+    def unsqueeze_(self, dim: int) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_")
+
     def type_as(self, other: Any) -> "Tensor":
         return self.type(T.F._tensor_arg(other, "type_as").dtype)
 
