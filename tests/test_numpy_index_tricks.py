@@ -1,10 +1,10 @@
 """NumPy names the census found missing: np.random.RandomState (its own Mersenne Twister stream), np.ndenumerate,
-np.c_ and np.mgrid. Each program prints what NumPy itself prints for it (`cpython` runs it with NumPy)."""
+np.c_, np.mgrid and np.finfo. Each program prints what NumPy itself prints for it (`cpython` runs it with NumPy)."""
 from __future__ import annotations
 
 import pytest
 
-from gradcli.errors import ArgumentError, LimitError
+from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from language_helpers import cpython, fails, run
 
 SOURCE = """import numpy as np
@@ -25,6 +25,9 @@ print(np.c_[b, b], np.c_[[1, 2], [3, 4]])
 xx, yy = np.mgrid[0:3, 0:2]
 print(xx, yy)
 print(np.mgrid[0:5:2], np.mgrid[3:0:-1])
+print(np.finfo(np.float32))
+print(np.finfo(np.float64).eps, np.finfo(float).max, np.finfo(np.float32).tiny, np.finfo(np.float32).bits)
+print(repr(np.finfo(np.float32)), np.finfo(np.float32).dtype, np.finfo(np.float32).eps * 2)
 """
 
 
@@ -44,6 +47,7 @@ def test_a_random_state_has_a_stream_of_its_own() -> None:
     ("np.c_[0:3]", ArgumentError, "np.c_ here joins arrays and lists"),
     ("np.random.RandomState(5).bit_generator", Exception, "bit_generator"),
     ("np.random.RandomState(-1)", ArgumentError, "np.random.RandomState"),
+    ("np.finfo(np.int64)", ValueDomainError, "not inexact"),
 ])
 def test_misuse_is_named(source: str, kind: type, words: str) -> None:
     assert words in str(fails("import numpy as np\n" + source + "\n", kind))
