@@ -98,3 +98,10 @@ print(m, type(m).__name__, isinstance(m, nn.Embedding))
 def test_a_class_methods_called_on_the_class_print_what_torch_printed() -> None:
     """from_pretrained draws nothing (the rand after it is the seed's first number), as in PyTorch."""
     assert "\n".join(run(STATICS).printed).splitlines() == torch_printed(STATICS)
+
+
+def test_the_deprecated_initialiser_names_are_torchs_and_draw_the_same() -> None:
+    source = ("import torch\ntorch.manual_seed(0)\nw = torch.empty(2, 3)\ntorch.nn.init.normal(w, 0.0, 0.5)\n"
+              "torch.nn.init.xavier_uniform(w)\ntorch.nn.init.kaiming_normal(w)\nprint(w)\n"
+              "torch.nn.init.constant(w, 0.25)\nprint(w)\n")
+    assert "\n".join(run(source).printed).splitlines() == torch_printed(source)
