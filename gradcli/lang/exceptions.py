@@ -157,6 +157,8 @@ _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
 _NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials",
                     "Inhomogeneous total count")
+_ASSERTION_ERRORS = ("Torch not compiled with CUDA enabled",)
+_ATTRIBUTE_ERRORS = ("module 'torch._C' has no attribute",)
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
@@ -172,6 +174,12 @@ def _python_name(exc: GradcliError) -> str:
         return "FileNotFoundError"
     if message.startswith(_NOT_IMPLEMENTED):
         return "NotImplementedError"
+    if message.startswith('"') and "not implemented for '" in message:  # PyTorch's kernel missing for a dtype
+        return "NotImplementedError"
+    if message.startswith(_ASSERTION_ERRORS):
+        return "AssertionError"
+    if message.startswith(_ATTRIBUTE_ERRORS):
+        return "AttributeError"
     if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
         return "RuntimeError"
     if isinstance(exc, NameLookupError):
