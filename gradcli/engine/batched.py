@@ -178,17 +178,22 @@ def dispatch(op: Any, inputs: tuple, name: str | None, params: dict) -> Tensor |
     level = innermost(inputs)
     if level is None:
         return None
-    rule = RULES.get(op.name)
-    if rule is None:
-        for derive in GENERIC:
-            rule = derive(op)
-            if rule is not None:
-                break
-        else:
-            raise NoRule(f"the op '{op.name}'")
+    rule = rule_for(op)
     batched = [batched_at(x, level) for x in inputs]
     phys = [x._phys if b else x for x, b in zip(inputs, batched)]
     return BatchedTensor(rule(op, name, phys, batched, params, level.size), level)
+
+
+def rule_for(op: Any) -> Rule:
+    """The op's batching rule: its own by name, else the one the op table implies; `NoRule` when it has none."""
+    rule = RULES.get(op.name)
+    if rule is not None:
+        return rule
+    for derive in GENERIC:
+        rule = derive(op)
+        if rule is not None:
+            return rule
+    raise NoRule(f"the op '{op.name}'")
 
 
 def wrap(phys: Tensor, level: Level) -> BatchedTensor:

@@ -308,6 +308,8 @@ def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
 def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool) -> Transform:
     def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
         level = FA.Level(batch=0) if forward else None
+        if forward:
+            install()  # the batching rules give every direction's tangent at once
         tr = Traced(func, args, kwargs, argnums, has_aux, what,
                     forward=None if level is None else (level, lambda xs: _basis(level, xs)))
         tree = tr.out if not isinstance(tr.out, Tensor) and _is_tree(tr.out) and _leaves(tr.out) else None

@@ -1,0 +1,126 @@
+"""Batching rules for flips, rolls, repeats, triangles, padding, diag_embed, whole-tensor max/min and the
+indices of max/argmax, layer and batch norm, scatter, scatter_add and index_put (func/batching.py), against
+torch.func: the values, the per-example gradients (vmap of grad), forward-mode Jacobians (vmap of jacfwd),
+nested vmaps and in_dims variants, each asserting it ran batched (no fallback recorded)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as GF
+import gradcli.nn.conv as NC
+import gradcli.nn.functional as NF
+from gradcli.func import transforms as func
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(23)
+IDX = np.array([[0, 2, 1, 1, 0], [2, 2, 0, 1, 1]])
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fallbacks() -> None:
+    func.Fallbacks.reasons.clear()
+
+
+def _libs(x):
+    """(torch-like functions, nn.functional) of the library x belongs to."""
+    return (torch, torch.nn.functional) if isinstance(x, torch.Tensor) else (GF, NF)
+
+
+def _idx(x):
+    return torch.tensor(IDX) if isinstance(x, torch.Tensor) else C.tensor(IDX)
+
+
+def _norms(x):
+    """Where batch_norm lives in the library x belongs to."""
+    return torch.nn.functional if isinstance(x, torch.Tensor) else NC
+
+
+def _bn(x, w, b):
+    return _norms(x).batch_norm(x, None, None, w, b, training=True).tanh()
+
+
+def _bn_eval(x, w, b):
+    mean, var = np.array([0.1, -0.3]), np.array([0.5, 2.0])
+    to = torch.tensor if isinstance(x, torch.Tensor) else C.tensor
+    return _norms(x).batch_norm(x, to(mean), to(var), w, b, training=False)
+
+
+CASES = [
+    ("flip, roll (with and without dims), repeat",
+     lambda x: x.flip(0).roll(1, 1) + x.roll(2) * x.flip((0, 1)) + x.repeat(2, 1)[:3] + x.repeat(2, 1, 1)[1],
+     [(4, 3, 5)], 0),
+    ("tril, triu, pad, diag_embed", lambda x: _libs(x)[0].tril(x[:, :3]) + _libs(x)[0].triu(x[:, :3], 1)
+     + _libs(x)[1].pad(x, (1, 2))[:, 1:4] + _libs(x)[0].diag_embed(x[0], 1)[:3, :3], [(4, 3, 5)], 0),
+    ("whole-tensor max and min, with a tie", lambda x: x.max() * x + x.min() + x.amax(1, keepdim=True),
+     [(4, 3, 5)], 0),
+    ("max and min along a dim, their indices", lambda x: x.max(1).values + x.min(-1, keepdim=True).values
+     + x.max(1).indices + x.argmax(1) + x.argmin(0).sum(), [(4, 3, 5)], 0),
+    ("layer_norm with a shared weight", lambda x, w: _libs(x)[1].layer_norm(x, (5,), w) ** 2, [(4, 3, 5), (5,)],
+     (0, None)),
+    ("layer_norm with each example's weight", lambda x, w: _libs(x)[1].layer_norm(x, (3, 5), w, w * 2),
+     [(3, 5), (4, 3, 5)], (None, 0)),
+    ("layer_norm mapped along dim 1", lambda x: _libs(x)[1].layer_norm(x, (5,)).exp(), [(3, 4, 5)], 1),
+    ("batch_norm, training, shared affine", _bn, [(4, 6, 2, 3), (2,), (2,)], (0, None, None)),
+    ("batch_norm, training, each example's weight", _bn, [(6, 2), (4, 2), (2,)], (None, 0, None)),
+    ("batch_norm, eval, running statistics", _bn_eval, [(4, 6, 2, 3), (2,), (2,)], (0, None, None)),
+    ("scatter, scatter_add, gather", lambda x: x.scatter(0, _idx(x), x[:2] * 2) + x.scatter_add(0, _idx(x), x[:2])
+     + x.gather(0, _idx(x)).sum(), [(4, 3, 5)], 0),
+    ("scatter of a shared input from each example's source",
+     lambda x, s: x.scatter(1, _idx(x)[:, :3].t(), s) * s.sum(), [(3, 5), (4, 3, 2)], (None, 0)),
+    ("index_put: the gradient of repeated indexing", lambda x: x[_idx(x)[0]] * x[1:4:2].sum(0), [(4, 3, 5)], 0),
+]
+
+
+def _run(lib_func, fn, arrays, in_dims, make, transform):
+    return transform(lib_func, fn, in_dims)(*[make(a) for a in arrays])
+
+
+def _values(F, fn, in_dims):
+    return F.vmap(fn, in_dims=in_dims)
+
+
+def _grads(F, fn, in_dims):
+    argnums = 0 if (in_dims if isinstance(in_dims, int) else in_dims[0]) is not None else 1
+    return F.vmap(F.grad(lambda *a: (fn(*a) ** 2).sum() / 7, argnums=argnums), in_dims=in_dims)
+
+
+def _forward(F, fn, in_dims):
+    argnums = 0 if (in_dims if isinstance(in_dims, int) else in_dims[0]) is not None else 1
+    return F.vmap(F.jacfwd(fn, argnums=argnums), in_dims=in_dims)
+
+
+@pytest.mark.parametrize("transform", [_values, _grads, _forward], ids=["values", "grad", "jacfwd"])
+@pytest.mark.parametrize("name, fn, shapes, in_dims", CASES, ids=[c[0] for c in CASES])
+def test_each_new_rule_runs_once_with_pytorchs_numbers(name, fn, shapes, in_dims, transform) -> None:
+    arrays = [RNG.standard_normal(s) for s in shapes]
+    if "tie" in name:
+        arrays[0][1, 2, :2] = arrays[0][1].max() + 1
+    ours = _run(func, fn, arrays, in_dims, C.tensor, transform)
+    theirs = _run(torch.func, fn, arrays, in_dims, torch.tensor, transform)
+    assert ours.shape == tuple(theirs.shape)
+    np.testing.assert_allclose(ours._data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert not func.Fallbacks.reasons, func.Fallbacks.reasons
+
+
+def test_nested_vmaps_of_layer_norm_and_scatter() -> None:
+    def fn(x, y):
+        T, nnf = _libs(x)
+        return nnf.layer_norm(x * y, (5,)).scatter_add(0, _idx(x)[:1] % 2, y.unsqueeze(0)).flip(0)
+    x, y = RNG.standard_normal((3, 2, 5)), RNG.standard_normal((4, 5))
+    ours = func.vmap(func.vmap(fn, in_dims=(None, 0)), in_dims=(0, None))(C.tensor(x), C.tensor(y))
+    theirs = torch.func.vmap(torch.func.vmap(fn, in_dims=(None, 0)), in_dims=(0, None))(torch.tensor(x),
+                                                                                     torch.tensor(y))
+    assert ours.shape == (3, 4, 2, 5)
+    np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12, atol=1e-12)
+    assert not func.Fallbacks.reasons, func.Fallbacks.reasons
+
+
+def test_whole_tensor_max_under_vmap_shares_a_tie_as_outside() -> None:
+    """max() of a whole example splits the gradient evenly among its ties, as max() of a tensor does."""
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+    ours = func.vmap(func.grad(lambda t: t.max()))(C.tensor(x))
+    np.testing.assert_array_equal(ours._data, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    assert not func.Fallbacks.reasons
