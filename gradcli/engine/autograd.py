@@ -135,7 +135,8 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] |
     inputs in that error.
     """
     for name, x in zip(_names(inputs, names), inputs):
-        check_elements(output.shape + x.shape, f"the Jacobian ∂{output_name}/∂{name}")
+        check_elements(output.shape + x.shape, f"the Jacobian ∂{output_name}/∂{name}",
+                       np.result_type(output.dtype, x.dtype))
     blocks = [np.zeros(output.shape + x.shape, dtype=np.result_type(output.dtype, x.dtype)) for x in inputs]
     if not output.requires_grad:
         return blocks
@@ -163,7 +164,8 @@ def jacobian_on_graph(output: Tensor, inputs: Sequence[Tensor]) -> list[Tensor]:
     """
     from gradcli.engine.functions import stack
     for k, x in enumerate(inputs):
-        check_elements(output.shape + x.shape, f"the Jacobian of the output by input {k}")
+        check_elements(output.shape + x.shape, f"the Jacobian of the output by input {k}",
+                       np.result_type(output.dtype, x.dtype))
     dtypes = [np.result_type(output.dtype, x.dtype) for x in inputs]
     n = output.numel()
     if not output.requires_grad or n == 0:
@@ -193,7 +195,8 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | 
     labels = _names(inputs, names)
     for a, x in zip(labels, inputs):
         for b, y in zip(labels, inputs):
-            check_elements(x.shape + y.shape, f"the Hessian block ∂²{output_name}/∂{a}∂{b}")
+            check_elements(x.shape + y.shape, f"the Hessian block ∂²{output_name}/∂{a}∂{b}",
+                           np.result_type(x.dtype, y.dtype))
     first = grad(output, list(inputs), create_graph=True, allow_unused=True)
     blocks = []
     for x, g in zip(inputs, first):

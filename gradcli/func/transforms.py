@@ -318,7 +318,7 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         per_output = []
         for out in outs:
             for x in xs:
-                check_elements(out.shape + x.shape, f"the Jacobian of {what}")
+                check_elements(out.shape + x.shape, f"the Jacobian of {what}", np.result_type(out.dtype, x.dtype))
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
                 per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
@@ -369,7 +369,7 @@ def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
     level.batch = n
     seeds, offset = [], 0
     for x, size in zip(xs, sizes):
-        check_elements((n, size), "jacfwd's basis directions")
+        check_elements((n, size), "jacfwd's basis directions", x.dtype)
         seed = np.zeros((n, size), dtype=x.dtype)
         seed[offset + np.arange(size), np.arange(size)] = 1
         seeds.append(seed.reshape((n,) + tuple(x.shape)))
