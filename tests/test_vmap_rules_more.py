@@ -124,3 +124,33 @@ def test_whole_tensor_max_under_vmap_shares_a_tie_as_outside() -> None:
     ours = func.vmap(func.grad(lambda t: t.max()))(C.tensor(x))
     np.testing.assert_array_equal(ours._data, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
     assert not func.Fallbacks.reasons
+
+
+def test_stack_module_state_ensembles_models_under_vmap_as_pytorch() -> None:
+    """The model-ensembling tutorial's core: stacked parameters (new leaves), each model on its own minibatch
+    and every model on one minibatch, one batched call each."""
+    from tests.language_helpers import run
+    values = run("import torch\nfrom torch.func import stack_module_state, functional_call, vmap\n"
+                 "models = [torch.nn.Linear(3, 2) for _ in range(4)]\n"
+                 "params, buffers = stack_module_state(models)\n"
+                 "x = torch.randn(4, 5, 3)\n"
+                 "f = lambda p, b, x: functional_call(models[0], (p, b), (x,))\n"
+                 "each = vmap(f)(params, buffers, x)\none = vmap(f, in_dims=(0, 0, None))(params, buffers, x[0])\n"
+                 "loop = torch.stack([m(xi) for m, xi in zip(models, x)])\n"
+                 "shapes = {k: tuple(v.shape) for k, v in params.items()}\nleaf = params['weight'].is_leaf\n"
+                 "grad = params['weight'].requires_grad\n")
+    assert values["shapes"] == {"weight": (4, 2, 3), "bias": (4, 2)} and values["leaf"] and values["grad"]
+    np.testing.assert_allclose(values["each"]._data, values["loop"]._data, rtol=1e-6)
+    assert values["one"].shape == (4, 5, 2)
+    assert not func.Fallbacks.reasons, func.Fallbacks.reasons
+
+
+@pytest.mark.parametrize("models, message", [
+    ("[]", "stack_module_state: Expected at least one model, got 0."),
+    ("[torch.nn.Linear(2, 2), torch.nn.Tanh()]", "stack_module_state: Expected all models to be of the same class."),
+    ("[torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).eval()]",
+     "stack_module_state: Expected all models to have the same training/eval mode.")])
+def test_stack_module_state_refuses_what_pytorch_refuses(models, message) -> None:
+    from tests.language_helpers import fails
+    error = fails(f"import torch\nfrom torch.func import stack_module_state\nstack_module_state({models})\n")
+    assert error.message == message

@@ -551,6 +551,30 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = ()
             owner._parameters[attr] = t
 
 
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """`torch.func.stack_module_state`: the parameters and buffers of same-class modules, each name's stacked
+    along a new first dim (for vmap over an ensemble); the stacked parameters are new leaves."""
+    from gradcli.engine.functions import stack
+    from gradcli.nn.modules import Module
+    models = list(models) if isinstance(models, (list, tuple)) else None
+    if models is None or not all(isinstance(m, Module) for m in models):
+        raise ArgumentError("stack_module_state(): expected a list of modules",
+                            hint="stack_module_state([model0, model1, ...])")
+    if not models:
+        raise ArgumentError("stack_module_state: Expected at least one model, got 0.", hint="pass a list of models")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise ArgumentError("stack_module_state: Expected all models to be of the same class.",
+                            hint="an ensemble stacks copies of one architecture")
+    if any(m.training != models[0].training for m in models):
+        raise ArgumentError("stack_module_state: Expected all models to have the same training/eval mode.",
+                            hint="call .train() or .eval() on every model first")
+
+    def stacked(kind: str) -> dict[str, Tensor]:
+        named = [dict(getattr(m, kind)()) for m in models]
+        return {k: stack([d[k].detach() for d in named]).requires_grad_(named[0][k].requires_grad) for k in named[0]}
+    return stacked("named_parameters"), stacked("named_buffers")
+
+
 def _parameter_owners(module: Any, prefix: str = "") -> dict[str, tuple[Any, str]]:
     found = {prefix + name: (module, name) for name in module._parameters}
     for name, child in module._modules.items():
@@ -560,6 +584,6 @@ def _parameter_owners(module: Any, prefix: str = "") -> dict[str, tuple[Any, str
 
 NAMES: dict[str, Callable[..., Any]] = {
     "grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev, "jacfwd": jacfwd,
-    "hessian": hessian, "vmap": vmap, "functional_call": functional_call}
+    "hessian": hessian, "vmap": vmap, "functional_call": functional_call, "stack_module_state": stack_module_state}
 """torch.func's members, as `lang/builtins.py` registers them (functorch has the same)."""
 
