@@ -154,3 +154,35 @@ def test_stack_module_state_refuses_what_pytorch_refuses(models, message) -> Non
     from tests.language_helpers import fails
     error = fails(f"import torch\nfrom torch.func import stack_module_state\nstack_module_state({models})\n")
     assert error.message == message
+
+
+@pytest.mark.parametrize("chunk_size", [None, 1, 3, 7, 50])
+def test_jacrev_in_chunks_of_basis_cotangents_is_pytorchs(chunk_size) -> None:
+    x, w = RNG.standard_normal((7,)), RNG.standard_normal((7, 7))
+    fn = lambda t, w, unused: (w @ t).tanh() * t.sum()  # noqa: E731
+    args = (x, w, RNG.standard_normal(3))
+    ours = func.jacrev(fn, argnums=(0, 1, 2), chunk_size=chunk_size)(*map(C.tensor, args))
+    theirs = torch.func.jacrev(fn, argnums=(0, 1, 2), chunk_size=chunk_size)(*map(torch.tensor, args))
+    for o, t in zip(ours, theirs):
+        assert o.shape == tuple(t.shape)
+        np.testing.assert_allclose(o._data, t.numpy(), rtol=1e-12, atol=1e-12)
+    assert not func.Fallbacks.reasons
+
+
+def test_a_large_basis_runs_in_chunks_by_itself(monkeypatch) -> None:
+    """Past BASIS_BYTES the basis cotangents run in chunks of rows: the same numbers, without an n×n identity."""
+    x = RNG.standard_normal((6, 5))
+    fn = lambda t: (t @ t.t()).sin()  # noqa: E731
+    whole = func.jacrev(fn)(C.tensor(x))
+    monkeypatch.setattr(func, "BASIS_BYTES", 36 * 8 * 4)  # four rows of the 36-element output's basis
+    chunked = func.jacrev(fn)(C.tensor(x))
+    np.testing.assert_array_equal(whole._data, chunked._data)
+    hess = func.jacrev(func.jacrev(lambda t: fn(t).sum()))(C.tensor(x))
+    np.testing.assert_allclose(hess._data, torch.func.hessian(lambda t: fn(t).sum())(torch.tensor(x)).numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_jacrev_refuses_a_chunk_size_below_one() -> None:
+    from gradcli.errors import ArgumentError
+    with pytest.raises(ArgumentError, match="jacrev: `chunk_size` should be greater than 0."):
+        func.jacrev(lambda t: t, chunk_size=0)

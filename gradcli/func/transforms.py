@@ -291,7 +291,10 @@ def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
 def jacrev(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
            chunk_size: int | None = None) -> Transform:
     """`torch.func.jacrev`: the Jacobian blocks (output shape + input shape) of f by its argument(s)."""
-    return _jacobian("jacrev", func, argnums, has_aux, forward=False)
+    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
+        raise ArgumentError("jacrev: `chunk_size` should be greater than 0.",
+                            hint="chunk_size=None (the default) lets gradcli choose")
+    return _jacobian("jacrev", func, argnums, has_aux, forward=False, chunk_size=chunk_size)
 
 
 def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
@@ -305,7 +308,8 @@ def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
     return _jacobian("jacfwd", func, argnums, has_aux, forward=True)
 
 
-def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool) -> Transform:
+def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool,
+              chunk_size: int | None = None) -> Transform:
     def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
         level = FA.Level(batch=0) if forward else None
         if forward:
@@ -322,44 +326,68 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
                 per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
-                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs)])
+                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs, chunk_size)])
             else:
                 per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
         shaped = [tr.shaped(blocks) for blocks in per_output]
         result = shaped[0] if single_out else _rebuild(tree, iter(shaped))  # a dict of gradients: a dict of blocks
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
     return Transform(what, func, run, argnums=argnums,
-                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
+                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward, chunk_size))
 
 
-def _reverse_blocks(out: Tensor, xs: list[Tensor]) -> list[Tensor]:
-    """jacrev's blocks by one backward of every basis cotangent at once, batched by the ops' batching rules
-    (PyTorch's is_grads_batched); by one backward per output element inside vmap, or where a VJP meets an
-    op without a rule."""
+BASIS_BYTES = 64 * 2 ** 20
+"""The most memory one batch of jacrev's basis cotangents takes (an n-element output has an n×n basis): a larger
+basis runs in chunks of rows, as PyTorch's chunk_size does, so a 16,384-element output's Jacobian does not
+first need a 1 GiB identity."""
+
+
+def _reverse_blocks(out: Tensor, xs: list[Tensor], chunk_size: int | None = None) -> list[Tensor]:
+    """jacrev's blocks by one backward of every basis cotangent at once (or of each chunk of them), batched by
+    the ops' batching rules (PyTorch's is_grads_batched); by one backward per output element inside vmap, or
+    where a VJP meets an op without a rule."""
+    from gradcli.engine.functions import cat
     n = out.numel()
     if VMAP_LEVELS or n <= 1:
         return jacobian_on_graph(out, xs)
     install()
+    step = chunk_size or max(1, BASIS_BYTES // (n * out.dtype.itemsize))
     try:
-        with BatchLevel(n) as level:
-            basis = wrap(_wrap(np.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))), level)
-            found = run_backward([out], [basis], True, True, inputs=xs)
+        chunks = [_reverse_rows(out, xs, start, min(step, n - start)) for start in range(0, n, step)]
     except NoRule as exc:
         Fallbacks.add(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
         return jacobian_on_graph(out, xs)
     blocks = []
-    for x, g in zip(xs, found):
+    for k, x in enumerate(xs):
         dtype = np.result_type(out.dtype, x.dtype)
-        if g is None:
+        parts = [chunk[k] for chunk in chunks]
+        if parts[0] is None:
             blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
             continue
-        rows = unwrap(g, level)
-        if rows is g:  # the same for every cotangent
-            from gradcli.engine.functions import expand, unsqueeze
-            rows = expand(unsqueeze(g, 0), (n,) + tuple(x.shape))
+        rows = parts[0] if len(parts) == 1 else cat(parts, 0)
         block = rows.reshape(tuple(out.shape) + tuple(x.shape))
         blocks.append(block if block.dtype == dtype else block.to(dtype))
     return blocks
+
+
+def _reverse_rows(out: Tensor, xs: list[Tensor], start: int, rows: int) -> list[Tensor | None]:
+    """The Jacobian's rows start..start+rows (one per output element, input-shaped) by one batched backward of
+    those basis cotangents; None for an input the output does not reach."""
+    from gradcli.engine.functions import expand, unsqueeze
+    n = out.numel()
+    basis = np.zeros((rows, n), dtype=out.dtype)
+    basis[np.arange(rows), start + np.arange(rows)] = 1
+    with BatchLevel(rows) as level:
+        found = run_backward([out], [wrap(_wrap(basis.reshape((rows,) + tuple(out.shape))), level)], True, True,
+                             inputs=xs)
+    parts: list[Tensor | None] = []
+    for x, g in zip(xs, found):
+        if g is None:  # the graph does not reach x: so for every chunk
+            parts.append(None)
+            continue
+        phys = unwrap(g, level)
+        parts.append(expand(unsqueeze(g, 0), (rows,) + tuple(x.shape)) if phys is g else phys)  # phys is g: every row's
+    return parts
 
 
 def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
