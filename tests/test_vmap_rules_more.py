@@ -186,3 +186,28 @@ def test_jacrev_refuses_a_chunk_size_below_one() -> None:
     from gradcli.errors import ArgumentError
     with pytest.raises(ArgumentError, match="jacrev: `chunk_size` should be greater than 0."):
         func.jacrev(lambda t: t, chunk_size=0)
+
+
+def _vjp_rows(T, make, eye, w, x):
+    out, vjp_fn = T.vjp(lambda w: (make(x) @ w.t()).tanh(), make(w))
+    return T.vmap(lambda v: vjp_fn(v)[0])(eye(3))
+
+
+def test_a_vjp_fn_vmapped_over_its_cotangents_runs_one_batched_backward() -> None:
+    """`vmap(vjp_fn)(basis)`, the NTK tutorial's pattern (PyTorch's is_grads_batched): one backward."""
+    w, x = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    ours = _vjp_rows(func, C.tensor, C.eye, w, x)
+    theirs = _vjp_rows(torch.func, torch.tensor, torch.eye, w, x)
+    assert ours.shape == (3, 3, 4)
+    np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12, atol=1e-12)
+    assert not func.Fallbacks.reasons, func.Fallbacks.reasons
+
+
+def test_inside_the_vmap_of_its_output_a_batched_cotangent_runs_per_example() -> None:
+    w, xs = RNG.standard_normal((3, 4)), RNG.standard_normal((5, 4))
+    ours = func.vmap(lambda x: _vjp_rows(func, lambda a: a, C.eye, C.tensor(w), x))(C.tensor(xs))
+    theirs = torch.func.vmap(lambda x: _vjp_rows(torch.func, lambda a: a, torch.eye, torch.tensor(w), x))(
+        torch.tensor(xs))
+    np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12, atol=1e-12)
+    assert func.Fallbacks.reasons[0] == ("vmap(<lambda>) ran once per example: a cotangent batched differently "
+                                         "from its output has no batching rule")

@@ -56,7 +56,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise BackwardError("One of the differentiated Tensors does not require grad",
                                 hint="the inputs of grad() must be tensors created with requires_grad=True "
                                      "(or computed from one)")
-    found = run_backward(outs, gos, retain_graph, create_graph, inputs=ins)
+    batched_cotangent = levels is not None and any(k for _, k in levels)  # a vjp_fn vmapped over its cotangents
+    found = run_backward(outs, gos, retain_graph, create_graph or batched_cotangent, inputs=ins)
+    if batched_cotangent and not create_graph:
+        found = [None if g is None else g.detach() for g in found]
     result = []
     for k, (x, g) in enumerate(zip(ins, found)):
         if g is None and materialize_grads:
@@ -70,8 +73,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             continue
         result.append(g if isinstance(g, Tensor) else _wrap(np.array(np.broadcast_to(g, x.shape))))
     if levels is not None:
-        from gradcli.engine.batched import rewrap
-        result = [None if g is None else rewrap(g, lv) for g, lv in zip(result, levels)]
+        from gradcli.engine.batched import restacked
+        result = [None if g is None else restacked(g, *lv) for g, lv in zip(result, levels)]
     return tuple(result)
 
 
