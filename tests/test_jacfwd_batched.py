@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gradcli.engine.creation as C
+import gradcli.engine.functions as GF
 from gradcli.engine import forward_batched as FB
 from gradcli.engine import ops as O
 from gradcli.engine.batched import Fallbacks, NoRule
@@ -57,10 +58,12 @@ def test_an_elementwise_rule_gives_every_direction_at_once_what_it_gives_each(op
     np.testing.assert_allclose(at_once, each, rtol=1e-14, atol=1e-15, equal_nan=True)
 
 
-def test_an_op_without_a_batched_forward_rule_is_refused_for_the_loop() -> None:
+def test_a_forward_rule_of_no_known_kind_is_refused_for_the_loop() -> None:
+    import dataclasses
     conv = next(op for op in O.TABLE if op.name == "convolution")
-    with pytest.raises(NoRule, match="forward rule of 'convolution'"):
-        FB.tangents(conv, (None,), np.zeros(()), (), {}, 2)
+    odd = dataclasses.replace(conv, name="odd", jvp=lambda *args, **params: None)
+    with pytest.raises(NoRule, match="forward rule of 'odd'"):
+        FB.tangents(odd, (None,), np.zeros(()), (), {}, 2)
 
 
 torch = pytest.importorskip("torch")
@@ -132,11 +135,21 @@ def test_nested_vmap_of_jacfwd() -> None:
     assert not Fallbacks.reasons, Fallbacks.reasons
 
 
-def test_an_op_without_a_batched_rule_runs_per_direction_says_so_and_agrees() -> None:
+def test_a_convolution_runs_once_for_every_direction() -> None:
     import gradcli.nn.conv as NC
-    x, w = RNG.standard_normal((1, 1, 5, 5)), RNG.standard_normal((2, 1, 3, 3))
-    ours = func.jacfwd(lambda t: NC.conv2d(t, C.tensor(w)))(C.tensor(x))
-    theirs = torch.func.jacfwd(lambda t: torch.nn.functional.conv2d(t, torch.tensor(w)))(torch.tensor(x))
+    x, w, b = RNG.standard_normal((1, 2, 5, 5)), RNG.standard_normal((3, 2, 3, 3)), RNG.standard_normal(3)
+    ours = func.jacfwd(lambda t, k, c: NC.conv2d(t, k, c, padding=1), argnums=(0, 1, 2))(*map(C.tensor, (x, w, b)))
+    theirs = torch.func.jacfwd(lambda t, k, c: torch.nn.functional.conv2d(t, k, c, padding=1), argnums=(0, 1, 2))(
+        *map(torch.tensor, (x, w, b)))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o._data, t.numpy(), rtol=1e-12, atol=1e-12)
+    assert not Fallbacks.reasons, Fallbacks.reasons
+
+
+def test_an_op_without_a_batched_rule_runs_per_direction_says_so_and_agrees() -> None:
+    x = RNG.standard_normal((3, 4))
+    ours = func.jacfwd(lambda t: GF.einsum("ij,ij->j", t, t))(C.tensor(x))
+    theirs = torch.func.jacfwd(lambda t: torch.einsum("ij,ij->j", t, t))(torch.tensor(x))
     np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12, atol=1e-12)
-    assert Fallbacks.reasons == ["jacfwd ran the forward rule of 'convolution' once per direction: the forward "
-                                 "rule of 'convolution' has no batching rule"]
+    assert Fallbacks.reasons == ["jacfwd ran the forward rule of 'einsum' once per direction: the op 'einsum' has "
+                                 "no batching rule"]

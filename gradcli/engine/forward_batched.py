@@ -67,6 +67,21 @@ def _product(op: O.Op, tangents: tuple, out: np.ndarray, arrays: tuple, params: 
     return np.zeros((n,) + out.shape, out.dtype) if total is None else total
 
 
+def _convolution(op: O.Op, tangents: tuple, out: np.ndarray, arrays: tuple, params: dict, n: int) -> Any:
+    """Bilinear in input and kernel (one batched convolution per tangent, without the bias), plus the bias's
+    tangent at every position."""
+    x, w = arrays[:2]
+    tx, tw, tb = (tuple(tangents) + (None, None, None))[:3]
+    total = np.zeros((n,) + out.shape, out.dtype)
+    if tx is not None:
+        total = total + _by_rule(op, [tx, w, None], [True, False, False], params, n)
+    if tw is not None:
+        total = total + _by_rule(op, [x, tw, None], [False, True, False], params, n)
+    if tb is not None and np.ndim(tb) > 1:
+        total = total + np.reshape(tb, (n, 1, -1) + (1,) * (out.ndim - 2))
+    return total
+
+
 def _transposed(op: O.Op, tangents: tuple, out: np.ndarray, arrays: tuple, params: dict, n: int) -> Any:
     """J·t as the gradient by g of ⟨VJP(g), t⟩ (see `transposed_jvp`), with g and t batched over the directions:
     the VJP's ops and the double backward run once, through the batching rules."""
@@ -100,10 +115,13 @@ KINDS: dict[Callable[..., Any], Callable[..., Any]] = {
     transposed_jvp: _transposed}
 """The vectorised form of each kind of forward rule the op table declares."""
 
+OWN: dict[str, Callable[..., Any]] = {"convolution": _convolution}
+"""The vectorised form of the forward rules ops declare for themselves, by op name."""
+
 
 def tangents(op: O.Op, tangents: tuple, out: np.ndarray, arrays: tuple, params: dict, n: int) -> np.ndarray:
     """The output's tangent for all n directions at once (directions first); `NoRule` when it cannot be batched."""
-    kind = KINDS.get(op.jvp)
+    kind = KINDS.get(op.jvp) or OWN.get(op.name)
     if kind is None:
         raise B.NoRule(f"the forward rule of '{op.name}'")
     found = kind(op, tangents, out, arrays, params, n)
