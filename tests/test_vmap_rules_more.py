@@ -70,6 +70,10 @@ CASES = [
      + x.gather(0, _idx(x)).sum(), [(4, 3, 5)], 0),
     ("scatter of a shared input from each example's source",
      lambda x, s: x.scatter(1, _idx(x)[:, :3].t(), s) * s.sum(), [(3, 5), (4, 3, 2)], (None, 0)),
+    ("cummax and cummin, values and indices", lambda x: _libs(x)[0].cummax(x, 1).values * x.cummin(-1).values
+     + x.cummax(0).indices + _libs(x)[0].cummin(x, -2).indices, [(4, 3, 5)], 0),
+    ("cummax of a shared input times each example's", lambda x, y: x.cummax(0).values * y, [(5,), (3, 5)],
+     (None, 0)),
     ("index_put: the gradient of repeated indexing", lambda x: x[_idx(x)[0]] * x[1:4:2].sum(0), [(4, 3, 5)], 0),
 ]
 
@@ -211,3 +215,29 @@ def test_inside_the_vmap_of_its_output_a_batched_cotangent_runs_per_example() ->
     np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12, atol=1e-12)
     assert func.Fallbacks.reasons[0] == ("vmap(<lambda>) ran once per example: a cotangent batched differently "
                                          "from its output has no batching rule")
+
+
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+def test_cummax_and_cummin_are_pytorchs_with_ties_going_to_the_latest(fn) -> None:
+    """Values, indices (a tie's is the latest), the node's name and the gradient, which goes to the element
+    each running extreme is, summed where it stays the extreme."""
+    from tests.language_helpers import run
+    source = ("import torch\nx = torch.tensor([[1., 3., 3., 2., 5.], [2., 2., 1., 1., 0.]], requires_grad=True)\n"
+              f"v, i = torch.{fn}(x, 1)\nname = v.grad_fn.name()\n"
+              "(v * torch.arange(5.0)).sum().backward()\ng = x.grad\n"
+              f"s = torch.{fn}(torch.tensor(2.0), 0)\n")
+    ours = run(source)
+    x = torch.tensor([[1., 3., 3., 2., 5.], [2., 2., 1., 1., 0.]], requires_grad=True)
+    v, i = getattr(torch, fn)(x, 1)
+    (v * torch.arange(5.0)).sum().backward()
+    np.testing.assert_array_equal(ours["v"]._data, v.detach().numpy())
+    np.testing.assert_array_equal(ours["i"]._data, i.numpy())
+    np.testing.assert_array_equal(ours["g"]._data, x.grad.numpy())
+    assert ours["name"] == v.grad_fn.name()
+    assert float(ours["s"][0]._data) == 2.0 and int(ours["s"][1]._data) == 0
+
+
+def test_cummax_gradient_is_proved_by_check(cli) -> None:
+    result = cli("eval", "v = torch.cummax(x, 0).values; out = (v*v).sum()", "x=[1.0, 3.0, 2.0, 4.0]", "--check")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "pass" in result.stdout and "∂out/∂x[2] = 0" in result.stdout

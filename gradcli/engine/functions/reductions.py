@@ -230,6 +230,35 @@ def cumprod(x: Any, dim: int) -> Tensor:
     return _scan(O.CUMPROD, x, dim, "cumprod")
 
 
+def cummax(x: Any, dim: int) -> MaxMin:
+    """The running maximum along dim and where it was reached (the latest of tied maxima, as PyTorch's)."""
+    return _running(x, dim, np.maximum, "cummax", "CummaxBackward0")
+
+
+def cummin(x: Any, dim: int) -> MaxMin:
+    return _running(x, dim, np.minimum, "cummin", "CumminBackward0")
+
+
+def _running(x: Any, dim: int, keep: Any, fn: str, name: str) -> MaxMin:
+    """One indexing node picks each running extreme, so its gradient goes to exactly that element (summed where
+    it stays the extreme). Inside vmap the indices are taken on every example at once."""
+    from gradcli.engine.batched import levels_of, physical, rewrap
+    x = _tensor_arg(x, fn)
+    d = _dim(dim, x.ndim)
+    if x.ndim == 0:
+        return MaxMin(apply(O.INDEX, x, key=(Ellipsis,), name=name), _wrap(np.asarray(0, dtype=np.int64)))
+    levels = levels_of(x)
+    phys = physical(x)
+    axis = d + len(levels)
+    data = phys._data
+    at = np.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - axis - 1))
+    order = np.maximum.accumulate(np.where(data == keep.accumulate(data, axis=axis), at, 0), axis=axis)
+    grids = list(np.indices(order.shape, sparse=True))
+    grids[axis] = order
+    values = apply(O.INDEX, phys, key=tuple(grids), name=name)
+    return MaxMin(rewrap(values, levels), rewrap(_wrap(order.astype(np.int64)), levels))
+
+
 def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
     return _arg_extremum(np.argmax, x, dim, keepdim, "argmax")
 
