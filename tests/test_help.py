@@ -64,7 +64,8 @@ def test_limits_give_their_unit_and_default(cli, name):
     assert "--max-steps N Most loop iterations allowed, all loops together, and as many calls of the program's own " \
         "functions (" in help_text
     assert help_text.count("[default: 50,000,000]") == 2  # --max-steps and --max-elements
-    assert "--max-elements N Largest tensor allowed, in elements, checked before allocating (" in help_text
+    assert "--max-elements N Largest tensor allowed, in 8-byte elements (a float32 tensor may have twice as many), " \
+        "checked before allocating (" in help_text
 
 
 @pytest.mark.parametrize("name", COMMANDS)

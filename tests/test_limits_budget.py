@@ -149,3 +149,28 @@ def test_work_that_never_returns_to_python_is_ended_from_outside(tmp_path):
     assert done.returncode == 2
     assert "error[limit]: the run took more than 0.5 seconds, in work that could not be interrupted" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_element_cap_counts_bytes_so_a_float32_tensor_may_have_twice_as_many(cli):
+    program, inputs = "y = x.expand(3, 400); out = y.sum()", "x=ones(1, 400)"
+    assert cli("eval", program, inputs, "--max-elements", "1000", "--dtype", "float32").exit_code == 0
+    error = error_of(cli("eval", program, inputs, "--max-elements", "1000", "--json"))
+    assert error["message"] == "the result of expand would have 1,200 elements (shape (3, 400)), over the limit of 1,000"
+    error = error_of(cli("eval", program.replace("3, 400", "6, 400"), inputs, "--max-elements", "1000", "--dtype",
+                         "float32", "--json"))
+    assert error["message"] == ("the result of expand would have 2,400 elements (shape (6, 400)), over the limit of "
+                                "2,000 float32 elements (--max-elements counts 8-byte ones)")
+
+
+def test_per_example_gradients_stack_to_the_float32_cap_and_the_memory_cap_still_holds(cli):
+    """The per-sample-gradients tutorial's case in small: a stacked gradient over the cap in float64 elements,
+    within it in float32's; and a float32 tensor the element cap allows is still held to --max-memory."""
+    program = ("g = torch.func.vmap(torch.func.grad(lambda w, x: (x @ w).tanh().sum()), in_dims=(None, 0))(w, xs); "
+               "out = g.sum()")
+    result = cli("eval", program, "w=ones(10, 10)", "xs=ones(15, 10)", "--max-elements", "1000", "--dtype", "float32")
+    assert result.exit_code == 0
+    error = error_of(cli("eval", program, "w=ones(10, 10)", "xs=ones(15, 10)", "--max-elements", "1000", "--json"))
+    assert error["message"].startswith("the result of expand would have 1,500 elements (shape (15, 10, 10))")
+    error = error_of(cli("eval", "y = x.repeat(20000000); out = y.sum()", "x=[1.0, 2.0, 3.0, 4.0]",
+                         "--dtype", "float32", "--max-memory", "50M", "--json"))
+    assert error["message"].startswith("the result of repeat needs 305 MiB more, but only ")

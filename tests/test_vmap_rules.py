@@ -239,12 +239,13 @@ def test_jacrev_runs_one_backward_over_every_basis_cotangent() -> None:
 
 
 def test_jacrev_through_a_vjp_without_a_rule_runs_row_by_row() -> None:
-    (x,) = _arrays((4,))
+    x, c = _arrays((3,), (3,))
+    fn = lambda t, c: _lib(t).cross(t * t, c, dim=0)  # noqa: E731
     before = len(func.Fallbacks.reasons)
-    ours = func.jacrev(lambda t: t[1:] * t[0])(C.tensor(x))
-    _same(ours, torch.func.jacrev(lambda t: t[1:] * t[0])(torch.tensor(x)))
+    ours = func.jacrev(fn)(C.tensor(x), C.tensor(c))
+    _same(ours, torch.func.jacrev(fn)(torch.tensor(x), torch.tensor(c)))
     assert func.Fallbacks.reasons[before:] == [
-        "jacrev ran one backward per output element: the op 'index_put' has no batching rule"]
+        "jacrev ran one backward per output element: the op 'cross' has no batching rule"]
 
 
 # -- what a user sees ---------------------------------------------------------------------------------------------

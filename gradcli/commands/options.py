@@ -68,7 +68,8 @@ def explain(what: str) -> Any:
 def max_elements(scope: str) -> Any:
     return Annotated[int, typer.Option(
         "--max-elements", metavar="N", show_default=False,
-        help=f"Largest tensor allowed, in elements, checked before allocating ({scope}).{_default(DEFAULT_MAX_ELEMENTS)}")]
+        help=f"Largest tensor allowed, in 8-byte elements (a float32 tensor may have twice as many), checked before "
+             f"allocating ({scope}).{_default(DEFAULT_MAX_ELEMENTS)}")]
 
 
 def max_steps(scope: str) -> Any:

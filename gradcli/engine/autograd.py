@@ -56,7 +56,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise BackwardError("One of the differentiated Tensors does not require grad",
                                 hint="the inputs of grad() must be tensors created with requires_grad=True "
                                      "(or computed from one)")
-    found = run_backward(outs, gos, retain_graph, create_graph, inputs=ins)
+    batched_cotangent = levels is not None and any(k for _, k in levels)  # a vjp_fn vmapped over its cotangents
+    found = run_backward(outs, gos, retain_graph, create_graph or batched_cotangent, inputs=ins)
+    if batched_cotangent and not create_graph:
+        found = [None if g is None else g.detach() for g in found]
     result = []
     for k, (x, g) in enumerate(zip(ins, found)):
         if g is None and materialize_grads:
@@ -70,8 +73,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             continue
         result.append(g if isinstance(g, Tensor) else _wrap(np.array(np.broadcast_to(g, x.shape))))
     if levels is not None:
-        from gradcli.engine.batched import rewrap
-        result = [None if g is None else rewrap(g, lv) for g, lv in zip(result, levels)]
+        from gradcli.engine.batched import restacked
+        result = [None if g is None else restacked(g, *lv) for g, lv in zip(result, levels)]
     return tuple(result)
 
 
@@ -135,7 +138,8 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] |
     inputs in that error.
     """
     for name, x in zip(_names(inputs, names), inputs):
-        check_elements(output.shape + x.shape, f"the Jacobian ∂{output_name}/∂{name}")
+        check_elements(output.shape + x.shape, f"the Jacobian ∂{output_name}/∂{name}",
+                       np.result_type(output.dtype, x.dtype))
     blocks = [np.zeros(output.shape + x.shape, dtype=np.result_type(output.dtype, x.dtype)) for x in inputs]
     if not output.requires_grad:
         return blocks
@@ -163,7 +167,8 @@ def jacobian_on_graph(output: Tensor, inputs: Sequence[Tensor]) -> list[Tensor]:
     """
     from gradcli.engine.functions import stack
     for k, x in enumerate(inputs):
-        check_elements(output.shape + x.shape, f"the Jacobian of the output by input {k}")
+        check_elements(output.shape + x.shape, f"the Jacobian of the output by input {k}",
+                       np.result_type(output.dtype, x.dtype))
     dtypes = [np.result_type(output.dtype, x.dtype) for x in inputs]
     n = output.numel()
     if not output.requires_grad or n == 0:
@@ -193,7 +198,8 @@ def hessian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] | 
     labels = _names(inputs, names)
     for a, x in zip(labels, inputs):
         for b, y in zip(labels, inputs):
-            check_elements(x.shape + y.shape, f"the Hessian block ∂²{output_name}/∂{a}∂{b}")
+            check_elements(x.shape + y.shape, f"the Hessian block ∂²{output_name}/∂{a}∂{b}",
+                           np.result_type(x.dtype, y.dtype))
     first = grad(output, list(inputs), create_graph=True, allow_unused=True)
     blocks = []
     for x, g in zip(inputs, first):

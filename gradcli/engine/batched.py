@@ -178,17 +178,22 @@ def dispatch(op: Any, inputs: tuple, name: str | None, params: dict) -> Tensor |
     level = innermost(inputs)
     if level is None:
         return None
-    rule = RULES.get(op.name)
-    if rule is None:
-        for derive in GENERIC:
-            rule = derive(op)
-            if rule is not None:
-                break
-        else:
-            raise NoRule(f"the op '{op.name}'")
+    rule = rule_for(op)
     batched = [batched_at(x, level) for x in inputs]
     phys = [x._phys if b else x for x, b in zip(inputs, batched)]
     return BatchedTensor(rule(op, name, phys, batched, params, level.size), level)
+
+
+def rule_for(op: Any) -> Rule:
+    """The op's batching rule: its own by name, else the one the op table implies; `NoRule` when it has none."""
+    rule = RULES.get(op.name)
+    if rule is not None:
+        return rule
+    for derive in GENERIC:
+        rule = derive(op)
+        if rule is not None:
+            return rule
+    raise NoRule(f"the op '{op.name}'")
 
 
 def wrap(phys: Tensor, level: Level) -> BatchedTensor:
@@ -223,9 +228,10 @@ def rewrap(x: Any, levels: list[Level]) -> Any:
     return x
 
 
-def for_backward(outputs: list, inputs: list, cotangents: list) -> tuple[list, list, list, list[list[Level]]]:
+def for_backward(outputs: list, inputs: list, cotangents: list) -> tuple[list, list, list, list[tuple[list, int]]]:
     """A backward inside vmap, run on the physical graph: outputs, inputs and cotangents made physical, and
-    the levels each gradient is batched at. Every example's output reaches only that example's inputs, so
+    the levels each gradient is batched at, with how many of the deepest are the cotangents' own (`restacked`
+    reads both; such cotangents stay batched there, and the backward runs through the batching rules). Every example's output reaches only that example's inputs, so
     one physical backward gives every example's gradient, provided each input is batched wherever an output
     is (a shared input would sum its examples' gradients: that case runs per example instead)."""
     out_levels = [levels_of(o) for o in outputs]
@@ -233,6 +239,11 @@ def for_backward(outputs: list, inputs: list, cotangents: list) -> tuple[list, l
     for levels in out_levels:
         if any(any(lv not in mine for lv in levels) for mine in in_levels):
             raise NoRule("a gradient by a tensor shared by every example")
+    extra = _extra_levels(out_levels, in_levels, cotangents)
+    if extra:
+        cts = [_batched_cotangent(g, levels, extra) for g, levels in zip(cotangents, out_levels)]
+        return [physical(o) for o in outputs], [physical(x) for x in inputs], cts, \
+            [(levels + extra, len(extra)) for levels in in_levels]
     phys_cts = []
     for o, levels, g in zip(outputs, out_levels, cotangents):
         if g is not None and levels_of(g) not in ([], levels):
@@ -244,7 +255,61 @@ def for_backward(outputs: list, inputs: list, cotangents: list) -> tuple[list, l
             from gradcli.engine.functions import expand
             g = expand(g, tuple(physical(o).shape))
         phys_cts.append(None if g is None else physical(g))
-    return [physical(o) for o in outputs], [physical(x) for x in inputs], phys_cts, in_levels
+    return [physical(o) for o in outputs], [physical(x) for x in inputs], phys_cts, [(lv, 0) for lv in in_levels]
+
+
+def _extra_levels(out_levels: list, in_levels: list, cotangents: list) -> list[Level]:
+    """The levels cotangents are batched at beyond their outputs' (a vjp_fn called inside a vmap of its own,
+    `vmap(vjp_fn)(basis)`): [] when there are none. Such a backward runs once, batched at those levels by the
+    rules, when the outputs and inputs are not batched themselves; inside the vmaps of its outputs (the NTK
+    tutorial's vmap over basis vectors within vmaps over inputs) it runs once per example, whose memory is one
+    example's rather than every example's times every cotangent's."""
+    extra: list[Level] | None = None
+    for levels, g in zip(out_levels, cotangents):
+        mine = levels_of(g) if g is not None else []
+        if mine[:len(levels)] != levels or len(mine) == len(levels):
+            if mine and mine[:len(levels)] != levels:
+                raise NoRule("a cotangent batched differently from its output")
+            continue
+        if extra is not None and mine[len(levels):] != extra:
+            raise NoRule("cotangents batched at different levels")
+        extra = mine[len(levels):]
+    if not extra:
+        return []
+    if any(out_levels + in_levels):  # every example of the outer vmaps times every cotangent: memory PyTorch's
+        raise NoRule("a cotangent batched inside the vmap of its output")  # own batching would take too
+    return extra
+
+
+def _batched_cotangent(g: Any, levels: list[Level], extra: list[Level]) -> Any:
+    """A cotangent batched at an output's levels and `extra` ones, as a tensor batched at the extra levels only
+    whose examples are the output's physical value (the output's levels as leading dims)."""
+    from gradcli.engine.functions import movedim
+    if g is None:
+        return None
+    lead, k = len(levels), len(extra)
+    phys, mine = physical(g), len(levels_of(g))
+    if mine == lead:  # the same for every extra example
+        return phys
+    if mine != lead + k:
+        raise NoRule("a cotangent batched differently from its output")
+    return rewrap(movedim(phys, tuple(range(lead, lead + k)), tuple(range(k))), extra)
+
+
+def restacked(g: Any, levels: list[Level], k: int = 0) -> Any:
+    """A gradient as one example of `levels` (outermost first), the last `k` of them a batched cotangent's (see
+    `_extra_levels`): the backward gave it batched at those (their examples are moved behind the others'), or
+    unbatched there (it is then every such example's)."""
+    from gradcli.engine.functions import expand, movedim, reshape
+    if k == 0:
+        return rewrap(g, levels)
+    lead = len(levels) - k
+    if type(g) is BatchedTensor:
+        return rewrap(movedim(physical(g), tuple(range(k)), tuple(range(lead, lead + k))), levels)
+    shape = tuple(g.shape)
+    sizes = tuple(level.size for level in levels[lead:])
+    spread = expand(reshape(g, shape[:lead] + (1,) * k + shape[lead:]), shape[:lead] + sizes + shape[lead:])
+    return rewrap(spread, levels)
 
 
 def folded(x: "BatchedTensor", fn: Callable[[Tensor], Tensor]) -> "BatchedTensor":

@@ -100,7 +100,7 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
         raise ArgumentError(f"could not make a tensor from {_preview(data)}", hint="use numbers only")
     if dtype is None and arr.dtype.kind == "f":
         arr = arr.astype(Defaults.dtype, copy=False)
-    check_elements(arr.shape, "tensor")
+    check_elements(arr.shape, "tensor", arr.dtype)
     return arr
 
 

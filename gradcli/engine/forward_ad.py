@@ -55,7 +55,8 @@ class Level:
 
     `batch` is None for a user's `dual_level` and `torch.func.jvp` (a tangent has its tensor's shape)
     and n for `jacfwd`, whose tangents carry n directions at once along a leading axis: the function
-    runs once, as under PyTorch's vmap of jvp, and each op applies its rule per direction.
+    runs once, as under PyTorch's vmap of jvp, and each op computes every direction's tangent in one
+    vectorised step (engine/forward_batched.py), or per direction where its rule has no batched form.
 
     A tangent is also found by the tensor's graph node, so that a value a backward pass unpacks from
     a node under create_graph (a new Tensor of the same node) carries the tangent of the tensor it
@@ -96,6 +97,14 @@ class Level:
         """The output's tangent by the op's jvp rule: once, or once per direction of a batched level."""
         if self.batch is None:
             return _one_rule(op, tangents, out, arrays, params)
+        from gradcli.engine import forward_batched
+        from gradcli.engine.batched import Fallbacks, NoRule
+        try:
+            with paused():
+                return forward_batched.tangents(op, tangents, out, arrays, params, self.batch)
+        except NoRule as exc:
+            Fallbacks.add(f"jacfwd ran the forward rule of '{op.name}' once per direction: {exc.what} has no "
+                          "batching rule")
         return np.stack([_one_rule(op, tuple(None if v is None else v[k] for v in tangents), out, arrays, params)
                          for k in range(self.batch)])
 

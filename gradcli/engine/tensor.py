@@ -409,20 +409,27 @@ def _shape_error(op: O.Op, inputs: tuple, exc: Exception) -> ShapeError:
                       hint="check the shapes with x.shape; reshape, transpose (.T) or index to make them fit")
 
 
-def check_elements(shape: tuple[int, ...], what: str) -> None:
-    """Refuse a tensor past the element cap before NumPy tries to allocate it."""
+def check_elements(shape: tuple[int, ...], what: str, dtype: Any = None) -> None:
+    """Refuse a tensor past the element cap before NumPy tries to allocate it.
+
+    The cap is a size in memory: `--max-elements` counts 8-byte elements (float64, int64), so a tensor of a
+    narrower dtype may hold as many bytes (a float32 one twice as many elements), as the memory it takes is
+    what `--max-memory` holds too. A shape whose dtype is not known yet counts as 8 bytes an element."""
     n = 1
     for s in shape:
         n *= int(s)
-    if n == 0 and shape and max(shape) > Limits.max_elements:  # empty, but its reductions would not be
+    itemsize = 8 if dtype is None else np.dtype(dtype).itemsize
+    limit = Limits.max_elements * 8 // itemsize
+    words = "" if itemsize == 8 else f" {np.dtype(dtype).name} elements (--max-elements counts 8-byte ones)"
+    if n == 0 and shape and max(shape) > limit:  # empty, but its reductions would not be
         raise LimitError(f"{what} would have a dimension of {max(shape):,} (shape {tuple(shape)}), over the element "
-                         f"limit of {Limits.max_elements:,}", hint="use smaller shapes, or raise the limit with "
-                                                                  "--max-elements")
-    if n > Limits.max_elements:
+                         f"limit of {limit:,}{words}", hint="use smaller shapes, or raise the limit with "
+                                                           "--max-elements")
+    if n > limit:
         raise LimitError(f"{what} would have {n:,} elements (shape {tuple(shape)}), over the limit of "
-                         f"{Limits.max_elements:,}",
+                         f"{limit:,}{words}",
                          hint="use smaller shapes, or raise the limit with --max-elements")
-    budget.reserve(n * 8, what)
+    budget.reserve(n * itemsize, what)
 
 
 def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -393,6 +393,12 @@ class TensorMethods:
     def cumprod(self, dim: int) -> "Tensor":
         return T.F.cumprod(self, dim)
 
+    def cummax(self, dim: int) -> Any:
+        return T.F.cummax(self, dim)
+
+    def cummin(self, dim: int) -> Any:
+        return T.F.cummin(self, dim)
+
     def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return T.F.argmax(self, dim, keepdim)
 

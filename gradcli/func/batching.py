@@ -58,8 +58,6 @@ def elementwise(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
 def along_dim(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
     """A reduction or scan over `dim` (None: all of one example's dims): the dim moves past the batch."""
     (x,), ndim = inputs, inputs[0].ndim - 1
-    if params.get("dim") is None and op.name in WHOLE_ONLY:
-        raise B.NoRule(f"{op.name}() of a whole tensor")
     return apply(op, x, name=name, **{**params, "dim": _shift(params.get("dim"), ndim)})
 
 
@@ -82,14 +80,102 @@ def expand(op: O.Op, name: str | None, inputs: list, batched: list[bool], params
     return apply(op, x, name=name, shape=(x.shape[0],) + shape)
 
 
-def index(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
-    """x[key] with the batch's slice in front of the key. Advanced indices (arrays) that the key separates
-    would move their dims before the batch's (NumPy's rule): such a key runs per example."""
-    key = params["key"] if isinstance(params["key"], tuple) else (params["key"],)
+def _batch_key(key: Any) -> tuple:
+    """An index of one example with the batch's slice in front. Advanced indices (arrays) that the key
+    separates would move their dims before the batch's (NumPy's rule): such a key runs per example."""
+    key = key if isinstance(key, tuple) else (key,)
     arrays = [i for i, p in enumerate(key) if isinstance(p, np.ndarray)]
     if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
         raise B.NoRule("indexing with separated index arrays")
-    return apply(op, inputs[0], name=name, key=(slice(None),) + key)
+    return (slice(None),) + key
+
+
+def index(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    return apply(op, inputs[0], name=name, key=_batch_key(params["key"]))
+
+
+def index_put(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """Values added into zeros at key: every example's into its own block of a batch of zeros."""
+    return apply(op, inputs[0], name=name, shape=(size,) + tuple(params["shape"]), key=_batch_key(params["key"]))
+
+
+def scattered(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """scatter and scatter_add: the key (one index array per dim, gather's positions) gains the examples' own
+    index in front, so each example writes only its own block; a shared input or source is every example's."""
+    key = params["key"]
+    if not all(isinstance(k, np.ndarray) for k in key):
+        raise B.NoRule(f"{op.name} at a key that is not index arrays")
+    rank = max((k.ndim for k in key), default=0)
+    own = np.arange(size).reshape((size,) + (1,) * rank)
+    (x, src), (bx, bs) = inputs, batched
+    source = _everyone(src, bs, size) if isinstance(src, Tensor) else src
+    return apply(op, _everyone(x, bx, size), source, name=name, key=(own,) + tuple(key))
+
+
+def flip(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    (x,) = inputs
+    return apply(op, x, name=name, dims=_shift(tuple(params["dims"]), x.ndim - 1))
+
+
+def roll(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """Without dims an example rolls flattened: each example's row of the flattened batch rolls."""
+    (x,), dims = inputs, params.get("dims")
+    if dims is None:
+        out = apply(op, F.reshape(x, (size, -1)), name=name, shifts=tuple(params["shifts"])[:1], dims=(1,))
+        return F.reshape(out, tuple(x.shape))
+    return apply(op, x, name=name, shifts=params["shifts"], dims=_shift(tuple(dims), x.ndim - 1))
+
+
+def repeat(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    repeats = tuple(params["repeats"])
+    return apply(op, _padded(inputs[0], len(repeats)), name=name, repeats=(1,) + repeats)
+
+
+def trailing(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """An op of one input's last dims (tril, triu, constant padding): the batch is one more leading dim."""
+    return apply(op, inputs[0], name=name, **params)
+
+
+def diag_embed(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    (x,) = inputs
+    rank = x.ndim  # one example's result has one dim more than the example
+    dims = {k: params.get(k, d) % rank + 1 for k, d in (("dim1", -2), ("dim2", -1))}
+    return apply(op, x, name=name, offset=params.get("offset", 0), **dims)
+
+
+def extremum(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """max/min: along a dim, the dim shifts; of a whole example, amax/amin over its dims, whose ties share the
+    gradient evenly as the whole-tensor max's do (max along a dim gives it to the first)."""
+    if params.get("dim") is not None:
+        return along_dim(op, name, inputs, batched, params, size)
+    (x,) = inputs
+    every = O.AMAX if op.name == "max" else O.AMIN
+    return apply(every, x, name=name or op.node, dim=tuple(range(1, x.ndim)), keepdim=bool(params.get("keepdim")))
+
+
+def layer_norm(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """Normalised over an example's last dims, which the batch leaves in place; a batched weight or bias (an
+    ensemble's) lines up with the examples."""
+    (x, w, b), (bx, bw, bb) = inputs, batched
+    x = _everyone(x, bx, size)
+    rank = x.ndim - 1
+    w, b = (_padded(v, rank) if bv else v for v, bv in ((w, bw), (b, bb)))
+    return apply(op, x, w, b, name=name, **params)
+
+
+def batch_norm(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
+    """Statistics per example and channel: the examples become channels of one batch norm ((N, B·C, ...)),
+    weights, biases and running statistics repeated per example (or each example's own), then unfolded."""
+    (x, w, b), (bx, bw, bb) = inputs, batched
+    x = _everyone(x, bx, size)
+    n, c = x.shape[1], x.shape[2]
+    folded = F.reshape(F.transpose(x, 0, 1), (n, size * c) + tuple(x.shape[3:]))
+
+    def per_channel(v: Any, bv: bool) -> Any:
+        return F.reshape(_everyone(v, bv, size), (size * c,)) if isinstance(v, Tensor) else v
+    stats = {k: None if params.get(k) is None else np.tile(params[k], size) for k in ("mean", "var")}
+    out = apply(op, folded, per_channel(w, bw), per_channel(b, bb), name=name, eps=params["eps"], **stats)
+    return F.transpose(F.reshape(out, (n, size, c) + tuple(out.shape[2:])), 0, 1)
 
 
 def joined(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
@@ -145,12 +231,9 @@ def convolution(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
     return F.transpose(F.reshape(out, (n, size, o) + tuple(out.shape[2:])), 0, 1)
 
 
-DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "max", "min", "logsumexp", "cumsum",
+DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "logsumexp", "cumsum",
            "cumprod", "softmax", "log_softmax")
 """Ops whose one tensor input is reduced or scanned along their `dim` parameter."""
-
-WHOLE_ONLY = ("max", "min")
-"""Reductions whose whole-tensor form differs from reducing every dim (ties: shared evenly, not the first)."""
 
 ELEMENTWISE = ("clamp_tensor", "polygamma", "logit", "round", "atan2", "hypot", "fmod", "remainder", "xlogy",
                "fmax", "fmin", "lerp", "addcmul", "addcdiv", "hardtanh", "leaky_relu", "elu", "gelu", "gelu_backward")
@@ -168,7 +251,9 @@ def derive(op: O.Op) -> Any:
 
 OWN = {"reshape": reshape, "transpose": transpose, "permute": permute, "expand": expand, "stack": joined,
        "cat": joined, "matmul": matmul, "addmm": addmm, "convolution": convolution,
-       "index": index}
+       "index": index, "index_put": index_put, "scatter": scattered, "scatter_add": scattered, "flip": flip,
+       "roll": roll, "repeat": repeat, "tril": trailing, "triu": trailing, "pad": trailing, "diag_embed": diag_embed,
+       "max": extremum, "min": extremum, "layer_norm": layer_norm, "batch_norm": batch_norm}
 """Rules by op name for the ops with a structure of their own."""
 
 

@@ -291,7 +291,10 @@ def _outputs(out: Any, what: str) -> tuple[list[Tensor], bool]:
 def jacrev(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
            chunk_size: int | None = None) -> Transform:
     """`torch.func.jacrev`: the Jacobian blocks (output shape + input shape) of f by its argument(s)."""
-    return _jacobian("jacrev", func, argnums, has_aux, forward=False)
+    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
+        raise ArgumentError("jacrev: `chunk_size` should be greater than 0.",
+                            hint="chunk_size=None (the default) lets gradcli choose")
+    return _jacobian("jacrev", func, argnums, has_aux, forward=False, chunk_size=chunk_size)
 
 
 def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
@@ -305,9 +308,12 @@ def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
     return _jacobian("jacfwd", func, argnums, has_aux, forward=True)
 
 
-def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool) -> Transform:
+def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, forward: bool,
+              chunk_size: int | None = None) -> Transform:
     def run(*args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:
         level = FA.Level(batch=0) if forward else None
+        if forward:
+            install()  # the batching rules give every direction's tangent at once
         tr = Traced(func, args, kwargs, argnums, has_aux, what,
                     forward=None if level is None else (level, lambda xs: _basis(level, xs)))
         tree = tr.out if not isinstance(tr.out, Tensor) and _is_tree(tr.out) and _leaves(tr.out) else None
@@ -316,48 +322,72 @@ def _jacobian(what: str, func: Callable[..., Any], argnums: Any, has_aux: bool, 
         per_output = []
         for out in outs:
             for x in xs:
-                check_elements(out.shape + x.shape, f"the Jacobian of {what}")
+                check_elements(out.shape + x.shape, f"the Jacobian of {what}", np.result_type(out.dtype, x.dtype))
             if level is not None and not (out.requires_grad and tr.on_graph(out)):
                 per_output.append(_forward_blocks(level.tangent(physical(out)), out, xs))
             elif out.requires_grad:
-                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs)])
+                per_output.append([tr.finish(b) for b in _reverse_blocks(out, xs, chunk_size)])
             else:
                 per_output.append([_wrap(np.zeros(out.shape + x.shape, dtype=x.dtype)) for x in xs])
         shaped = [tr.shaped(blocks) for blocks in per_output]
         result = shaped[0] if single_out else _rebuild(tree, iter(shaped))  # a dict of gradients: a dict of blocks
         return (result, tr.aux) if has_aux else result, tr, per_output[0] if single_out else []
     return Transform(what, func, run, argnums=argnums,
-                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward))
+                     remake=None if has_aux else lambda g: _jacobian(what, g, argnums, False, forward, chunk_size))
 
 
-def _reverse_blocks(out: Tensor, xs: list[Tensor]) -> list[Tensor]:
-    """jacrev's blocks by one backward of every basis cotangent at once, batched by the ops' batching rules
-    (PyTorch's is_grads_batched); by one backward per output element inside vmap, or where a VJP meets an
-    op without a rule."""
+BASIS_BYTES = 64 * 2 ** 20
+"""The most memory one batch of jacrev's basis cotangents takes (an n-element output has an n×n basis): a larger
+basis runs in chunks of rows, as PyTorch's chunk_size does, so a 16,384-element output's Jacobian does not
+first need a 1 GiB identity."""
+
+
+def _reverse_blocks(out: Tensor, xs: list[Tensor], chunk_size: int | None = None) -> list[Tensor]:
+    """jacrev's blocks by one backward of every basis cotangent at once (or of each chunk of them), batched by
+    the ops' batching rules (PyTorch's is_grads_batched); by one backward per output element inside vmap, or
+    where a VJP meets an op without a rule."""
+    from gradcli.engine.functions import cat
     n = out.numel()
     if VMAP_LEVELS or n <= 1:
         return jacobian_on_graph(out, xs)
     install()
+    step = chunk_size or max(1, BASIS_BYTES // (n * out.dtype.itemsize))
     try:
-        with BatchLevel(n) as level:
-            basis = wrap(_wrap(np.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))), level)
-            found = run_backward([out], [basis], True, True, inputs=xs)
+        chunks = [_reverse_rows(out, xs, start, min(step, n - start)) for start in range(0, n, step)]
     except NoRule as exc:
         Fallbacks.add(f"jacrev ran one backward per output element: {exc.what} has no batching rule")
         return jacobian_on_graph(out, xs)
     blocks = []
-    for x, g in zip(xs, found):
+    for k, x in enumerate(xs):
         dtype = np.result_type(out.dtype, x.dtype)
-        if g is None:
+        parts = [chunk[k] for chunk in chunks]
+        if parts[0] is None:
             blocks.append(_wrap(np.zeros(out.shape + x.shape, dtype=dtype)))
             continue
-        rows = unwrap(g, level)
-        if rows is g:  # the same for every cotangent
-            from gradcli.engine.functions import expand, unsqueeze
-            rows = expand(unsqueeze(g, 0), (n,) + tuple(x.shape))
+        rows = parts[0] if len(parts) == 1 else cat(parts, 0)
         block = rows.reshape(tuple(out.shape) + tuple(x.shape))
         blocks.append(block if block.dtype == dtype else block.to(dtype))
     return blocks
+
+
+def _reverse_rows(out: Tensor, xs: list[Tensor], start: int, rows: int) -> list[Tensor | None]:
+    """The Jacobian's rows start..start+rows (one per output element, input-shaped) by one batched backward of
+    those basis cotangents; None for an input the output does not reach."""
+    from gradcli.engine.functions import expand, unsqueeze
+    n = out.numel()
+    basis = np.zeros((rows, n), dtype=out.dtype)
+    basis[np.arange(rows), start + np.arange(rows)] = 1
+    with BatchLevel(rows) as level:
+        found = run_backward([out], [wrap(_wrap(basis.reshape((rows,) + tuple(out.shape))), level)], True, True,
+                             inputs=xs)
+    parts: list[Tensor | None] = []
+    for x, g in zip(xs, found):
+        if g is None:  # the graph does not reach x: so for every chunk
+            parts.append(None)
+            continue
+        phys = unwrap(g, level)
+        parts.append(expand(unsqueeze(g, 0), (rows,) + tuple(x.shape)) if phys is g else phys)  # phys is g: every row's
+    return parts
 
 
 def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
@@ -367,7 +397,7 @@ def _basis(level: FA.Level, xs: list[Tensor]) -> list[np.ndarray]:
     level.batch = n
     seeds, offset = [], 0
     for x, size in zip(xs, sizes):
-        check_elements((n, size), "jacfwd's basis directions")
+        check_elements((n, size), "jacfwd's basis directions", x.dtype)
         seed = np.zeros((n, size), dtype=x.dtype)
         seed[offset + np.arange(size), np.arange(size)] = 1
         seeds.append(seed.reshape((n,) + tuple(x.shape)))
@@ -549,6 +579,30 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = ()
             owner._parameters[attr] = t
 
 
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """`torch.func.stack_module_state`: the parameters and buffers of same-class modules, each name's stacked
+    along a new first dim (for vmap over an ensemble); the stacked parameters are new leaves."""
+    from gradcli.engine.functions import stack
+    from gradcli.nn.modules import Module
+    models = list(models) if isinstance(models, (list, tuple)) else None
+    if models is None or not all(isinstance(m, Module) for m in models):
+        raise ArgumentError("stack_module_state(): expected a list of modules",
+                            hint="stack_module_state([model0, model1, ...])")
+    if not models:
+        raise ArgumentError("stack_module_state: Expected at least one model, got 0.", hint="pass a list of models")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise ArgumentError("stack_module_state: Expected all models to be of the same class.",
+                            hint="an ensemble stacks copies of one architecture")
+    if any(m.training != models[0].training for m in models):
+        raise ArgumentError("stack_module_state: Expected all models to have the same training/eval mode.",
+                            hint="call .train() or .eval() on every model first")
+
+    def stacked(kind: str) -> dict[str, Tensor]:
+        named = [dict(getattr(m, kind)()) for m in models]
+        return {k: stack([d[k].detach() for d in named]).requires_grad_(named[0][k].requires_grad) for k in named[0]}
+    return stacked("named_parameters"), stacked("named_buffers")
+
+
 def _parameter_owners(module: Any, prefix: str = "") -> dict[str, tuple[Any, str]]:
     found = {prefix + name: (module, name) for name in module._parameters}
     for name, child in module._modules.items():
@@ -558,6 +612,6 @@ def _parameter_owners(module: Any, prefix: str = "") -> dict[str, tuple[Any, str
 
 NAMES: dict[str, Callable[..., Any]] = {
     "grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev, "jacfwd": jacfwd,
-    "hessian": hessian, "vmap": vmap, "functional_call": functional_call}
+    "hessian": hessian, "vmap": vmap, "functional_call": functional_call, "stack_module_state": stack_module_state}
 """torch.func's members, as `lang/builtins.py` registers them (functorch has the same)."""
 

@@ -220,7 +220,7 @@ def _check_stackable(result: Any, out_dims: int, n: int, name: str) -> None:
     if not -(result.ndim + 1) <= out_dims < result.ndim + 1:
         raise ShapeError(f"Dimension out of range (expected to be in range of [{-(result.ndim + 1)}, {result.ndim}], "
                          f"but got {out_dims})", hint="out_dims must be a dimension of the stacked result")
-    check_elements((n,) + tuple(result.shape), "vmap's stacked result")
+    check_elements((n,) + tuple(result.shape), "vmap's stacked result", result.dtype)
 
 
 def _out(result: Any, out_dims: Any, level: BatchLevel, n: int, name: str) -> Any:

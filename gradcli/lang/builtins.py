@@ -132,7 +132,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
     "softmax": F.softmax, "log_softmax": F.log_softmax,
     "logsumexp": F.logsumexp, "amax": F.amax, "amin": F.amin, "cumsum": F.cumsum, "cumprod": F.cumprod,
-    "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue,
+    "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue, "cummax": F.cummax,
+    "cummin": F.cummin,
     "median": F.median,
     "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
@@ -195,7 +196,8 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
               "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
               "tensordot": O.MATMUL, "kron": O.MUL, "logdet": O.LOGABSDET, "matrix_power": O.MATMUL,
               "inv": O.INVERSE})
-OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
+OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "cummax": O.INDEX,
+              "cummin": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
 OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
@@ -430,7 +432,8 @@ TENSOR_METHODS = frozenset({
     "true_divide", "floor_divide",
     "square", "logit", "polygamma", "round", "atan2", "arctan2",
     "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
-    "logsumexp", "amax", "amin", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "kthvalue", "median",
+    "logsumexp", "amax", "amin", "cumsum", "cumprod", "cummax", "cummin", "argmax", "argmin", "sort", "topk", "kthvalue",
+    "median",
     "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
     "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
     "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",

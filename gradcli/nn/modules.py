@@ -433,7 +433,7 @@ def _default_dtype() -> Any:
 def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
     """A layer's parameter before its init fills it: held to the element cap like any tensor, so a layer too big
     for the run is refused at once instead of being filled number by number."""
-    check_elements(tuple(shape), "a parameter")
+    check_elements(tuple(shape), "a parameter", dtype)
     return Parameter(_wrap(np.empty(shape, dtype=dtype)))
 
 

@@ -33,7 +33,7 @@ def matmul(input: Any, other: Any) -> Tensor:
             hint="transpose one operand (w.T or w.t()) or reshape it so the inner dimensions agree")
     rows = (a.shape[-2],) if a.ndim > 1 else ()
     cols = (b.shape[-1],) if b.ndim > 1 else ()
-    check_elements(batch + rows + cols, "the result of matmul")
+    check_elements(batch + rows + cols, "the result of matmul", np.result_type(a.dtype, b.dtype))
     return apply(O.MATMUL, a, b, name=_MATMUL_NODES.get((builtins.min(a.ndim, 3), builtins.min(b.ndim, 3)),
                                                         "UnsafeViewBackward0"))
 

@@ -72,11 +72,23 @@ def _extremum(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor | Ma
         return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
     d = _dim(dim, x.ndim)
     values = apply(op, x, dim=(d,), keepdim=bool(keepdim), name=op.node)
-    arg = np.argmax if op is O.MAX else np.argmin
-    idx = arg(x._data, axis=d)
-    if keepdim:
-        idx = np.expand_dims(idx, d)
-    return MaxMin(values, _wrap(np.asarray(idx)))
+    return MaxMin(values, _arg_along(np.argmax if op is O.MAX else np.argmin, x, d, keepdim))
+
+
+def _arg_along(arg: Any, x: Tensor, d: int | None, keepdim: bool) -> Tensor:
+    """Indices (int64, outside the graph) along d, or of the flattened tensor (d None), first on ties. Inside
+    vmap they are taken on every example at once, past the examples' leading dims."""
+    from gradcli.engine.batched import levels_of, physical, rewrap
+    levels = levels_of(x)
+    lead, data = len(levels), physical(x)._data
+    if d is None:
+        idx = arg(data.reshape(data.shape[:lead] + (-1,)), axis=lead)
+        shape = data.shape[:lead] + ((1,) * x.ndim if keepdim else ())
+    else:
+        data = data.reshape(data.shape[:lead] + (1,)) if x.ndim == 0 else data
+        idx = arg(data, axis=d + lead)
+        shape = data.shape[:lead + d] + ((1,) if keepdim and x.ndim else ()) + data.shape[lead + d + 1:]
+    return rewrap(_wrap(np.asarray(idx, dtype=np.int64).reshape(shape)), levels)
 
 
 def max(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
@@ -218,6 +230,35 @@ def cumprod(x: Any, dim: int) -> Tensor:
     return _scan(O.CUMPROD, x, dim, "cumprod")
 
 
+def cummax(x: Any, dim: int) -> MaxMin:
+    """The running maximum along dim and where it was reached (the latest of tied maxima, as PyTorch's)."""
+    return _running(x, dim, np.maximum, "cummax", "CummaxBackward0")
+
+
+def cummin(x: Any, dim: int) -> MaxMin:
+    return _running(x, dim, np.minimum, "cummin", "CumminBackward0")
+
+
+def _running(x: Any, dim: int, keep: Any, fn: str, name: str) -> MaxMin:
+    """One indexing node picks each running extreme, so its gradient goes to exactly that element (summed where
+    it stays the extreme). Inside vmap the indices are taken on every example at once."""
+    from gradcli.engine.batched import levels_of, physical, rewrap
+    x = _tensor_arg(x, fn)
+    d = _dim(dim, x.ndim)
+    if x.ndim == 0:
+        return MaxMin(apply(O.INDEX, x, key=(Ellipsis,), name=name), _wrap(np.asarray(0, dtype=np.int64)))
+    levels = levels_of(x)
+    phys = physical(x)
+    axis = d + len(levels)
+    data = phys._data
+    at = np.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - axis - 1))
+    order = np.maximum.accumulate(np.where(data == keep.accumulate(data, axis=axis), at, 0), axis=axis)
+    grids = list(np.indices(order.shape, sparse=True))
+    grids[axis] = order
+    values = apply(O.INDEX, phys, key=tuple(grids), name=name)
+    return MaxMin(rewrap(values, levels), rewrap(_wrap(order.astype(np.int64)), levels))
+
+
 def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
     return _arg_extremum(np.argmax, x, dim, keepdim, "argmax")
 
@@ -230,13 +271,7 @@ def _arg_extremum(arg: Any, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor:
     """Indices (int64, outside the graph): of the flattened tensor without `dim`, first on ties."""
     x = _tensor_arg(x, fn)
     _nonempty(x, fn)
-    if dim is None:
-        idx = np.asarray(arg(x._data), dtype=np.int64)
-        return _wrap(idx.reshape((1,) * x.ndim) if keepdim else idx)
-    d = _dim(dim, x.ndim)
-    data = x._data.reshape(1) if x.ndim == 0 else x._data
-    idx = np.asarray(arg(data, axis=d), dtype=np.int64)
-    return _wrap(np.expand_dims(idx, d) if keepdim and x.ndim else idx.reshape(x.shape[:d] + x.shape[d + 1:]))
+    return _arg_along(arg, x, None if dim is None else _dim(dim, x.ndim), keepdim)
 
 
 def _along(x: Tensor, order: np.ndarray, d: int, name: str) -> MaxMin:

@@ -125,7 +125,7 @@ def expand(x: Any, *sizes: Any) -> Tensor:
             raise ShapeError(f"The expanded size of the tensor ({shape[lead + i]}) must match the existing size "
                              f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  "
                              f"Tensor sizes: {list(x.shape)}", hint="only dimensions of size 1 can be expanded")
-    check_elements(shape, "the result of expand")
+    check_elements(shape, "the result of expand", x.dtype)
     return apply(O.EXPAND, x, shape=shape)
 
 
@@ -319,7 +319,7 @@ def repeat(x: Any, *sizes: Any) -> Tensor:
         raise ShapeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
                          hint=f"give one count per dimension of {tuple(x.shape)}, plus any new leading ones")
     check_elements(tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - x.ndim) + x.shape)),
-                   "the result of repeat")
+                   "the result of repeat", x.dtype)
     return apply(O.REPEAT, x, repeats=repeats)
 
 
