@@ -57,7 +57,7 @@ def run_command(
     with guarded(as_json, debug):
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files, skipped_files
-        check_mode(check)
+        check_mode(check, rtol, atol)
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
