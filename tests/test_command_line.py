@@ -126,3 +126,19 @@ def test_at_80_columns_the_summary_never_breaks_a_name_and_no_line_ends_in_space
     for name in names:
         assert name in cells  # whole, on a line of its own, never cut inside
     assert "".join(cells).startswith(str(deep))
+
+
+def test_a_labelled_run_names_its_file_by_the_label_only(cli, tmp_path):
+    """What the %%gradcli magic does with its cell's temporary file (tests/test_jupyter.py runs it in a kernel)."""
+    path = tmp_path / "cell.py"
+    path.write_text("import torch\nx = torch.tensor([1.0], requires_grad=True)\n(x * x).sum().backward()\n"
+                    "assert x.grad > 5\n")
+    result = cli("run", "--check", "--label", "Cell In[3]", str(path))
+    assert result.exit_code == 1 and str(tmp_path) not in result.stdout + result.stderr
+    assert result.stdout.startswith("Cell In[3] ─")
+    assert result.stderr.splitlines()[:2] == ["error[assertion]: assertion failed: x.grad > 5",
+                                              "  --> Cell In[3], line 4, column 1"]
+    record = json.loads(cli("run", "--json", "--label", "Cell In[3]", str(path)).stdout.splitlines()[0])
+    assert record["file"] == record["error"]["file"] == "Cell In[3]"
+    two = cli("run", "--label", "x", str(path), str(path))
+    assert two.exit_code == 2 and "--label names one file, and there are 2" in two.stderr

@@ -52,15 +52,21 @@ def run_command(
              "either way.")] = None,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
     timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
+    label: Annotated[Optional[str], typer.Option(
+        "--label", hidden=True, help="What to call the one PATH in the output: the %%gradcli magic runs its cell from a "
+                                     "temporary file and names it as IPython does, Cell In[3].")] = None,
 ) -> None:
     """Run scripts and notebooks (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
+        from gradcli.errors import ArgumentError
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files, skipped_files
         check_mode(check, rtol, atol)
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
+        if label is not None and len(files) != 1:
+            raise ArgumentError(f"--label names one file, and there are {len(files)}", hint="run one file with --label")
         if plots is not None:
             _plots_folder(plots)
         settings = Settings(seed, dtype, max_elements, max_steps, timeout, memory_size(max_memory))
@@ -68,10 +74,10 @@ def run_command(
                                                                                     plots)
         results: list[FileResult] = []
         for path in files:
-            view.start(str(path))
+            view.start(label or str(path))
             files_checker = checker(check, rtol=rtol, atol=atol, seed=seed) if check is not None else None
             result = run_file(path, files_checker, settings, explain=explain, on_event=view.on_event,
-                              progress=view.progress)
+                              progress=view.progress, label=label)
             results.append(result)
             view.finish(result)
             if fail_fast and result.status != "ok":

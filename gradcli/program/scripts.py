@@ -176,6 +176,14 @@ class FileResult:
     """Each gradient site's line as a reader finds it, where that is not `line N` (a notebook's `cell 3, line 2`)."""
     notebook: Notebook | None = None
     """The notebook the program came from: its events' lines are given by cell in JSON."""
+    label: str | None = None
+    """What a reader calls a program that is no file of theirs (a Jupyter cell's `Cell In[3]`), shown instead of
+    the path it was run from."""
+
+    @property
+    def name(self) -> str:
+        """The file as output names it: its label, else its path."""
+        return self.label or str(self.path)
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -227,7 +235,7 @@ class FileResult:
                 events.append({"kind": event.kind, **where,
                                "items": [_item_json(title, value, json_value) for title, value in event.items],
                                **({"text": event.text} if event.kind == "print" else {})})
-        out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
+        out = {"file": self.name, "status": self.status, "backward_calls": self.backward_calls,
                "checks": {"passed": self.checks_passed, "failed": self.checks_failed,
                           "undefined": self.checks_undefined},
                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
@@ -243,10 +251,10 @@ class FileResult:
 
     def _error_json(self) -> dict | None:
         if self.error is not None:
-            return {**self.error.to_dict(), "file": str(self.path)}
+            return {**self.error.to_dict(), "file": self.name}
         if self.assertion is not None:
             a = self.assertion
-            return {**a.to_dict(), "file": str(self.path), "values": dict(a.values),
+            return {**a.to_dict(), "file": self.name, "values": dict(a.values),
                     "assert_message": None if a.message is None else str(a.message)}
         return None
 
@@ -307,19 +315,20 @@ def _kinds() -> str:
 
 
 def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
-             explain: bool = False,
-             on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
+             explain: bool = False, on_event: Callable[[Event], None] | None = None,
+             progress: ProgressFactory | None = None, label: str | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls with `checker`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
     `checker` checks every gradient the script computes (see `Checker`; None checks nothing): give
     each file a fresh one. `progress` opens a fresh `progress(done, total)` callback for each
     check, so a bar's clock starts with it.
-    `explain` records each backward call's steps as an `Explanation` event.
+    `explain` records each backward call's steps as an `Explanation` event. `label` names the program
+    in place of its path (`FileResult.label`).
     """
     settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
-    result = FileResult(path)
+    result = FileResult(path, label=label)
     session = _Session(result, checker, on_event, progress, explain)
     start, fallbacks = time.perf_counter(), len(Fallbacks.reasons)
     notebook = None
@@ -347,7 +356,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                     if notebook is not None:
                         session.unshown_figures()
         except GradcliError as exc:
-            exc.filename = exc.filename or str(path)
+            exc.filename = label or exc.filename or str(path)
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"

@@ -214,8 +214,10 @@ def _leaf_label(t: Tensor, leaf_names: dict[int, str]) -> Text:
     return Text(f"constant {shape_text(tuple(t.shape))}", style="dim")
 
 
-def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None) -> RenderableType:
-    """What went wrong, where (a caret under the span), and how to fix it."""
+def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None,
+               label: str | None = None) -> RenderableType:
+    """What went wrong, where (a caret under the span), and how to fix it. A program that is no file of
+    the reader's, `label`led (a Jupyter cell), is located as IPython locates it: `Cell In[3], line 2`."""
     from gradcli.source import caret_lines
     kind, message = error.kind, error.to_dict()["message"]
     lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", printable(message))]
@@ -234,7 +236,9 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                 lines.append(Text(f"  ... {len(error.calls) + 1 - 2 * (MAX_FRAMES // 2)} more calls ...", style="dim"))
                 continue
             line, column, length = frame
-            if error.cell is not None:
+            if label is not None:
+                location = f"{label}, line {line}, column {column}"
+            elif error.cell is not None:
                 location = f"{where}, cell {error.cell}, line {line}, column {column}"
             else:
                 location = f"{where}:{line}:{column}" if where else f"line {line}, column {column}"

@@ -34,14 +34,13 @@ def failure_view(result: FileResult) -> RenderableType:
     parts: list[RenderableType] = []
     failure = result.error or result.assertion
     if failure is not None:
-        parts.append(error_view(failure, str(result.path)))
+        parts.append(error_view(failure, result.name, result.label))
     for check in result.checks:
         if check.passed:
             continue
         later = "" if check.call == 1 else f" (call {check.call:,})"
         parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {backward_text(check)} at {result.path}"
-                                   f"{f', {check.site}' if check.site.startswith('cell') else f':{check.line}'}{later}"))
+                                   f": {backward_text(check)} at {_place(result, check)}{later}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -52,6 +51,13 @@ def failure_view(result: FileResult) -> RenderableType:
     parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at {result.place(site.line)} failed")
                  for site in result.sites if site.failed and site.calls > 1)
     return Group(*parts)
+
+
+def _place(result: FileResult, check: BackwardCheck) -> str:
+    """`prog.py:4`, `nb.ipynb, cell 3, line 2`, or a Jupyter cell's `Cell In[3], line 4`."""
+    if result.label is not None:
+        return f"{result.label}, line {check.line}"
+    return f"{result.path}, {check.site}" if check.site.startswith("cell") else f"{result.path}:{check.line}"
 
 
 def summary_table(results: list[FileResult], summary: dict, checking: bool) -> RenderableType:
@@ -68,7 +74,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
         undefined = f" ({r.checks_undefined} undefined)" if r.checks_undefined else ""
         checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed + r.checks_undefined}{undefined}" \
             if checking else "-"
-        table.add_row(Breakable(str(r.path), PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+        table.add_row(Breakable(r.name, PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
