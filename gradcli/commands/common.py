@@ -212,7 +212,7 @@ def _program_text(program: str) -> str:
 
 def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
     """Run a check with a progress bar on stderr (shown only if it takes more than about a second)."""
-    from gradcli.views.check_view import progress_reporter
+    from gradcli.views.progress import progress_reporter
     with progress_reporter(console(stderr=True)) as progress:
         return run(progress)
 
@@ -223,7 +223,7 @@ def running(as_json: bool, what: str = "running the program") -> Iterator[None]:
     if as_json:
         yield
         return
-    from gradcli.views.check_view import busy
+    from gradcli.views.progress import busy
     with busy(console(stderr=True), what):
         yield
 

@@ -1,15 +1,12 @@
-"""How a check report looks: a verdict table, the derivatives themselves, and a progress bar.
+"""How a check report looks: a verdict table and the derivatives themselves.
 
-Rendering only; the verdicts come from `gradcli.check`. The bar appears on stderr only when a
-check has already taken about a second, so quick checks print nothing extra.
+Rendering only; the verdicts come from `gradcli.check` (its progress bar: `views/progress.py`).
 """
 from __future__ import annotations
 
-import contextlib
-import time
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -66,65 +63,3 @@ def check_view(report: Any) -> RenderableType:
         lines.append(Text("  layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
                           "derive_by_array gives the transpose", style="dim"))
     return Group(table, *lines)
-
-
-@contextlib.contextmanager
-def busy(console: Console, what: str, after: float = 1.0) -> Iterator[None]:
-    """A spinner labelled `what` for work whose length nobody knows (a program running), shown once
-    it has run for `after` seconds and cleared when it ends; on a terminal only, as `progress_reporter`.
-
-    A timer thread starts it, so the work itself is never interrupted to ask; rich redraws it
-    from its own thread until the work ends."""
-    import threading
-
-    from rich.status import Status
-    if not console.is_terminal or console.no_color:
-        yield
-        return
-    lock = threading.Lock()
-    state: dict[str, Any] = {"open": True, "status": None}
-
-    def start() -> None:
-        with lock:
-            if state["open"]:
-                state["status"] = Status(what, console=console)
-                state["status"].start()
-
-    timer = threading.Timer(after, start)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        with lock:
-            state["open"] = False
-            if state["status"] is not None:
-                state["status"].stop()
-
-
-@contextlib.contextmanager
-def progress_reporter(console: Console, after: float = 1.0, what: str = "checking") -> Iterator[Callable[[int, int], None]]:
-    """A `progress(done, total)` callback that shows a bar, labelled `what`, once the work has run
-    for `after` seconds, and clears it when the work is done.
-
-    Only on a terminal: in a pipe or a file the bar would leave an empty line in the output; and not
-    under NO_COLOR, whose output holds no escape at all (a bar redraws itself with them)."""
-    from rich.progress import Progress
-    start = time.perf_counter()
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        if "bar" not in state:
-            if not console.is_terminal or console.no_color or time.perf_counter() - start < after:
-                return
-            bar = Progress(console=console, transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task(what, total=total)
-        state["bar"].update(state["task"], completed=done, total=total)
-
-    try:
-        yield update
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
