@@ -20,7 +20,7 @@ from gradcli.commands import options
 from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.render import display_view
-from gradcli.views.script_view import backward_text, failure_view, sites_view, summary_table
+from gradcli.views.script_view import FileHeading, backward_text, failure_view, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -206,10 +206,8 @@ class _Terminal:
             self.open_line = False
 
     def start(self, path: str) -> None:
-        from rich.markup import escape
-        from rich.rule import Rule
         if not self.quiet:
-            self.out.print(Rule(escape(path), align="left", style="dim"))
+            self.out.print(FileHeading(path))
 
     def _event(self, event: Event) -> None:
         from gradcli.program.scripts import BackwardCheck, Explanation, Figure, Output

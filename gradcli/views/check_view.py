@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
+from gradcli.views.fitted import Fitted
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "undefined": "bold yellow"}
 WITNESS = {"symbolic": "SymPy", "numeric": "finite diff", "directional": "directions", "jacobian": "SymPy",
@@ -62,4 +63,4 @@ def check_view(report: Any) -> RenderableType:
     if report.mode == "jacobian":
         lines.append(Text("  layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
                           "derive_by_array gives the transpose", style="dim"))
-    return Group(table, *lines)
+    return Group(Fitted(table), *lines)

@@ -25,6 +25,7 @@ from gradcli.program.graph import label
 from gradcli.jsonable import number
 from gradcli.source import operand, printable
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.views.fitted import Fitted
 
 EDGE = 3
 THRESHOLD = 1000
@@ -73,21 +74,21 @@ class Matrix:
         table = Table(header_style="bold")
         table.add_column("", style="dim", justify="right")
         for c in col_pos:
-            table.add_column(Text(_ELLIPSIS if c is None else col_names[c]), justify="right")
+            table.add_column(Text(_ELLIPSIS) if c is None else Breakable(col_names[c], LABEL_BREAKS), justify="right")
         for r in row_pos:
             if r is None:
                 table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
                 continue
             cells = [Text(_ELLIPSIS) if c is None else Text(number(self.m[r, c]), style=cell_style(self.m[r, c]))
                      for c in col_pos]
-            table.add_row(Text(row_names[r]), *cells)
+            table.add_row(Breakable(row_names[r], LABEL_BREAKS), *cells)
         yield table
 
     def _fitting_columns(self, row_pos: list[int | None], row_names: list[str], col_names: list[str],
                          width: int) -> list[int | None]:
         cols = len(col_names)
         shown_rows = [r for r in row_pos if r is not None]
-        widths = [max([len(col_names[c])] + [len(number(self.m[r, c])) for r in shown_rows]) + 3
+        widths = [max([_longest_piece(col_names[c])] + [len(number(self.m[r, c])) for r in shown_rows]) + 3
                   for c in range(cols)]
         label = max((len(row_names[r]) for r in shown_rows), default=1) + 4
         if self.full or label + sum(widths) <= width:
@@ -95,6 +96,8 @@ class Matrix:
         edge = min(EDGE, cols // 2)
         while edge > 1 and label + 4 + sum(widths[:edge]) + sum(widths[cols - edge:]) > width:
             edge -= 1
+        if 2 * edge >= cols:  # an ellipsis would stand for no column at all
+            return list(range(cols))
         return list(range(edge)) + [None] + list(range(cols - edge, cols))
 
 
@@ -283,6 +286,14 @@ CODE_BREAKS = re.compile(r"[^/(.\s]*(?:[/(]|\.(?=\w)|\s+)|[^/(.\s]+$|.+$")
 """A call's or a formula's pieces: up to and with each `/`, `(`, `.` before a name, or spaces."""
 
 
+LABEL_BREAKS = re.compile(r"[^\[]+(?=\[)|\[[^,\]]*,|[^,\]]*,|[^,\]]*\]|.+$")
+"""An element's label's pieces: its name, then each index with its comma (`x`, `[1,`, `2]`)."""
+
+
+def _longest_piece(label: str) -> int:
+    return max((len(p) for p in LABEL_BREAKS.findall(label) if p), default=len(label))
+
+
 class Breakable:
     """A table cell that wraps only between the pieces `breaks` finds, never inside a name (a piece
     longer than the whole column is the one thing folded): `tests/fixtures/` over `quickstart.py`,
@@ -328,7 +339,7 @@ def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> Render
             table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, e.op.node, Breakable(e.op.rule, CODE_BREAKS),
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
-    return Group(table, Text("also reachable as", style="dim"), *lines)
+    return Group(Fitted(table), Text("also reachable as", style="dim"), *lines)
 
 
 def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],

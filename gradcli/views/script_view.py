@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -12,7 +13,8 @@ from rich.text import Text
 from gradcli.jsonable import number
 from gradcli.source import operand
 from gradcli.views.check_view import WITNESS
-from gradcli.views.render import PATH_BREAKS, Breakable, error_view
+from gradcli.views.fitted import Fitted
+from gradcli.views.render import CODE_BREAKS, PATH_BREAKS, Breakable, error_view
 
 if TYPE_CHECKING:
     from gradcli.check.policy import SiteSummary
@@ -24,6 +26,22 @@ def backward_text(event: BackwardCheck | Explanation) -> str:
     if getattr(event, "what", ""):
         return event.what
     return f"{operand(event.output_name)}.backward()" if event.output_name else "backward()"
+
+
+class FileHeading:
+    """The rule a file's output starts under, titled with its name: a name too long for the rule's line
+    stands whole above a plain rule (rich would end it with `…`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.rule import Rule
+        if cell_len(self.name) + 4 <= options.max_width:
+            yield Rule(escape(self.name), align="left", style="dim")
+            return
+        yield Breakable(self.name, PATH_BREAKS, "dim")
+        yield Rule(style="dim")
 
 
 def failure_view(result: FileResult) -> RenderableType:
@@ -83,7 +101,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     if s["skipped"]:
         names = ", ".join(escape(Path(p).name) for p in s["skipped"])
         table.caption += f"\nskipped (not .py, .grad or .ipynb): {names}"
-    return table
+    return Fitted(table)
 
 
 def sites_view(result: FileResult) -> RenderableType:
@@ -97,11 +115,12 @@ def sites_view(result: FileResult) -> RenderableType:
     for column in ("line", "call", "calls", "failed", "witnesses", "worst (of tolerance)"):
         table.add_column(column, justify="right" if column in ("line", "calls", "failed") else "left")
     for site in result.sites:
-        table.add_row(result.places.get(site.line, str(site.line)), escape(site.what), f"{site.calls:,}",
+        table.add_row(result.places.get(site.line, str(site.line)), Breakable(site.what, CODE_BREAKS),
+                      f"{site.calls:,}",
                       Text(f"{site.failed:,} (first: call {site.first_failure:,})" if site.failed else "0",
                            style="bold red" if site.failed else ""),
                       _witnesses(site), _worst(site))
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [Fitted(table)]
     parts.extend(Text(f"warning: {warning}", style="yellow") for warning in result.warnings)
     return Group(*parts)
 
