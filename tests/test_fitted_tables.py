@@ -120,3 +120,19 @@ def test_no_table_of_a_run_cuts_anything(cli, tmp_path, width):
     (tmp_path / "a_script_whose_name_is_longer_than_forty_columns.py").write_text(SCRIPT)
     result = at(cli, width, "run", "--check", "--explain", str(tmp_path))
     assert result.exit_code == 0 and "…" not in result.stdout
+
+
+def test_the_whole_catalogue_stays_a_table_at_80_folding_only_the_longest_names(cli):
+    shown = at(cli, 80, "ops").stdout.splitlines()
+    assert shown[1].startswith("┏") and "…" not in "\n".join(shown)
+    assert "│ -a                 │ operator    │ NegBackward0   │ ∂(-x)/∂x = -1  │   yes   │" in shown
+    assert any("│ binary_cross_entro │" in line for line in shown)  # 35 letters, folded: never cut
+
+
+def test_ops_with_a_filter_says_where_that_name_is_reachable_only(cli):
+    """It listed every name of every module (about 200 lines) under a three-row answer."""
+    shown = at(cli, 80, "ops", "log_softmax").stdout
+    assert after(shown, "also reachable as").splitlines() == [
+        "also reachable as", "torch.NAME: log_softmax", "torch.nn.functional.NAME: log_softmax"]
+    assert cli.json("ops", "log_softmax")["namespaces"] == {"torch": "log_softmax",
+                                                           "torch.nn.functional": "log_softmax"}

@@ -282,8 +282,8 @@ def display_view(title: str, value: Any, full: bool = False) -> RenderableType:
 
 PATH_BREAKS = re.compile(r"[^/]*/|[^/]+$")
 """A path's pieces: each folder with its `/`, then the file's name."""
-CODE_BREAKS = re.compile(r"[^/(.\s]*(?:[/(]|\.(?=\w)|\s+)|[^/(.\s]+$|.+$")
-"""A call's or a formula's pieces: up to and with each `/`, `(`, `.` before a name, or spaces."""
+CODE_BREAKS = re.compile(r"[^/(.\s=]*(?:[/(]|=(?!=)|\.(?=\w)|\s+)|[^/(.\s=]+$|.+$")
+"""A call's or a formula's pieces: up to and with each `/`, `(`, `=` of a keyword, `.` before a name, or spaces."""
 
 
 LABEL_BREAKS = re.compile(r"[^\[]+(?=\[)|\[[^,\]]*,|[^,\]]*,|[^,\]]*\]|.+$")
@@ -316,19 +316,20 @@ class Breakable:
         yield Text("\n".join(line.rstrip() for line in lines), style=self.style, overflow="fold")
 
 
+NODE_BREAKS = re.compile(r"[A-Z][^A-Z]*|[^A-Z]+")
+"""A node name's words (`Binary`, `Cross`, ... `Backward0`): a long one wraps between them at 80 columns."""
 _WHOLE_NODES = 24
-"""Node names up to this long are never cut (the calls and rules wrap instead); a listing with
-longer ones (`BinaryCrossEntropyWithLogitsBackward0`) would leave the other columns no room at 80."""
+"""Node names up to this long are kept on one line (`LogSoftmaxBackward0`); longer ones
+(`BinaryCrossEntropyWithLogitsBackward0`) wrap between their words."""
 
 
 def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> RenderableType:
     """The `gradcli ops` table, then where else the functions are reachable; the filter text is the user's."""
     table = Table(header_style="bold", title=Text(f"{len(rows)} entries" + (f" matching '{text}'" if text else "")),
                   title_justify="left")
-    longest = max((len(e.op.node) for e in rows if e.op is not None), default=0)
     table.add_column("call")
     table.add_column("kind", style="dim")
-    table.add_column("node", no_wrap=longest <= _WHOLE_NODES)
+    table.add_column("node")
     table.add_column("derivative rule")
     table.add_column("--check", justify="center", no_wrap=True)
     for e in rows:
@@ -336,10 +337,12 @@ def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> Render
             table.add_row(Breakable(e.call, CODE_BREAKS), e.kind, Text("—", style="dim"),
                           Text("not differentiated", style="dim"), "")
         else:
-            table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, e.op.node, Breakable(e.op.rule, CODE_BREAKS),
+            node = e.op.node if len(e.op.node) <= _WHOLE_NODES else Breakable(e.op.node, NODE_BREAKS)
+            table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, node,
+                          Breakable(e.op.rule, CODE_BREAKS),
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
-    return Group(Fitted(table), Text("also reachable as", style="dim"), *lines)
+    return Group(Fitted(table, folds=2), Text("also reachable as", style="dim"), *lines)
 
 
 def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
