@@ -136,3 +136,9 @@ def test_ops_with_a_filter_says_where_that_name_is_reachable_only(cli):
         "also reachable as", "torch.NAME: log_softmax", "torch.nn.functional.NAME: log_softmax"]
     assert cli.json("ops", "log_softmax")["namespaces"] == {"torch": "log_softmax",
                                                            "torch.nn.functional": "log_softmax"}
+
+
+def test_lines_under_a_check_wrap_under_their_indent(cli):
+    shown = at(cli, 80, "jacobian", "y = x * x", "x=[1.0, 2.0]", "--check").stdout.splitlines()
+    assert shown[-2:] == ["  layout: rows are output elements, columns input elements (PyTorch's); SymPy's",
+                          "  derive_by_array gives the transpose"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -48,19 +49,24 @@ def check_view(report: Any) -> RenderableType:
                      f"{item.checked:,}/{item.total:,}"]
             table.add_row(*cells, *((worst_text if item.status == "fail" else "",) if failing else ()))
         for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):
-            lines.append(Text(f"  {formula}"))
+            lines.append(_indented(formula))
         for element in entry.undefined:
             whose = "the program's backward gives" if ".forward is at a kink" in element.reason else \
                 "gradcli (like PyTorch) uses"  # a kink inside a Function's forward: its own backward's convention
-            lines.append(Text(f"  {element.label}: {element.reason}; {whose} {number(element.got)}", style="yellow"))
+            lines.append(_indented(f"{element.label}: {element.reason}; {whose} {number(element.got)}", "yellow"))
         if entry.undefined_count > len(entry.undefined):
-            lines.append(Text(f"  … and {entry.undefined_count - len(entry.undefined)} more undefined points",
-                              style="yellow"))
+            lines.append(_indented(f"… and {entry.undefined_count - len(entry.undefined)} more undefined points",
+                                   "yellow"))
         if entry.note:
-            lines.append(Text(f"  note ({name}): {entry.note}", style="dim"))
+            lines.append(_indented(f"note ({name}): {entry.note}", "dim"))
     if sampled:
-        lines.append(Text("  sampled: " + "; ".join(sampled), style="dim"))
+        lines.append(_indented("sampled: " + "; ".join(sampled), "dim"))
     if report.mode == "jacobian":
-        lines.append(Text("  layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
-                          "derive_by_array gives the transpose", style="dim"))
+        lines.append(_indented("layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
+                               "derive_by_array gives the transpose", "dim"))
     return Group(Fitted(table), *lines)
+
+
+def _indented(text: str, style: str = "") -> RenderableType:
+    """A line under the table, indented, its wrapped continuation too (not from the margin)."""
+    return Padding(Text(text, style=style), (0, 0, 0, 2))
