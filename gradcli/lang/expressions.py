@@ -207,7 +207,8 @@ class Expressions:
         known = list(self.env) + list(self.scope.values) + list(B.PRELUDE) + list(PYTHON) + list(B.FUNCTIONS) + \
             ["print"]
         raise NameLookupError(f"name '{name}' is not defined", hint=_suggest(name, known) or
-                              "define it first (y = ...), or pass it as an input: NAME=SPEC")
+                              f"define it first ({name} = ...); a program given to gradcli eval can also take it "
+                              f"as an input after the program: {name}=[1.0, 2.0]")
 
 
     def _lambda(self, node: ast.Lambda) -> Callable[[], UserFunction]:
