@@ -19,12 +19,17 @@ from gradcli.cli import app, normalise_argv
 
 def load_ipython_extension(ipython: Any) -> None:
     """What `%load_ext gradcli` calls: register `%gradcli` (line) and `%%gradcli` (cell)."""
-    ipython.register_magic_function(gradcli_magic, magic_kind="line_cell", magic_name="gradcli")
+    def magic(line: str, cell: str | None = None) -> None:
+        gradcli_magic(line, cell, getattr(getattr(ipython, "displayhook", None), "prompt_count", None))
+    magic.__doc__ = gradcli_magic.__doc__
+    ipython.register_magic_function(magic, magic_kind="line_cell", magic_name="gradcli")
 
 
-def gradcli_magic(line: str, cell: str | None = None) -> None:
+def gradcli_magic(line: str, cell: str | None = None, count: int | None = None) -> None:
     """`%%gradcli --check` runs the cell as a script; `%gradcli eval ...` runs one command. What the
-    command line would print is the cell's output; its exit code is not (a `0` under every cell)."""
+    command line would print is the cell's output; its exit code is not (a `0` under every cell).
+    The cell is named as IPython names it in a traceback, `Cell In[3]` (its prompt's `count`, which
+    IPython's displayhook keeps), never by the temporary file it runs from."""
     words = shlex.split(line)
     if cell is None:
         _invoke(words)
@@ -32,7 +37,8 @@ def gradcli_magic(line: str, cell: str | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="gradcli-cell-") as folder:
         path = Path(folder) / "cell.py"
         path.write_text(cell, encoding="utf-8")
-        _invoke(["run", *words, str(path)])
+        label = "cell" if count is None else f"Cell In[{count}]"
+        _invoke(["run", *words, "--label", label, str(path)])
 
 
 def _invoke(words: list[str]) -> int:

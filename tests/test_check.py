@@ -422,7 +422,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(terminal, shown):
 
     from rich.console import Console
 
-    from gradcli.views.check_view import progress_reporter
+    from gradcli.views.progress import progress_reporter
     out = io.StringIO()
     with progress_reporter(Console(file=out, force_terminal=terminal, width=60), after=0.0) as progress:
         progress(1, 2)

@@ -126,3 +126,36 @@ def test_at_80_columns_the_summary_never_breaks_a_name_and_no_line_ends_in_space
     for name in names:
         assert name in cells  # whole, on a line of its own, never cut inside
     assert "".join(cells).startswith(str(deep))
+
+
+def test_a_labelled_run_names_its_file_by_the_label_only(cli, tmp_path):
+    """What the %%gradcli magic does with its cell's temporary file (tests/test_jupyter.py runs it in a kernel)."""
+    path = tmp_path / "cell.py"
+    path.write_text("import torch\nx = torch.tensor([1.0], requires_grad=True)\n(x * x).sum().backward()\n"
+                    "assert x.grad > 5\n")
+    result = cli("run", "--check", "--label", "Cell In[3]", str(path))
+    assert result.exit_code == 1 and str(tmp_path) not in result.stdout + result.stderr
+    assert result.stdout.startswith("Cell In[3] ─")
+    assert result.stderr.splitlines()[:2] == ["error[assertion]: assertion failed: x.grad > 5",
+                                              "  --> Cell In[3], line 4, column 1"]
+    record = json.loads(cli("run", "--json", "--label", "Cell In[3]", str(path)).stdout.splitlines()[0])
+    assert record["file"] == record["error"]["file"] == "Cell In[3]"
+    two = cli("run", "--label", "x", str(path), str(path))
+    assert two.exit_code == 2 and "--label names one file, and there are 2" in two.stderr
+
+
+@pytest.mark.parametrize("spec, hint", [
+    ("x=abc", "hint: a spec is a number, a list, a constructor or a .npy file: 2.5, [1, 2, 3], ones(2,2), randn(3), "
+              "@data.npy"),  # it suggested 'abs', a function, which is no input either
+    ("x=onse(2)", "hint: did you mean 'ones'?"),
+])
+def test_a_wrong_input_spec_is_answered_with_what_a_spec_is(cli, spec, hint):
+    result = cli("eval", "y = x*2", spec)
+    assert result.exit_code == 2 and result.stderr.splitlines()[-1] == hint
+
+
+def test_a_missing_input_is_named_in_the_hint(cli):
+    result = cli("eval", "y = w*2")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == ("hint: define it first (w = ...); a program given to gradcli eval can "
+                                              "also take it as an input after the program: w=[1.0, 2.0]")

@@ -68,6 +68,13 @@ def test_a_line_runs_one_command(executed):
                            '"grads": {"x": {"shape": [], "value": 6.0}}, "seed": 0}\n')
 
 
+def test_a_cell_is_named_as_ipython_names_it_never_by_its_temporary_file(executed):
+    """Cells run as In[1], In[2], ...: the %%gradcli cells are the second and the fourth."""
+    assert "Cell In[2] ─" in executed[1] and "│ Cell In[2] │ ok" in executed[1]
+    assert "  --> Cell In[4], line 2, column 1\n" in executed[3]
+    assert not any("gradcli-cell-" in shown or "cell.py" in shown for shown in executed)
+
+
 def test_failures_and_errors_are_shown_not_raised(executed):
     assert "error[assertion]: assertion failed: torch.tensor(1.0) > 2" in executed[3]
     assert "message: too small" in executed[3] and "ERROR" not in executed[3]

@@ -274,3 +274,37 @@ def test_finite_differences_witness_jacobians_and_hessians(cli, mode):
 def test_the_element_cap_bounds_jacobians_built_inside_a_program(cli):
     result = cli("eval", "j = jacobian(exp, x); out = j.sum() * x.sum()", "x=randn(30)", "--max-elements", "100")
     assert result.exit_code == 2 and "the Jacobian ∂output/∂input 0 would have 900 elements" in result.stderr
+
+
+@pytest.mark.parametrize("command, program", [("jacobian", "y = exp(x).sum()*x"), ("hessian", "y = (exp(x)*x).sum()")])
+def test_tolerances_reach_the_check(cli, command, program):
+    """Finite differences are never exact: within the default tolerance they agree, with zero tolerance they fail."""
+    args = (command, program, "x=[0.3, 0.7]", "--check", "numeric")
+    assert cli.json(*args)["check"]["status"] == "pass"
+    strict = cli(*args, "--rtol", "0", "--atol", "0", "--json")
+    assert strict.exit_code == 1 and json.loads(strict.stdout)["check"]["status"] == "fail"
+
+
+def test_tolerance_options_read_alike_in_every_checking_command(cli):
+    def described(command: str) -> list[str]:
+        lines = cli(command, "--help").stdout.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("--rtol"))
+        return lines[start:start + 7]
+    assert described("eval")[0].split() == ["--rtol", "X", "Relative", "tolerance", "of", "--check,", "e.g.", "1e-6;",
+                                            "with"]
+    assert described("jacobian") == described("hessian") == described("eval")
+
+
+@pytest.mark.parametrize("extra, message, hint", [
+    (["--rtol", "1e-3"], "--rtol 0.001 is a tolerance of --check, and there is no --check",
+     "add --check, e.g. --check --rtol 0.001"),
+    (["--check", "--atol", "nan"], "--atol nan: a tolerance is a finite number of at least 0", "e.g. --atol 1e-9"),
+    (["--check", "--rtol", "-1"], "--rtol -1: a tolerance is a finite number of at least 0", "e.g. --rtol 1e-6"),
+    (["--exact"], "--exact is a way of --check, and there is no --check", "add --check"),
+])
+@pytest.mark.parametrize("command", ["eval", "jacobian", "hessian"])
+def test_tolerances_that_mean_nothing_are_refused(cli, command, extra, message, hint):
+    """A negative or nan tolerance failed 'got 2, expected 2'; without --check it did nothing, silently."""
+    result = cli(command, "y = (x*x).sum()", "x=[1.0, 2.0]", *extra)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error[argument]: {message}", f"hint: {hint}"]

@@ -254,7 +254,7 @@ def test_progress_shows_on_a_terminal_only_and_is_cleared():
 
     from rich.console import Console
 
-    from gradcli.views.check_view import progress_reporter
+    from gradcli.views.progress import progress_reporter
     for terminal, shown in ((True, True), (False, False)):
         screen = io.StringIO()
         with progress_reporter(Console(file=screen, force_terminal=terminal, width=80, no_color=False), after=0,
@@ -279,7 +279,7 @@ def test_a_spinner_shows_only_for_work_over_its_delay_on_a_terminal():
 
     from rich.console import Console
 
-    from gradcli.views.check_view import busy
+    from gradcli.views.progress import busy
     slow = io.StringIO()
     with busy(Console(file=slow, force_terminal=True, width=80, no_color=False), "running the program", after=0.05):
         time.sleep(0.5)

@@ -184,3 +184,33 @@ def test_a_training_tutorials_plotting_runs_as_written(cli, tmp_path):
     assert right["series"][0]["y"] == [1.0, 10.0, 100.0]
     assert file["error"]["message"] == "Axes.set() got an unexpected keyword argument 'color'"
     assert file["error"]["line"] == 15  # the two lines of HEAD, then the body's 13th
+
+
+def test_json_figures_carry_the_line_of_show_and_savefig(cli, tmp_path):
+    file = run_json(cli, tmp_path, "plt.plot([1.0, 0.5])\n\nplt.show()\ndef draw():\n    plt.plot([3, 2])\n"
+                                   "    plt.savefig('b.png')\ndraw()\n")
+    assert [(e["line"], e["name"]) for e in figures(file)] == [(5, None), (8, "b.png")]  # HEAD is two lines
+
+
+def test_a_notebooks_events_are_placed_by_cell_and_line_in_json(cli, tmp_path):
+    """As its errors are: a reader finds `cell 3, line 2`, not a line of the cells joined together."""
+    notebook = {"cells": [{"cell_type": "code", "source": "import matplotlib.pyplot as plt\nprint('hi')"},
+                          {"cell_type": "markdown", "source": "# a figure never shown"},
+                          {"cell_type": "code", "source": "x = 1\nplt.plot([1, 2])\nplt.title('t')"},
+                          {"cell_type": "code", "source": "plt.figure()\nplt.plot([2, 1])\n\nplt.show()"}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(notebook))
+    file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
+    assert [(e["kind"], e["cell"], e["line"]) for e in file["events"]] == [
+        ("print", 1, 2), ("figure", 4, 4), ("figure", 4, 4)]  # show() draws every open figure, as matplotlib's
+
+
+def test_a_notebooks_unshown_figure_is_placed_at_its_last_plot_call(cli, tmp_path):
+    notebook = {"cells": [{"cell_type": "code", "source": "import matplotlib.pyplot as plt"},
+                          {"cell_type": "code", "source": "plt.plot([1, 2])\nplt.xlabel('epoch');"}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(notebook))
+    file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
+    assert [(e["kind"], e["cell"], e["line"]) for e in file["events"]] == [("figure", 2, 2)]

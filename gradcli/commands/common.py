@@ -151,11 +151,24 @@ def split_names(text: str | None) -> list[str] | None:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-def check_mode(check: str | None) -> None:
+def check_mode(check: str | None, rtol: float | None = None, atol: float | None = None, exact: bool = False) -> None:
+    """A known mode, and tolerances that can mean something: a negative or nan one would fail every
+    element (or pass every one), and one given without --check (or --exact) would silently do nothing."""
     if check is not None and check not in CHECK_MODES:
         raise ArgumentError(f"--check {check!r} is not a check mode",
                             hint="use --check, --check numeric or --check all (a path or input named right after a "
                                  "bare --check is read as its mode: put --check after it)")
+    if exact and check is None:
+        raise ArgumentError("--exact is a way of --check, and there is no --check", hint="add --check")
+    for flag, value in (("--rtol", rtol), ("--atol", atol)):
+        if value is None:
+            continue
+        if check is None:
+            raise ArgumentError(f"{flag} {value:g} is a tolerance of --check, and there is no --check",
+                                hint=f"add --check, e.g. --check {flag} {value:g}")
+        if not 0 <= value < float("inf"):
+            raise ArgumentError(f"{flag} {value:g}: a tolerance is a finite number of at least 0",
+                                hint=f"e.g. {flag} {'1e-6' if flag == '--rtol' else '1e-9'}")
 
 
 def require_known_inputs(wanted: list[str] | None, names: dict[str, str]) -> None:
@@ -199,7 +212,7 @@ def _program_text(program: str) -> str:
 
 def checked(run: Callable[[Callable[[int, int], None]], Any]) -> Any:
     """Run a check with a progress bar on stderr (shown only if it takes more than about a second)."""
-    from gradcli.views.check_view import progress_reporter
+    from gradcli.views.progress import progress_reporter
     with progress_reporter(console(stderr=True)) as progress:
         return run(progress)
 
@@ -210,7 +223,7 @@ def running(as_json: bool, what: str = "running the program") -> Iterator[None]:
     if as_json:
         yield
         return
-    from gradcli.views.check_view import busy
+    from gradcli.views.progress import busy
     with busy(console(stderr=True), what):
         yield
 

@@ -9,8 +9,8 @@ from gradcli.commands.common import (budgeted, check_mode, checked, console, emi
                                      exit_if_failed, guarded, print_check, program_inputs, require_known_inputs,
                                      running, split_names)
 from gradcli.commands import options
-from gradcli.commands.options import (DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Full, InputOption, Inputs, Of, Program,
-                                      Rtol, Wrt)
+from gradcli.commands.options import (DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Exact, Full, InputOption, Inputs, Of,
+                                      Program, Rtol, Wrt)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -42,8 +42,7 @@ def eval_command(
         "--dot", metavar="FILE", help="Write the graph, with each tensor's value and gradient, to FILE: Graphviz DOT "
                                       "text, or FILE.svg, .png, .pdf rendered by Graphviz's dot when installed.")] = None,
     explain: Explain = False, full: Full = False, check: Check = None, rtol: Rtol = None, atol: Atol = None,
-    exact: Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly for --check, not in "
-                                                        "float64.")] = False,
+    exact: Exact = False,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
     timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
 ) -> None:
@@ -55,7 +54,7 @@ def eval_command(
         from gradcli.views.render import graph_tree, result_view
         program, names = program_inputs(program, inputs, input_option)
         wanted = split_names(wrt)
-        check_mode(check)
+        check_mode(check, rtol, atol, exact)
         recorder = None
         if explain:
             from gradcli.program.recorder import Recorder

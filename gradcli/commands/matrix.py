@@ -14,7 +14,8 @@ from gradcli.commands.common import (budgeted, check_mode, checked, console, emi
                                      exit_if_failed, guarded, print_check, program_inputs, require_known_inputs, running,
                                      split_names)
 from gradcli.commands import options
-from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Debug, Full, InputOption, Inputs, Of, Program, Wrt
+from gradcli.commands.options import (DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Exact, Full, InputOption, Inputs, Of,
+                                      Program, Rtol, Wrt)
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.source import operand
 
@@ -36,7 +37,8 @@ MaxMemory = options.max_memory("the command")
 
 def jacobian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                      wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: JacobianJson = False,
-                     check: Check = None, full: Full = False,
+                     check: Check = None, rtol: Rtol = None, atol: Atol = None, exact: Exact = False,
+                     full: Full = False,
                      max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                      timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT,
                      debug: Debug = False) -> None:
@@ -47,12 +49,13 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
         from gradcli.engine.autograd import jacobian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, (check, rtol, atol, exact),
                                         Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             blocks = dict(zip(leaves, jacobian_of(prog.output, list(leaves.values()), list(leaves),
                                                   prog.output_name)))
-        report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, seed=seed,
-                                                            progress=progress, of=prog.output_name)) if check else None
+        report = checked(lambda progress: jacobian_check(prog.output, leaves, blocks, check, rtol=rtol, atol=atol,
+                                                         exact=exact, seed=seed, progress=progress,
+                                                         of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "jacobian", lambda: {name: block_json(b) for name, b in blocks.items()},
               lambda: [block_view(f"∂{operand(prog.output_name)}/∂{name}", operand(prog.output_name), prog.output.shape, name,
                                   leaves[name].shape, block, full) for name, block in blocks.items()])
@@ -60,7 +63,8 @@ def jacobian_command(program: Program, inputs: Inputs = None, input_option: Inpu
 
 def hessian_command(program: Program, inputs: Inputs = None, input_option: InputOption = None, of: Of = None,
                     wrt: Wrt = None, seed: Seed = 0, dtype: Dtype = "float64", as_json: HessianJson = False,
-                    check: Check = None, full: Full = False,
+                    check: Check = None, rtol: Rtol = None, atol: Atol = None, exact: Exact = False,
+                    full: Full = False,
                     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
                     timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT,
                     debug: Debug = False) -> None:
@@ -71,12 +75,13 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
         from gradcli.engine.autograd import hessian_of
         from gradcli.jsonable import block_json
         from gradcli.views.render import block_view
-        with running(as_json), _forward(program, inputs, input_option, of, wrt, check,
+        with running(as_json), _forward(program, inputs, input_option, of, wrt, (check, rtol, atol, exact),
                                         Settings(seed, dtype, max_elements, max_steps, timeout)) as (prog, leaves):
             rows = hessian_of(prog.output, list(leaves.values()), list(leaves), prog.output_name)
             blocks = {a: dict(zip(leaves, row)) for a, row in zip(leaves, rows)}
-        report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, seed=seed,
-                                                           progress=progress, of=prog.output_name)) if check else None
+        report = checked(lambda progress: hessian_check(prog.output, leaves, blocks, check, rtol=rtol, atol=atol,
+                                                        exact=exact, seed=seed, progress=progress,
+                                                        of=prog.output_name)) if check else None
         _show(prog, seed, report, as_json, "hessian",
               lambda: {a: {b: block_json(h) for b, h in row.items()} for a, row in blocks.items()},
               lambda: [block_view(f"∂²{operand(prog.output_name)}/∂{a}∂{b}", a, leaves[a].shape, b, leaves[b].shape,
@@ -85,9 +90,11 @@ def hessian_command(program: Program, inputs: Inputs = None, input_option: Input
 
 @contextlib.contextmanager
 def _forward(program: str, inputs: list[str] | None, input_option: list[str] | None, of: str | None,
-             wrt: str | None, check: str | None, settings: Settings) -> Iterator[tuple[Any, dict]]:
+             wrt: str | None, checking: tuple[str | None, float | None, float | None, bool],
+             settings: Settings) -> Iterator[tuple[Any, dict]]:
     """Run the program forward and pick the inputs to differentiate by, under the run's settings.
 
+    `checking` is --check's mode, tolerances and --exact, refused before anything runs when they mean nothing.
     A context because the derivatives must be taken under the same settings (dtype, element cap,
     floating-point error state) as the forward pass.
     """
@@ -95,7 +102,7 @@ def _forward(program: str, inputs: list[str] | None, input_option: list[str] | N
     from gradcli.program.evaluation import engine_settings, run_program
     program, names = program_inputs(program, inputs, input_option)
     wanted = split_names(wrt)
-    check_mode(check)
+    check_mode(*checking)
     require_known_inputs(wanted, names)
     with engine_settings(settings):
         prog = run_program(program, names, of, settings=settings)

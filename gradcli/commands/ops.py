@@ -23,7 +23,7 @@ def ops_command(
         from gradcli.program.catalog import entries, matching, namespaces
         rows = matching(entries(), text)
         if as_json:
-            emit_json({"ops": [e.to_json() for e in rows], "namespaces": namespaces()})
+            emit_json({"ops": [e.to_json() for e in rows], "namespaces": namespaces(text)})
         else:
             from gradcli.views.render import ops_view
-            console().print(ops_view(rows, text, namespaces()))
+            console().print(ops_view(rows, text, namespaces(text)))

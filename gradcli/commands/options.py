@@ -37,6 +37,8 @@ Rtol = Annotated[Optional[float], typer.Option(
                                 "model by |got - expected| <= atol + rtol·|expected|.")]
 Atol = Annotated[Optional[float], typer.Option(
     "--atol", metavar="X", help="Absolute tolerance of --check, e.g. 1e-9 (see --rtol).")]
+Exact = Annotated[bool, typer.Option("--exact", help="Evaluate SymPy's derivatives exactly for --check, not in "
+                                                    "float64.")]
 
 
 def seed(scope: str) -> Any:

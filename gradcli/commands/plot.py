@@ -91,7 +91,7 @@ def _progress(as_json: bool) -> Iterator[Callable[[int, int], None] | None]:
     if as_json:
         yield None
         return
-    from gradcli.views.check_view import progress_reporter
+    from gradcli.views.progress import progress_reporter
     with progress_reporter(console(stderr=True), what="sampling") as progress:
         yield progress
 

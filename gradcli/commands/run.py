@@ -5,6 +5,7 @@ then one `{"summary": ...}` object, so a long batch can be consumed while it run
 """
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from gradcli.commands import options
 from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.views.render import display_view
-from gradcli.views.script_view import backward_text, failure_view, sites_view, summary_table
+from gradcli.views.script_view import FileHeading, backward_text, failure_view, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -35,6 +36,8 @@ MaxElements = options.max_elements("in each file")
 MaxSteps = options.max_steps("in each file")
 Timeout = options.timeout("a file", "its program, prints and --check together; the other files still run")
 MaxMemory = options.max_memory("each file")
+PROGRESS_AFTER = 1.0
+"""Seconds a run takes before its progress line shows on a terminal (a quick run shows none)."""
 
 
 def run_command(
@@ -51,31 +54,43 @@ def run_command(
              "(savefig's file name, else SCRIPT-figureN.png); needs matplotlib. They are drawn in the terminal "
              "either way.")] = None,
     max_elements: MaxElements = DEFAULT_MAX_ELEMENTS, max_steps: MaxSteps = DEFAULT_MAX_STEPS,
-    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT, debug: Debug = False,
+    timeout: Timeout = DEFAULT_TIMEOUT, max_memory: MaxMemory = DEFAULT_MAX_MEMORY_TEXT,
+    label: Annotated[Optional[str], typer.Option(
+        "--label", hidden=True, help="What to call the one PATH in the output: the %%gradcli magic runs its cell from a "
+                                     "temporary file and names it as IPython does, Cell In[3].")] = None,
+    debug: Debug = False,
 ) -> None:
     """Run scripts and notebooks (PyTorch tutorial code), showing their prints; exit 1 if an assert or check fails."""
     with guarded(as_json, debug):
+        from gradcli.errors import ArgumentError
         from gradcli.program.evaluation import Settings
         from gradcli.program.scripts import run_file, script_files, skipped_files
-        check_mode(check)
+        check_mode(check, rtol, atol)
         if check is not None:
             from gradcli.check import checker
         files = script_files(paths)
+        if label is not None and len(files) != 1:
+            raise ArgumentError(f"--label names one file, and there are {len(files)}", hint="run one file with --label")
         if plots is not None:
             _plots_folder(plots)
         settings = Settings(seed, dtype, max_elements, max_steps, timeout, memory_size(max_memory))
         view: _JsonLines | _Terminal = _JsonLines(plots) if as_json else _Terminal(check is not None, quiet, debug,
-                                                                                    plots)
+                                                                                    plots, len(files))
         results: list[FileResult] = []
-        for path in files:
-            view.start(str(path))
-            files_checker = checker(check, rtol=rtol, atol=atol, seed=seed) if check is not None else None
-            result = run_file(path, files_checker, settings, explain=explain, on_event=view.on_event,
-                              progress=view.progress)
-            results.append(result)
-            view.finish(result)
-            if fail_fast and result.status != "ok":
-                break
+        try:
+            for number, path in enumerate(files, 1):
+                name = label or str(path)
+                view.start(name)
+                files_checker = checker(check, rtol=rtol, atol=atol, seed=seed) if check is not None else None
+                with view.running(name, number):
+                    result = run_file(path, files_checker, settings, explain=explain, on_event=view.on_event,
+                                      progress=view.progress, label=label)
+                results.append(result)
+                view.finish(result)
+                if fail_fast and result.status != "ok":
+                    break
+        finally:
+            view.close()
         view.summary(results, _summary(results, len(files), dtype, skipped_files(paths)))
         code = exit_code(results)
         if code != EXIT_OK:
@@ -141,6 +156,12 @@ class _JsonLines:
     def start(self, path: str) -> None:
         pass
 
+    def running(self, name: str, number: int) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def close(self) -> None:
+        pass
+
     def finish(self, result: FileResult) -> None:
         written = _write_figures(result, self.plots)
         emit_json({**result.to_json(), **({"plots": written} if self.plots is not None else {})})
@@ -157,7 +178,8 @@ class _Terminal:
     table after the file sums up every call.
     """
 
-    def __init__(self, checking: bool, quiet: bool, debug: bool, plots: Path | None = None) -> None:
+    def __init__(self, checking: bool, quiet: bool, debug: bool, plots: Path | None = None, files: int = 1) -> None:
+        from gradcli.views.progress import RunProgress
         self.plots = plots
         self.drawn: set[tuple[int, int]] = set()
         """Figures drawn in this file, by number and version: `show()` after `savefig` draws nothing new."""
@@ -166,24 +188,26 @@ class _Terminal:
         self.quiet = quiet
         self.debug = debug
         self.on_event: Callable[[Event], None] | None = None if quiet else self._event
-        self.progress: ProgressFactory | None = self._progress if checking else None
+        self.bar = RunProgress(self.out, self.err, files, PROGRESS_AFTER)
+        self.progress: ProgressFactory | None = self.bar.checking if checking else None
         self.open_line = False
         """A print with `end=''` left its line open: gradcli's own output starts on the next one."""
 
+    def running(self, name: str, number: int) -> contextlib.AbstractContextManager[None]:
+        return self.bar.running(name, number)
+
+    def close(self) -> None:
+        self.bar.close()
+
     def _close_line(self) -> None:
         if self.open_line:
-            self.out.print()
+            with self.bar.printing(leaves_line_open=False):
+                self.out.print()
             self.open_line = False
 
     def start(self, path: str) -> None:
-        from rich.markup import escape
-        from rich.rule import Rule
         if not self.quiet:
-            self.out.print(Rule(escape(path), align="left", style="dim"))
-
-    def _progress(self) -> Any:
-        from gradcli.views.check_view import progress_reporter
-        return progress_reporter(self.err)
+            self.out.print(FileHeading(path))
 
     def _event(self, event: Event) -> None:
         from gradcli.program.scripts import BackwardCheck, Explanation, Figure, Output
@@ -191,8 +215,9 @@ class _Terminal:
             from rich.text import Text
 
             from gradcli.source import printable
-            self.out.print(Text(printable(event.text)), end="", soft_wrap=True)
             self.open_line = not event.text.endswith("\n")
+            with self.bar.printing(self.open_line):
+                self.out.print(Text(printable(event.text)), end="", soft_wrap=True)
             return
         self._close_line()
         if isinstance(event, BackwardCheck):

@@ -207,7 +207,8 @@ class Expressions:
         known = list(self.env) + list(self.scope.values) + list(B.PRELUDE) + list(PYTHON) + list(B.FUNCTIONS) + \
             ["print"]
         raise NameLookupError(f"name '{name}' is not defined", hint=_suggest(name, known) or
-                              "define it first (y = ...), or pass it as an input: NAME=SPEC")
+                              f"define it first ({name} = ...); a program given to gradcli eval can also take it "
+                              f"as an input after the program: {name}=[1.0, 2.0]")
 
 
     def _lambda(self, node: ast.Lambda) -> Callable[[], UserFunction]:
@@ -632,6 +633,10 @@ class Expressions:
             with self.budget.paused():
                 self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
                                     site.lineno if site is not None else 0, text + "\n")
+
+    def _call_line(self) -> int:
+        """The line of the call being made (0 at none), for a facade that says where it was called."""
+        return self.call_sites[-1].lineno if self.call_sites else 0
 
 
     def _invoke(self, func: Any, args: list, kwargs: dict, node: ast.Call) -> Any:

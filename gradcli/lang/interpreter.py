@@ -148,6 +148,7 @@ class Interpreter(Expressions):
         sys.setrecursionlimit(max(limit, _PYTHON_FRAMES_PER_CALL * MAX_CALL_DEPTH + 2000))
         ACTIVE.append(self.budget)
         runtime.PRINTERS.append(self._show_text)
+        runtime.LINES.append(self._call_line)
         runtime.GETTERS.append(self.own["getattr"])
         stdlib.reset_all()
         try:
@@ -158,6 +159,7 @@ class Interpreter(Expressions):
         finally:
             ACTIVE.pop()
             runtime.PRINTERS.pop()
+            runtime.LINES.pop()
             runtime.GETTERS.pop()
             G.close_all(self.generators)
             sys.setrecursionlimit(limit)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine.creation import Defaults, as_array
-from gradcli.errors import GradcliError, InputSpecError
+from gradcli.errors import GradcliError, InputSpecError, NameLookupError
 from gradcli.engine.tensor import Limits, Tensor, _wrap, check_elements
 from gradcli.lang.limits import check_file_size
 
@@ -58,8 +58,10 @@ def read_spec(spec: Any, dtype: Any, what: str, like: tuple[int, ...] | None = N
         return _as_float(value._data, dtype, what)
     if isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool):
         return _as_float(as_array(value), dtype, what)
-    raise InputSpecError(f"{what}: {text!r} is not a number, list or tensor",
-                         hint="e.g. 2.5, [1, 2, 3], ones(2,2), randn(3), @data.npy")
+    raise InputSpecError(f"{what}: {text!r} is not a number, list or tensor", hint=SPEC_EXAMPLES)
+
+
+SPEC_EXAMPLES = "a spec is a number, a list, a constructor or a .npy file: 2.5, [1, 2, 3], ones(2,2), randn(3), @data.npy"
 
 
 def _evaluate_expression(text: str, what: str) -> Any:
@@ -75,7 +77,10 @@ def _evaluate_expression(text: str, what: str) -> Any:
     except InputSpecError:
         raise
     except GradcliError as exc:
-        error = InputSpecError(f"{what}: {exc.message}", hint=exc.hint or "e.g. ones(2,2), [1.0, 2.0], @data.npy")
+        hint = exc.hint
+        if hint is None or isinstance(exc, NameLookupError) and "(" not in text:
+            hint = SPEC_EXAMPLES  # `x=abc` is no misspelt function to suggest ('abs'), but a spec to write
+        error = InputSpecError(f"{what}: {exc.message}", hint=hint)
         error.at(exc.line, exc.column, exc.length, text)
         raise error from None
 

@@ -117,12 +117,19 @@ def matching(rows: list[Entry], text: str | None) -> list[Entry]:
     return found
 
 
-def namespaces() -> dict[str, str]:
-    """Where else the functions are reachable (`torch.X`, `F.relu`), from the module table."""
+def namespaces(text: str | None = None) -> dict[str, str]:
+    """Where else the functions are reachable (`torch.X`, `F.relu`), from the module table; with a filter,
+    only the names that contain it, in the modules that have one (`gradcli ops softmax` asks where softmax
+    is, not for every name of every module)."""
     from gradcli.lang import builtins as B
     out: dict[str, str] = {}
     for module, space in B.MODULES.items():
         names = {n for n, v in space.members.items() if callable(v)}
+        if text:
+            found = sorted(n for n in names if text.lower() in n.lower())
+            if found:
+                out[module] = ", ".join(found)
+            continue
         missing = sorted(set(B.FUNCTIONS) - names)
         extra = sorted(names - set(B.FUNCTIONS))
         if len(missing) < len(names):

@@ -77,6 +77,11 @@ class Notebook:
         cell = self.cell_of(line)
         return f"line {line}" if cell is None else f"cell {cell.number}, line {line - cell.first + 1}"
 
+    def located(self, line: int) -> dict:
+        """A program line in JSON as errors give it: the cell's own line, and the cell."""
+        cell = self.cell_of(line)
+        return {"line": line} if cell is None else {"line": line - cell.first + 1, "cell": cell.number}
+
     def place(self, error: GradcliError | ProgramAssertionError) -> None:
         """Put an error in its cell: the file named with the cell, lines and source the cell's own."""
         cell = self.cell_of(error.line) if error.line is not None else None

@@ -48,6 +48,7 @@ from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
 
 if TYPE_CHECKING:
     from gradcli.program.recorder import Recorder
+    from gradcli.program.notebooks import Notebook
 
 class Verdict(Protocol):
     """One call's check, as a `Checker` returns it."""
@@ -149,6 +150,9 @@ class Figure:
     figure: Any
     name: str | None = None
     """The file name `savefig` asked for; None for `show()`."""
+    line: int | None = None
+    """The program line of the `show()` or `savefig` call (of the last plot call, for a notebook's figure
+    drawn after its cells)."""
 
 
 Event = Output | BackwardCheck | Explanation | Figure
@@ -170,6 +174,16 @@ class FileResult:
     policy: str = ""
     places: dict[int, str] = field(default_factory=dict)
     """Each gradient site's line as a reader finds it, where that is not `line N` (a notebook's `cell 3, line 2`)."""
+    notebook: Notebook | None = None
+    """The notebook the program came from: its events' lines are given by cell in JSON."""
+    label: str | None = None
+    """What a reader calls a program that is no file of theirs (a Jupyter cell's `Cell In[3]`), shown instead of
+    the path it was run from."""
+
+    @property
+    def name(self) -> str:
+        """The file as output names it: its label, else its path."""
+        return self.label or str(self.path)
 
     @property
     def checks(self) -> list[BackwardCheck]:
@@ -207,19 +221,21 @@ class FileResult:
         from gradcli.jsonable import json_value
         events: list[dict] = []
         for event in self.events:
+            where = self._located(event.line)
             if isinstance(event, BackwardCheck):
-                events.append({"kind": "check", "line": event.line, "output": event.output_name, "call": event.call,
+                events.append({"kind": "check", **where, "output": event.output_name, "call": event.call,
                                "check": event.report.to_json()})
             elif isinstance(event, Explanation):
-                events.append({"kind": "explain", "line": event.line, "output": event.output_name,
+                events.append({"kind": "explain", **where, "output": event.output_name,
                                "steps": event.recorder.to_json()})
             elif isinstance(event, Figure):
-                events.append({"kind": "figure", "name": event.name, "figure": _figure_json(event.figure, json_value)})
+                events.append({"kind": "figure", **where, "name": event.name,
+                               "figure": _figure_json(event.figure, json_value)})
             else:
-                events.append({"kind": event.kind, "line": event.line,
+                events.append({"kind": event.kind, **where,
                                "items": [_item_json(title, value, json_value) for title, value in event.items],
                                **({"text": event.text} if event.kind == "print" else {})})
-        out = {"file": str(self.path), "status": self.status, "backward_calls": self.backward_calls,
+        out = {"file": self.name, "status": self.status, "backward_calls": self.backward_calls,
                "checks": {"passed": self.checks_passed, "failed": self.checks_failed,
                           "undefined": self.checks_undefined},
                "seconds": round(self.seconds, 4), "events": events, "error": self._error_json()}
@@ -227,12 +243,18 @@ class FileResult:
             out.update(policy=self.policy, sites=[site.to_json() for site in self.sites], warnings=self.warnings)
         return out
 
+    def _located(self, line: int | None) -> dict:
+        """`"line"`, and in a notebook `"cell"` with the line counted in it, as errors give them."""
+        if line is None or self.notebook is None:
+            return {"line": line}
+        return self.notebook.located(line)
+
     def _error_json(self) -> dict | None:
         if self.error is not None:
-            return {**self.error.to_dict(), "file": str(self.path)}
+            return {**self.error.to_dict(), "file": self.name}
         if self.assertion is not None:
             a = self.assertion
-            return {**a.to_dict(), "file": str(self.path), "values": dict(a.values),
+            return {**a.to_dict(), "file": self.name, "values": dict(a.values),
                     "assert_message": None if a.message is None else str(a.message)}
         return None
 
@@ -293,19 +315,20 @@ def _kinds() -> str:
 
 
 def run_file(path: str | Path, checker: Checker | None = None, settings: Settings | None = None, *,
-             explain: bool = False,
-             on_event: Callable[[Event], None] | None = None, progress: ProgressFactory | None = None) -> FileResult:
+             explain: bool = False, on_event: Callable[[Event], None] | None = None,
+             progress: ProgressFactory | None = None, label: str | None = None) -> FileResult:
     """Run one script in a fresh namespace and engine state (seed, dtype), checking backward calls with `checker`.
 
     User errors and failed asserts end the file, not the batch: they are returned in the result.
     `checker` checks every gradient the script computes (see `Checker`; None checks nothing): give
     each file a fresh one. `progress` opens a fresh `progress(done, total)` callback for each
     check, so a bar's clock starts with it.
-    `explain` records each backward call's steps as an `Explanation` event.
+    `explain` records each backward call's steps as an `Explanation` event. `label` names the program
+    in place of its path (`FileResult.label`).
     """
     settings = settings or Settings(dtype=SCRIPT_DTYPE)
     path = Path(path)
-    result = FileResult(path)
+    result = FileResult(path, label=label)
     session = _Session(result, checker, on_event, progress, explain)
     start, fallbacks = time.perf_counter(), len(Fallbacks.reasons)
     notebook = None
@@ -315,7 +338,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
             with limited(settings.timeout, settings.max_memory):  # the file's whole budget
                 if path.suffix == NOTEBOOK:
                     from gradcli.program.notebooks import read_notebook
-                    notebook = read_notebook(path)
+                    notebook = result.notebook = read_notebook(path)
                     session.where = notebook.site
                     source = notebook.source
                     for line, note in notebook.notes:
@@ -333,7 +356,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                     if notebook is not None:
                         session.unshown_figures()
         except GradcliError as exc:
-            exc.filename = exc.filename or str(path)
+            exc.filename = label or exc.filename or str(path)
             result.error, result.status = exc, "error"
         except ProgramAssertionError as exc:
             result.assertion, result.status = exc, "failed"
@@ -409,7 +432,7 @@ class _Session:
         self._emit(Output("print", line, [("note", f"note: {text}")], f"note: {text}\n"))
 
     def figure(self, shown: Any) -> None:
-        self._emit(Figure(shown.figure, shown.name))
+        self._emit(Figure(shown.figure, shown.name, shown.line))
 
     def unshown_figures(self) -> None:
         """A notebook's figures that no `show()` drew are drawn after its cells, as Jupyter's inline backend does."""
@@ -417,7 +440,7 @@ class _Session:
         if stdlib.loaded("matplotlib.pyplot") or stdlib.loaded("matplotlib"):
             from gradcli.lang.stdlib.pyplot_module import pending
             for figure in pending():
-                self._emit(Figure(figure))
+                self._emit(Figure(figure, line=figure.line))
 
     def _print(self, items: list[tuple[str, Any]], line: int, text: str) -> None:
         self._emit(Output("print", line, [(title, _snapshot(value)) for title, value in items], text))

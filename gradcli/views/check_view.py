@@ -1,19 +1,18 @@
-"""How a check report looks: a verdict table, the derivatives themselves, and a progress bar.
+"""How a check report looks: a verdict table and the derivatives themselves.
 
-Rendering only; the verdicts come from `gradcli.check`. The bar appears on stderr only when a
-check has already taken about a second, so quick checks print nothing extra.
+Rendering only; the verdicts come from `gradcli.check` (its progress bar: `views/progress.py`).
 """
 from __future__ import annotations
 
-import contextlib
-import time
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from gradcli.jsonable import number
+from gradcli.views.fitted import Fitted
 
 _STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "undefined": "bold yellow"}
 WITNESS = {"symbolic": "SymPy", "numeric": "finite diff", "directional": "directions", "jacobian": "SymPy",
@@ -50,81 +49,24 @@ def check_view(report: Any) -> RenderableType:
                      f"{item.checked:,}/{item.total:,}"]
             table.add_row(*cells, *((worst_text if item.status == "fail" else "",) if failing else ()))
         for formula in entry.formulas or ((entry.derivative,) if entry.derivative else ()):
-            lines.append(Text(f"  {formula}"))
+            lines.append(_indented(formula))
         for element in entry.undefined:
             whose = "the program's backward gives" if ".forward is at a kink" in element.reason else \
                 "gradcli (like PyTorch) uses"  # a kink inside a Function's forward: its own backward's convention
-            lines.append(Text(f"  {element.label}: {element.reason}; {whose} {number(element.got)}", style="yellow"))
+            lines.append(_indented(f"{element.label}: {element.reason}; {whose} {number(element.got)}", "yellow"))
         if entry.undefined_count > len(entry.undefined):
-            lines.append(Text(f"  … and {entry.undefined_count - len(entry.undefined)} more undefined points",
-                              style="yellow"))
+            lines.append(_indented(f"… and {entry.undefined_count - len(entry.undefined)} more undefined points",
+                                   "yellow"))
         if entry.note:
-            lines.append(Text(f"  note ({name}): {entry.note}", style="dim"))
+            lines.append(_indented(f"note ({name}): {entry.note}", "dim"))
     if sampled:
-        lines.append(Text("  sampled: " + "; ".join(sampled), style="dim"))
+        lines.append(_indented("sampled: " + "; ".join(sampled), "dim"))
     if report.mode == "jacobian":
-        lines.append(Text("  layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
-                          "derive_by_array gives the transpose", style="dim"))
-    return Group(table, *lines)
+        lines.append(_indented("layout: rows are output elements, columns input elements (PyTorch's); SymPy's "
+                               "derive_by_array gives the transpose", "dim"))
+    return Group(Fitted(table), *lines)
 
 
-@contextlib.contextmanager
-def busy(console: Console, what: str, after: float = 1.0) -> Iterator[None]:
-    """A spinner labelled `what` for work whose length nobody knows (a program running), shown once
-    it has run for `after` seconds and cleared when it ends; on a terminal only, as `progress_reporter`.
-
-    A timer thread starts it, so the work itself is never interrupted to ask; rich redraws it
-    from its own thread until the work ends."""
-    import threading
-
-    from rich.status import Status
-    if not console.is_terminal or console.no_color:
-        yield
-        return
-    lock = threading.Lock()
-    state: dict[str, Any] = {"open": True, "status": None}
-
-    def start() -> None:
-        with lock:
-            if state["open"]:
-                state["status"] = Status(what, console=console)
-                state["status"].start()
-
-    timer = threading.Timer(after, start)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        with lock:
-            state["open"] = False
-            if state["status"] is not None:
-                state["status"].stop()
-
-
-@contextlib.contextmanager
-def progress_reporter(console: Console, after: float = 1.0, what: str = "checking") -> Iterator[Callable[[int, int], None]]:
-    """A `progress(done, total)` callback that shows a bar, labelled `what`, once the work has run
-    for `after` seconds, and clears it when the work is done.
-
-    Only on a terminal: in a pipe or a file the bar would leave an empty line in the output; and not
-    under NO_COLOR, whose output holds no escape at all (a bar redraws itself with them)."""
-    from rich.progress import Progress
-    start = time.perf_counter()
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        if "bar" not in state:
-            if not console.is_terminal or console.no_color or time.perf_counter() - start < after:
-                return
-            bar = Progress(console=console, transient=True)
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task(what, total=total)
-        state["bar"].update(state["task"], completed=done, total=total)
-
-    try:
-        yield update
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
+def _indented(text: str, style: str = "") -> RenderableType:
+    """A line under the table, indented, its wrapped continuation too (not from the margin)."""
+    return Padding(Text(text, style=style), (0, 0, 0, 2))

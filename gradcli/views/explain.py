@@ -18,6 +18,7 @@ from gradcli.program.recorder import SMALL, Recorder, Step, summarize
 from gradcli.jsonable import number
 from gradcli.views.render import shape_text
 from gradcli.engine.tensor import Node, Tensor
+from gradcli.views.fitted import Fitted
 
 
 class _Names:
@@ -102,4 +103,4 @@ def explain_view(recorder: Recorder, leaves: Mapping[str, Any],
     note = Text("Each node applies its local rule to the gradient it receives (the chain rule) and passes the "
                 "result to its inputs; a node runs once every use of it has passed its share, and shares add up.",
                 style="dim")
-    return Group(table, note)
+    return Group(Fitted(table), note)

@@ -25,6 +25,7 @@ from gradcli.program.graph import label
 from gradcli.jsonable import number
 from gradcli.source import operand, printable
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor
+from gradcli.views.fitted import Fitted
 
 EDGE = 3
 THRESHOLD = 1000
@@ -73,21 +74,21 @@ class Matrix:
         table = Table(header_style="bold")
         table.add_column("", style="dim", justify="right")
         for c in col_pos:
-            table.add_column(Text(_ELLIPSIS if c is None else col_names[c]), justify="right")
+            table.add_column(Text(_ELLIPSIS) if c is None else Breakable(col_names[c], LABEL_BREAKS), justify="right")
         for r in row_pos:
             if r is None:
                 table.add_row(_ELLIPSIS, *[_ELLIPSIS for _ in col_pos])
                 continue
             cells = [Text(_ELLIPSIS) if c is None else Text(number(self.m[r, c]), style=cell_style(self.m[r, c]))
                      for c in col_pos]
-            table.add_row(Text(row_names[r]), *cells)
+            table.add_row(Breakable(row_names[r], LABEL_BREAKS), *cells)
         yield table
 
     def _fitting_columns(self, row_pos: list[int | None], row_names: list[str], col_names: list[str],
                          width: int) -> list[int | None]:
         cols = len(col_names)
         shown_rows = [r for r in row_pos if r is not None]
-        widths = [max([len(col_names[c])] + [len(number(self.m[r, c])) for r in shown_rows]) + 3
+        widths = [max([_longest_piece(col_names[c])] + [len(number(self.m[r, c])) for r in shown_rows]) + 3
                   for c in range(cols)]
         label = max((len(row_names[r]) for r in shown_rows), default=1) + 4
         if self.full or label + sum(widths) <= width:
@@ -95,6 +96,8 @@ class Matrix:
         edge = min(EDGE, cols // 2)
         while edge > 1 and label + 4 + sum(widths[:edge]) + sum(widths[cols - edge:]) > width:
             edge -= 1
+        if 2 * edge >= cols:  # an ellipsis would stand for no column at all
+            return list(range(cols))
         return list(range(edge)) + [None] + list(range(cols - edge, cols))
 
 
@@ -214,8 +217,10 @@ def _leaf_label(t: Tensor, leaf_names: dict[int, str]) -> Text:
     return Text(f"constant {shape_text(tuple(t.shape))}", style="dim")
 
 
-def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None) -> RenderableType:
-    """What went wrong, where (a caret under the span), and how to fix it."""
+def error_view(error: GradcliError | ProgramAssertionError, filename: str | None = None,
+               label: str | None = None) -> RenderableType:
+    """What went wrong, where (a caret under the span), and how to fix it. A program that is no file of
+    the reader's, `label`led (a Jupyter cell), is located as IPython locates it: `Cell In[3], line 2`."""
     from gradcli.source import caret_lines
     kind, message = error.kind, error.to_dict()["message"]
     lines = [Text.assemble(("error", "bold red"), (f"[{kind}]", "red"), ": ", printable(message))]
@@ -234,7 +239,9 @@ def error_view(error: GradcliError | ProgramAssertionError, filename: str | None
                 lines.append(Text(f"  ... {len(error.calls) + 1 - 2 * (MAX_FRAMES // 2)} more calls ...", style="dim"))
                 continue
             line, column, length = frame
-            if error.cell is not None:
+            if label is not None:
+                location = f"{label}, line {line}, column {column}"
+            elif error.cell is not None:
                 location = f"{where}, cell {error.cell}, line {line}, column {column}"
             else:
                 location = f"{where}:{line}:{column}" if where else f"line {line}, column {column}"
@@ -275,8 +282,16 @@ def display_view(title: str, value: Any, full: bool = False) -> RenderableType:
 
 PATH_BREAKS = re.compile(r"[^/]*/|[^/]+$")
 """A path's pieces: each folder with its `/`, then the file's name."""
-CODE_BREAKS = re.compile(r"[^/(.\s]*(?:[/(]|\.(?=\w)|\s+)|[^/(.\s]+$|.+$")
-"""A call's or a formula's pieces: up to and with each `/`, `(`, `.` before a name, or spaces."""
+CODE_BREAKS = re.compile(r"[^/(.\s=]*(?:[/(]|=(?!=)|\.(?=\w)|\s+)|[^/(.\s=]+$|.+$")
+"""A call's or a formula's pieces: up to and with each `/`, `(`, `=` of a keyword, `.` before a name, or spaces."""
+
+
+LABEL_BREAKS = re.compile(r"[^\[]+(?=\[)|\[[^,\]]*,|[^,\]]*,|[^,\]]*\]|.+$")
+"""An element's label's pieces: its name, then each index with its comma (`x`, `[1,`, `2]`)."""
+
+
+def _longest_piece(label: str) -> int:
+    return max((len(p) for p in LABEL_BREAKS.findall(label) if p), default=len(label))
 
 
 class Breakable:
@@ -301,19 +316,20 @@ class Breakable:
         yield Text("\n".join(line.rstrip() for line in lines), style=self.style, overflow="fold")
 
 
+NODE_BREAKS = re.compile(r"[A-Z][^A-Z]*|[^A-Z]+")
+"""A node name's words (`Binary`, `Cross`, ... `Backward0`): a long one wraps between them at 80 columns."""
 _WHOLE_NODES = 24
-"""Node names up to this long are never cut (the calls and rules wrap instead); a listing with
-longer ones (`BinaryCrossEntropyWithLogitsBackward0`) would leave the other columns no room at 80."""
+"""Node names up to this long are kept on one line (`LogSoftmaxBackward0`); longer ones
+(`BinaryCrossEntropyWithLogitsBackward0`) wrap between their words."""
 
 
 def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> RenderableType:
     """The `gradcli ops` table, then where else the functions are reachable; the filter text is the user's."""
     table = Table(header_style="bold", title=Text(f"{len(rows)} entries" + (f" matching '{text}'" if text else "")),
                   title_justify="left")
-    longest = max((len(e.op.node) for e in rows if e.op is not None), default=0)
     table.add_column("call")
     table.add_column("kind", style="dim")
-    table.add_column("node", no_wrap=longest <= _WHOLE_NODES)
+    table.add_column("node")
     table.add_column("derivative rule")
     table.add_column("--check", justify="center", no_wrap=True)
     for e in rows:
@@ -321,10 +337,12 @@ def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> Render
             table.add_row(Breakable(e.call, CODE_BREAKS), e.kind, Text("—", style="dim"),
                           Text("not differentiated", style="dim"), "")
         else:
-            table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, e.op.node, Breakable(e.op.rule, CODE_BREAKS),
+            node = e.op.node if len(e.op.node) <= _WHOLE_NODES else Breakable(e.op.node, NODE_BREAKS)
+            table.add_row(Breakable(e.call, CODE_BREAKS, "cyan"), e.kind, node,
+                          Breakable(e.op.rule, CODE_BREAKS),
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
-    return Group(table, Text("also reachable as", style="dim"), *lines)
+    return Group(Fitted(table, folds=2), Text("also reachable as", style="dim"), *lines)
 
 
 def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],

@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -12,7 +13,8 @@ from rich.text import Text
 from gradcli.jsonable import number
 from gradcli.source import operand
 from gradcli.views.check_view import WITNESS
-from gradcli.views.render import PATH_BREAKS, Breakable, error_view
+from gradcli.views.fitted import Fitted
+from gradcli.views.render import CODE_BREAKS, PATH_BREAKS, Breakable, error_view
 
 if TYPE_CHECKING:
     from gradcli.check.policy import SiteSummary
@@ -26,6 +28,22 @@ def backward_text(event: BackwardCheck | Explanation) -> str:
     return f"{operand(event.output_name)}.backward()" if event.output_name else "backward()"
 
 
+class FileHeading:
+    """The rule a file's output starts under, titled with its name: a name too long for the rule's line
+    stands whole above a plain rule (rich would end it with `…`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.rule import Rule
+        if cell_len(self.name) + 4 <= options.max_width:
+            yield Rule(escape(self.name), align="left", style="dim")
+            return
+        yield Breakable(self.name, PATH_BREAKS, "dim")
+        yield Rule(style="dim")
+
+
 def failure_view(result: FileResult) -> RenderableType:
     """Why a file did not pass: the error or assert (file, line, caret, values), and each failed check's worst element.
 
@@ -34,14 +52,13 @@ def failure_view(result: FileResult) -> RenderableType:
     parts: list[RenderableType] = []
     failure = result.error or result.assertion
     if failure is not None:
-        parts.append(error_view(failure, str(result.path)))
+        parts.append(error_view(failure, result.name, result.label))
     for check in result.checks:
         if check.passed:
             continue
         later = "" if check.call == 1 else f" (call {check.call:,})"
         parts.append(Text.assemble(("check failed", "bold red"),
-                                   f": {backward_text(check)} at {result.path}"
-                                   f"{f', {check.site}' if check.site.startswith('cell') else f':{check.line}'}{later}"))
+                                   f": {backward_text(check)} at {_place(result, check)}{later}"))
         for name, entry in check.report.inputs.items():
             if entry.status != "fail":
                 continue
@@ -52,6 +69,13 @@ def failure_view(result: FileResult) -> RenderableType:
     parts.extend(Text(f"   {site.failed:,} of {site.calls:,} calls of {site.what} at {result.place(site.line)} failed")
                  for site in result.sites if site.failed and site.calls > 1)
     return Group(*parts)
+
+
+def _place(result: FileResult, check: BackwardCheck) -> str:
+    """`prog.py:4`, `nb.ipynb, cell 3, line 2`, or a Jupyter cell's `Cell In[3], line 4`."""
+    if result.label is not None:
+        return f"{result.label}, line {check.line}"
+    return f"{result.path}, {check.site}" if check.site.startswith("cell") else f"{result.path}:{check.line}"
 
 
 def summary_table(results: list[FileResult], summary: dict, checking: bool) -> RenderableType:
@@ -68,7 +92,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
         undefined = f" ({r.checks_undefined} undefined)" if r.checks_undefined else ""
         checks = f"{r.checks_passed}/{r.checks_passed + r.checks_failed + r.checks_undefined}{undefined}" \
             if checking else "-"
-        table.add_row(Breakable(str(r.path), PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
+        table.add_row(Breakable(r.name, PATH_BREAKS), f"[{styles[r.status]}]{r.status}[/]", str(r.backward_calls), checks,
                       f"{r.seconds:.2f}s")
     s, planned = summary, summary["planned"]
     files = f"{s['files']} file" + ("" if s["files"] == 1 else "s")
@@ -77,7 +101,7 @@ def summary_table(results: list[FileResult], summary: dict, checking: bool) -> R
     if s["skipped"]:
         names = ", ".join(escape(Path(p).name) for p in s["skipped"])
         table.caption += f"\nskipped (not .py, .grad or .ipynb): {names}"
-    return table
+    return Fitted(table)
 
 
 def sites_view(result: FileResult) -> RenderableType:
@@ -91,11 +115,12 @@ def sites_view(result: FileResult) -> RenderableType:
     for column in ("line", "call", "calls", "failed", "witnesses", "worst (of tolerance)"):
         table.add_column(column, justify="right" if column in ("line", "calls", "failed") else "left")
     for site in result.sites:
-        table.add_row(result.places.get(site.line, str(site.line)), escape(site.what), f"{site.calls:,}",
+        table.add_row(result.places.get(site.line, str(site.line)), Breakable(site.what, CODE_BREAKS),
+                      f"{site.calls:,}",
                       Text(f"{site.failed:,} (first: call {site.first_failure:,})" if site.failed else "0",
                            style="bold red" if site.failed else ""),
                       _witnesses(site), _worst(site))
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [Fitted(table)]
     parts.extend(Text(f"warning: {warning}", style="yellow") for warning in result.warnings)
     return Group(*parts)
 

@@ -23,6 +23,7 @@ from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
 from gradcli.lang.limits import check_list
 from gradcli.lang.namespace import Namespace
+from gradcli.lang.stdlib import runtime
 from gradcli.lang.stdlib.runtime import FIGURES, RESETS
 
 MARKERS = frozenset("o.,x+*sd^v<>ph|_1234DH8P")
@@ -78,6 +79,8 @@ class FigureData:
     version: int = 0
     """Its last change, numbered across all figures (numbers are reused after `show()`), so a figure
     `savefig` drew is not drawn again, unchanged, by `show()`."""
+    line: int | None = None
+    """The program line of the call that last changed it (a notebook's figure never shown is found there)."""
 
 
 @dataclass
@@ -86,6 +89,8 @@ class Shown:
 
     figure: FigureData
     name: str | None = None
+    line: int | None = None
+    """The line of the `show()` or `savefig` call."""
 
 
 def _snapshot(data: FigureData) -> FigureData:
@@ -369,6 +374,7 @@ class Figure:
 
     def changed(self) -> None:
         self.data.version = next(_CHANGES)
+        self.data.line = runtime.line()
 
     @property
     def axes(self) -> list[Axes]:
@@ -514,7 +520,7 @@ def pending() -> list[FigureData]:
 
 def _hand_over(fig: Figure, name: str | None) -> None:
     if FIGURES and fig.data.axes:
-        FIGURES[-1](Shown(_snapshot(fig.data), name))
+        FIGURES[-1](Shown(_snapshot(fig.data), name, runtime.line()))
 
 
 def _groups(args: tuple) -> Iterator[tuple[np.ndarray | None, np.ndarray, str]]:
