@@ -837,7 +837,7 @@ def _declare_methods() -> None:
     """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
     themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
     kernels: dict[int, Callable] = {}
-    for name, op in O.named("methods").items():
+    for name, op in O.named("methods", unary=True).items():
         kernel = kernels.setdefault(id(op), _elementwise1(op))
         setattr(Tensor, name, kernel)
         if op.names.in_place and name == op.name:
@@ -903,5 +903,16 @@ from gradcli.engine import rearranging as R  # noqa: E402  (the same, for the ce
 from gradcli.engine import creation as C  # noqa: E402  (the same, for new_zeros and its kin)
 
 
+def _declare_delegates() -> None:
+    """`Tensor.X` (and its aliases) for every function the op table declares with arguments of its own:
+    `torch.X` with the tensor as its input, one method per primitive."""
+    from gradcli.engine.functions.declared import delegate
+    for op in {id(op): op for op in O.named("methods").values() if op.names.signature}.values():
+        method = delegate(getattr(F, op.name), op.names.methods[0])
+        for name in op.names.methods:
+            setattr(Tensor, name, method)
+
+
+_declare_delegates()
 for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first
     setattr(Tensor, _name, _fn)

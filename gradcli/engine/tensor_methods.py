@@ -282,12 +282,6 @@ class TensorMethods:
 
     clip = clamp
 
-    def maximum(self, other: Any) -> "Tensor":
-        return T.F.maximum(self, other)
-
-    def minimum(self, other: Any) -> "Tensor":
-        return T.F.minimum(self, other)
-
     def outer(self, other: Any) -> "Tensor":
         return T.F.outer(self, other)
 
@@ -307,33 +301,11 @@ class TensorMethods:
     def round(self, decimals: int = 0) -> "Tensor":
         return T.F.round(self, decimals)
 
-    def atan2(self, other: Any) -> "Tensor":
-        return T.F.atan2(self, other)
-
-    arctan2 = atan2
-
-    def hypot(self, other: Any) -> "Tensor":
-        return T.F.hypot(self, other)
-
-    def fmod(self, other: Any) -> "Tensor":
-        return T.F.fmod(self, other)
-
-    def remainder(self, other: Any) -> "Tensor":
+    def __mod__(self, other: Any) -> "Tensor":
         return T.F.remainder(self, other)
-
-    __mod__ = remainder
 
     def __rmod__(self, other: Any) -> "Tensor":
         return T.F.remainder(other, self)
-
-    def xlogy(self, other: Any) -> "Tensor":
-        return T.F.xlogy(self, other)
-
-    def fmax(self, other: Any) -> "Tensor":
-        return T.F.fmax(self, other)
-
-    def fmin(self, other: Any) -> "Tensor":
-        return T.F.fmin(self, other)
 
     def lerp(self, end: Any, weight: Any) -> "Tensor":
         return T.F.lerp(self, end, weight)
@@ -348,50 +320,6 @@ class TensorMethods:
         return T.F.dist(self, other, p)
 
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return T.F.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return T.F.mean(self, dim, keepdim, dtype=dtype)
-
-    def prod(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.prod(self, dim, keepdim)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.min(self, dim, keepdim)
-
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return T.F.var(self, dim, unbiased, keepdim, correction)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return T.F.std(self, dim, unbiased, keepdim, correction)
-
-    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.norm(self, p, dim, keepdim)
-
-    def softmax(self, dim: Any = None) -> "Tensor":
-        return T.F.softmax(self, dim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
-        return T.F.logsumexp(self, dim, keepdim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return T.F.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return T.F.amin(self, dim, keepdim)
-
-    def cumsum(self, dim: int) -> "Tensor":
-        return T.F.cumsum(self, dim)
-
-    def cumprod(self, dim: int) -> "Tensor":
-        return T.F.cumprod(self, dim)
-
     def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return T.F.argmax(self, dim, keepdim)
 
@@ -406,12 +334,6 @@ class TensorMethods:
 
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         return T.F.kthvalue(self, k, dim, keepdim)
-
-    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.median(self, dim, keepdim)
-
-    def log_softmax(self, dim: Any = None) -> "Tensor":
-        return T.F.log_softmax(self, dim)
 
     def matmul(self, other: Any) -> "Tensor":
         return T.F.matmul(self, other)

@@ -118,21 +118,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, **L.FUNCTIONS,
+    "where": F.where, **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     "softplus": F.softplus, "clamp": F.clamp, "clip": F.clamp,
     "square": F.square, "logit": F.logit, "polygamma": F.polygamma,
     "round": _round,
-    "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
-    "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
+    "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
     "dist": F.dist,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
-    "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
-    "softmax": F.softmax, "log_softmax": F.log_softmax,
-    "logsumexp": F.logsumexp, "amax": F.amax, "amin": F.amin, "cumsum": F.cumsum, "cumprod": F.cumprod,
     "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue,
-    "median": F.median,
     "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
     "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
     "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
@@ -196,7 +191,7 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
               "inv": O.INVERSE})
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
-OP_OF.update({"arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
+OP_OF.update({"square": O.POW, "dist": O.NORM})
 OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
               "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "meshgrid": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
               "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
@@ -390,18 +385,16 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
-    "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
+    "pow", "clamp", "clip", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
     "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "add", "sub", "mul", "div",
     "true_divide", "floor_divide",
-    "square", "logit", "polygamma", "round", "atan2", "arctan2",
-    "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
-    "logsumexp", "amax", "amin", "cumsum", "cumprod", "argmax", "argmin", "sort", "topk", "kthvalue", "median",
+    "square", "logit", "polygamma", "round", "lerp", "addcmul", "addcdiv", "dist",
+    "argmax", "argmin", "sort", "topk", "kthvalue",
     "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
     "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
     "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
     "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
-    "maximum", "minimum", "outer", "where",
+    "outer", "where",
 })
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
 TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form

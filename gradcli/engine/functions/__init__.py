@@ -16,4 +16,4 @@ from gradcli.engine.functions.reductions import *  # noqa: F401,F403
 from gradcli.engine.functions.linalg import *  # noqa: F401,F403
 from gradcli.engine.functions.twins import *  # noqa: F401,F403
 from gradcli.engine.functions.arguments import _dim, _shape_args, _tensor_arg, _type_name  # noqa: F401
-from gradcli.engine.functions.reductions import _TORCH_NAMES  # noqa: F401
+from gradcli.engine.functions.arguments import _TORCH_NAMES  # noqa: F401

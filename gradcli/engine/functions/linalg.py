@@ -13,7 +13,7 @@ from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape, check_e
 from gradcli.engine.functions.arguments import _dim, _int, _tensor_arg, _with_dims
 from gradcli.engine.functions.elementwise import clone, mul, where
 from gradcli.engine.functions.shape import permute, reshape, unsqueeze
-from gradcli.engine.functions.reductions import _TORCH_NAMES
+from gradcli.engine.functions.arguments import _TORCH_NAMES
 
 
 # -- linear algebra ------------------------------------------------------------------------

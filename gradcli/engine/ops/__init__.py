@@ -29,7 +29,7 @@ from typing import Any
 from gradcli.engine.ops import elementwise, linalg, nn, reductions, shape
 from gradcli.engine.ops.linalg import Singular, variadic
 from gradcli.engine.ops.numpy_namespace import numpy_namespace
-from gradcli.engine.ops.op import (Element, Names, Op, broadcast_axes, diagonal_jvp, linear_jvp, product_jvp,
+from gradcli.engine.ops.op import (Arg, Element, Names, Op, Signature, broadcast_axes, diagonal_jvp, linear_jvp, product_jvp,
                                    reduced_shape, sum_linear_jvp, transposed_jvp, unbroadcast)
 
 FAMILIES = (elementwise, linalg, reductions, shape, nn)
@@ -43,9 +43,11 @@ globals().update({name: value for family in FAMILIES for name, value in vars(fam
 """Every primitive by its constant's name (`ops.ADD`, `ops.SINC`), wherever its family declares it."""
 
 
-def named(kind: str) -> dict[str, Op]:
-    """Every declared name of one kind (`functions`: torch.X; `methods`: Tensor.X) and its primitive."""
-    return {name: op for op in TABLE if op.names for name in getattr(op.names, kind)}
+def named(kind: str, unary: bool = False) -> dict[str, Op]:
+    """Every declared name of one kind (`functions`: torch.X; `methods`: Tensor.X) and its primitive; only the
+    elementwise functions of one input (declared without a `Signature`) when `unary`."""
+    return {name: op for op in TABLE if op.names and not (unary and op.names.signature)
+            for name in getattr(op.names, kind)}
 
 
 NUMPY: Any = numpy_namespace(TABLE)

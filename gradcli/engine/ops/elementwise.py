@@ -10,7 +10,14 @@ import numpy as np
 
 from gradcli.engine import ops  # the package, for NUMPY: read at call time, since every family builds it
 from gradcli.engine import special
-from gradcli.engine.ops.op import _binary_sym, diagonal_jvp, Element, Op, _sym_map, transposed_jvp, _unary
+from gradcli.engine.ops.op import Arg, _binary_sym, diagonal_jvp, Element, Names, Op, _public, _sym_map, transposed_jvp, _unary
+
+
+def _two(name: str, first: str = "tensor", other: str = "tensor", **options: Any) -> Names:
+    """`torch.<name>(input, other)` and `Tensor.<name>(other)`: `tensor` operands must be (or become) tensors,
+    an `operand` may be a number (at least one of the two is a tensor)."""
+    aliases = options.pop("aliases", ())
+    return _public(name, "binary", Arg("input", first), Arg("other", other), aliases=aliases, **options)
 
 
 def _nonzero(ns: Any, x: Any) -> Any:
@@ -119,13 +126,13 @@ MAXIMUM = Op(name="maximum", node="MaximumBackward0", forward=np.maximum,
                    lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              jvp=diagonal_jvp, rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True, names=_two("maximum"))
 MINIMUM = Op(name="minimum", node="MinimumBackward0", forward=np.minimum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              jvp=diagonal_jvp, rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True, names=_two("minimum"))
 WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
            vjps=(None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
            jvp=diagonal_jvp, rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
@@ -350,19 +357,23 @@ ATAN2 = Op(name="atan2", node="Atan2Backward0", forward=np.arctan2,
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
                  lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
            jvp=diagonal_jvp, rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
+           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("atan2", aliases=("arctan2",)))
 HYPOT = Op(name="hypot", node="HypotBackward0", forward=np.hypot,
            vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
            jvp=diagonal_jvp, rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
-           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
+           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("hypot"))
 FMOD = Op(name="fmod", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
           vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
           jvp=diagonal_jvp, rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+          names=_two("fmod", other="operand", scalar_node="FmodBackward0"))
 REMAINDER = Op(name="remainder", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
                jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
-               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+               names=_two("remainder", "operand", "operand", scalar_node="RemainderBackward0"))
 
 
 def _rounded_division(rounding: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
@@ -388,17 +399,20 @@ XLOGY = Op(name="xlogy", node="XlogyBackward0", forward=_xlogy_forward,
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
            jvp=diagonal_jvp, rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b))
+           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b),
+           names=_two("xlogy", "operand", "operand"))
 FMAX = Op(name="fmax", node="FmaxBackward0", forward=np.fmax,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u >= v))),
           jvp=diagonal_jvp, rule="∂fmax(a,b)/∂a = [a ≥ b or b is nan]", saves=("ab", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
+          sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b),
+          names=_two("fmax"))
 FMIN = Op(name="fmin", node="FminBackward0", forward=np.fmin,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u <= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u <= v))),
           jvp=diagonal_jvp, rule="∂fmin(a,b)/∂a = [a ≤ b or b is nan]", saves=("ab", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
+          sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b),
+          names=_two("fmin"))
 LERP = Op(name="lerp", node="LerpBackward1", forward=_lerp_forward,
           vjps=(lambda ns, g, o, a, b, w: g * (1.0 - w), lambda ns, g, o, a, b, w: g * w,
                 lambda ns, g, o, a, b, w: g * (b - a)),
