@@ -905,12 +905,11 @@ from gradcli.engine import creation as C  # noqa: E402  (the same, for new_zeros
 
 def _declare_delegates() -> None:
     """`Tensor.X` (and its aliases) for every function the op table declares with arguments of its own:
-    `torch.X` with the tensor as its input, one method per primitive."""
-    from gradcli.engine.functions.declared import delegate
-    for op in {id(op): op for op in O.named("methods").values() if op.names.signature}.values():
-        method = delegate(getattr(F, op.name), op.names.methods[0])
-        for name in op.names.methods:
-            setattr(Tensor, name, method)
+    `torch.X` itself, which Python binds with the tensor as its input (`x.sum(1)` is `torch.sum(x, 1)`, and
+    a wrong call is told the usage without `input`), one method per primitive and no call in between."""
+    for name, op in O.named("methods").items():
+        if op.names.signature:
+            setattr(Tensor, name, getattr(F, op.name))
 
 
 _declare_delegates()

@@ -3,16 +3,16 @@ numbers, operands) and its form says how they reach the op, so a function with a
 once, in its family of `engine/ops/`, like an elementwise function of one input.
 
 A declared function binds its call as Python would (a wrong call's error comes from its `__signature__`, which
-the language reads), reads each argument by its kind, and applies the op; `Tensor.X` calls it with the tensor
-as its input."""
+the language reads), reads each argument by its kind, and applies the op; `Tensor.X` is the same function, which
+Python binds with the tensor as its input."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import REQUIRED, Arg, Signature
-from gradcli.engine.tensor import Tensor, _general_binary, apply
+from gradcli.engine.tensor import Tensor, _elementwise, apply
 from gradcli.engine.functions.arguments import _TORCH_NAMES, _dim, _dims, number_arg, _tensor_arg
 from gradcli.engine.functions.shape import reshape, to_dtype
 from gradcli.errors import ValueDomainError
@@ -55,45 +55,61 @@ _CHECKS: dict[str, Callable[[Tensor, str], None]] = {"float": _float_input, "non
 """What a declaration's `checks` require of the input, by name."""
 
 
-def _one_input(op: O.Op, sig: Signature, fn: str, values: dict[str, Any]) -> tuple[Tensor, dict[str, Any]]:
+class _Plan(NamedTuple):
+    """What a declared function reads, worked out once from its declaration: the readers of its arguments
+    after the input (by name), the checks of its input, and for a binary op its kernels (engine/tensor.py's
+    `_elementwise`, the hot path `a + b` takes), the second naming the node when `other` is a number."""
+
+    op: O.Op
+    sig: Signature
+    fn: str
+    readers: tuple[tuple[str, Callable[[Any, Tensor, str, str], Any]], ...]
+    checks: tuple[Callable[[Tensor, str], None], ...]
+    kernels: tuple[Callable[[Any, Any], Tensor], ...]
+
+
+def _one_input(plan: _Plan, values: dict[str, Any]) -> tuple[Tensor, dict[str, Any]]:
     """The input as a tensor (cast first when a `dtype` is given, as PyTorch accumulates in that type), checked,
     with every other argument read into the op's params."""
+    fn = plan.fn
     x = _tensor_arg(values.pop("input"), fn)
     dtype = values.pop("dtype", None)
     if dtype is not None:
         from gradcli.engine.creation import resolve_dtype
         x = to_dtype(x, resolve_dtype(dtype))
-    for check in sig.checks:
-        _CHECKS[check](x, fn)
-    for arg in sig.args[1:]:
-        if arg.name in values:
-            values[arg.name] = _READERS[arg.kind](values[arg.name], x, fn, arg.name)
-    if sig.prepare is not None:
-        values = sig.prepare(values)
-    return x, values
+    for check in plan.checks:
+        check(x, fn)
+    for name, read in plan.readers:
+        values[name] = read(values[name], x, fn, name)
+    prepare = plan.sig.prepare
+    return x, values if prepare is None else prepare(values)
 
 
-def _reduction(op: O.Op, sig: Signature, fn: str, values: dict[str, Any]) -> Tensor:
-    x, params = _one_input(op, sig, fn, values)
-    name = op.node[:-1] + ("0" if params.get("dim") is None else "1") if sig.numbered else None
+def _reduction(plan: _Plan, values: dict[str, Any]) -> Tensor:
+    x, params = _one_input(plan, values)
+    op = plan.op
+    name = op.node[:-1] + ("0" if params.get("dim") is None else "1") if plan.sig.numbered else None
     return apply(op, x, name=name, **params)
 
 
-def _scan(op: O.Op, sig: Signature, fn: str, values: dict[str, Any]) -> Tensor:
+def _scan(plan: _Plan, values: dict[str, Any]) -> Tensor:
     """Along one dim; a 0-d input is scanned as one element, as in PyTorch."""
-    x = _tensor_arg(values["input"], fn)
+    x = _tensor_arg(values["input"], plan.fn)
     if x.ndim == 0:
-        return reshape(apply(op, reshape(x, 1), dim=0), ())
-    x, params = _one_input(op, sig, fn, values)
-    return apply(op, x, **params)
+        return reshape(apply(plan.op, reshape(x, 1), dim=0), ())
+    x, params = _one_input(plan, values)
+    return apply(plan.op, x, **params)
 
 
-def _binary(op: O.Op, sig: Signature, fn: str, values: dict[str, Any]) -> Tensor:
+def _binary(plan: _Plan, values: dict[str, Any]) -> Tensor:
     """Two operands with PyTorch's broadcasting and promotion: a `tensor` argument must be one (or become one),
     an `operand` may stay a number, and at least one of them is a tensor."""
-    a, b = two_operands(*(_tensor_arg(values[arg.name], fn) if arg.kind == "tensor" else values[arg.name]
-                          for arg in sig.args[:2]), fn)
-    return _general_binary(op, a, b, sig.scalar_node if sig.scalar_node and not isinstance(b, Tensor) else None)
+    fn = plan.fn
+    first, second = plan.sig.args[:2]
+    a, b = values[first.name], values[second.name]
+    a, b = two_operands(_tensor_arg(a, fn) if first.kind == "tensor" else a,
+                        _tensor_arg(b, fn) if second.kind == "tensor" else b, fn)
+    return plan.kernels[-1 if type(b) is not Tensor else 0](a, b)
 
 
 def two_operands(a: Any, b: Any, fn: str) -> tuple[Any, Any]:
@@ -103,7 +119,7 @@ def two_operands(a: Any, b: Any, fn: str) -> tuple[Any, Any]:
     return a, b
 
 
-_FORMS: dict[str, Callable[[O.Op, Signature, str, dict[str, Any]], Tensor]] = {
+_FORMS: dict[str, Callable[[_Plan, dict[str, Any]], Tensor]] = {
     "reduction": _reduction, "scan": _scan, "binary": _binary}
 """How the read arguments reach the op, by the declaration's `form`."""
 
@@ -130,6 +146,8 @@ def _binder(args: tuple[Arg, ...]) -> Callable[[tuple, dict], dict[str, Any]]:
             raise TypeError("too many positional arguments")
         values = dict(defaults)
         values.update(zip(names, given))
+        if not keywords and not required:
+            return values
         for key, value in keywords.items():
             if key not in defaults and key not in required or names.index(key) < len(given):
                 raise TypeError(f"got an unexpected or repeated keyword argument '{key}'")
@@ -144,10 +162,13 @@ def _binder(args: tuple[Arg, ...]) -> Callable[[tuple, dict], dict[str, Any]]:
 def declared_function(op: O.Op) -> Callable[..., Any]:
     """`torch.X` for an op whose names carry a `Signature` with a form (not `written`)."""
     sig = op.names.signature
-    fn, form, bind = op.name, _FORMS[sig.form], _binder(sig.args)
+    kernels = (_elementwise(op), _elementwise(op, sig.scalar_node)) if sig.form == "binary" else ()
+    plan = _Plan(op, sig, op.name, tuple((a.name, _READERS[a.kind]) for a in sig.args[1:] if a.kind in _READERS),
+                 tuple(_CHECKS[c] for c in sig.checks), kernels)
+    form, bind = _FORMS[sig.form], _binder(sig.args)
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return form(op, sig, fn, bind(args, kwargs))
+        return form(plan, bind(args, kwargs))
     call.__name__ = call.__qualname__ = op.name
     call.__signature__ = python_signature(sig.args)  # type: ignore[attr-defined]
     return call
@@ -162,13 +183,3 @@ def declared(ops: tuple[O.Op, ...]) -> dict[str, Callable[..., Any]]:
             made.update({name: function for name in op.names.functions or (op.name,)})
     return made
 
-
-def delegate(function: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """`Tensor.X`: the function with the tensor as its input (`x.sum(1)` is `torch.sum(x, 1)`)."""
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return function(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    params = list(inspect.signature(function).parameters.values())
-    method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [params[0].replace(name="self")] + params[1:])
-    return method
