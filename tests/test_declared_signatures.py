@@ -112,3 +112,32 @@ def test_a_new_reduction_is_one_declaration() -> None:
     np.testing.assert_array_equal(x.grad._data, [[2.0, 4.0], [6.0, 8.0]])
     with pytest.raises(TypeError):
         sumsq(x, 0, True, 1)
+
+
+# -- the vmap rule is declared with the op ------------------------------------------------------------
+def test_an_op_names_its_batching_rule_and_func_maps_the_kind_to_the_rule() -> None:
+    from gradcli.func import batching
+    by_kind = {kind: {op.name for op in O.TABLE if op.batching == kind} for kind in batching.KINDS}
+    assert {"sum", "var", "logsumexp", "cumsum", "softmax"} <= by_kind["along_dim"]
+    assert by_kind["along_given_dim"] == {"max", "min"}
+    assert {"atan2", "fmod", "lerp", "gelu"} <= by_kind["broadcast"]
+    assert batching.derive(O.VAR) is batching.along_dim and batching.derive(O.ATAN2) is batching.elementwise
+    assert batching.derive(O.ADD) is batching.elementwise  # flagged elementwise, no kind written
+    assert batching.derive(O.MATMUL) is None  # a rule of its own, registered by name
+    assert not any(op.batching and op.batching not in batching.KINDS for op in O.TABLE)
+
+
+def test_a_declared_rule_runs_batched_with_pytorchs_numbers() -> None:
+    torch = pytest.importorskip("torch")
+    from gradcli.engine import creation as C
+    from gradcli.func import transforms as func
+    a = np.random.default_rng(5).standard_normal((3, 4))
+    before = len(func.Fallbacks.reasons)
+    ours = func.vmap(lambda t: t.var(0) + torch_free_atan2(t))(C.tensor(a))
+    assert len(func.Fallbacks.reasons) == before  # by the rules, not once per example
+    theirs = torch.func.vmap(lambda t: t.var(0) + torch.atan2(t, t * 2 + 1))(torch.tensor(a))
+    np.testing.assert_allclose(ours._data, theirs.numpy(), rtol=1e-12)
+
+
+def torch_free_atan2(t: Tensor) -> Tensor:
+    return F.atan2(t, t * 2 + 1)

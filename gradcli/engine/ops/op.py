@@ -33,6 +33,11 @@ class Op:
     exist (each a test of the first input and the words for a learner). The namespaces, the language's
     tables and the checker's are derived from these, so a function is declared here and nowhere else.
 
+    `batching` names the kind of vmap rule that maps the op over a batch (`func/batching.py`'s `KINDS`, which the
+    engine does not import): `broadcast` (implied by `elementwise`), `along_dim` (the `dim` param moves past the
+    batch), `along_given_dim` (the same, with no rule for the whole-tensor form). "" when the op has none or a
+    rule of its own, registered by op name in `engine/batched.py`'s `RULES`.
+
     `cost` estimates the seconds the forward takes, from its input arrays and params (`engine/costs.py`), for an
     op that can run for minutes within the element cap: `apply` refuses it when that is more than the time left.
 
@@ -59,6 +64,7 @@ class Op:
     names: "Names | None" = None
     element: "Element | None" = None
     domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()
+    batching: str = ""
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:
