@@ -141,3 +141,24 @@ def test_a_declared_rule_runs_batched_with_pytorchs_numbers() -> None:
 
 def torch_free_atan2(t: Tensor) -> Tensor:
     return F.atan2(t, t * 2 + 1)
+
+
+# -- functions built of primitives (engine/rearranging.py) are declared the same way -----------------
+def test_a_composite_reaches_torch_tensor_and_the_tables_from_its_declaration() -> None:
+    from gradcli.engine import rearranging as R
+    for c in R.DECLARED:
+        for name in c.functions:
+            assert B.TORCH.members[name] is c.function and (c.op is None or B.OP_OF[name] is c.op), name
+        for name in c.methods:
+            assert name in B.TENSOR_METHODS and getattr(Tensor, name) is (c.method or c.function), name
+    assert "hstack" not in B.TENSOR_METHODS and B.OP_OF["row_stack"] is O.CAT
+
+
+def test_repeat_interleave_needs_its_repeats_as_a_method_not_as_a_function() -> None:
+    # torch 2.13: torch.repeat_interleave(torch.tensor([1, 2])) is tensor([0, 1, 1]); the method without
+    # repeats is a TypeError ("received an invalid combination of arguments - got ()")
+    ran = run("import torch\na = torch.repeat_interleave(torch.tensor([1, 2]))\n"
+              "b = torch.tensor([1.0, 2.0]).repeat_interleave(2)")
+    assert ran["a"].tolist() == [0, 1, 1] and ran["b"].tolist() == [1.0, 1.0, 2.0, 2.0]
+    error = fails("import torch\nb = torch.tensor([1, 2]).repeat_interleave()", ArgumentError)
+    assert "missing a required argument: 'repeats'" in error.message

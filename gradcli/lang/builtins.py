@@ -154,7 +154,8 @@ FUNCTIONS.update({
 })
 
 # Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
-FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor})
+FUNCTIONS.update({**{name: c.function for c in REARRANGING.DECLARED for name in c.functions},
+                  "LongTensor": C.long_tensor})
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
@@ -192,8 +193,8 @@ OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESH
 OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "vector_norm": O.NORM,
               "matrix_norm": O.NORM})
 OP_OF.update({"square": O.POW, "dist": O.NORM})
-OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
-              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "meshgrid": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
+OP_OF.update({name: c.op for c in REARRANGING.DECLARED if c.op for name in c.functions + c.methods})
+OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
               "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
@@ -407,8 +408,9 @@ TENSOR_METHODS |= {
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
-                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
+TENSOR_METHODS |= {name for c in REARRANGING.DECLARED for name in c.methods}
+TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
+                   "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",

@@ -136,6 +136,20 @@ class Names:
 
 
 @dataclass(frozen=True)
+class Composite:
+    """A public function built from primitives rather than one of them (`engine/rearranging.py`): declared
+    whole, as a primitive's names are, by the function, its names (`torch.X`, `Tensor.X`) and the primitive it
+    records for `gradcli ops` (None: it records none). The Tensor method is the function itself (Python binds
+    the tensor as its input) unless `method` is given, where PyTorch's method takes other arguments."""
+
+    function: Callable[..., Any]
+    functions: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    op: "Op | None" = None
+    method: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True)
 class Element:
     """An elementwise function at one element, as `--check` replays it: `numeric` on a known float (its math
     domain errors become nan or inf) and `symbolic(sp)`, the SymPy function. SymPy is handed in, never
