@@ -162,3 +162,38 @@ def test_repeat_interleave_needs_its_repeats_as_a_method_not_as_a_function() -> 
     assert ran["a"].tolist() == [0, 1, 1] and ran["b"].tolist() == [1.0, 1.0, 2.0, 2.0]
     error = fails("import torch\nb = torch.tensor([1, 2]).repeat_interleave()", ArgumentError)
     assert "missing a required argument: 'repeats'" in error.message
+
+
+# -- torch.nansum and torch.logaddexp, each added by its declaration alone -----------------------------
+def test_nansum_skips_nan_in_value_and_gradient_as_pytorch() -> None:
+    # torch 2.13: nansum of [[1, nan], [3, 4]] is 8 (NansumBackward0), its gradient [[1, 0], [1, 1]];
+    # x.nansum(1, keepdim=True) is [[1], [7]]
+    ran = run("import torch\nx = torch.tensor([[1.0, float('nan')], [3.0, 4.0]], dtype=torch.float64, "
+              "requires_grad=True)\ny = torch.nansum(x)\ny.backward()\nz = x.nansum(1, keepdim=True)\n"
+              "names = [y.grad_fn.name(), z.grad_fn.name()]\nw = torch.nansum(torch.tensor([1, 2]), dtype=torch.float64)")
+    assert float(ran["y"]._data) == 8.0 and ran["z"].tolist() == [[1.0], [7.0]]
+    assert ran["x"].grad.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    assert ran["names"] == ["NansumBackward0", "NansumBackward0"] and ran["w"].dtype == np.float64
+
+
+def test_logaddexp_values_and_gradients_as_pytorch() -> None:
+    # torch 2.13, float64: logaddexp([0.5, -1, 3], [2, -1, -2]) = [2.2014, -0.3069, 3.0067] (LogaddexpBackward0);
+    # d/da = [0.18242552380635635, 0.5, 0.9933071490757153], d/db = 1 - d/da
+    ran = run("import torch\na = torch.tensor([0.5, -1.0, 3.0], dtype=torch.float64, requires_grad=True)\n"
+              "b = torch.tensor([2.0, -1.0, -2.0], dtype=torch.float64, requires_grad=True)\n"
+              "o = torch.logaddexp(a, b)\no.sum().backward()\nm = a.logaddexp(b)\nname = o.grad_fn.name()")
+    np.testing.assert_allclose(ran["o"]._data, [2.2014, -0.3069, 3.0067], atol=1e-4)
+    np.testing.assert_allclose(ran["a"].grad._data, [0.18242552380635635, 0.5, 0.9933071490757153], rtol=1e-12)
+    np.testing.assert_allclose(ran["b"].grad._data, [0.8175744761936437, 0.5, 0.0066928509242848554], rtol=1e-12)
+    np.testing.assert_array_equal(ran["m"]._data, ran["o"]._data)
+    assert ran["name"] == "LogaddexpBackward0"
+
+
+def test_logaddexp_and_nansum_check_with_sympy_and_a_wrong_vjp_fails(cli, patched) -> None:
+    program = "out = (torch.nansum(x * 2, 0) + torch.logaddexp(x, x.flip(0))).sum()"
+    result = cli("eval", program, "x=[0.5, -1.0, 3.0]", "--check")
+    assert result.exit_code == 0 and "│ x     │ pass   │ SymPy   │" in result.stdout
+    right = O.LOGADDEXP.vjps
+    patched(O.LOGADDEXP, (right[1], right[0]))  # each input given the other's share
+    result = cli("eval", program, "x=[0.5, -1.0, 3.0]", "--check")
+    assert result.exit_code == 1 and "fail" in result.stdout

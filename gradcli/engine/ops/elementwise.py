@@ -429,12 +429,17 @@ ADDCDIV = Op(name="addcdiv", batching="broadcast", node="AddcdivBackward0", forw
              jvp=diagonal_jvp, rule="∂(x + v·a/b)/∂a = v/b, ∂/∂b = -v·a/b²", saves=("", "b", "ab"), args="xab",
              nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.div, x, a, b, value))
 
+LOGADDEXP = Op(name="logaddexp", node="LogaddexpBackward0", forward=np.logaddexp,
+               vjps=(lambda ns, g, o, a, b: g * ns.exp(a - o), lambda ns, g, o, a, b: g * ns.exp(b - o)),
+               jvp=diagonal_jvp, rule="∂log(eᵃ+eᵇ)/∂a = eᵃ⁻ᵒ, ∂/∂b = eᵇ⁻ᵒ", saves=("ao", "bo"), elementwise=True,
+               sym=lambda S, a, b: _binary_sym(S, lambda u, v: S.log(S.add(S.exp(u), S.exp(v))), a, b),
+               names=_two("logaddexp"))
 
 OPS: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH,
     SIGMOID, RELU, SOFTPLUS, CLAMP, CLAMP_TENSOR, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10,
     EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL, LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND,
     FRAC, SINC, ATAN2, HYPOT, FMOD, REMAINDER, DIV_TRUNC, DIV_FLOOR, ADD_ALPHA, SUB_ALPHA, XLOGY, FMAX, FMIN, LERP,
-    ADDCMUL, ADDCDIV,
+    ADDCMUL, ADDCDIV, LOGADDEXP,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""

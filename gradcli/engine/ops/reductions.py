@@ -306,7 +306,16 @@ def _exclusive_product(x: np.ndarray, axis: int) -> np.ndarray:
     return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
 
 
+NANSUM = Op(name="nansum", batching="along_dim", node="NansumBackward0",
+            forward=lambda x, dim=None, keepdim=False: np.nansum(x, axis=dim, keepdims=keepdim),
+            vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
+                  ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * ns.where(x != x, 0.0, 1.0),),
+            jvp=transposed_jvp, rule="∂Σx/∂xᵢ = 1, 0 where xᵢ is nan", saves=("x",), nests=False,
+            sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim),
+            names=_public("nansum", "reduction", *_DIMS, _DTYPE))
+
 OPS: tuple[Op, ...] = (
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX, LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
+    NANSUM,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""
