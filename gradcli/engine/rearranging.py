@@ -173,7 +173,7 @@ def _repeat_interleave_method(x: Any, repeats: Any, dim: int | None = None, *,
     return repeat_interleave(x, repeats, dim, output_size=output_size)
 
 
-DECLARED: tuple[Composite, ...] = (
+COMPOSITES: tuple[Composite, ...] = (
     Composite(ravel, ("ravel",), ("ravel",), O.RESHAPE),
     Composite(repeat_interleave, ("repeat_interleave",), ("repeat_interleave",), O.INDEX,
               method=_repeat_interleave_method),

@@ -888,7 +888,7 @@ def _declare_delegates() -> None:
     for name, op in O.named("methods").items():
         if op.names.signature:
             setattr(Tensor, name, getattr(F, op.name))
-    for composite in R.DECLARED:  # the functions built of primitives (engine/rearranging.py)
+    for composite in F.COMPOSITES + R.COMPOSITES:  # declared with their names (functions/, rearranging.py)
         for name in composite.methods:
             setattr(Tensor, name, composite.method or composite.function)
 

@@ -277,10 +277,6 @@ class TensorMethods:
     def __invert__(self) -> "Tensor":
         return T.L.invert(self)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
-        return T.F.clamp(self, min, max)
-
-    clip = clamp
 
     def outer(self, other: Any) -> "Tensor":
         return T.F.outer(self, other)
@@ -289,17 +285,8 @@ class TensorMethods:
         """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
         return T.F.where(condition, self, other)
 
-    def square(self) -> "Tensor":
-        return T.F.square(self)
-
     def polygamma(self, n: int) -> "Tensor":
         return T.F.polygamma(n, self)
-
-    def logit(self, eps: float | None = None) -> "Tensor":
-        return T.F.logit(self, eps)
-
-    def round(self, decimals: int = 0) -> "Tensor":
-        return T.F.round(self, decimals)
 
     def __mod__(self, other: Any) -> "Tensor":
         return T.F.remainder(self, other)
@@ -307,48 +294,12 @@ class TensorMethods:
     def __rmod__(self, other: Any) -> "Tensor":
         return T.F.remainder(other, self)
 
-    def lerp(self, end: Any, weight: Any) -> "Tensor":
-        return T.F.lerp(self, end, weight)
-
-    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return T.F.addcmul(self, tensor1, tensor2, value)
-
-    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return T.F.addcdiv(self, tensor1, tensor2, value)
-
-    def dist(self, other: Any, p: float = 2) -> "Tensor":
-        return T.F.dist(self, other, p)
-
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.argmax(self, dim, keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.argmin(self, dim, keepdim)
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        return T.F.sort(self, dim, descending, stable)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-        return T.F.topk(self, k, dim, largest, sorted)
-
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-        return T.F.kthvalue(self, k, dim, keepdim)
-
-    def matmul(self, other: Any) -> "Tensor":
-        return T.F.matmul(self, other)
-
     def mm(self, other: Any) -> "Tensor":
         return T.F.mm(self, other)
 
     def dot(self, other: Any) -> "Tensor":
         return T.F.dot(self, other)
-
-    def t(self) -> "Tensor":
-        return T.F.t(self)
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        return T.F.transpose(self, dim0, dim1)
 
     def permute(self, *dims: Any) -> "Tensor":
         return T.F.permute(self, *dims)
@@ -358,15 +309,6 @@ class TensorMethods:
 
     def view(self, *shape: Any) -> "Tensor":
         return T.F.view(self, *shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return T.F.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Any) -> "Tensor":
-        return T.F.unflatten(self, dim, sizes)
-
-    def view_as(self, other: "Tensor") -> "Tensor":
-        return T.F.view_as(self, other)
 
     def contiguous(self) -> "Tensor":
         """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
@@ -380,13 +322,6 @@ class TensorMethods:
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
-    def reshape_as(self, other: "Tensor") -> "Tensor":
-        return T.F.reshape_as(self, other)
-
-    def movedim(self, source: Any, destination: Any) -> "Tensor":
-        return T.F.movedim(self, source, destination)
-
-    moveaxis = movedim
 
     def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
         return T.F.transpose(self, axis0, axis1)
@@ -396,107 +331,20 @@ class TensorMethods:
     def flip(self, *dims: Any) -> "Tensor":
         return T.F.flip(self, dims[0] if len(dims) == 1 else dims)
 
-    def fliplr(self) -> "Tensor":
-        return T.F.fliplr(self)
-
-    def flipud(self) -> "Tensor":
-        return T.F.flipud(self)
-
-    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
-        return T.F.roll(self, shifts, dims)
-
     def repeat(self, *sizes: Any) -> "Tensor":
         return T.F.repeat(self, *sizes)
 
     def tile(self, *dims: Any) -> "Tensor":
         return T.F.tile(self, *dims)
 
-    def tril(self, diagonal: int = 0) -> "Tensor":
-        return T.F.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> "Tensor":
-        return T.F.triu(self, diagonal)
-
-    def diag(self, diagonal: int = 0) -> "Tensor":
-        return T.F.diag(self, diagonal)
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
-        return T.F.diagonal(self, offset, dim1, dim2)
-
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
-        return T.F.diag_embed(self, offset, dim1, dim2)
-
-    def trace(self) -> "Tensor":
-        return T.F.trace(self)
-
-    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        return T.F.narrow(self, dim, start, length)
-
     def split(self, split_size: Any, dim: int = 0) -> tuple:
         return T.F.split(self, split_size, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        return T.F.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple:
-        return T.F.unbind(self, dim)
-
-    def gather(self, dim: int, index: Any) -> "Tensor":
-        return T.F.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
-        return T.F.scatter(self, dim, index, src, value)
-
-    def scatter_add(self, dim: int, index: Any, src: Any) -> "Tensor":
-        return T.F.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Any) -> "Tensor":
-        return T.F.index_select(self, dim, index)
-
-    def masked_fill(self, mask: Any, value: Any) -> "Tensor":
-        return T.F.masked_fill(self, mask, value)
-
-    def masked_select(self, mask: Any) -> "Tensor":
-        return T.F.masked_select(self, mask)
-
-    def take(self, index: Any) -> "Tensor":
-        return T.F.take(self, index)
 
     def bmm(self, other: Any) -> "Tensor":
         return T.F.bmm(self, other)
 
-    def mv(self, vec: Any) -> "Tensor":
-        return T.F.mv(self, vec)
-
-    def kron(self, other: Any) -> "Tensor":
-        return T.F.kron(self, other)
-
     def cross(self, other: Any, dim: Any = -1) -> "Tensor":
         return T.F.cross(self, other, dim)
-
-    def det(self) -> "Tensor":
-        return T.F.det(self)
-
-    def logdet(self) -> "Tensor":
-        return T.F.logdet(self)
-
-    def slogdet(self) -> Any:
-        return T.F.slogdet(self)
-
-    def inverse(self) -> "Tensor":
-        return T.F.inverse(self)
-
-    def matrix_power(self, n: int) -> "Tensor":
-        return T.F.matrix_power(self, n)
-
-    def cholesky(self) -> "Tensor":
-        return T.F.cholesky(self)
-
-    def squeeze(self, dim: Any = None) -> "Tensor":
-        return T.F.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        return T.F.unsqueeze(self, dim)
 
     def expand(self, *sizes: Any) -> "Tensor":
         return T.F.expand(self, *sizes)

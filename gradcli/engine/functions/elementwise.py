@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.errors import ArgumentError, BackwardError
 from gradcli.engine.tensor import (ADD, DIV, MUL, POW, POW_TENSOR, RPOW, SUB, GradMode, Tensor,
                                    _general_binary, _wrap, apply, broadcast_shape)
@@ -201,3 +202,18 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:
     """‖input - other‖_p, under PyTorch's node name for it."""
     diff = sub(_tensor_arg(input, "dist"), _tensor_arg(other, "dist"))
     return apply(O.NORM, diff, p=_number(p, "dist's p"), dim=None, keepdim=False, name="DistBackward0")
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP),
+    Composite(square, ("square",), ("square",), O.POW),
+    Composite(logit, ("logit",), ("logit",), O.LOGIT),
+    Composite(round, ("round",), ("round",), O.ROUND),
+    Composite(lerp, ("lerp",), ("lerp",), O.LERP),
+    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL),
+    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV),
+    Composite(dist, ("dist",), ("dist",), O.NORM),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""

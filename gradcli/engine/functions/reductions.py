@@ -8,6 +8,7 @@ import numpy as np
 
 from gradcli.engine import budget, costs
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
@@ -219,3 +220,15 @@ def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
     if x.ndim == 0:
         return MaxMin(_same(x, name), _wrap(np.asarray(0)))
     return _along(x, np.take(_order(x, d, False), [k] if keepdim else k, axis=d), d, name)
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(argmax, ("argmax",), ("argmax",), None),
+    Composite(argmin, ("argmin",), ("argmin",), None),
+    Composite(sort, ("sort",), ("sort",), O.INDEX),
+    Composite(topk, ("topk",), ("topk",), O.INDEX),
+    Composite(kthvalue, ("kthvalue",), ("kthvalue",), O.INDEX),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""
