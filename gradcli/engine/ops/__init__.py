@@ -11,9 +11,10 @@ the tensor functions (`engine/functions.py`) and `NUMPY` (so the two VJP namespa
 Tensor methods, `FUNCTIONS`, `TENSOR_METHODS` and `OP_OF` in `lang/builtins.py`, and the checker's `S`
 (`check/meaning.py`), float evaluators (`check/calculus.py`) and domains (`check/domains.py`). `K`
 (`check/kinks.py`) is a vocabulary of kink kinds that a `kink` rule picks from, not a table per function.
-A primitive with arguments of its own (a reduction, a view, a loss) still has a hand-written
-`torch.X` in `engine/functions.py` that normalises them; `tests/test_op_table.py` and
-`tests/test_declarations.py` fail when the tables disagree.
+A reduction, scan or binary function declares its arguments too (`_public(name, form, *args)`, a `Signature`),
+and its `torch.X` is made from them (`engine/functions/declared.py`); a primitive whose arguments need more
+(a view, a loss) has a hand-written `torch.X` in `engine/functions/` that normalises them. `tests/test_op_table.py`,
+`tests/test_declarations.py` and `tests/test_declared_signatures.py` fail when the tables disagree.
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
