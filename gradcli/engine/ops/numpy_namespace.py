@@ -4,7 +4,6 @@ not themselves a declared function's forward; `numpy_namespace(TABLE)` adds ever
 forward under its name, from the same declarations `engine/functions.py` makes `torch.X` from."""
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any
 
@@ -120,5 +119,6 @@ def takes_its_arguments(op: Op) -> bool:
         return True
     if sig.form not in ("reduction", "scan"):
         return False
-    declared = [a.name for a in sig.args[1:] if not a.keyword]
-    return list(inspect.signature(op.forward).parameters)[1:len(declared) + 1] == declared
+    declared = tuple(a.name for a in sig.args[1:] if not a.keyword)
+    code = getattr(op.forward, "__code__", None)  # read, not `inspect.signature`'d: this runs at every start
+    return code is not None and code.co_varnames[1:min(code.co_argcount, len(declared) + 1)] == declared
