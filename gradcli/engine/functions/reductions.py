@@ -12,7 +12,7 @@ from gradcli.engine.ops.op import Composite
 from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
-from gradcli.engine.functions.arguments import _dim, _dims, number_arg, size, _tensor_arg
+from gradcli.engine.functions.arguments import _dim, _dims, size, _tensor_arg
 from gradcli.engine.functions.elementwise import abs, maximum, minimum
 from gradcli.engine.functions.shape import reshape, _same
 from gradcli.engine.functions.declared import declared, _nonempty_input as _nonempty
