@@ -51,10 +51,16 @@ def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool
     return ns.reshape(g, reduced_shape(x.shape, dim))
 
 
+def _accumulator(x: np.ndarray) -> Any:
+    """PyTorch sums and multiplies every integer and bool type in int64; NumPy does too, except an unsigned
+    type, which it accumulates in uint64 (a uint8 image's sum)."""
+    return np.int64 if x.dtype.kind == "u" else None
+
+
 def _sum_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
     """`np.add.reduce` is what `np.sum` calls (same numbers, same integer upcast) minus two Python
     wrappers: sums and norms run every iteration of a training loop."""
-    return np.add.reduce(x, axis=dim, keepdims=keepdim)
+    return np.add.reduce(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x))
 
 
 def _mean_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
@@ -192,7 +198,7 @@ MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂x
 MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)",
                    _written("min"), "along_given_dim")
 PROD = Op(name="prod", batching="along_dim", node="ProdBackward1", forward=lambda x, dim=None,
-          keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
+          keepdim=False: np.prod(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x)),
           vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim),
           names=_public("prod", "reduction", *_DIMS, numbered=True))
@@ -271,11 +277,13 @@ MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.resha
             jvp=transposed_jvp, rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
             nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at),
             names=_written("median"))
-CUMSUM = Op(name="cumsum", batching="along_dim", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim),
+CUMSUM = Op(name="cumsum", batching="along_dim", node="CumsumBackward0",
+            forward=lambda x, dim: np.cumsum(x, axis=dim, dtype=_accumulator(x)),
             vjps=(lambda ns, g, o, x, dim: _reverse_cumsum(ns, g, dim),),
             jvp=linear_jvp, rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
             nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim), names=_scan("cumsum"))
-CUMPROD = Op(name="cumprod", batching="along_dim", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim),
+CUMPROD = Op(name="cumprod", batching="along_dim", node="CumprodBackward0",
+             forward=lambda x, dim: np.cumprod(x, axis=dim, dtype=_accumulator(x)),
              vjps=(_cumprod_vjp,), jvp=transposed_jvp, rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
              nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim), names=_scan("cumprod"))
 
