@@ -174,8 +174,14 @@ UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lam
 
 
 def cases(op):
+    """An op's own cases, else what its declaration's form implies (so a declared function needs none here)."""
     if op.name in CASES:
         return CASES[op.name]
+    form = op.names.signature.form if op.names and op.names.signature else None
+    if form == "binary":
+        return [((normal(2, 3), normal(2, 3)), {}), ((normal(2, 3), normal(3)), {})]
+    if form == "reduction":
+        return [((normal(2, 3),), {}), ((normal(2, 3),), {"dim": (1,), "keepdim": True})]
     return [((UNARY_DOMAIN.get(op.name, normal)(2, 3),), {}), ((np.array(25.0),), {})]
 
 

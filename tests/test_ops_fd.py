@@ -395,6 +395,18 @@ CASES += [
       [r(1, 2, 3, 4)], id="unfold-fold"),
 ]
 
+
+def _positive(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.abs(r(*shape, seed=seed)) + 0.5
+
+
+CASES += [P(lambda a, b, name=op.name: getattr(a, name)(b), [_positive(4, 3), _positive(4, 3, seed=1)],
+            id=f"{op.name}-declared")
+          for op in O.TABLE if op.names and op.names.signature and op.names.signature.form == "binary"]
+CASES += [P(lambda a, name=op.name: getattr(a, name)(1), [r(4, 3)], id=f"{op.name}-declared")
+          for op in O.TABLE if op.names and op.names.signature and op.names.signature.form == "reduction"]
+"""Every function declared with a form, checked as its declaration says it is called (a new one needs no row)."""
+
 # The forward rounds to float32, so finite differences need float32-sized steps and tolerances.
 LOOSE = {"cast": {"rtol": 1e-4, "atol": 1e-4, "eps": 1e-2}}
 

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.engine.functions import cat, expand, index_select, number_arg, reshape, sort, unsqueeze
 from gradcli.engine.functions.arguments import _dim, _tensor_arg
 from gradcli.engine.functions.shape import _along_key, _index_array, _sequence_arg
@@ -199,8 +200,29 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:
     return _wrap(np.bincount(x._data, weights=w._data, minlength=length).astype(w.dtype))
 
 
-NAMES = {"ravel": ravel, "repeat_interleave": repeat_interleave, "nonzero": nonzero, "hstack": hstack,
-         "vstack": vstack, "row_stack": vstack, "index_add": index_add, "broadcast_to": broadcast_to, "unique": unique,
-         "argsort": argsort, "meshgrid": meshgrid, "all": all_, "any": any_, "bucketize": bucketize,
-         "bincount": bincount}
-"""The torch functions this module adds (each also a Tensor method, hstack, vstack and bucketize aside)."""
+def _repeat_interleave_method(x: Any, repeats: Any, dim: int | None = None, *,
+                              output_size: int | None = None) -> Tensor:
+    """`x.repeat_interleave(repeats)`: the method needs `repeats`, as PyTorch's does."""
+    return repeat_interleave(x, repeats, dim, output_size=output_size)
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(ravel, ("ravel",), ("ravel",), O.RESHAPE),
+    Composite(repeat_interleave, ("repeat_interleave",), ("repeat_interleave",), O.INDEX,
+              method=_repeat_interleave_method),
+    Composite(nonzero, ("nonzero",), ("nonzero",)),
+    Composite(hstack, ("hstack",), (), O.CAT),
+    Composite(vstack, ("vstack", "row_stack"), (), O.CAT),
+    Composite(index_add, ("index_add",), ("index_add",), O.SCATTER_ADD),
+    Composite(broadcast_to, ("broadcast_to",), ("broadcast_to",), O.EXPAND),
+    Composite(unique, ("unique",), ("unique",)),
+    Composite(argsort, ("argsort",), ("argsort",)),
+    Composite(meshgrid, ("meshgrid",), (), O.EXPAND),
+    Composite(all_, ("all",)),
+    Composite(any_, ("any",)),
+    Composite(bucketize, ("bucketize",)),
+    Composite(bincount, ("bincount",), ("bincount",)),
+)
+"""The functions this module adds, declared with their names: torch.X, Tensor.X (`engine/tensor.py`) and the
+language's tables (`lang/builtins.py`) are derived from these. Tensor's `all()` and `any()` of the whole
+tensor are its own (`engine/tensor_methods.py`)."""

@@ -761,30 +761,8 @@ class Tensor(TensorMethods):
     def scatter_add_(self, dim: int, index: Any, src: Any) -> "Tensor":
         return I.update(self, lambda: F.scatter_add(self, dim, index, src))
 
-    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
-        return R.index_add(self, dim, index, source, alpha=alpha)
-
     def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
         return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
-
-    def ravel(self) -> "Tensor":
-        return R.ravel(self)
-
-    def broadcast_to(self, size: Any) -> "Tensor":
-        return R.broadcast_to(self, size)
-
-    def repeat_interleave(self, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> "Tensor":
-        return R.repeat_interleave(self, repeats, dim, output_size=output_size)
-
-    def nonzero(self, *, as_tuple: bool = False) -> Any:
-        return R.nonzero(self, as_tuple=as_tuple)
-
-    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
-               dim: int | None = None) -> Any:
-        return R.unique(self, sorted, return_inverse, return_counts, dim)
-
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
-        return R.argsort(self, dim, descending, stable)
 
     def new(self, *data: Any) -> "Tensor":
         """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
@@ -844,7 +822,7 @@ def _declare_methods() -> None:
     """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
     themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
     kernels: dict[int, Callable] = {}
-    for name, op in O.named("methods").items():
+    for name, op in O.named("methods", unary=True).items():
         kernel = kernels.setdefault(id(op), _elementwise1(op))
         setattr(Tensor, name, kernel)
         if op.names.in_place and name == op.name:
@@ -911,5 +889,18 @@ from gradcli.engine import creation as C  # noqa: E402  (the same, for new_zeros
 from gradcli.engine import storage as ST  # noqa: E402  (the same, for memory: strides, resize_)
 
 
+def _declare_delegates() -> None:
+    """`Tensor.X` (and its aliases) for every function declared with arguments of its own, and every composite:
+    `torch.X` itself, which Python binds with the tensor as its input (`x.sum(1)` is `torch.sum(x, 1)`, and
+    a wrong call is told the usage without `input`), one method per primitive and no call in between."""
+    for name, op in O.named("methods").items():
+        if op.names.signature:
+            setattr(Tensor, name, getattr(F, op.name))
+    for composite in F.COMPOSITES + R.COMPOSITES:  # declared with their names (functions/, rearranging.py)
+        for name in composite.methods:
+            setattr(Tensor, name, composite.method or composite.function)
+
+
+_declare_delegates()
 for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first
     setattr(Tensor, _name, _fn)

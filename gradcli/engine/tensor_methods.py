@@ -278,16 +278,6 @@ class TensorMethods:
     def __invert__(self) -> "Tensor":
         return T.L.invert(self)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
-        return T.F.clamp(self, min, max)
-
-    clip = clamp
-
-    def maximum(self, other: Any) -> "Tensor":
-        return T.F.maximum(self, other)
-
-    def minimum(self, other: Any) -> "Tensor":
-        return T.F.minimum(self, other)
 
     def outer(self, other: Any) -> "Tensor":
         return T.F.outer(self, other)
@@ -296,144 +286,21 @@ class TensorMethods:
         """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
         return T.F.where(condition, self, other)
 
-    def square(self) -> "Tensor":
-        return T.F.square(self)
-
     def polygamma(self, n: int) -> "Tensor":
         return T.F.polygamma(n, self)
 
-    def logit(self, eps: float | None = None) -> "Tensor":
-        return T.F.logit(self, eps)
-
-    def round(self, decimals: int = 0) -> "Tensor":
-        return T.F.round(self, decimals)
-
-    def atan2(self, other: Any) -> "Tensor":
-        return T.F.atan2(self, other)
-
-    arctan2 = atan2
-
-    def hypot(self, other: Any) -> "Tensor":
-        return T.F.hypot(self, other)
-
-    def fmod(self, other: Any) -> "Tensor":
-        return T.F.fmod(self, other)
-
-    def remainder(self, other: Any) -> "Tensor":
+    def __mod__(self, other: Any) -> "Tensor":
         return T.F.remainder(self, other)
-
-    __mod__ = remainder
 
     def __rmod__(self, other: Any) -> "Tensor":
         return T.F.remainder(other, self)
 
-    def xlogy(self, other: Any) -> "Tensor":
-        return T.F.xlogy(self, other)
-
-    def fmax(self, other: Any) -> "Tensor":
-        return T.F.fmax(self, other)
-
-    def fmin(self, other: Any) -> "Tensor":
-        return T.F.fmin(self, other)
-
-    def lerp(self, end: Any, weight: Any) -> "Tensor":
-        return T.F.lerp(self, end, weight)
-
-    def addcmul(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return T.F.addcmul(self, tensor1, tensor2, value)
-
-    def addcdiv(self, tensor1: Any, tensor2: Any, value: float = 1) -> "Tensor":
-        return T.F.addcdiv(self, tensor1, tensor2, value)
-
-    def dist(self, other: Any, p: float = 2) -> "Tensor":
-        return T.F.dist(self, other, p)
-
     # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return T.F.sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return T.F.mean(self, dim, keepdim, dtype=dtype)
-
-    def prod(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.prod(self, dim, keepdim)
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.max(self, dim, keepdim)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.min(self, dim, keepdim)
-
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return T.F.var(self, dim, unbiased, keepdim, correction)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-            correction: int | None = None) -> "Tensor":
-        return T.F.std(self, dim, unbiased, keepdim, correction)
-
-    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.norm(self, p, dim, keepdim)
-
-    def softmax(self, dim: Any = None) -> "Tensor":
-        return T.F.softmax(self, dim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
-        return T.F.logsumexp(self, dim, keepdim)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return T.F.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return T.F.amin(self, dim, keepdim)
-
-    def cumsum(self, dim: int) -> "Tensor":
-        return T.F.cumsum(self, dim)
-
-    def cumprod(self, dim: int) -> "Tensor":
-        return T.F.cumprod(self, dim)
-
-    def cummax(self, dim: int) -> Any:
-        return T.F.cummax(self, dim)
-
-    def cummin(self, dim: int) -> Any:
-        return T.F.cummin(self, dim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.argmax(self, dim, keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return T.F.argmin(self, dim, keepdim)
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        return T.F.sort(self, dim, descending, stable)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-        return T.F.topk(self, k, dim, largest, sorted)
-
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-        return T.F.kthvalue(self, k, dim, keepdim)
-
-    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return T.F.median(self, dim, keepdim)
-
-    def log_softmax(self, dim: Any = None) -> "Tensor":
-        return T.F.log_softmax(self, dim)
-
-    def matmul(self, other: Any) -> "Tensor":
-        return T.F.matmul(self, other)
-
     def mm(self, other: Any) -> "Tensor":
         return T.F.mm(self, other)
 
     def dot(self, other: Any) -> "Tensor":
         return T.F.dot(self, other)
-
-    def t(self) -> "Tensor":
-        return T.F.t(self)
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        return T.F.transpose(self, dim0, dim1)
 
     def permute(self, *dims: Any) -> "Tensor":
         return T.F.permute(self, *dims)
@@ -443,15 +310,6 @@ class TensorMethods:
 
     def view(self, *shape: Any) -> "Tensor":
         return T.F.view(self, *shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return T.F.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Any) -> "Tensor":
-        return T.F.unflatten(self, dim, sizes)
-
-    def view_as(self, other: "Tensor") -> "Tensor":
-        return T.F.view_as(self, other)
 
     def contiguous(self) -> "Tensor":
         """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
@@ -465,13 +323,6 @@ class TensorMethods:
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
-    def reshape_as(self, other: "Tensor") -> "Tensor":
-        return T.F.reshape_as(self, other)
-
-    def movedim(self, source: Any, destination: Any) -> "Tensor":
-        return T.F.movedim(self, source, destination)
-
-    moveaxis = movedim
 
     def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
         return T.F.transpose(self, axis0, axis1)
@@ -481,107 +332,20 @@ class TensorMethods:
     def flip(self, *dims: Any) -> "Tensor":
         return T.F.flip(self, dims[0] if len(dims) == 1 else dims)
 
-    def fliplr(self) -> "Tensor":
-        return T.F.fliplr(self)
-
-    def flipud(self) -> "Tensor":
-        return T.F.flipud(self)
-
-    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
-        return T.F.roll(self, shifts, dims)
-
     def repeat(self, *sizes: Any) -> "Tensor":
         return T.F.repeat(self, *sizes)
 
     def tile(self, *dims: Any) -> "Tensor":
         return T.F.tile(self, *dims)
 
-    def tril(self, diagonal: int = 0) -> "Tensor":
-        return T.F.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> "Tensor":
-        return T.F.triu(self, diagonal)
-
-    def diag(self, diagonal: int = 0) -> "Tensor":
-        return T.F.diag(self, diagonal)
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
-        return T.F.diagonal(self, offset, dim1, dim2)
-
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
-        return T.F.diag_embed(self, offset, dim1, dim2)
-
-    def trace(self) -> "Tensor":
-        return T.F.trace(self)
-
-    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        return T.F.narrow(self, dim, start, length)
-
     def split(self, split_size: Any, dim: int = 0) -> tuple:
         return T.F.split(self, split_size, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        return T.F.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple:
-        return T.F.unbind(self, dim)
-
-    def gather(self, dim: int, index: Any) -> "Tensor":
-        return T.F.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
-        return T.F.scatter(self, dim, index, src, value)
-
-    def scatter_add(self, dim: int, index: Any, src: Any) -> "Tensor":
-        return T.F.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Any) -> "Tensor":
-        return T.F.index_select(self, dim, index)
-
-    def masked_fill(self, mask: Any, value: Any) -> "Tensor":
-        return T.F.masked_fill(self, mask, value)
-
-    def masked_select(self, mask: Any) -> "Tensor":
-        return T.F.masked_select(self, mask)
-
-    def take(self, index: Any) -> "Tensor":
-        return T.F.take(self, index)
 
     def bmm(self, other: Any) -> "Tensor":
         return T.F.bmm(self, other)
 
-    def mv(self, vec: Any) -> "Tensor":
-        return T.F.mv(self, vec)
-
-    def kron(self, other: Any) -> "Tensor":
-        return T.F.kron(self, other)
-
     def cross(self, other: Any, dim: Any = -1) -> "Tensor":
         return T.F.cross(self, other, dim)
-
-    def det(self) -> "Tensor":
-        return T.F.det(self)
-
-    def logdet(self) -> "Tensor":
-        return T.F.logdet(self)
-
-    def slogdet(self) -> Any:
-        return T.F.slogdet(self)
-
-    def inverse(self) -> "Tensor":
-        return T.F.inverse(self)
-
-    def matrix_power(self, n: int) -> "Tensor":
-        return T.F.matrix_power(self, n)
-
-    def cholesky(self) -> "Tensor":
-        return T.F.cholesky(self)
-
-    def squeeze(self, dim: Any = None) -> "Tensor":
-        return T.F.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        return T.F.unsqueeze(self, dim)
 
     def expand(self, *sizes: Any) -> "Tensor":
         return T.F.expand(self, *sizes)
@@ -668,8 +432,6 @@ class TensorMethods:
                                 f"dimension {dim}", hint=f"dimension {dim} has {self.shape[d]} entries")
         return self[(slice(None),) * d + (int(index),)]
 
-    def bincount(self, weights: Any = None, minlength: int = 0) -> "Tensor":
-        return T.R.bincount(self, weights, minlength)
 
     def subtract(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         return self.sub(other, alpha=alpha)

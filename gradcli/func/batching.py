@@ -3,10 +3,12 @@
 A rule receives the op's inputs as physical values (a batched input carries the examples along its
 first dimension; `batched[i]` says which do) and the op's parameters as one example sees them, and runs
 the op once for every example: dims move one place right, shapes gain the batch in front, operands are
-lined up so that NumPy's broadcasting never mixes examples. Most rules come from what the op table already
-says: an elementwise op broadcasts (`Op.elementwise`), and an op whose parameter is a `dim` shifts it.
-Ops with their own structure (matmul, addmm, shape changes, stack and cat) have rules of their own. An op
-with none of these makes vmap run the function once per example (engine/batched.py).
+lined up so that NumPy's broadcasting never mixes examples. Most rules are declared with the op, by kind
+(`Op.batching`: `broadcast`, `along_dim`, `along_given_dim`; an op flagged `elementwise` broadcasts), and
+`KINDS` maps each kind to its rule here, since the engine imports no transform. Ops with their own structure
+(matmul, addmm, shape changes, stack and cat) have rules of their own, registered by op name (`OWN`, which
+`install` puts in the engine's `RULES`). An op with none of these makes vmap run the function once per example
+(engine/batched.py).
 """
 from __future__ import annotations
 
@@ -58,6 +60,8 @@ def elementwise(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
 def along_dim(op: O.Op, name: str | None, inputs: list, batched: list[bool], params: dict, size: int) -> Tensor:
     """A reduction or scan over `dim` (None: all of one example's dims): the dim moves past the batch."""
     (x,), ndim = inputs, inputs[0].ndim - 1
+    if params.get("dim") is None and op.batching == "along_given_dim":
+        raise B.NoRule(f"{op.name}() of a whole tensor")
     return apply(op, x, name=name, **{**params, "dim": _shift(params.get("dim"), ndim)})
 
 
@@ -231,22 +235,13 @@ def convolution(op: O.Op, name: str | None, inputs: list, batched: list[bool], p
     return F.transpose(F.reshape(out, (n, size, o) + tuple(out.shape[2:])), 0, 1)
 
 
-DIM_OPS = ("sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "logsumexp", "cumsum",
-           "cumprod", "softmax", "log_softmax")
-"""Ops whose one tensor input is reduced or scanned along their `dim` parameter."""
-
-ELEMENTWISE = ("clamp_tensor", "polygamma", "logit", "round", "atan2", "hypot", "fmod", "remainder", "xlogy",
-               "fmax", "fmin", "lerp", "addcmul", "addcdiv", "hardtanh", "leaky_relu", "elu", "gelu", "gelu_backward")
-"""Elementwise ops the op table does not flag as such (`Op.elementwise` also promises `gradcli plot` a sweep)."""
+KINDS = {"broadcast": elementwise, "along_dim": along_dim, "along_given_dim": along_dim}
+"""The rules an op declares by kind (`Op.batching`, in its family of the op table)."""
 
 
 def derive(op: O.Op) -> Any:
-    """The rule the op table implies: elementwise ops broadcast, `dim` ops shift their dim."""
-    if op.elementwise or op.name in ELEMENTWISE:
-        return elementwise
-    if op.name in DIM_OPS:
-        return along_dim
-    return None
+    """The rule the op table declares: its `batching` kind, or `broadcast` for an op flagged `elementwise`."""
+    return KINDS.get(op.batching or ("broadcast" if op.elementwise else ""))
 
 
 OWN = {"reshape": reshape, "transpose": transpose, "permute": permute, "expand": expand, "stack": joined,

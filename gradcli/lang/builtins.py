@@ -119,35 +119,17 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "maximum": F.maximum, "minimum": F.minimum, "where": F.where, **L.FUNCTIONS,
+    "where": F.where, **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
-    "softplus": F.softplus, "clamp": F.clamp, "clip": F.clamp,
-    "square": F.square, "logit": F.logit, "polygamma": F.polygamma,
+    **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
+    "softplus": F.softplus, "polygamma": F.polygamma,
     "round": _round,
-    "atan2": F.atan2, "arctan2": F.atan2, "hypot": F.hypot, "fmod": F.fmod, "remainder": F.remainder,
-    "xlogy": F.xlogy, "fmax": F.fmax, "fmin": F.fmin, "lerp": F.lerp, "addcmul": F.addcmul, "addcdiv": F.addcdiv,
-    "dist": F.dist,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
-    "sum": F.sum, "mean": F.mean, "prod": F.prod, "var": F.var, "std": F.std, "norm": F.norm,
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
-    "softmax": F.softmax, "log_softmax": F.log_softmax,
-    "logsumexp": F.logsumexp, "amax": F.amax, "amin": F.amin, "cumsum": F.cumsum, "cumprod": F.cumprod,
-    "argmax": F.argmax, "argmin": F.argmin, "sort": F.sort, "topk": F.topk, "kthvalue": F.kthvalue, "cummax": F.cummax,
-    "cummin": F.cummin,
-    "median": F.median,
-    "matmul": F.matmul, "mm": F.mm, "dot": F.dot, "outer": F.outer,
-    "t": F.t, "transpose": F.transpose, "permute": F.permute, "reshape": F.reshape, "view": F.view,
-    "flatten": F.flatten, "squeeze": F.squeeze, "unsqueeze": F.unsqueeze, "expand": F.expand,
-    "cat": F.cat, "concat": F.cat, "stack": F.stack,
-    "view_as": F.view_as, "reshape_as": F.reshape_as, "unflatten": F.unflatten, "movedim": F.movedim,
-    "moveaxis": F.movedim, "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "fliplr": F.fliplr,
-    "flipud": F.flipud, "roll": F.roll, "tile": F.tile, "tril": F.tril, "triu": F.triu, "diag": F.diag,
-    "diagonal": F.diagonal, "diag_embed": F.diag_embed, "trace": F.trace, "narrow": F.narrow, "split": F.split,
-    "chunk": F.chunk, "unbind": F.unbind, "gather": F.gather, "scatter": F.scatter, "scatter_add": F.scatter_add,
-    "index_select": F.index_select, "masked_fill": F.masked_fill, "masked_select": F.masked_select, "take": F.take,
-    "einsum": F.einsum, "bmm": F.bmm, "mv": F.mv, "tensordot": F.tensordot, "kron": F.kron, "cross": F.cross,
-    "det": F.det, "logdet": F.logdet, "slogdet": F.slogdet, "inverse": F.inverse, "matrix_power": F.matrix_power,
-    "cholesky": F.cholesky,
+    "mm": F.mm, "dot": F.dot, "outer": F.outer, "permute": F.permute, "reshape": F.reshape, "view": F.view,
+    "expand": F.expand, "cat": F.cat, "concat": F.cat, "stack": F.stack,
+    "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "tile": F.tile, "split": F.split,
+    "einsum": F.einsum, "bmm": F.bmm, "tensordot": F.tensordot, "cross": F.cross,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose,
 }
@@ -161,7 +143,8 @@ FUNCTIONS.update({
 })
 
 # Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
-FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor, "ByteTensor": C.byte_tensor})
+FUNCTIONS.update({**{name: c.function for c in REARRANGING.COMPOSITES for name in c.functions},
+                  "LongTensor": C.long_tensor, "ByteTensor": C.byte_tensor})
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
@@ -185,23 +168,13 @@ def gradient_kind(func: Any) -> str | None:
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
-OP_OF.update({"view": O.RESHAPE, "flatten": O.RESHAPE, "squeeze": O.RESHAPE, "unsqueeze": O.RESHAPE,
-              "t": O.TRANSPOSE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "clip": O.CLAMP,
-              "concat": O.CAT, "float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND})
-OP_OF.update({"view_as": O.RESHAPE, "reshape_as": O.RESHAPE, "unflatten": O.RESHAPE, "movedim": O.PERMUTE,
-              "moveaxis": O.PERMUTE, "swapaxes": O.TRANSPOSE, "swapdims": O.TRANSPOSE, "fliplr": O.FLIP,
-              "flipud": O.FLIP, "tile": O.REPEAT, "diag": O.INDEX, "diagonal": O.INDEX, "trace": O.SUM,
-              "narrow": O.INDEX,
-              "split": O.INDEX, "chunk": O.INDEX, "unbind": O.INDEX, "gather": O.INDEX, "index_select": O.INDEX,
-              "masked_fill": O.WHERE, "masked_select": O.INDEX, "take": O.INDEX, "bmm": O.MATMUL, "mv": O.MATMUL,
-              "tensordot": O.MATMUL, "kron": O.MUL, "logdet": O.LOGABSDET, "matrix_power": O.MATMUL,
-              "inv": O.INVERSE})
-OP_OF.update({"contiguous": O.CLONE, "sort": O.INDEX, "topk": O.INDEX, "kthvalue": O.INDEX, "cummax": O.INDEX,
-              "cummin": O.INDEX, "vector_norm": O.NORM,
-              "matrix_norm": O.NORM})
-OP_OF.update({"arctan2": O.ATAN2, "square": O.POW, "dist": O.NORM})
-OP_OF.update({"ravel": O.RESHAPE, "repeat_interleave": O.INDEX, "hstack": O.CAT, "vstack": O.CAT, "row_stack": O.CAT,
-              "index_add": O.SCATTER_ADD, "broadcast_to": O.EXPAND, "meshgrid": O.EXPAND, "masked_fill_": O.WHERE, "scatter_": O.SCATTER,
+OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
+OP_OF.update({"view": O.RESHAPE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "concat": O.CAT, "float": O.CAST,
+              "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "swapaxes": O.TRANSPOSE,
+              "swapdims": O.TRANSPOSE, "tile": O.REPEAT, "split": O.INDEX, "bmm": O.MATMUL, "tensordot": O.MATMUL,
+              "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
+OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
               "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
@@ -426,20 +399,11 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
-    "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div",
-    "true_divide", "floor_divide",
-    "square", "logit", "polygamma", "round", "atan2", "arctan2",
-    "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
-    "logsumexp", "amax", "amin", "cumsum", "cumprod", "cummax", "cummin", "argmax", "argmin", "sort", "topk", "kthvalue",
-    "median",
-    "unflatten", "view_as", "reshape_as", "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud",
-    "roll", "repeat", "tile", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "narrow", "split", "chunk",
-    "unbind", "gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select", "take", "bmm", "mv",
-    "kron", "cross", "det", "logdet", "slogdet", "inverse", "matrix_power", "cholesky",
-    "maximum", "minimum", "outer", "where",
+    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "long", "int",
+    "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "polygamma", "swapaxes", "swapdims", "flip", "repeat", "tile", "split", "bmm", "cross", "outer", "where",
 })
+TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
 TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
 TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
@@ -451,10 +415,11 @@ TENSOR_METHODS |= {
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
-                   "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
+TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
+TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
+                   "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "bincount", "squeeze_", "unsqueeze_"}  # the census's
+                   "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})

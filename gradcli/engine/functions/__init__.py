@@ -16,4 +16,9 @@ from gradcli.engine.functions.reductions import *  # noqa: F401,F403
 from gradcli.engine.functions.linalg import *  # noqa: F401,F403
 from gradcli.engine.functions.twins import *  # noqa: F401,F403
 from gradcli.engine.functions.arguments import _dim, _shape_args, _tensor_arg, _type_name  # noqa: F401
-from gradcli.engine.functions.reductions import _TORCH_NAMES  # noqa: F401
+from gradcli.engine.functions.arguments import _TORCH_NAMES  # noqa: F401
+from gradcli.engine.functions import elementwise as _elementwise, linalg as _linalg, reductions as _reductions, \
+    shape as _shape
+
+COMPOSITES = _elementwise.COMPOSITES + _shape.COMPOSITES + _reductions.COMPOSITES + _linalg.COMPOSITES
+"""Every family's functions declared with their names (each family's `COMPOSITES`)."""

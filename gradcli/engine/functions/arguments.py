@@ -30,6 +30,10 @@ def as_operand(x: Any, op: O.Op) -> Any:
                         hint="operands must be tensors or numbers")
 
 
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+"""PyTorch's names for dtypes in its messages ("Got: Long")."""
+
+
 def _dim(d: Any, ndim: int, what: str = "dim") -> int:
     if isinstance(d, Tensor):
         d = d.item()

@@ -7,9 +7,11 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.errors import ArgumentError, BackwardError
-from gradcli.engine.tensor import (ADD, DIV, MAXIMUM, MINIMUM, MUL, POW, POW_TENSOR, RPOW, SUB, GradMode, Tensor,
+from gradcli.engine.tensor import (ADD, DIV, MUL, POW, POW_TENSOR, RPOW, SUB, GradMode, Tensor,
                                    _general_binary, _wrap, apply, broadcast_shape)
+from gradcli.engine.functions.declared import declared, two_operands
 from gradcli.engine.functions.arguments import as_operand, as_tensor, _int, _number, number_arg, _tensor_arg, _type_name
 
 
@@ -52,7 +54,7 @@ def div(input: Any, other: Any, *, rounding_mode: Any = None) -> Tensor:
     if op is None:
         raise ArgumentError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                             f"{rounding_mode!r}", hint="rounding_mode='floor' rounds down, 'trunc' towards zero")
-    return _binary(op, input, other, "div")
+    return _general_binary(op, *two_operands(input, other, "div"), None)
 
 true_divide = div
 
@@ -72,12 +74,6 @@ def pow(input: Any, exponent: Any) -> Tensor:
     return (POW_TENSOR if isinstance(exponent, Tensor) else POW)(input, exponent)
 
 
-def maximum(input: Any, other: Any) -> Tensor:
-    return MAXIMUM(_tensor_arg(input, "maximum"), _tensor_arg(other, "maximum"))
-
-
-def minimum(input: Any, other: Any) -> Tensor:
-    return MINIMUM(_tensor_arg(input, "minimum"), _tensor_arg(other, "minimum"))
 
 
 def where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -132,8 +128,8 @@ def _unary_function(op: O.Op) -> Any:
     fn.__name__ = fn.__qualname__ = op.name
     return fn
 
-_DECLARED = {id(op): _unary_function(op) for op in O.named("functions").values()}
-globals().update({name: _DECLARED[id(op)] for name, op in O.named("functions").items()})
+_DECLARED = {id(op): _unary_function(op) for op in O.named("functions", unary=True).values()}
+globals().update({name: _DECLARED[id(op)] for name, op in O.named("functions", unary=True).items()})
 """`torch.X` for every function the op table declares (`exp`, `asin` and its alias `arcsin`, ...): the
 same names `ops.NUMPY` has, so VJPs run against either namespace."""
 
@@ -163,42 +159,16 @@ def round(x: Any, decimals: int = 0) -> Tensor:
     return apply(O.ROUND, x, decimals=decimals, name="RoundBackward1" if decimals else None)
 
 
-def _binary(op: O.Op, a: Any, b: Any, fn: str, name: str | None = None) -> Tensor:
-    """A binary op that needs at least one tensor, with PyTorch's broadcasting and promotion."""
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = _tensor_arg(a, fn)
-    return _general_binary(op, a, b, name)
 
 
-def atan2(input: Any, other: Any) -> Tensor:
-    return _binary(O.ATAN2, _tensor_arg(input, "atan2"), _tensor_arg(other, "atan2"), "atan2")
-
-arctan2 = atan2
 
 
-def hypot(input: Any, other: Any) -> Tensor:
-    return _binary(O.HYPOT, _tensor_arg(input, "hypot"), _tensor_arg(other, "hypot"), "hypot")
 
 
-def fmod(input: Any, other: Any) -> Tensor:
-    return _binary(O.FMOD, _tensor_arg(input, "fmod"), other, "fmod",
-                   None if isinstance(other, Tensor) else "FmodBackward0")
 
 
-def remainder(input: Any, other: Any) -> Tensor:
-    return _binary(O.REMAINDER, input, other, "remainder", None if isinstance(other, Tensor) else "RemainderBackward0")
-
-
-def xlogy(input: Any, other: Any) -> Tensor:
-    return _binary(O.XLOGY, input, other, "xlogy")
-
-
-def fmax(input: Any, other: Any) -> Tensor:
-    return _binary(O.FMAX, _tensor_arg(input, "fmax"), _tensor_arg(other, "fmax"), "fmax")
-
-
-def fmin(input: Any, other: Any) -> Tensor:
-    return _binary(O.FMIN, _tensor_arg(input, "fmin"), _tensor_arg(other, "fmin"), "fmin")
+globals().update(declared(O.elementwise.OPS))
+"""maximum, minimum, atan2 (arctan2), hypot, fmod, remainder, xlogy, fmax and fmin, from their declarations."""
 
 
 def _broadcast_all(fn: str, *xs: Any) -> None:
@@ -232,3 +202,18 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:
     """‖input - other‖_p, under PyTorch's node name for it."""
     diff = sub(_tensor_arg(input, "dist"), _tensor_arg(other, "dist"))
     return apply(O.NORM, diff, p=_number(p, "dist's p"), dim=None, keepdim=False, name="DistBackward0")
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP),
+    Composite(square, ("square",), ("square",), O.POW),
+    Composite(logit, ("logit",), ("logit",), O.LOGIT),
+    Composite(round, ("round",), ("round",), O.ROUND),
+    Composite(lerp, ("lerp",), ("lerp",), O.LERP),
+    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL),
+    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV),
+    Composite(dist, ("dist",), ("dist",), O.NORM),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""

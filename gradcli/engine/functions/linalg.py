@@ -8,12 +8,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.errors import ArgumentError, NotAllowedError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _tensor_arg, _with_dims
 from gradcli.engine.functions.elementwise import clone, mul, where
 from gradcli.engine.functions.shape import permute, reshape, unsqueeze
-from gradcli.engine.functions.reductions import _TORCH_NAMES
+from gradcli.engine.functions.arguments import _TORCH_NAMES
 
 
 # -- linear algebra ------------------------------------------------------------------------
@@ -277,3 +278,19 @@ def kron(input: Any, other: Any) -> Tensor:
     kb = reshape(b, tuple(s for d in b.shape for s in (1, d)))
     return apply(O.RESHAPE, mul(ka, kb), shape=tuple(p * q for p, q in zip(a.shape, b.shape)),
                  name="UnsafeViewBackward0")
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(matmul, ("matmul",), ("matmul",), O.MATMUL),
+    Composite(mv, ("mv",), ("mv",), O.MATMUL),
+    Composite(kron, ("kron",), ("kron",), O.MUL),
+    Composite(det, ("det",), ("det",), O.DET),
+    Composite(logdet, ("logdet",), ("logdet",), O.LOGABSDET),
+    Composite(slogdet, ("slogdet",), ("slogdet",), O.LOGABSDET),
+    Composite(inverse, ("inverse",), ("inverse",), O.INVERSE),
+    Composite(matrix_power, ("matrix_power",), ("matrix_power",), O.MATMUL),
+    Composite(cholesky, ("cholesky",), ("cholesky",), O.CHOLESKY),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""

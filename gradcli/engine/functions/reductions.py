@@ -8,50 +8,19 @@ import numpy as np
 
 from gradcli.engine import budget, costs
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
-from gradcli.engine.functions.arguments import _dim, _dims, number_arg, size, _tensor_arg
+from gradcli.engine.functions.arguments import _dim, _dims, size, _tensor_arg
 from gradcli.engine.functions.elementwise import abs, maximum, minimum
-from gradcli.engine.functions.shape import reshape, _same, to_dtype
+from gradcli.engine.functions.shape import reshape, _same
+from gradcli.engine.functions.declared import declared, _nonempty_input as _nonempty
 
 
 # -- reductions --------------------------------------------------------------------------
-def _reduction(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str, **extra: Any) -> Tensor:
-    x = _tensor_arg(x, fn)
-    dims = _dims(dim, x.ndim)
-    if x.ndim == 0:
-        dims = None
-    name = op.node[:-1] + ("0" if dims is None else "1")
-    return apply(op, x, dim=dims, keepdim=bool(keepdim), name=name, **extra)
-
-
-def _as_dtype(x: Any, dtype: Any, fn: str) -> Any:
-    """A reduction's `dtype=`: the input cast first, as PyTorch accumulates in that type."""
-    if dtype is None:
-        return x
-    from gradcli.engine.creation import resolve_dtype
-    return to_dtype(_tensor_arg(x, fn), resolve_dtype(dtype))
-
-
-def sum(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    return _reduction(O.SUM, _as_dtype(x, dtype, "sum"), dim, keepdim, "sum")
-
-# PyTorch's names for dtypes in its messages ("Got: Long").
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def mean(x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    x = _tensor_arg(_as_dtype(x, dtype, "mean"), "mean")
-    if x.dtype.kind not in "fc":
-        raise ValueDomainError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
-                               f"point or complex dtype. Got: {_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}",
-                               hint=f"this tensor is {x.dtype}; make it float first, e.g. x.float() or x.double()")
-    return _reduction(O.MEAN, x, dim, keepdim, "mean")
-
-
-def prod(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
-    return _reduction(O.PROD, x, dim, keepdim, "prod")
+globals().update(declared(O.reductions.OPS))
+"""sum, mean, prod, var, std, logsumexp, amax, amin, cumsum and cumprod, from their declarations."""
 
 
 class MaxMin(NamedTuple):
@@ -97,26 +66,6 @@ def max(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
 
 def min(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
     return _extremum(O.MIN, x, dim, keepdim, "min")
-
-
-def _correction(unbiased: bool | None, correction: int | None, fn: str) -> int:
-    if correction is not None:
-        return number_arg(correction, fn, "correction", integer=True)
-    return 0 if unbiased is False else 1
-
-
-def var(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-        correction: int | None = None) -> Tensor:
-    x = _tensor_arg(x, "var")
-    return apply(O.VAR, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "var"),
-                 keepdim=bool(keepdim))
-
-
-def std(x: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-        correction: int | None = None) -> Tensor:
-    x = _tensor_arg(x, "std")
-    return apply(O.STD, x, dim=_dims(dim, x.ndim), correction=_correction(unbiased, correction, "std"),
-                 keepdim=bool(keepdim))
 
 
 def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -190,44 +139,6 @@ def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:
                                 hint=f"e.g. {fn}(x, dim=1) to normalise each row")
         return 0
     return _dim(dim, x.ndim)
-
-
-def logsumexp(x: Any, dim: Any, keepdim: bool = False) -> Tensor:
-    x = _tensor_arg(x, "logsumexp")
-    return apply(O.LOGSUMEXP, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
-
-
-def _nonempty(x: Tensor, fn: str) -> None:
-    if x.numel() == 0:
-        raise ValueDomainError(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.",
-                               hint="an empty tensor has no largest, smallest or middle element")
-
-
-def amax(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
-    x = _tensor_arg(x, "amax")
-    _nonempty(x, "amax")
-    return apply(O.AMAX, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
-
-
-def amin(x: Any, dim: Any = (), keepdim: bool = False) -> Tensor:
-    x = _tensor_arg(x, "amin")
-    _nonempty(x, "amin")
-    return apply(O.AMIN, x, dim=None if x.ndim == 0 else _dims(dim, x.ndim), keepdim=bool(keepdim))
-
-
-def _scan(op: O.Op, x: Any, dim: Any, fn: str) -> Tensor:
-    x = _tensor_arg(x, fn)
-    if x.ndim == 0:
-        return reshape(apply(op, reshape(x, 1), dim=0), ())
-    return apply(op, x, dim=_dim(dim, x.ndim))
-
-
-def cumsum(x: Any, dim: int) -> Tensor:
-    return _scan(O.CUMSUM, x, dim, "cumsum")
-
-
-def cumprod(x: Any, dim: int) -> Tensor:
-    return _scan(O.CUMPROD, x, dim, "cumprod")
 
 
 def cummax(x: Any, dim: int) -> MaxMin:
@@ -344,3 +255,17 @@ def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
     if x.ndim == 0:
         return MaxMin(_same(x, name), _wrap(np.asarray(0)))
     return _along(x, np.take(_order(x, d, False), [k] if keepdim else k, axis=d), d, name)
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(argmax, ("argmax",), ("argmax",), None),
+    Composite(argmin, ("argmin",), ("argmin",), None),
+    Composite(sort, ("sort",), ("sort",), O.INDEX),
+    Composite(topk, ("topk",), ("topk",), O.INDEX),
+    Composite(kthvalue, ("kthvalue",), ("kthvalue",), O.INDEX),
+    Composite(cummax, ("cummax",), ("cummax",), O.INDEX),
+    Composite(cummin, ("cummin",), ("cummin",), O.INDEX),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
@@ -616,3 +617,38 @@ def cross(a: Any, b: Any, dim: Any = -1) -> Tensor:
         raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
                          f"{b.shape[d]}", hint="the cross product is of 3-vectors")
     return apply(O.CROSS, a, b, dim=d - len(shape))
+
+
+COMPOSITES: tuple[Composite, ...] = (
+    Composite(t, ("t",), ("t",), O.TRANSPOSE),
+    Composite(transpose, ("transpose",), ("transpose",), O.TRANSPOSE),
+    Composite(flatten, ("flatten",), ("flatten",), O.RESHAPE),
+    Composite(unflatten, ("unflatten",), ("unflatten",), O.RESHAPE),
+    Composite(view_as, ("view_as",), ("view_as",), O.RESHAPE),
+    Composite(reshape_as, ("reshape_as",), ("reshape_as",), O.RESHAPE),
+    Composite(movedim, ("movedim", "moveaxis"), ("movedim", "moveaxis"), O.PERMUTE),
+    Composite(fliplr, ("fliplr",), ("fliplr",), O.FLIP),
+    Composite(flipud, ("flipud",), ("flipud",), O.FLIP),
+    Composite(roll, ("roll",), ("roll",), O.ROLL),
+    Composite(tril, ("tril",), ("tril",), O.TRIL),
+    Composite(triu, ("triu",), ("triu",), O.TRIU),
+    Composite(diag, ("diag",), ("diag",), O.INDEX),
+    Composite(diagonal, ("diagonal",), ("diagonal",), O.INDEX),
+    Composite(diag_embed, ("diag_embed",), ("diag_embed",), O.DIAG_EMBED),
+    Composite(trace, ("trace",), ("trace",), O.SUM),
+    Composite(narrow, ("narrow",), ("narrow",), O.INDEX),
+    Composite(chunk, ("chunk",), ("chunk",), O.INDEX),
+    Composite(unbind, ("unbind",), ("unbind",), O.INDEX),
+    Composite(gather, ("gather",), ("gather",), O.INDEX),
+    Composite(scatter, ("scatter",), ("scatter",), O.SCATTER),
+    Composite(scatter_add, ("scatter_add",), ("scatter_add",), O.SCATTER_ADD),
+    Composite(index_select, ("index_select",), ("index_select",), O.INDEX),
+    Composite(masked_fill, ("masked_fill",), ("masked_fill",), O.WHERE),
+    Composite(masked_select, ("masked_select",), ("masked_select",), O.INDEX),
+    Composite(take, ("take",), ("take",), O.INDEX),
+    Composite(squeeze, ("squeeze",), ("squeeze",), O.RESHAPE),
+    Composite(unsqueeze, ("unsqueeze",), ("unsqueeze",), O.RESHAPE),
+)
+"""The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
+primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,
+`lang/builtins.py`)."""

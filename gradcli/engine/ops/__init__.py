@@ -11,9 +11,10 @@ the tensor functions (`engine/functions.py`) and `NUMPY` (so the two VJP namespa
 Tensor methods, `FUNCTIONS`, `TENSOR_METHODS` and `OP_OF` in `lang/builtins.py`, and the checker's `S`
 (`check/meaning.py`), float evaluators (`check/calculus.py`) and domains (`check/domains.py`). `K`
 (`check/kinks.py`) is a vocabulary of kink kinds that a `kink` rule picks from, not a table per function.
-A primitive with arguments of its own (a reduction, a view, a loss) still has a hand-written
-`torch.X` in `engine/functions.py` that normalises them; `tests/test_op_table.py` and
-`tests/test_declarations.py` fail when the tables disagree.
+A reduction, scan or binary function declares its arguments too (`_public(name, form, *args)`, a `Signature`),
+and its `torch.X` is made from them (`engine/functions/declared.py`); a primitive whose arguments need more
+(a view, a loss) has a hand-written `torch.X` in `engine/functions/` that normalises them. `tests/test_op_table.py`,
+`tests/test_declarations.py` and `tests/test_declared_signatures.py` fail when the tables disagree.
 
 VJPs are written once against a namespace `ns` that is either `NUMPY` (plain arrays, the fast
 path) or the tensor functions (so `create_graph=True` records a differentiable backward graph
@@ -29,7 +30,7 @@ from typing import Any
 from gradcli.engine.ops import elementwise, linalg, nn, reductions, sampling, shape
 from gradcli.engine.ops.linalg import Singular, variadic
 from gradcli.engine.ops.numpy_namespace import numpy_namespace
-from gradcli.engine.ops.op import (Element, Names, Op, broadcast_axes, diagonal_jvp, linear_jvp, product_jvp,
+from gradcli.engine.ops.op import (Arg, Element, Names, Op, Signature, broadcast_axes, diagonal_jvp, linear_jvp, product_jvp,
                                    reduced_shape, sum_linear_jvp, transposed_jvp, unbroadcast)
 
 FAMILIES = (elementwise, linalg, reductions, shape, nn, sampling)
@@ -44,9 +45,11 @@ globals().update({name: value for family in FAMILIES for name, value in vars(fam
 """Every primitive by its constant's name (`ops.ADD`, `ops.SINC`), wherever its family declares it."""
 
 
-def named(kind: str) -> dict[str, Op]:
-    """Every declared name of one kind (`functions`: torch.X; `methods`: Tensor.X) and its primitive."""
-    return {name: op for op in TABLE if op.names for name in getattr(op.names, kind)}
+def named(kind: str, unary: bool = False) -> dict[str, Op]:
+    """Every declared name of one kind (`functions`: torch.X; `methods`: Tensor.X) and its primitive; only the
+    elementwise functions of one input (declared without a `Signature`) when `unary`."""
+    return {name: op for op in TABLE if op.names and not (unary and op.names.signature)
+            for name in getattr(op.names, kind)}
 
 
 NUMPY: Any = numpy_namespace(TABLE)

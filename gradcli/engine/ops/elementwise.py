@@ -10,7 +10,14 @@ import numpy as np
 
 from gradcli.engine import ops  # the package, for NUMPY: read at call time, since every family builds it
 from gradcli.engine import special
-from gradcli.engine.ops.op import _binary_sym, diagonal_jvp, Element, Op, _sym_map, transposed_jvp, _unary
+from gradcli.engine.ops.op import Arg, _binary_sym, diagonal_jvp, Element, Names, Op, _public, _sym_map, transposed_jvp, _unary
+
+
+def _two(name: str, first: str = "tensor", other: str = "tensor", **options: Any) -> Names:
+    """`torch.<name>(input, other)` and `Tensor.<name>(other)`: `tensor` operands must be (or become) tensors,
+    an `operand` may be a number (at least one of the two is a tensor)."""
+    aliases = options.pop("aliases", ())
+    return _public(name, "binary", Arg("input", first), Arg("other", other), aliases=aliases, **options)
 
 
 def _nonzero(ns: Any, x: Any) -> Any:
@@ -119,13 +126,13 @@ MAXIMUM = Op(name="maximum", node="MaximumBackward0", forward=np.maximum,
                    lambda ns, g, o, a, b: g * ns.where(b >= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              jvp=diagonal_jvp, rule="∂max(a,b)/∂a = [a>b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Max, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True, names=_two("maximum"))
 MINIMUM = Op(name="minimum", node="MinimumBackward0", forward=np.minimum,
              vjps=(lambda ns, g, o, a, b: g * ns.where(a <= b, 1.0, 0.0) * _tie_mask(ns, a, b),
                    lambda ns, g, o, a, b: g * ns.where(b <= a, 1.0, 0.0) * _tie_mask(ns, a, b)),
              jvp=diagonal_jvp, rule="∂min(a,b)/∂a = [a<b] (+½ on a tie)", saves=("ab", "ab"),
              sym=lambda S, a, b: _binary_sym(S, S.Min, a, b),
-             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True)
+             kink=lambda K, a, b: K.tie_kink(a, b), elementwise=True, names=_two("minimum"))
 WHERE = Op(name="where", node="WhereBackward0", forward=_where_forward,
            vjps=(None, lambda ns, g, o, c, a, b: ns.where(c, g, 0.0), lambda ns, g, o, c, a, b: ns.where(c, 0.0, g)),
            jvp=diagonal_jvp, rule="∂where(c,a,b)/∂a = [c], ∂/∂b = [not c]", saves=("", "c", "c"), args="cab",
@@ -194,7 +201,7 @@ CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,
            jvp=transposed_jvp, rule="∂clamp(x,lo,hi)/∂x = [lo ≤ x ≤ hi]", saves=("x",),
            sym=lambda S, x, min=None, max=None: S.map(lambda u: S.clamp(u, min, max), x),
            kink=lambda K, x, min=None, max=None: K.clamp_kink(x, min, max), elementwise=True)
-CLAMP_TENSOR = Op(name="clamp_tensor", node="ClampBackward0", forward=_clamp_tensor_forward,
+CLAMP_TENSOR = Op(name="clamp_tensor", batching="broadcast", node="ClampBackward0", forward=_clamp_tensor_forward,
                   vjps=(lambda ns, g, o, x, lo, hi: g * ns.where(x >= lo, 1.0, 0.0) * ns.where(x <= hi, 1.0, 0.0),
                         lambda ns, g, o, x, lo, hi: g * ns.where(x < lo, 1.0, 0.0) * ns.where(lo < hi, 1.0, 0.0),
                         lambda ns, g, o, x, lo, hi: g * ns.where(x > hi, 1.0, ns.where(hi < lo, 1.0, 0.0))),
@@ -316,18 +323,18 @@ LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
 DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
                  vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)",
                  element=Element(lambda v: float(special.digamma(np.float64(v))), lambda sp: sp.digamma))
-POLYGAMMA = Op(name="polygamma", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
+POLYGAMMA = Op(name="polygamma", batching="broadcast", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
                vjps=(lambda ns, g, o, x, n: g * ns.polygamma(n + 1, x),),
                jvp=diagonal_jvp, rule="∂ψ⁽ⁿ⁾(x)/∂x = ψ⁽ⁿ⁺¹⁾(x)",
                saves=("x",), sym=lambda S, x, n: S.map(lambda u: S.polygamma(n, u), x))
-LOGIT = Op(name="logit", node="LogitBackward0", forward=_logit_forward, vjps=(_logit_vjp,),
+LOGIT = Op(name="logit", batching="broadcast", node="LogitBackward0", forward=_logit_forward, vjps=(_logit_vjp,),
            jvp=diagonal_jvp, rule="∂log(x/(1-x))/∂x = 1/(x(1-x)) (0 outside [eps, 1-eps])", saves=("x",),
            sym=lambda S, x, eps=None: S.map(lambda u: S.logit(u, eps), x),
            kink=lambda K, x, eps=None: K.clamp_kink(x, eps, None if eps is None else 1.0 - eps))
 FLOOR = _step("floor", "FloorBackward0", np.floor, lambda K, x: K.jump_kink(x, 0.0))
 CEIL = _step("ceil", "CeilBackward0", np.ceil, lambda K, x: K.jump_kink(x, 0.0))
 TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0.0), aliases=("fix",))
-ROUND = Op(name="round", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
+ROUND = Op(name="round", batching="broadcast", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
            jvp=diagonal_jvp, rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
                lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
 FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
@@ -346,23 +353,27 @@ SINC = _unary(name="sinc", node="SincBackward0", forward=np.sinc, vjp=_sinc_vjp,
               element=Element(lambda v: 1.0 if v == 0 else math.sin(math.pi * v) / (math.pi * v),
                               lambda sp: lambda u, evaluate=True: sp.Piecewise(
                                   (sp.Integer(1), sp.Eq(u, 0)), (sp.sin(sp.pi * u) / (sp.pi * u), True))))
-ATAN2 = Op(name="atan2", node="Atan2Backward0", forward=np.arctan2,
+ATAN2 = Op(name="atan2", batching="broadcast", node="Atan2Backward0", forward=np.arctan2,
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
                  lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
            jvp=diagonal_jvp, rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
-HYPOT = Op(name="hypot", node="HypotBackward0", forward=np.hypot,
+           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("atan2", aliases=("arctan2",)))
+HYPOT = Op(name="hypot", batching="broadcast", node="HypotBackward0", forward=np.hypot,
            vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
            jvp=diagonal_jvp, rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
-           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b))
-FMOD = Op(name="fmod", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
+           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("hypot"))
+FMOD = Op(name="fmod", batching="broadcast", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
           vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
           jvp=diagonal_jvp, rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
-REMAINDER = Op(name="remainder", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
+          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+          names=_two("fmod", other="operand", scalar_node="FmodBackward0"))
+REMAINDER = Op(name="remainder", batching="broadcast", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
                jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
-               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b))
+               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+               names=_two("remainder", "operand", "operand", scalar_node="RemainderBackward0"))
 
 
 def _rounded_division(rounding: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
@@ -384,43 +395,51 @@ def _rounded_div(mode: str, rounding: Callable[[np.ndarray], np.ndarray]) -> Op:
 
 DIV_TRUNC = _rounded_div("trunc", np.trunc)
 DIV_FLOOR = _rounded_div("floor", np.floor)
-XLOGY = Op(name="xlogy", node="XlogyBackward0", forward=_xlogy_forward,
+XLOGY = Op(name="xlogy", batching="broadcast", node="XlogyBackward0", forward=_xlogy_forward,
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
            jvp=diagonal_jvp, rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b))
-FMAX = Op(name="fmax", node="FmaxBackward0", forward=np.fmax,
+           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b),
+           names=_two("xlogy", "operand", "operand"))
+FMAX = Op(name="fmax", batching="broadcast", node="FmaxBackward0", forward=np.fmax,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u >= v))),
           jvp=diagonal_jvp, rule="∂fmax(a,b)/∂a = [a ≥ b or b is nan]", saves=("ab", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
-FMIN = Op(name="fmin", node="FminBackward0", forward=np.fmin,
+          sym=lambda S, a, b: _binary_sym(S, S.Max, a, b), kink=lambda K, a, b: K.tie_kink(a, b),
+          names=_two("fmax"))
+FMIN = Op(name="fmin", batching="broadcast", node="FminBackward0", forward=np.fmin,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u <= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u <= v))),
           jvp=diagonal_jvp, rule="∂fmin(a,b)/∂a = [a ≤ b or b is nan]", saves=("ab", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b))
-LERP = Op(name="lerp", node="LerpBackward1", forward=_lerp_forward,
+          sym=lambda S, a, b: _binary_sym(S, S.Min, a, b), kink=lambda K, a, b: K.tie_kink(a, b),
+          names=_two("fmin"))
+LERP = Op(name="lerp", batching="broadcast", node="LerpBackward1", forward=_lerp_forward,
           vjps=(lambda ns, g, o, a, b, w: g * (1.0 - w), lambda ns, g, o, a, b, w: g * w,
                 lambda ns, g, o, a, b, w: g * (b - a)),
           jvp=diagonal_jvp, rule="∂lerp(a,b,w)/∂a = 1-w, ∂/∂b = w, ∂/∂w = b-a", saves=("w", "w", "ab"), args="abw",
           nests=False, sym=lambda S, a, b, w: S.lerp(a, b, w))
-ADDCMUL = Op(name="addcmul", node="AddcmulBackward0", forward=lambda x, a, b, value=1.0: x + value * a * b,
+ADDCMUL = Op(name="addcmul", batching="broadcast", node="AddcmulBackward0", forward=lambda x, a, b, value=1.0: x + value * a * b,
              vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * b * value,
                    lambda ns, g, o, x, a, b, value=1.0: g * a * value),
              jvp=diagonal_jvp, rule="∂(x + v·a·b)/∂a = v·b", saves=("", "b", "a"), args="xab",
              nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.mul, x, a, b, value))
-ADDCDIV = Op(name="addcdiv", node="AddcdivBackward0", forward=lambda x, a, b, value=1.0: x + value * a / b,
+ADDCDIV = Op(name="addcdiv", batching="broadcast", node="AddcdivBackward0", forward=lambda x, a, b, value=1.0: x + value * a / b,
              vjps=(lambda ns, g, o, x, a, b, value=1.0: g, lambda ns, g, o, x, a, b, value=1.0: g * value / b,
                    lambda ns, g, o, x, a, b, value=1.0: -g * value * a / (b * b)),
              jvp=diagonal_jvp, rule="∂(x + v·a/b)/∂a = v/b, ∂/∂b = -v·a/b²", saves=("", "b", "ab"), args="xab",
              nests=False, sym=lambda S, x, a, b, value=1.0: S.addc(S.div, x, a, b, value))
 
+LOGADDEXP = Op(name="logaddexp", node="LogaddexpBackward0", forward=np.logaddexp,
+               vjps=(lambda ns, g, o, a, b: g * ns.exp(a - o), lambda ns, g, o, a, b: g * ns.exp(b - o)),
+               jvp=diagonal_jvp, rule="∂log(eᵃ+eᵇ)/∂a = eᵃ⁻ᵒ, ∂/∂b = eᵇ⁻ᵒ", saves=("ao", "bo"), elementwise=True,
+               sym=lambda S, a, b: _binary_sym(S, lambda u, v: S.log(S.add(S.exp(u), S.exp(v))), a, b),
+               names=_two("logaddexp"))
 
 OPS: tuple[Op, ...] = (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, WHERE, NEG, EXP, LOG, LOG1P, SQRT, ABS, SIGN, SIN, COS, TAN, TANH,
     SIGMOID, RELU, SOFTPLUS, CLAMP, CLAMP_TENSOR, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10,
     EXP2, EXPM1, ERF, ERFC, ERFINV, RSQRT, RECIPROCAL, LGAMMA, DIGAMMA, POLYGAMMA, LOGIT, FLOOR, CEIL, TRUNC, ROUND,
     FRAC, SINC, ATAN2, HYPOT, FMOD, REMAINDER, DIV_TRUNC, DIV_FLOOR, ADD_ALPHA, SUB_ALPHA, XLOGY, FMAX, FMIN, LERP,
-    ADDCMUL, ADDCDIV,
+    ADDCMUL, ADDCDIV, LOGADDEXP,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""

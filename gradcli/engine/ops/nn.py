@@ -424,29 +424,29 @@ def _bce_logits_sym(S: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any 
                           S.mul(S.add(1, S.mul(S.sub(w, 1), v)), S.log(S.add(1, S.exp(S.mul(S.number(-1), u))))))
     return _weighted_loss_sym(S, lambda u, _: u, loss, loss, weight, reduction)
 
-HARDTANH = Op(name="hardtanh", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
+HARDTANH = Op(name="hardtanh", batching="broadcast", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
               np.clip(x, min_val, max_val),
               vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0:
                     _kept_on(ns, g * _hardtanh_mask(ns, x, min_val, max_val), x),),
               jvp=diagonal_jvp, rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
               sym=lambda S, x, min_val=-1.0, max_val=1.0: S.map(lambda u: S.clamp(u, min_val, max_val), x),
               kink=lambda K, x, min_val=-1.0, max_val=1.0: K.clamp_kink(x, min_val, max_val))
-LEAKY_RELU = Op(name="leaky_relu", node="LeakyReluBackward0",
+LEAKY_RELU = Op(name="leaky_relu", batching="broadcast", node="LeakyReluBackward0",
                 forward=lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
                 vjps=(lambda ns, g, o, x, negative_slope=0.01: _kept_on(ns, g * ns.where(x > 0, 1.0, negative_slope), x),),
                 jvp=diagonal_jvp, rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
                 sym=lambda S, x, negative_slope=0.01: S.map(
                     lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
                 kink=lambda K, x, negative_slope=0.01: K.zero_kink(x) & (negative_slope != 1))
-ELU = Op(name="elu", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
+ELU = Op(name="elu", batching="broadcast", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
          jvp=diagonal_jvp,
          rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
          kink=lambda K, x, alpha=1.0, scale=1.0, input_scale=1.0: K.zero_kink(x) & (alpha * input_scale != 1))
-GELU = Op(name="gelu", node="GeluBackward0", forward=_gelu_forward,
+GELU = Op(name="gelu", batching="broadcast", node="GeluBackward0", forward=_gelu_forward,
           vjps=(lambda ns, g, o, x, approximate="none": ns.gelu_backward(g, x, approximate),),
           jvp=diagonal_jvp, rule="∂gelu(x)/∂x = Φ(x) + x·φ(x)", saves=("x",),
           sym=lambda S, x, approximate="none": S.map(lambda u: _gelu_sym(S, u, approximate), x))
-GELU_BACKWARD = Op(name="gelu_backward", node="GeluBackwardBackward0",
+GELU_BACKWARD = Op(name="gelu_backward", batching="broadcast", node="GeluBackwardBackward0",
                    forward=lambda g, x, approximate="none": g * _gelu_slope(x, approximate),
                    vjps=(lambda ns, gg, o, g, x, approximate="none": ns.gelu_backward(gg, x, approximate),
                          lambda ns, gg, o, g, x, approximate="none": gg * g * _gelu_curvature(ns, x, approximate)),

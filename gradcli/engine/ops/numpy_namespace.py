@@ -14,7 +14,7 @@ from gradcli.engine.ops.op import Op
 from gradcli.engine.ops.elementwise import _softplus_forward
 from gradcli.engine.ops.linalg import _cross_forward, _einsum_forward, _solve_forward, _solve_triangular_forward
 from gradcli.engine.ops.nn import _gelu_slope, _pad_forward
-from gradcli.engine.ops.reductions import _first_along, _prod_others, _sum_forward
+from gradcli.engine.ops.reductions import _first_along, _prod_others
 from gradcli.engine.ops.shape import _diag_embed_forward, _diagonal_forward, _index_put_forward, _roll_forward
 
 _FILL_MAX = 1 << 12
@@ -28,14 +28,6 @@ class _NumpyNamespace:
 
     Every declared elementwise function is here as its forward, added below from the same declarations
     `engine.functions` makes its `torch.X` from, so the two namespaces cannot drift apart."""
-
-    @staticmethod
-    def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
-        return np.cumsum(x, axis=dim)
-
-    @staticmethod
-    def cumprod(x: np.ndarray, dim: int) -> np.ndarray:
-        return np.cumprod(x, axis=dim)
 
     @staticmethod
     def flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -82,12 +74,6 @@ class _NumpyNamespace:
     def where(cond: Any, a: Any, b: Any) -> np.ndarray:
         return np.where(cond, a, b)
 
-    sum = staticmethod(_sum_forward)
-
-    @staticmethod
-    def mean(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
-        return np.mean(x, axis=dim, keepdims=keepdim)
-
     @staticmethod
     def expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         """A sum's gradient spread over its input. `np.broadcast_to` spends several µs in Python
@@ -118,8 +104,22 @@ class _NumpyNamespace:
 
 
 def numpy_namespace(table: tuple[Op, ...]) -> _NumpyNamespace:
-    """The namespace, with every function `table` declares as its forward (`NUMPY.asin` is asin's forward)."""
+    """The namespace, with every function `table` declares as its forward (`NUMPY.asin` is asin's forward,
+    `NUMPY.sum(x, dim, keepdim)` sum's) where the forward takes what `torch.X` takes, in the same order."""
     for op in table:
-        if op.names and op.names.functions:
+        if op.names and op.names.functions and takes_its_arguments(op):
             setattr(_NumpyNamespace, op.name, staticmethod(op.forward))
     return _NumpyNamespace()
+
+
+def takes_its_arguments(op: Op) -> bool:
+    """Whether the op's forward is called as its `torch.X` is: one input, or the declared positional arguments
+    by the same names (a reduction's dim and keepdim; not var's `unbiased`, which its forward has not)."""
+    sig = op.names.signature
+    if sig is None:
+        return True
+    if sig.form not in ("reduction", "scan"):
+        return False
+    declared = tuple(a.name for a in sig.args[1:] if not a.keyword)
+    code = getattr(op.forward, "__code__", None)  # read, not `inspect.signature`'d: this runs at every start
+    return code is not None and code.co_varnames[1:min(code.co_argcount, len(declared) + 1)] == declared

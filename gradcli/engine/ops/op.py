@@ -33,6 +33,11 @@ class Op:
     exist (each a test of the first input and the words for a learner). The namespaces, the language's
     tables and the checker's are derived from these, so a function is declared here and nowhere else.
 
+    `batching` names the kind of vmap rule that maps the op over a batch (`func/batching.py`'s `KINDS`, which the
+    engine does not import): `broadcast` (implied by `elementwise`), `along_dim` (the `dim` param moves past the
+    batch), `along_given_dim` (the same, with no rule for the whole-tensor form). "" when the op has none or a
+    rule of its own, registered by op name in `engine/batched.py`'s `RULES`.
+
     `cost` estimates the seconds the forward takes, from its input arrays and params (`engine/costs.py`), for an
     op that can run for minutes within the element cap: `apply` refuses it when that is more than the time left.
 
@@ -65,6 +70,7 @@ class Op:
     element: "Element | None" = None
     domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()
     approximate: str = ""
+    batching: str = ""
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:
@@ -86,14 +92,67 @@ class Op:
         return self.plans[mask] if self.plans else None
 
 
+REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "<required>"})()
+"""The default of an `Arg` a call must give."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a declared function, as PyTorch names it. `kind` says how a value is read (the
+    readers are `engine/functions/declared.py`'s: `tensor`, `operand` (a tensor or a number), `dims`,
+    `dim`, `flag`, `dtype`, `count` (an integer or None), `any`); a keyword argument comes after `*`."""
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    keyword: bool = False
+
+
+@dataclass(frozen=True)
+class Signature:
+    """How `torch.X(...)` reads its arguments and applies the op, for a primitive with arguments of its own.
+
+    `form` is how the read arguments reach the op (the forms are `engine/functions/declared.py`'s:
+    `reduction` and `scan` over one input, `binary` of two operands; `written` when `torch.X` is the
+    function of that name its family of `engine/functions/` writes by hand, whose names, Tensor method and
+    tables are still derived from the declaration). `checks` are what the input must be (`float`,
+    `nonempty`); `numbered` names the node X0 over the whole tensor and X1 over dims (sum, mean, prod);
+    `scalar_node` is a binary op's node when `other` is a number; `prepare` turns the read arguments into
+    the op's params where they are not the same (var's `unbiased` and `correction`)."""
+
+    form: str
+    args: tuple[Arg, ...] = ()
+    checks: tuple[str, ...] = ()
+    numbered: bool = False
+    scalar_node: str | None = None
+    prepare: Callable[[dict], dict] | None = None
+
+
 @dataclass(frozen=True)
 class Names:
     """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
-    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method."""
+    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method.
+    `signature` declares the arguments of a function that has more than its one input (None: an
+    elementwise function of one input, `torch.X(input)`)."""
 
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     in_place: bool = False
+    signature: Signature | None = None
+
+
+@dataclass(frozen=True)
+class Composite:
+    """A public function built from primitives rather than one of them (`engine/rearranging.py`): declared
+    whole, as a primitive's names are, by the function, its names (`torch.X`, `Tensor.X`) and the primitive it
+    records for `gradcli ops` (None: it records none). The Tensor method is the function itself (Python binds
+    the tensor as its input) unless `method` is given, where PyTorch's method takes other arguments."""
+
+    function: Callable[..., Any]
+    functions: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    op: "Op | None" = None
+    method: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -222,3 +281,12 @@ def _sym_map(fn_name: str) -> Callable:
 
 def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
     return S.broadcast(fn, a, b)
+
+
+def _public(name: str, form: str, *args: Arg, aliases: tuple[str, ...] = (), function: bool = True,
+            method: bool = True, **options: Any) -> Names:
+    """The public names of a function with arguments of its own, declared whole: `torch.<name>` unless not
+    `function`, `Tensor.<name>` unless not `method`, both under each alias, read by `Signature(form, args)`."""
+    public = (name,) + aliases
+    return Names(functions=public if function else (), methods=public if method else (),
+                 signature=Signature(form, args, **options))

@@ -7,7 +7,41 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gradcli.engine.ops.op import linear_jvp, Op, reduced_shape, transposed_jvp
+from gradcli.engine.ops.op import Arg, Names, linear_jvp, Op, _public, reduced_shape, transposed_jvp
+
+_INPUT = Arg("input", "tensor")
+_KEEPDIM = Arg("keepdim", "flag", False)
+_DIMS = (_INPUT, Arg("dim", "dims", None), _KEEPDIM)
+"""A reduction's usual arguments: `torch.X(input, dim=None, keepdim=False)`."""
+_DTYPE = Arg("dtype", "dtype", None, keyword=True)
+"""`dtype=`: the input is cast first, as PyTorch accumulates in that type."""
+
+
+def _written(name: str) -> Names:
+    """`torch.<name>` and `Tensor.<name>` written by hand in `engine/functions/reductions.py` (they return
+    indices too, or take a fast path), the names and tables still derived from here."""
+    return _public(name, "written")
+
+
+def _corrected(values: dict) -> dict:
+    """var's and std's `unbiased` (the old spelling) and `correction`: the degrees of freedom taken away."""
+    unbiased, correction = values.pop("unbiased"), values.pop("correction")
+    values["correction"] = (0 if unbiased is False else 1) if correction is None else correction
+    return values
+
+
+_SPREAD = (_INPUT, Arg("dim", "dims", None), Arg("unbiased", "any", None), _KEEPDIM, Arg("correction", "count", None))
+"""var's and std's arguments, both PyTorch's spellings: `var(x, dim, unbiased, keepdim)` and `correction=`."""
+
+
+def _extreme(name: str) -> Names:
+    """amax and amin: over `dim` (every dimension by default), of a tensor that has elements."""
+    return _public(name, "reduction", _INPUT, Arg("dim", "dims", ()), _KEEPDIM, checks=("nonempty",))
+
+
+def _scan(name: str) -> Names:
+    """cumsum and cumprod: along one dim, which must be given."""
+    return _public(name, "scan", _INPUT, Arg("dim", "dim"))
 
 
 def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
@@ -139,50 +173,58 @@ def _log_softmax_forward(x: np.ndarray, dim: int) -> np.ndarray:
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
-def _extremum_op(name: str, node: str, keep: Callable, vjp: Callable, rule: str) -> Op:
+def _extremum_op(name: str, node: str, keep: Callable, vjp: Callable, rule: str, names: Names,
+                 batching: str = "along_dim") -> Op:
     """max, min, amax and amin differ only in the end they keep and how tied inputs share the gradient."""
     every = "max_all" if keep is np.max else "min_all"
-    return Op(name=name, node=node, forward=_extremum_forward(keep), vjps=(vjp,), jvp=transposed_jvp, rule=rule,
+    return Op(name=name, node=node, batching=batching, forward=_extremum_forward(keep), vjps=(vjp,), jvp=transposed_jvp, rule=rule,
               saves=("xo",), sym=lambda S, x, dim=None, keepdim=False: S.reduce(getattr(S, every), x, dim, keepdim),
-              kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, keep))
+              kink=lambda K, x, dim=None, keepdim=False: K.extremum_kink(x, dim, keep), names=names)
 
 
-SUM = Op(name="sum", node="SumBackward1", forward=_sum_forward,
+SUM = Op(name="sum", batching="along_dim", node="SumBackward1", forward=_sum_forward,
          vjps=(lambda ns, g, o, x, dim=None, keepdim=False: ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape),),
          jvp=linear_jvp, rule="∂Σx/∂xᵢ = 1",
-         nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim))
-MEAN = Op(name="mean", node="MeanBackward1", forward=_mean_forward,
+         nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim),
+         names=_public("sum", "reduction", *_DIMS, _DTYPE, numbered=True))
+MEAN = Op(name="mean", batching="along_dim", node="MeanBackward1", forward=_mean_forward,
           vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
            ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * _per(_count(x, dim)),),
           jvp=linear_jvp, rule="∂mean(x)/∂xᵢ = 1/n",
-          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim))
-MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)")
-MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)")
-PROD = Op(name="prod", node="ProdBackward1", forward=lambda x, dim=None,
+          nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim),
+          names=_public("mean", "reduction", *_DIMS, _DTYPE, checks=("float",), numbered=True))
+MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)",
+                   _written("max"), "along_given_dim")
+MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)",
+                   _written("min"), "along_given_dim")
+PROD = Op(name="prod", batching="along_dim", node="ProdBackward1", forward=lambda x, dim=None,
           keepdim=False: np.prod(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x)),
           vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
-          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
-VAR = Op(name="var", node="VarBackward0", forward=_var_forward, vjps=(_var_vjp,),
+          sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim),
+          names=_public("prod", "reduction", *_DIMS, numbered=True))
+VAR = Op(name="var", batching="along_dim", node="VarBackward0", forward=_var_forward, vjps=(_var_vjp,),
          jvp=transposed_jvp, rule="∂var(x)/∂xᵢ = 2(xᵢ-x̄)/(n-c)", saves=("x",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
-             lambda v: S.var_all(v, correction), x, dim, keepdim))
-STD = Op(name="std", node="StdBackward0", forward=_std_forward, vjps=(_std_vjp,),
+             lambda v: S.var_all(v, correction), x, dim, keepdim),
+         names=_public("var", "reduction", *_SPREAD, prepare=_corrected))
+STD = Op(name="std", batching="along_dim", node="StdBackward0", forward=_std_forward, vjps=(_std_vjp,),
          jvp=transposed_jvp, rule="∂std(x)/∂xᵢ = (xᵢ-x̄)/((n-c)·std)", saves=("xo",),
          sym=lambda S, x, dim=None, correction=1, keepdim=False: S.reduce(
-             lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim))
-NORM = Op(name="norm", node="LinalgVectorNormBackward0", forward=_norm_forward, vjps=(_norm_vjp,),
+             lambda v: S.sqrt(S.var_all(v, correction)), x, dim, keepdim),
+         names=_public("std", "reduction", *_SPREAD, prepare=_corrected))
+NORM = Op(name="norm", batching="along_dim", node="LinalgVectorNormBackward0", forward=_norm_forward, vjps=(_norm_vjp,),
           jvp=transposed_jvp, rule="∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
           saves=("xo",),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
-          kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim))
-SOFTMAX = Op(name="softmax", node="SoftmaxBackward0", forward=_softmax_forward,
+          kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim), names=_written("norm"))
+SOFTMAX = Op(name="softmax", batching="along_dim", node="SoftmaxBackward0", forward=_softmax_forward,
              vjps=(lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
              jvp=transposed_jvp, rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),
-             sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim))
-LOG_SOFTMAX = Op(name="log_softmax", node="LogSoftmaxBackward0", forward=_log_softmax_forward,
+             sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim), names=_written("softmax"))
+LOG_SOFTMAX = Op(name="log_softmax", batching="along_dim", node="LogSoftmaxBackward0", forward=_log_softmax_forward,
                  vjps=(lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
                  jvp=transposed_jvp, rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
-                 sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim))
+                 sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim), names=_written("log_softmax"))
 
 
 # -- more reductions and scans (torch.cumsum ... torch.median) --------------------------------------
@@ -220,26 +262,30 @@ def _cumprod_vjp(ns: Any, g: Any, out: Any, x: Any, dim: int) -> Any:
     gi = ns.sum(partial * upper * ns.reshape(gm, lead + (1, n)), dim=(len(lead) + 1,))
     return ns.permute(gi, tuple(np.argsort(order)))
 
-LOGSUMEXP = Op(name="logsumexp", node="LogsumexpBackward0", forward=_logsumexp_forward,
+LOGSUMEXP = Op(name="logsumexp", batching="along_dim", node="LogsumexpBackward0", forward=_logsumexp_forward,
                vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
                      _back_to(ns, g, x, dim, keepdim) * ns.exp(x - _back_to(ns, o, x, dim, keepdim)),),
                jvp=transposed_jvp, rule="∂logΣexp(x)/∂xᵢ = exp(xᵢ - logΣexp(x))", saves=("xo",),
-               sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.logsumexp_all, x, dim, keepdim))
+               sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.logsumexp_all, x, dim, keepdim),
+               names=_public("logsumexp", "reduction", _INPUT, Arg("dim", "dims"), _KEEPDIM))
 AMAX = _extremum_op("amax", "AmaxBackward0", np.max, _share_vjp,
-                   "∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)")
+                   "∂amax(x)/∂xᵢ = [xᵢ is the max] (ties share evenly)", _extreme("amax"))
 AMIN = _extremum_op("amin", "AminBackward0", np.min, _share_vjp,
-                   "∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)")
+                   "∂amin(x)/∂xᵢ = [xᵢ is the min] (ties share evenly)", _extreme("amin"))
 MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.reshape(-1)[at],
             vjps=(lambda ns, g, o, x, at: _share_vjp(ns, g, o, x),),
             jvp=transposed_jvp, rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
-            nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at))
-CUMSUM = Op(name="cumsum", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim, dtype=_accumulator(x)),
+            nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at),
+            names=_written("median"))
+CUMSUM = Op(name="cumsum", batching="along_dim", node="CumsumBackward0",
+            forward=lambda x, dim: np.cumsum(x, axis=dim, dtype=_accumulator(x)),
             vjps=(lambda ns, g, o, x, dim: _reverse_cumsum(ns, g, dim),),
             jvp=linear_jvp, rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
-            nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim))
-CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim, dtype=_accumulator(x)),
+            nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim), names=_scan("cumsum"))
+CUMPROD = Op(name="cumprod", batching="along_dim", node="CumprodBackward0",
+             forward=lambda x, dim: np.cumprod(x, axis=dim, dtype=_accumulator(x)),
              vjps=(_cumprod_vjp,), jvp=transposed_jvp, rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
-             nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim))
+             nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim), names=_scan("cumprod"))
 
 
 def _first_along(mask: np.ndarray, axis: int) -> np.ndarray:
@@ -268,7 +314,16 @@ def _exclusive_product(x: np.ndarray, axis: int) -> np.ndarray:
     return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
 
 
+NANSUM = Op(name="nansum", batching="along_dim", node="NansumBackward0",
+            forward=lambda x, dim=None, keepdim=False: np.nansum(x, axis=dim, keepdims=keepdim),
+            vjps=(lambda ns, g, o, x, dim=None, keepdim=False:
+                  ns.expand(_back_to(ns, g, x, dim, keepdim), x.shape) * ns.where(x != x, 0.0, 1.0),),
+            jvp=transposed_jvp, rule="∂Σx/∂xᵢ = 1, 0 where xᵢ is nan", saves=("x",), nests=False,
+            sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.add_all, x, dim, keepdim),
+            names=_public("nansum", "reduction", *_DIMS, _DTYPE))
+
 OPS: tuple[Op, ...] = (
     SUM, MEAN, MAX, MIN, PROD, VAR, STD, NORM, SOFTMAX, LOG_SOFTMAX, LOGSUMEXP, AMAX, AMIN, MEDIAN, CUMSUM, CUMPROD,
+    NANSUM,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""

@@ -1,0 +1,185 @@
+"""`torch.X` made from a declaration: the op's `Signature` says which arguments it takes (dims, dtypes, keepdim,
+numbers, operands) and its form says how they reach the op, so a function with arguments of its own is written
+once, in its family of `engine/ops/`, like an elementwise function of one input.
+
+A declared function binds its call as Python would (a wrong call's error comes from its `__signature__`, which
+the language reads), reads each argument by its kind, and applies the op; `Tensor.X` is the same function, which
+Python binds with the tensor as its input."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, NamedTuple
+
+from gradcli.engine import ops as O
+from gradcli.engine.ops.op import REQUIRED, Arg, Signature
+from gradcli.engine.tensor import Tensor, _elementwise, apply
+from gradcli.engine.functions.arguments import _TORCH_NAMES, _dim, _dims, number_arg, _tensor_arg
+from gradcli.engine.functions.shape import reshape, to_dtype
+from gradcli.errors import ValueDomainError
+
+
+def _dims_of(value: Any, x: Tensor, fn: str) -> Any:
+    """Reduction dims; a 0-d input reduces over everything whatever dim names (0 or -1), as in PyTorch."""
+    return None if x.ndim == 0 else _dims(value, x.ndim)
+
+
+def _count(value: Any, x: Tensor, fn: str, name: str) -> Any:
+    return None if value is None else number_arg(value, fn, name, integer=True)
+
+
+_READERS: dict[str, Callable[[Any, Tensor, str, str], Any]] = {
+    "dims": lambda value, x, fn, name: _dims_of(value, x, fn),
+    "dim": lambda value, x, fn, name: _dim(value, x.ndim),
+    "flag": lambda value, x, fn, name: bool(value),
+    "count": _count,
+    "any": lambda value, x, fn, name: value,
+}
+"""How an argument of each kind is read, given the input tensor (`tensor`, `operand` and `dtype` are read by the
+forms themselves, since they make or change the input)."""
+
+
+def _float_input(x: Tensor, fn: str) -> None:
+    if x.dtype.kind not in "fc":
+        raise ValueDomainError(f"{fn}(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {_TORCH_NAMES.get(x.dtype.name, x.dtype.name)}",
+                               hint=f"this tensor is {x.dtype}; make it float first, e.g. x.float() or x.double()")
+
+
+def _nonempty_input(x: Tensor, fn: str) -> None:
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0.",
+                               hint="an empty tensor has no largest, smallest or middle element")
+
+
+_CHECKS: dict[str, Callable[[Tensor, str], None]] = {"float": _float_input, "nonempty": _nonempty_input}
+"""What a declaration's `checks` require of the input, by name."""
+
+
+class _Plan(NamedTuple):
+    """What a declared function reads, worked out once from its declaration: the readers of its arguments
+    after the input (by name), the checks of its input, and for a binary op its kernels (engine/tensor.py's
+    `_elementwise`, the hot path `a + b` takes), the second naming the node when `other` is a number."""
+
+    op: O.Op
+    sig: Signature
+    fn: str
+    readers: tuple[tuple[str, Callable[[Any, Tensor, str, str], Any]], ...]
+    checks: tuple[Callable[[Tensor, str], None], ...]
+    kernels: tuple[Callable[[Any, Any], Tensor], ...]
+
+
+def _one_input(plan: _Plan, values: dict[str, Any]) -> tuple[Tensor, dict[str, Any]]:
+    """The input as a tensor (cast first when a `dtype` is given, as PyTorch accumulates in that type), checked,
+    with every other argument read into the op's params."""
+    fn = plan.fn
+    x = _tensor_arg(values.pop("input"), fn)
+    dtype = values.pop("dtype", None)
+    if dtype is not None:
+        from gradcli.engine.creation import resolve_dtype
+        x = to_dtype(x, resolve_dtype(dtype))
+    for check in plan.checks:
+        check(x, fn)
+    for name, read in plan.readers:
+        values[name] = read(values[name], x, fn, name)
+    prepare = plan.sig.prepare
+    return x, values if prepare is None else prepare(values)
+
+
+def _reduction(plan: _Plan, values: dict[str, Any]) -> Tensor:
+    x, params = _one_input(plan, values)
+    op = plan.op
+    name = op.node[:-1] + ("0" if params.get("dim") is None else "1") if plan.sig.numbered else None
+    return apply(op, x, name=name, **params)
+
+
+def _scan(plan: _Plan, values: dict[str, Any]) -> Tensor:
+    """Along one dim; a 0-d input is scanned as one element, as in PyTorch."""
+    x = _tensor_arg(values["input"], plan.fn)
+    if x.ndim == 0:
+        return reshape(apply(plan.op, reshape(x, 1), dim=0), ())
+    x, params = _one_input(plan, values)
+    return apply(plan.op, x, **params)
+
+
+def _binary(plan: _Plan, values: dict[str, Any]) -> Tensor:
+    """Two operands with PyTorch's broadcasting and promotion: a `tensor` argument must be one (or become one),
+    an `operand` may stay a number, and at least one of them is a tensor."""
+    fn = plan.fn
+    first, second = plan.sig.args[:2]
+    a, b = values[first.name], values[second.name]
+    a, b = two_operands(_tensor_arg(a, fn) if first.kind == "tensor" else a,
+                        _tensor_arg(b, fn) if second.kind == "tensor" else b, fn)
+    return plan.kernels[-1 if type(b) is not Tensor else 0](a, b)
+
+
+def two_operands(a: Any, b: Any, fn: str) -> tuple[Any, Any]:
+    """A binary op needs a tensor: of two numbers (or lists) the first becomes one."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = _tensor_arg(a, fn)
+    return a, b
+
+
+_FORMS: dict[str, Callable[[_Plan, dict[str, Any]], Tensor]] = {
+    "reduction": _reduction, "scan": _scan, "binary": _binary}
+"""How the read arguments reach the op, by the declaration's `form`."""
+
+
+def python_signature(args: tuple[Arg, ...]) -> inspect.Signature:
+    """The declared arguments as Python's signature: what a wrong call is told, and `usage:` in its hint."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return inspect.Signature([inspect.Parameter(a.name, kinds[a.keyword], annotation=a.kind,
+                                                default=inspect.Parameter.empty if a.default is REQUIRED else a.default)
+                              for a in args])
+
+
+def _binder(args: tuple[Arg, ...]) -> Callable[[tuple, dict], dict[str, Any]]:
+    """The arguments a call gives, by name, with the defaults of the rest: Python's binding, without
+    `inspect`'s cost on every call. A call that does not fit raises TypeError, which the language turns
+    into the user's error from `python_signature` (the same words `inspect` would give)."""
+    names = [a.name for a in args]
+    positional = sum(not a.keyword for a in args)
+    defaults = {a.name: a.default for a in args if a.default is not REQUIRED}
+    required = [a.name for a in args if a.default is REQUIRED]
+
+    def bind(given: tuple, keywords: dict) -> dict[str, Any]:
+        if len(given) > positional:
+            raise TypeError("too many positional arguments")
+        values = dict(defaults)
+        values.update(zip(names, given))
+        if not keywords and not required:
+            return values
+        for key, value in keywords.items():
+            if key not in defaults and key not in required or names.index(key) < len(given):
+                raise TypeError(f"got an unexpected or repeated keyword argument '{key}'")
+            values[key] = value
+        for name in required:
+            if name not in values:
+                raise TypeError(f"missing a required argument: '{name}'")
+        return values
+    return bind
+
+
+def declared_function(op: O.Op) -> Callable[..., Any]:
+    """`torch.X` for an op whose names carry a `Signature` with a form (not `written`)."""
+    sig = op.names.signature
+    kernels = (_elementwise(op), _elementwise(op, sig.scalar_node)) if sig.form == "binary" else ()
+    plan = _Plan(op, sig, op.name, tuple((a.name, _READERS[a.kind]) for a in sig.args[1:] if a.kind in _READERS),
+                 tuple(_CHECKS[c] for c in sig.checks), kernels)
+    form, bind = _FORMS[sig.form], _binder(sig.args)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return form(plan, bind(args, kwargs))
+    call.__name__ = call.__qualname__ = op.name
+    call.__signature__ = python_signature(sig.args)  # type: ignore[attr-defined]
+    return call
+
+
+def declared(ops: tuple[O.Op, ...]) -> dict[str, Callable[..., Any]]:
+    """`torch.X` under each of its names, for every op of a family that declares a form."""
+    made = {}
+    for op in ops:
+        if op.names and op.names.signature and op.names.signature.form != "written":
+            function = declared_function(op)
+            made.update({name: function for name in op.names.functions or (op.name,)})
+    return made
+
