@@ -196,6 +196,9 @@ def test_a_failing_notebook_check_names_its_cell(cli, tmp_path):
     assert result.exit_code == 1
     assert "(g * w).sum().backward() at cell 2, line 5" in result.stdout
     assert "checked.ipynb,cell2,line5" in "".join((result.stdout + result.stderr).split())  # the failure's place, however it wraps
+    notes = "".join(result.stdout.split())  # the notes name the Function's backward and the create_graph call by cell
+    assert "Cube.backwardatcell1,line10" in notes and "grad(y,…)atcell2,line4" in notes, result.stdout
+    assert "atline" not in notes
 
 
 NON_LEAF = ("import torch\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"

@@ -17,7 +17,8 @@ from gradcli.check.derived import derived, note as derived_note
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
 from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
-from gradcli.check.report import FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
+from gradcli.check.report import (FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, place, tolerance,
+                                  with_direction, with_numeric)
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
 from gradcli.program.graph import graph_nodes
@@ -257,7 +258,7 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
         if runs_program(node.op):
             cls = node.params["state"].cls
             line = hook_line(getattr(cls, "backward", None))
-            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at line {line}"))
+            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at {place(line)}"))
     if not found:
         return check
     text = "through the program's own " + ", ".join(dict.fromkeys(found))
@@ -283,7 +284,7 @@ def hook_line(hook: Any) -> int | None:
 
 
 def _at(line: int | None) -> str:
-    return "the hook" if line is None else f"the hook at line {line}"
+    return "the hook" if line is None else f"the hook at {place(line)}"
 
 
 def _before_leaf_hooks(tr: Trace, computed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int | None]]:

@@ -62,6 +62,8 @@ class Checker(Protocol):
 
     policy: str
     """The policy that chooses each call's witness, in words, for the report."""
+    where: Callable[[int], str] | None
+    """How a check's notes name a program line; the runner sets it for a notebook (`cell 3, line 2`)."""
 
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
                   line: int, what: str, of: str, progress: Any = None) -> Verdict:
@@ -317,6 +319,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                     from gradcli.program.notebooks import read_notebook
                     notebook = read_notebook(path)
                     session.where = notebook.site
+                    if checker is not None:
+                        checker.where = notebook.site  # its notes name lines as the notebook's errors do
                     source = notebook.source
                     for line, note in notebook.notes:
                         session.note(note, line)
