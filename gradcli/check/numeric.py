@@ -239,6 +239,18 @@ class Point:
         return self.moved(moved)
 
 
+def kinked_in_float64(tr: Trace, name: str, flat: np.ndarray) -> set[int]:
+    """The elements of input `name` (flat indices among `flat`) whose nudge moves an op that sits on a kink in a
+    float64 replay too: a kink of the function itself, not a tie only float32's rounding made (two window
+    elements that float32 rounds to one value, where the float64 function is smooth and autograd follows
+    float32's pick)."""
+    point = Point(tr)
+    sites = [site for site in kink_sites(tr, point.values, narrow_ties=False) if not isinstance(site, Tie)]
+    key = id(tr.leaves[name])
+    return {int(k) for k in flat if any(_moved(tr, point.nudged([(key, int(k), step)]), sites) is not None
+                                        for step in (EPS, -EPS))}
+
+
 def _nudged_output(tr: Trace, point: Point, steps: list[tuple[int, int, float]],
                    sites: list[Site]) -> tuple[np.ndarray, Site | None]:
     """The output with leaf elements moved, and the first kink site the move reaches."""
