@@ -12,6 +12,7 @@ import pytest
 
 import gradcli as g
 from gradcli.check import check_gradients, checker
+from gradcli.engine import ops as O
 from gradcli.program.scripts import Output, run_file
 from language_helpers import torch_printed
 
@@ -336,3 +337,30 @@ def test_every_program_here_does_the_same_with_and_without_check(tmp_path, k):
     assert (plain.error is None) == (checked.error is None)
     if plain.error is not None:
         assert plain.error.message == checked.error.message
+
+
+HESSIAN_BY_TWO = ("import torch\nfrom torch.func import hessian\n\ndef f(x, y):\n    return (x.sin() * y ** 2).sum()\n\n"
+                  "x = torch.tensor([0.5, 1.0], dtype=torch.float64)\ny = torch.tensor([2.0, -1.0], dtype=torch.float64)\n"
+                  "H = hessian(f, argnums=(0, 1))(x, y)\nprint(H[0][1])\n")
+
+
+def test_a_hessian_by_several_arguments_is_checked_block_by_block(cli, tmp_path):
+    result = _run(cli, tmp_path, HESSIAN_BY_TWO, "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    record = json.loads(result.stdout.splitlines()[0])
+    (site,) = record["sites"]
+    assert (site["calls"], site["unchecked"], site["failed"]) == (1, 0, 0) and record["warnings"] == []
+    blocks = _events(result)[0]["check"]["inputs"]
+    assert set(blocks) == {"x", "x,y", "y,x", "y"} and all(b["status"] == "pass" for b in blocks.values())
+
+
+def test_a_wrong_vjp_inside_a_hessian_by_several_arguments_fails_its_blocks(cli, tmp_path, patched):
+    """sin's VJP 1% too big: ∂f/∂x is wrong, so the x and x,y blocks of jacfwd(jacrev(f)) are, against SymPy's
+    second derivatives of f's own forward."""
+    right = O.SIN.vjps[0]
+    patched(O.SIN, (lambda ns, g, o, x: right(ns, g, o, x) * 1.01,))
+    result = _run(cli, tmp_path, HESSIAN_BY_TWO, "--check", "--json")
+    assert result.exit_code == 1, result.stdout
+    blocks = _events(result)[0]["check"]["inputs"]
+    assert blocks["x,y"]["status"] == "fail" and blocks["y"]["status"] == "pass"
+    assert blocks["x,y"]["worst"]["expected"] == pytest.approx(2 * 2.0 * np.cos(0.5))
