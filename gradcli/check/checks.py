@@ -206,7 +206,7 @@ def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], na
     def flat(index: tuple[int, ...]) -> int:
         return int(np.ravel_multi_index(index, shape)) if shape else 0
     kinked = {index for index, reason in check.undefined_indices if "kink" in reason}
-    if kinked and not wide:  # a float32-only tie is no kink in float64
+    if kinked:  # a float32-only tie is no kink in float64, and a replayed pick shows no kink at all
         real = kinked_in_float64(tr, name, np.array(sorted(map(flat, kinked))))
         kinked = {index for index in kinked if flat(index) in real}
     asked = {index: reason for index, reason in check.undefined_indices

@@ -240,12 +240,14 @@ class Point:
 
 
 def kinked_in_float64(tr: Trace, name: str, flat: np.ndarray) -> set[int]:
-    """The elements of input `name` (flat indices among `flat`) whose nudge moves an op that sits on a kink in a
-    float64 replay too: a kink of the function itself, not a tie only float32's rounding made (two window
-    elements that float32 rounds to one value, where the float64 function is smooth and autograd follows
-    float32's pick)."""
+    """The elements of input `name` (flat indices among `flat`) whose nudge moves an elementwise op that sits on a
+    kink in a float64 replay too: a kink of the function itself, not a tie only float32's rounding made (where
+    the float64 function is smooth and autograd follows float32's pick). Elementwise ops only (relu, clamp, abs,
+    pow): their replay is the function on both sides of the kink, where max-pool's replays the pick it recorded
+    (its indices are a parameter), so one-sided quotients through it cannot tell a tie from a smooth point."""
     point = Point(tr)
-    sites = [site for site in kink_sites(tr, point.values, narrow_ties=False) if not isinstance(site, Tie)]
+    sites = [site for site in kink_sites(tr, point.values, narrow_ties=False)
+             if not isinstance(site, Tie) and site.node.op.elementwise]
     key = id(tr.leaves[name])
     return {int(k) for k in flat if any(_moved(tr, point.nudged([(key, int(k), step)]), sites) is not None
                                         for step in (EPS, -EPS))}
