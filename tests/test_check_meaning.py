@@ -116,7 +116,12 @@ CASES = {
     "slogdet": [((normal(3, 3),), {})],
     "inverse": [((normal(2, 2) + 2 * np.eye(2),), {}), ((normal(2, 3, 3) + 2 * np.eye(3),), {})],
     "solve": [((normal(2, 2) + 2 * np.eye(2), normal(2)), {}), ((normal(3, 3) + 2 * np.eye(3), normal(3, 2)), {})],
+    "solve_triangular": [((normal(3, 3) + 2 * np.eye(3), normal(3, 2)), {"upper": False}),
+                         ((normal(2, 2, 2) + 2 * np.eye(2), normal(2, 2)), {"upper": True}),
+                         ((normal(2, 2) + 2 * np.eye(2), normal(3, 2, 1)), {"upper": False})],
     "cholesky": [((SPD,), {})],
+    "_standard_gamma": [((np.array([0.5, 2.0]), np.array([0.3, 1.7])), {})],
+    "_sample_dirichlet": [((np.array([[0.5, 2.0]]), np.array([[0.2, 0.8]])), {})],
 }
 UNARY_DOMAIN = {"log": positive, "sqrt": positive, "log1p": positive, "tan": lambda *s: R.uniform(-1, 1, s),
                 "asin": unit, "acos": unit, "atanh": unit, "erfinv": unit, "acosh": lambda *s: positive(*s) + 1.0,

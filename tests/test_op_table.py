@@ -44,8 +44,9 @@ def test_the_interpreter_evaluates_every_operator_the_parser_allows() -> None:
     assert parser._COMPARISONS == set(COMPARE)
 
 
-# Primitives no program names: they are recorded by backward passes under create_graph.
-INTERNAL = {"gelu_backward": "gelu's backward"}
+# Primitives no program names: recorded by backward passes under create_graph, or by a distribution's rsample.
+INTERNAL = {"gelu_backward": "gelu's backward", "_standard_gamma": "Gamma.rsample (and Beta, Dirichlet)",
+            "_sample_dirichlet": "Dirichlet.rsample (and Beta)"}
 # PyTorch has these as torch.X but not as Tensor methods (checked against torch in test_torch_oracle.py).
 FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits", "hstack", "vstack",

@@ -34,7 +34,7 @@ class Site:
     @property
     def reason(self) -> str:
         """Why a derivative through this site is reported undefined."""
-        return f"{self.node.name} is at a kink: {self.node.op.rule}"
+        return self.node.op.approximate or f"{self.node.name} is at a kink: {self.node.op.rule}"
 
     def moved(self, tr: Trace, values: dict[Any, Any]) -> np.ndarray:
         """Which kinked elements (in mask order) other `values` of the leaves move off the kink."""
@@ -389,7 +389,7 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
                 allowance[pos] += own(key, k)
             site = site or site_m
             right, left = (lp - l0) / EPS, (l0 - lm) / EPS
-            if isinstance(site, Tie):
+            if isinstance(site, Tie) or site is not None and site.node.op.approximate:
                 reasons[pos] = site.reason
             elif site is not None:
                 right2 = (_nudged(tr, point, key, k, 2 * EPS, weights, sites)[0] - l0) / (2 * EPS)

@@ -174,10 +174,13 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
         size = np.empty(len(flat))
         kept: dict[int, Kept] = {}
         reasons: dict[int, str] = {}
+        unnamed: set[int] = set()
         for pos, k in enumerate(flat):
             s = rp.symbols[name].flat[k]
             parts, sizes, forms, memo, size_memo, shown_memo = [], [], [], {}, {}, {}
-            formed = pos in order and sum(len(calc.args_with(e, s)) if e.is_Add else 1
+            if s in rp.dropped and s not in uses:  # an op dropped it (a draw, a tie): no formula, its reason says why
+                unnamed.add(pos)
+            formed = pos in order and pos not in unnamed and sum(len(calc.args_with(e, s)) if e.is_Add else 1
                                           for e, _, _ in uses.get(s, ())) <= FORMED
             for e, g, shown_g in uses.get(s, ()):
                 parts.append(g * w.value(e, s, memo))
@@ -202,8 +205,8 @@ def symbolic_check(tr: Trace, weights: np.ndarray, computed: dict[str, Any], sel
                 reasons.setdefault(int(pos), reason)
         uniform = bool(np.all(np.isfinite(expected))) and np.allclose(expected, expected[:1], rtol=1e-12, atol=0)
         shown = [kept[p] for p in order if p in kept]
-        formulas = describe(name, of, shown, uniform, rp) if shown or not order else \
-            (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
+        formulas = describe(name, of, shown, uniform, rp) if shown or not order else () if unnamed >= set(order) \
+            else (f"∂{of}/∂{name}: a sum of more than {FORMED} terms, too large to print",)
         size = _finite(size, magnitudes, name, top.get(name, 0.0))
         results[name] = compare(name, "symbolic", elements(name, leaf.shape, flat), expected, got, reasons,
                                 leaf._data.size, tolerances[name], gamma * size,

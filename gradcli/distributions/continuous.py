@@ -14,7 +14,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
-from gradcli.distributions.distribution import Distribution
+from gradcli.distributions.distribution import Distribution, ExponentialFamily
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 
@@ -51,7 +51,7 @@ class _LocScale(_CentredOnLoc):
         self._keep_parameters(loc, scale, validate_args=validate_args)
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     @property
     def stddev(self) -> Tensor:
         return self.scale
@@ -165,7 +165,7 @@ class Laplace(_LocScale):
         return 1 + F.log(2 * self.scale)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     batch_parameters = ("rate",)
     support = constraints.nonnegative

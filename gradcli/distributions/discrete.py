@@ -15,7 +15,8 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.nn.functional as NF
 import gradcli.distributions.constraints as constraints
-from gradcli.distributions.distribution import Distribution, broadcast_all, sample_shape_of
+import gradcli.distributions.samplers as samplers
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all, sample_shape_of
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import NotAllowedError, ValueDomainError
@@ -66,10 +67,11 @@ class _ProbsOrLogits(Distribution):
         raise NotImplementedError
 
 
-class Bernoulli(_ProbsOrLogits):
+class _Binary(_ProbsOrLogits):
+    """A family of one success probability per element (Bernoulli, Geometric, the relaxed Bernoulli):
+    the probability or its log-odds, each of the batch's shape (a number gives a batch of none)."""
+
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.boolean
-    has_enumerate_support = True
     program_attributes = Distribution.program_attributes | {"probs", "logits", "param_shape"}
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
@@ -78,7 +80,7 @@ class Bernoulli(_ProbsOrLogits):
         (self._param,) = broadcast_all(given)
         self._given["probs" if probs is not None else "logits"] = self._param
         scalar = not isinstance(given, Tensor)
-        super().__init__(() if scalar else self._param.shape, validate_args=validate_args)
+        Distribution.__init__(self, () if scalar else self._param.shape, validate_args=validate_args)
 
     def _probs_from(self, logits: Tensor) -> Tensor:
         return F.sigmoid(logits)
@@ -86,6 +88,11 @@ class Bernoulli(_ProbsOrLogits):
     def _logits_from(self, probs: Tensor) -> Tensor:
         clamped = clamp_probs(probs)
         return F.log(clamped) - F.log1p(-clamped)
+
+
+class Bernoulli(_Binary, ExponentialFamily):
+    support = constraints.boolean
+    has_enumerate_support = True
 
     @property
     def mean(self) -> Tensor:
@@ -117,6 +124,142 @@ class Bernoulli(_ProbsOrLogits):
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = C.tensor([0.0, 1.0], dtype=self._param.dtype).reshape(2, *(1,) * len(self._batch_shape))
         return F.expand(values, 2, *self._batch_shape) if expand else values
+
+
+class Geometric(_Binary):
+    """The number of failures before the first success."""
+
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
+        super().__init__(probs, logits, validate_args=validate_args)
+        if self._validate_args and probs is not None and not np.all(self.probs._data > 0):
+            raise ValueDomainError(
+                f"Expected parameter probs (Tensor of shape {tuple(self.probs.shape)}) of distribution {self!r} to be "
+                f"positive but found invalid values:\n{_invalid(self.probs, self.probs._data > 0)}",
+                hint="a geometric distribution's success probability is above 0")
+
+    @property
+    def mean(self) -> Tensor:
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self) -> Tensor:
+        return C.zeros_like(self.probs)
+
+    @property
+    def variance(self) -> Tensor:
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        tiny = float(np.finfo(self.probs.dtype).tiny)
+        with no_grad():
+            u = C.zeros(*shape, dtype=self.probs.dtype).uniform_(tiny, 1)
+            return F.floor(F.log(u) / F.log1p(-self.probs))
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        value, probs = broadcast_all(value, self.probs)
+        probs = F.where((probs == 1) & (value == 0), 0.0, probs)
+        return value * F.log1p(-probs) + F.log(self.probs)
+
+    def entropy(self) -> Tensor:
+        return NF.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
+
+
+def _invalid(value: Tensor, valid: np.ndarray) -> str:
+    return constraints.shown(C.tensor(value._data[~valid]))
+
+
+class Binomial(_ProbsOrLogits):
+    """Successes in `total_count` trials (a count per element, which may differ across the batch)."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+    program_attributes = Distribution.program_attributes | {"total_count", "probs", "logits", "param_shape"}
+
+    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        self._set_parameters(probs, logits)
+        count, self._param = broadcast_all(total_count, probs if probs is not None else logits)
+        self.total_count = F.to_dtype(count, self._param.dtype)
+        self._given["probs" if probs is not None else "logits"] = self._param
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return name == "total_count" or name in self._given
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        super()._expand_parameters(shape)
+        self.total_count = F.expand(self.total_count, *shape)
+
+    def _probs_from(self, logits: Tensor) -> Tensor:
+        return F.sigmoid(logits)
+
+    def _logits_from(self, probs: Tensor) -> Tensor:
+        clamped = clamp_probs(probs)
+        return F.log(clamped) - F.log1p(-clamped)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        return constraints.IntegerInterval(0, self.total_count)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        return F.clamp(F.floor((self.total_count + 1) * self.probs), max=self.total_count)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return binomial(F.expand(self.total_count, *shape), F.expand(self.probs, *shape))
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        log_factorial_n = F.lgamma(self.total_count + 1)
+        log_factorial_k = F.lgamma(value + 1)
+        log_factorial_nmk = F.lgamma(self.total_count - value + 1)
+        logits = self.logits
+        clamped_by_zero = (F.clamp(logits, min=0) + logits - F.clamp(logits, max=0)) / 2
+        normalize_term = self.total_count * clamped_by_zero + self.total_count * F.log1p(F.exp(-F.abs(logits))) - \
+            log_factorial_n
+        return value * logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def _homogeneous_count(self, what: str) -> int:
+        counts = self.total_count._data
+        if counts.size and counts.min() != counts.max():
+            raise ValueDomainError(f"Inhomogeneous total count not supported by `{what}`.",
+                                  hint="every element needs the same total_count")
+        return int(counts.max()) if counts.size else 0
+
+    def entropy(self) -> Tensor:
+        self._homogeneous_count("entropy")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -F.sum(F.exp(log_prob) * log_prob, 0)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self._homogeneous_count("enumerate_support")
+        values = C.arange(1 + n, dtype=self._param.dtype).reshape(-1, *(1,) * len(self._batch_shape))
+        return F.expand(values, -1, *self._batch_shape) if expand else values
+
+
+def binomial(count: Any, prob: Any, generator: Any = None) -> Tensor:
+    """`torch.binomial(count, prob)`: PyTorch's counts for a seeded generator (no gradient flows through a count)."""
+    counts, probs = F._tensor_arg(count, "binomial"), F._tensor_arg(prob, "binomial")
+    if counts.shape != probs.shape:
+        raise ValueDomainError(f"binomial: count of shape {tuple(counts.shape)} and prob of shape "
+                               f"{tuple(probs.shape)} differ", hint="expand both to one shape")
+    draws = samplers.binomial(C.generator_arg(generator, "binomial"), np.array(counts._data), np.array(probs._data))
+    return C.tensor(draws, dtype=probs.dtype)
 
 
 class Categorical(_ProbsOrLogits):
@@ -300,5 +443,5 @@ class Multinomial(_OverCategorical):
         return log_factorial_n - log_factorial_xs + F.sum(logits * value, -1)
 
 
-CLASSES = {"Bernoulli": Bernoulli, "Categorical": Categorical, "OneHotCategorical": OneHotCategorical,
-           "Multinomial": Multinomial}
+CLASSES = {"Bernoulli": Bernoulli, "Geometric": Geometric, "Binomial": Binomial, "Categorical": Categorical,
+           "OneHotCategorical": OneHotCategorical, "Multinomial": Multinomial}

@@ -89,7 +89,7 @@ class Distribution:
         self._validate_args = Validation.default if validate_args is None else bool(validate_args)
         if self._validate_args:
             for param, constraint in self.arg_constraints.items():
-                if self._holds_parameter(param):
+                if self._validates(param):
                     value = getattr(self, param)
                     if not np.all(constraint.holds(value._data)):
                         raise ValueDomainError(
@@ -100,6 +100,10 @@ class Distribution:
     def _holds_parameter(self, name: str) -> bool:
         """Whether the parameter was given or has been computed (PyTorch's lazy probs/logits are not shown before)."""
         return name in self.__dict__
+
+    def _validates(self, name: str) -> bool:
+        """Whether validation checks the parameter: the ones held, and a family's derived ones (Chi2's df)."""
+        return self._holds_parameter(name)
 
     # -- shapes ------------------------------------------------------------------------
     @property
@@ -229,6 +233,10 @@ class Distribution:
         shown = [name for name in self.arg_constraints if self._holds_parameter(name)]
         args = ", ".join(f"{name}: {_parameter_text(getattr(self, name))}" for name in shown)
         return f"{type(self).__name__}({args})"
+
+
+class ExponentialFamily(Distribution):
+    """The families PyTorch derives from `ExponentialFamily`: kl_divergence's lookup names them as one kind."""
 
 
 def _parameter_text(value: Tensor) -> str:

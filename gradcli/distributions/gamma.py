@@ -1,13 +1,15 @@
 """Gamma, Beta, Dirichlet and Poisson: the families whose densities use lgamma and digamma.
 
-Their draws are PyTorch's rejection samplers (`samplers.py`). PyTorch differentiates a gamma draw
-with respect to its concentration by implicit reparameterisation (`_standard_gamma_grad`, a series
-approximation): gradcli has no such primitive, so `rsample` refuses a concentration that requires
-grad rather than return a gradient that leaves that path out. Gradients through `rate`, and every
-`log_prob`, `entropy` and moment, are the engine's ops (lgamma, digamma, xlogy) and `--check` proves them.
+Their draws are PyTorch's rejection samplers (`samplers.py`). A draw is differentiated with respect to
+its concentration as PyTorch does it, by implicit reparameterisation: the sampler's output enters the
+engine's `_standard_gamma` or `_sample_dirichlet` op, whose VJP is ATen's approximation
+(`engine/implicit.py`), with PyTorch's node names (StandardGammaBackward0, _DirichletBackward).
+Gradients through `rate`, and every `log_prob`, `entropy` and moment, are the engine's ops (lgamma,
+digamma, xlogy) and `--check` proves them; the implicit gradient has no closed form and is reported not checked.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,21 +18,14 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.samplers as samplers
-from gradcli.distributions.distribution import Distribution, broadcast_all
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all
+import gradcli.engine.ops as O
 from gradcli.engine.modes import no_grad
-from gradcli.engine.tensor import GradMode, Tensor, _wrap
-from gradcli.errors import NotAllowedError, ValueDomainError
+from gradcli.engine.tensor import Tensor, _wrap, apply
+from gradcli.errors import ValueDomainError
 
 
-def _refuse_concentration_grad(name: str, concentration: Tensor) -> None:
-    if concentration.requires_grad and GradMode.enabled:
-        raise NotAllowedError(f"{name}.rsample: the gradient of a draw with respect to its concentration "
-                              "(PyTorch's implicit reparameterisation) is not built in gradcli",
-                              hint="detach the concentration for rsample (gradients through rate and log_prob "
-                                   "work), or use sample() with log_prob as REINFORCE does")
-
-
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     batch_parameters = ("concentration", "rate")
     support = constraints.nonnegative
@@ -53,11 +48,10 @@ class Gamma(Distribution):
         return self.concentration / F.pow(self.rate, 2)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad("Gamma", self.concentration)
         shape = self._extended_shape(sample_shape)
-        alpha = np.broadcast_to(self.concentration._data, shape)
-        draw = _wrap(samplers.standard_gamma(C.generator_arg(None), alpha))
-        value = draw / F.expand(self.rate, *shape)
+        alpha = F.expand(self.concentration, *shape)
+        draw = samplers.standard_gamma(C.generator_arg(None), np.array(alpha._data))
+        value = apply(O.STANDARD_GAMMA, alpha, draw) / F.expand(self.rate, *shape)
         value._data = np.maximum(value._data, np.finfo(value.dtype).tiny)
         return value
 
@@ -72,7 +66,75 @@ class Gamma(Distribution):
             (1.0 - self.concentration) * F.digamma(self.concentration)
 
 
-class Dirichlet(Distribution):
+class Chi2(Gamma):
+    """Gamma(df/2, 1/2), as PyTorch builds it (so it prints as `Chi2()`: its parameters are the gamma's)."""
+
+    arg_constraints = {"df": constraints.positive}
+    program_attributes = Gamma.program_attributes | {"df"}
+
+    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def _validates(self, name: str) -> bool:
+        return True
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
+class StudentT(Distribution):
+    """A normal draw over the root of a chi-squared draw per degree of freedom: reparameterised through both,
+    the chi-squared one by the gamma's implicit gradient when `df` requires grad."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    batch_parameters = ("df", "loc", "scale")
+    support = constraints.real
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"df", "loc", "scale"}
+
+    def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0, validate_args: bool | None = None) -> None:
+        self._keep_parameters(df, loc, scale, validate_args=validate_args)
+        self._chi2 = Chi2(self.df)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        super()._expand_parameters(shape)
+        self._chi2 = self._chi2.expand(shape)
+
+    @property
+    def mean(self) -> Tensor:
+        return F.where(self.df <= 1, float("nan"), self.loc)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        finite = F.where(self.df > 2, F.pow(self.scale, 2) * self.df / (self.df - 2), self.df)
+        return F.where(self.df <= 1, float("nan"), F.where(self.df <= 2, float("inf"), finite))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        x = C.zeros(*shape, dtype=self.df.dtype).normal_()
+        z = self._chi2.rsample(sample_shape)
+        y = x * F.rsqrt(z / self.df)
+        return self.loc + self.scale * y
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        y = (value - self.loc) / self.scale
+        z = F.log(self.scale) + 0.5 * F.log(self.df) + 0.5 * math.log(math.pi) + F.lgamma(0.5 * self.df) - \
+            F.lgamma(0.5 * (self.df + 1.0))
+        return -0.5 * (self.df + 1.0) * F.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self) -> Tensor:
+        lbeta = F.lgamma(0.5 * self.df) + math.lgamma(0.5) - F.lgamma(0.5 * (self.df + 1))
+        return F.log(self.scale) + 0.5 * (self.df + 1) * (F.digamma(0.5 * (self.df + 1)) - F.digamma(0.5 * self.df)) \
+            + 0.5 * F.log(self.df) + lbeta
+
+
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.IndependentConstraint(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -89,9 +151,9 @@ class Dirichlet(Distribution):
         self.concentration = F.expand(self.concentration, *shape, *self._event_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad(type(self).__name__, self.concentration)
         shape = self._extended_shape(sample_shape)
-        return _wrap(samplers.dirichlet(C.generator_arg(None), np.broadcast_to(self.concentration._data, shape)))
+        alpha = F.expand(self.concentration, *shape)
+        return apply(O.DIRICHLET, alpha, samplers.dirichlet(C.generator_arg(None), np.array(alpha._data)))
 
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
@@ -115,7 +177,7 @@ class Dirichlet(Distribution):
             F.sum((c - 1.0) * F.digamma(c), -1)
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """A Dirichlet of two categories, as PyTorch builds it (so it prints as `Beta()`: its parameters live inside)."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
@@ -152,7 +214,6 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (F.pow(total, 2) * (total + 1))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        _refuse_concentration_grad("Beta", self._dirichlet.concentration)
         return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value: Any) -> Tensor:
@@ -163,7 +224,7 @@ class Beta(Distribution):
         return self._dirichlet.entropy()
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     batch_parameters = ("rate",)
     support = constraints.nonnegative_integer
@@ -201,7 +262,8 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
     if np.any(rates._data < 0) or not np.all(np.isfinite(rates._data)):
         raise ValueDomainError("invalid Poisson rate, expected rate to be non-negative",
                                hint="a Poisson rate is a nonnegative, finite number")
-    return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.ascontiguousarray(rates._data)))
+    return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.array(rates._data)))
 
 
-CLASSES = {"Gamma": Gamma, "Beta": Beta, "Dirichlet": Dirichlet, "Poisson": Poisson}
+CLASSES = {"Gamma": Gamma, "Chi2": Chi2, "StudentT": StudentT, "Beta": Beta, "Dirichlet": Dirichlet,
+           "Poisson": Poisson}

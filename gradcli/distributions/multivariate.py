@@ -1,22 +1,25 @@
-"""MultivariateNormal and Independent: distributions whose events span dimensions.
+"""MultivariateNormal, LowRankMultivariateNormal and Independent: distributions whose events span dimensions.
 
 MultivariateNormal keeps PyTorch's lower Cholesky factor of the covariance (`scale_tril`) and its
-formulas; where PyTorch solves with the triangular factor (`solve_triangular`), gradcli multiplies by
-its inverse, so values agree to rounding and the graph shows an inverse where PyTorch's shows a
-triangular solve. Independent reinterprets a base distribution's rightmost batch dimensions as event
-dimensions: its log_prob and entropy sum the base's over them.
+formulas, solving with the triangular factor (`solve_triangular`) as PyTorch does, so the graph shows
+LinalgSolveTriangularBackward0 where PyTorch's does (PyTorch reshapes the batch around the solve; gradcli
+broadcasts it, the same numbers to rounding). LowRankMultivariateNormal keeps W and D and factors only
+the small capacitance matrix. Independent reinterprets a base distribution's rightmost batch dimensions
+as event dimensions: its log_prob and entropy sum the base's over them.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import _CentredOnLoc, _draw
 from gradcli.distributions.distribution import Distribution, sum_rightmost
 from gradcli.engine.tensor import Tensor, broadcast_shape
-from gradcli.errors import ValueDomainError
+from gradcli.engine.tensor_str import Size
+from gradcli.errors import ShapeError, ValueDomainError
 
 
 def _batch_mv(matrix: Tensor, vector: Tensor) -> Tensor:
@@ -25,7 +28,16 @@ def _batch_mv(matrix: Tensor, vector: Tensor) -> Tensor:
 
 def batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
     """|L⁻¹ diff|² over the last dimension, broadcasting L's batch with diff's."""
-    return F.sum(F.pow(_batch_mv(F.inverse(scale_tril), diff), 2), -1)
+    solved = F.solve_triangular(scale_tril, F.unsqueeze(diff, -1), upper=False)
+    return F.sum(F.pow(F.squeeze(solved, -1), 2), -1)
+
+
+def precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """PyTorch's: the Cholesky factor of the flipped precision, flipped back, inverted by a triangular solve."""
+    flipped = F.cholesky(F.flip(precision, (-2, -1)))
+    inverse_tril = F.transpose(F.flip(flipped, (-2, -1)), -2, -1)
+    eye = C.eye(precision.shape[-1], dtype=precision.dtype)
+    return F.solve_triangular(inverse_tril, eye, upper=False)
 
 
 def half_log_det(scale_tril: Tensor) -> Tensor:
@@ -68,7 +80,7 @@ class MultivariateNormal(_CentredOnLoc):
         elif name == "covariance_matrix":
             self._unbroadcasted_scale_tril = F.cholesky(matrix)
         else:
-            self._unbroadcasted_scale_tril = F.cholesky(F.inverse(matrix))
+            self._unbroadcasted_scale_tril = precision_to_scale_tril(matrix)
 
     def _holds_parameter(self, name: str) -> bool:
         return name == "loc" or name in self._lazy
@@ -117,6 +129,116 @@ class MultivariateNormal(_CentredOnLoc):
 
     def entropy(self) -> Tensor:
         h = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det(self._unbroadcasted_scale_tril)
+        return h if not self._batch_shape else F.expand(h, *self._batch_shape)
+
+
+def _capacitance_tril(w: Tensor, d: Tensor) -> Tensor:
+    """The Cholesky factor of I + Wᵀ D⁻¹ W: the small matrix the Woodbury identity leaves to factor."""
+    k = F.matmul(F.transpose(w, -2, -1) / F.unsqueeze(d, -2), w)
+    return F.cholesky(k + C.eye(w.shape[-1], dtype=w.dtype))
+
+
+class LowRankMultivariateNormal(_CentredOnLoc):
+    """Covariance W Wᵀ + diag(D): its log-density and entropy through the capacitance matrix (Woodbury and
+    the matrix determinant lemma), never factoring the full covariance, as PyTorch computes them."""
+
+    arg_constraints = {"loc": constraints.real_vector,
+                       "cov_factor": constraints.IndependentConstraint(constraints.real, 2),
+                       "cov_diag": constraints.IndependentConstraint(constraints.positive, 1)}
+    support = constraints.real_vector
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"loc", "cov_factor", "cov_diag", "scale_tril",
+                                                            "covariance_matrix", "precision_matrix"}
+
+    def __init__(self, loc: Any, cov_factor: Any, cov_diag: Any, validate_args: bool | None = None) -> None:
+        loc, cov_factor, cov_diag = (F._tensor_arg(v, "LowRankMultivariateNormal") for v in (loc, cov_factor, cov_diag))
+        if loc.ndim < 1:
+            raise ValueDomainError("loc must be at least one-dimensional.", hint="a mean vector: torch.zeros(2)")
+        n = loc.shape[-1]
+        if cov_factor.ndim < 2:
+            raise ValueDomainError("cov_factor must be at least two-dimensional, with optional leading batch "
+                                   "dimensions", hint="an n-by-rank matrix, e.g. torch.ones(2, 1)")
+        if cov_factor.shape[-2] != n:
+            raise ValueDomainError(f"cov_factor must be a batch of matrices with shape {n} x m",
+                                   hint="one row per coordinate of loc")
+        if cov_diag.ndim < 1 or cov_diag.shape[-1] != n:
+            raise ValueDomainError(f"cov_diag must be a batch of vectors with shape {Size([n])}",
+                                   hint="one variance per coordinate of loc")
+        try:
+            batch = broadcast_shape("LowRankMultivariateNormal", broadcast_shape(
+                "LowRankMultivariateNormal", loc.shape[:-1], cov_factor.shape[:-2]), cov_diag.shape[:-1])
+        except ShapeError:
+            raise ValueDomainError(f"Incompatible batch shapes: loc {Size(loc.shape)}, cov_factor "
+                                   f"{Size(cov_factor.shape)}, cov_diag {Size(cov_diag.shape)}",
+                                   hint="the batch dimensions must broadcast") from None
+        self.loc = F.expand(loc, *batch, n)
+        self.cov_factor = F.expand(cov_factor, *batch, n, cov_factor.shape[-1])
+        self.cov_diag = F.expand(cov_diag, *batch, n)
+        self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
+        self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
+        super().__init__(batch, (n,), validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        n = self._event_shape[0]
+        self.loc = F.expand(self.loc, *shape, n)
+        self.cov_diag = F.expand(self.cov_diag, *shape, n)
+        self.cov_factor = F.expand(self.cov_factor, *shape, n, self.cov_factor.shape[-1])
+
+    def _full(self, matrix: Tensor) -> Tensor:
+        return F.expand(matrix, *self._batch_shape, *self._event_shape, *self._event_shape)
+
+    @property
+    def variance(self) -> Tensor:
+        variance = F.sum(F.pow(self._unbroadcasted_cov_factor, 2), -1) + self._unbroadcasted_cov_diag
+        return F.expand(variance, *self._batch_shape, *self._event_shape)
+
+    @property
+    def scale_tril(self) -> Tensor:
+        n = self._event_shape[0]
+        root = F.unsqueeze(F.sqrt(self._unbroadcasted_cov_diag), -1)
+        scaled = self._unbroadcasted_cov_factor / root
+        k = F.matmul(scaled, F.transpose(scaled, -2, -1)) + C.eye(n, dtype=scaled.dtype)
+        return self._full(root * F.cholesky(k))
+
+    @property
+    def covariance_matrix(self) -> Tensor:
+        w = self._unbroadcasted_cov_factor
+        return self._full(F.matmul(w, F.transpose(w, -2, -1)) + F.diag_embed(self._unbroadcasted_cov_diag))
+
+    @property
+    def precision_matrix(self) -> Tensor:
+        a = F.solve_triangular(self._capacitance_tril, self.wt_dinv(), upper=False)
+        return self._full(F.diag_embed(F.reciprocal(self._unbroadcasted_cov_diag)) -
+                          F.matmul(F.transpose(a, -2, -1), a))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        eps_w = _draw(self.loc, shape[:-1] + self.cov_factor.shape[-1:]).normal_()
+        eps_d = _draw(self.loc, shape).normal_()
+        return self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_w) + \
+            F.sqrt(self._unbroadcasted_cov_diag) * eps_d
+
+    def log_det(self) -> Tensor:
+        """log|W Wᵀ + D| = log|capacitance| + log|D| (the matrix determinant lemma)."""
+        return 2 * F.sum(F.log(F.diagonal(self._capacitance_tril, dim1=-2, dim2=-1)), -1) + \
+            F.sum(F.log(self._unbroadcasted_cov_diag), -1)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self.log_det() +
+                       self.mahalanobis(value - self.loc))
+
+    def mahalanobis(self, x: Tensor) -> Tensor:
+        """xᵀ(W Wᵀ + D)⁻¹x = xᵀD⁻¹x - |C⁻¹ Wᵀ D⁻¹ x|² (the Woodbury identity; C the capacitance factor)."""
+        wt_dinv_x = _batch_mv(self.wt_dinv(), x)
+        return F.sum(F.pow(x, 2) / self._unbroadcasted_cov_diag, -1) - \
+            batch_mahalanobis(self._capacitance_tril, wt_dinv_x)
+
+    def wt_dinv(self) -> Tensor:
+        return F.transpose(self._unbroadcasted_cov_factor, -2, -1) / F.unsqueeze(self._unbroadcasted_cov_diag, -2)
+
+    def entropy(self) -> Tensor:
+        h = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self.log_det())
         return h if not self._batch_shape else F.expand(h, *self._batch_shape)
 
 
@@ -182,4 +304,5 @@ class Independent(Distribution):
         return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
 
 
-CLASSES = {"MultivariateNormal": MultivariateNormal, "Independent": Independent}
+CLASSES = {"MultivariateNormal": MultivariateNormal, "LowRankMultivariateNormal": LowRankMultivariateNormal,
+           "Independent": Independent}

@@ -12,10 +12,14 @@ PyTorch's:
   into [tiny, 1) of the dtype.
 - Poisson: for a rate of 10 or more Hörmann's transformed rejection (1993), below it the product of
   uniforms until it falls under e^-rate.
+- Binomial: for a mean of 10 or more (of the rarer outcome) Hörmann's BTRS with Stirling tails, below it
+  the inversion by geometric waiting times; count and probability keep the dtype's own arithmetic where
+  ATen's `scalar_t` does (float32 products and log1p for a float32 tensor).
 """
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -112,3 +116,79 @@ def poisson(gen: Generator, rates: np.ndarray) -> np.ndarray:
     """`torch.poisson`: a count per rate, in the rates' dtype."""
     return np.array([poisson_one(gen, float(r)) for r in rates.ravel().tolist()],
                     dtype=rates.dtype).reshape(rates.shape)
+
+
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    """log k! minus Stirling's approximation of it: a table up to 9, a series beyond."""
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(gen: Generator, count: Any, prob: Any, T: type) -> Any:
+    """Count geometric waiting times until they pass `count` (for a small mean)."""
+    log_q = float(np.log1p(-T(prob)))
+    total, successes = 0.0, T(0)
+    while True:
+        total += math.ceil(math.log(_uniform(gen)) / log_q)
+        if total > float(count):
+            return successes
+        successes = T(successes + T(1))
+
+
+def _btrs(gen: Generator, count: Any, prob: Any, T: type) -> Any:
+    """Hörmann's transformed rejection with squeeze (BTRS), as ATen writes it."""
+    stddev = float(np.sqrt(T(T(count * prob) * T(T(1) - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * float(prob)
+    c = float(T(count * prob)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(prob) / (1 - float(prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(float(T(T(count + T(1)) * prob)))
+    n = float(count)
+    while True:
+        u = _uniform(gen) - 0.5
+        v = _uniform(gen)
+        us = 0.5 - abs(u)
+        k = float(T(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return T(k)
+        v = math.log(v * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (n - m + 1))) + (n + 1) * math.log((n - m + 1) / (n - k + 1))
+                 + (k + 0.5) * math.log(r * (n - k + 1) / (k + 1)) + _stirling_tail(m) + _stirling_tail(n - m)
+                 - _stirling_tail(k) - _stirling_tail(n - k))
+        if v <= upper:
+            return T(k)
+
+
+def binomial_one(gen: Generator, count: Any, prob: Any, T: type) -> Any:
+    """One binomial count, as ATen's `sample_binomial` (BTRS for a mean of 10 or more, else inversion)."""
+    count, prob = T(count), T(prob)
+    if count <= 0.0 or prob <= 0.0:
+        return T(0)
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        return _btrs(gen, count, prob, T) if float(T(count * prob)) >= 10.0 else \
+            _binomial_inversion(gen, count, prob, T)
+    if prob > 0.5:
+        q = T(1.0 - float(prob))
+        drawn = _btrs(gen, count, q, T) if float(T(count * q)) >= 10.0 else _binomial_inversion(gen, count, q, T)
+        return T(count - drawn)
+    return T(math.nan)
+
+
+def binomial(gen: Generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """`torch.binomial(count, prob)`: a count per element, in the probabilities' dtype."""
+    T = np.float32 if probs.dtype == np.float32 else np.float64
+    out = [binomial_one(gen, c, p, T) for c, p in zip(counts.ravel().tolist(), probs.ravel().tolist())]
+    return np.array(out, dtype=probs.dtype).reshape(probs.shape)

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gradcli.engine import ops as O
-from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
+from gradcli.errors import ArgumentError, NotAllowedError, ShapeError, ValueDomainError
 from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _tensor_arg, _with_dims
 from gradcli.engine.functions.elementwise import clone, mul, where
@@ -179,6 +179,27 @@ def cholesky(x: Any) -> Tensor:
                                f"positive-definite (the leading minor of order {order} is not positive-definite).",
                                hint="Cholesky needs a symmetric positive-definite matrix, e.g. A @ A.T + eye(n)"
                                ) from None
+
+
+def solve_triangular(a: Any, b: Any, upper: Any = None, *, left: bool = True, unitriangular: bool = False,
+                     out: Any = None) -> Tensor:
+    """`torch.linalg.solve_triangular(A, B, *, upper)`: A X = B reading only A's upper or lower triangle."""
+    if upper is None or not isinstance(upper, (bool, np.bool_)):
+        raise ArgumentError('linalg_solve_triangular() missing 1 required positional arguments: "upper"',
+                            hint="say which triangle of A holds it: upper=False for a Cholesky factor L")
+    if not left or unitriangular or out is not None:
+        raise NotAllowedError("linalg.solve_triangular: left=False, unitriangular=True and out= are not built in "
+                              "gradcli", hint="transpose to solve from the left: X A = B is Aᵀ Xᵀ = Bᵀ")
+    a = _square(a, "linalg.solve_triangular")
+    b = _tensor_arg(b, "linalg.solve_triangular")
+    if b.ndim < 2:
+        raise ShapeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.",
+                         hint="a vector b is a one-column matrix: b.unsqueeze(-1)")
+    if b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+                         f"({a.shape[-2]}x{a.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})",
+                         hint="B needs as many rows as A")
+    return apply(O.SOLVE_TRIANGULAR, a, b, upper=bool(upper))
 
 
 def _failing_minor(a: np.ndarray) -> int:

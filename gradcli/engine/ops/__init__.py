@@ -26,15 +26,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradcli.engine.ops import elementwise, linalg, nn, reductions, shape
+from gradcli.engine.ops import elementwise, linalg, nn, reductions, sampling, shape
 from gradcli.engine.ops.linalg import Singular, variadic
 from gradcli.engine.ops.numpy_namespace import numpy_namespace
 from gradcli.engine.ops.op import (Element, Names, Op, broadcast_axes, diagonal_jvp, linear_jvp, product_jvp,
                                    reduced_shape, sum_linear_jvp, transposed_jvp, unbroadcast)
 
-FAMILIES = (elementwise, linalg, reductions, shape, nn)
+FAMILIES = (elementwise, linalg, reductions, shape, nn, sampling)
 """The rooms of the table: elementwise functions, linear algebra, reductions and scans, indexing and shape,
-and the primitives of torch.nn.functional. Each lists its primitives in its own `OPS`."""
+the primitives of torch.nn.functional, and the differentiable draws of torch.distributions. Each lists its
+primitives in its own `OPS`."""
 
 TABLE: tuple[Op, ...] = tuple(op for family in FAMILIES for op in family.OPS)
 

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul, det, slogdet, inverse, solve, cholesky, cross and einsum, and `variadic`
+"""Linear algebra: matmul, det, slogdet, inverse, solve, solve_triangular, cholesky, cross and einsum, and `variadic`
 (one VJP per operand for the ops that take any number of tensors: cat, stack, einsum)."""
 from __future__ import annotations
 
@@ -113,6 +113,40 @@ def _solve_vjp_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     return -ns.matmul(gb, _mT(ns, out))
 
 
+def _solve_triangular_forward(a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
+    """A X = B by substitution, reading only A's triangle (what is above or below it may hold anything),
+    row by row, batched over the leading dimensions; a zero on the diagonal gives inf or nan, as PyTorch's."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    x = np.array(np.broadcast_to(b, batch + b.shape[-2:]), dtype=np.result_type(a, b))
+    n = a.shape[-1]
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        done = slice(i + 1, n) if upper else slice(0, i)
+        x[..., i, :] = (x[..., i, :] - np.einsum("...k,...kj->...j", a[..., i, done], x[..., done, :])) / \
+            a[..., i, i:i + 1]
+    return x
+
+
+def _solve_triangular_vjp_a(ns: Any, g: Any, out: Any, a: Any, b: Any, upper: bool) -> Any:
+    """PyTorch's: -(A⁻ᴴ G) Xᴴ, kept to A's triangle (the other entries were never read)."""
+    gb = ns.solve_triangular(_mT(ns, a), g, not upper)
+    full = -ns.matmul(gb, _mT(ns, out))
+    return ns.triu(full, 0) if upper else ns.tril(full, 0)
+
+
+def _triangle(shape: tuple[int, ...], upper: bool) -> np.ndarray:
+    n = shape[-1]
+    keep = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    return np.broadcast_to(keep, shape)
+
+
+def _solve_triangular_sym(S: Any, a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
+    """The solve of the triangle alone, the batches of A and B broadcast against each other."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(S.masked(a, _triangle(a.shape, upper)), batch + a.shape[-2:])
+    return S.solve(a, np.broadcast_to(b, batch + b.shape[-2:]))
+
+
 def _cholesky_vjp(ns: Any, g: Any, out: Any, a: Any) -> Any:
     """PyTorch's rule: A⁻… = L⁻ᵀ·Φ(Lᵀ·tril(G))·L⁻¹, symmetrised (Φ: the lower triangle, half the diagonal)."""
     n = out.shape[-1]
@@ -138,6 +172,12 @@ SOLVE = Op(name="solve", node="LinalgSolveExBackward0", forward=_factorising(_so
            vjps=(_solve_vjp_a, lambda ns, g, o, a, b: ns.solve(_mT(ns, a), g)),
            jvp=transposed_jvp, rule="X = A⁻¹B: ∂/∂B = A⁻ᵀG, ∂/∂A = -A⁻ᵀG·Xᵀ", saves=("ao", "a"),
            sym=lambda S, a, b: S.solve(a, b), cost=costs.cubic)
+SOLVE_TRIANGULAR = Op(
+    name="solve_triangular", node="LinalgSolveTriangularBackward0", forward=_solve_triangular_forward,
+    vjps=(_solve_triangular_vjp_a, lambda ns, g, o, a, b, upper: ns.solve_triangular(_mT(ns, a), g, not upper)),
+    jvp=transposed_jvp, rule="X = T⁻¹B: ∂/∂B = T⁻ᵀG, ∂/∂T = -triangle(T⁻ᵀG·Xᵀ)", saves=("ao", "a"),
+    sym=lambda S, a, b, upper: _solve_triangular_sym(S, a, b, upper),
+    cost=lambda a, b, upper: costs.cubic(a, b))
 CHOLESKY = Op(name="cholesky", node="LinalgCholeskyExBackward0", forward=_factorising(np.linalg.cholesky),
               vjps=(_cholesky_vjp,),
               jvp=transposed_jvp, rule="L = chol(A): Ā = L⁻ᵀ·Φ(Lᵀ·L̄)·L⁻¹, symmetrised", saves=("o",),
@@ -209,6 +249,6 @@ def variadic(op: Op, count: int) -> Op:
 
 
 OPS: tuple[Op, ...] = (
-    MATMUL, DET, LOGABSDET, INVERSE, SOLVE, CHOLESKY, CROSS, EINSUM,
+    MATMUL, DET, LOGABSDET, INVERSE, SOLVE, SOLVE_TRIANGULAR, CHOLESKY, CROSS, EINSUM,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""

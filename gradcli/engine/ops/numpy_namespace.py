@@ -12,7 +12,7 @@ import numpy as np
 from gradcli.engine import sliding, special
 from gradcli.engine.ops.op import Op
 from gradcli.engine.ops.elementwise import _softplus_forward
-from gradcli.engine.ops.linalg import _cross_forward, _einsum_forward, _solve_forward
+from gradcli.engine.ops.linalg import _cross_forward, _einsum_forward, _solve_forward, _solve_triangular_forward
 from gradcli.engine.ops.nn import _gelu_slope, _pad_forward
 from gradcli.engine.ops.reductions import _first_along, _prod_others, _sum_forward
 from gradcli.engine.ops.shape import _diag_embed_forward, _diagonal_forward, _index_put_forward, _roll_forward
@@ -45,6 +45,7 @@ class _NumpyNamespace:
     inverse = staticmethod(np.linalg.inv)
     det = staticmethod(np.linalg.det)
     solve = staticmethod(_solve_forward)
+    solve_triangular = staticmethod(_solve_triangular_forward)
     tril = staticmethod(np.tril)
     triu = staticmethod(np.triu)
     diagonal = staticmethod(_diagonal_forward)  # the layout of functions.diagonal, which indexes

@@ -36,6 +36,11 @@ class Op:
     `cost` estimates the seconds the forward takes, from its input arrays and params (`engine/costs.py`), for an
     op that can run for minutes within the element cap: `apply` refuses it when that is more than the time left.
 
+    `approximate`, when set, says why `--check` cannot judge the derivative through the op (an approximation
+    with no closed form, as a gamma draw's implicit gradient); its `kink` then covers every element
+    (`K.everywhere`), so what reaches the op through an input is reported undefined in these words, never
+    compared with the op's own meaning.
+
     `jvp` is forward mode's rule, `jvp(op, tangents, out, *inputs, **params)` on arrays (a tangent
     per input, None where an input has none), giving the output's tangent: one of the rules below
     (`diagonal_jvp`, `linear_jvp`, `sum_linear_jvp`, `product_jvp`, `transposed_jvp`) or the op's own.
@@ -59,6 +64,7 @@ class Op:
     names: "Names | None" = None
     element: "Element | None" = None
     domain: tuple[tuple[Callable[[np.ndarray], np.ndarray], str], ...] = ()
+    approximate: str = ""
 
     def __post_init__(self) -> None:
         if len(self.vjps) <= 3:

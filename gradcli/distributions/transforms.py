@@ -1,0 +1,238 @@
+"""`torch.distributions.transforms`: the bijections a TransformedDistribution pushes its base through.
+
+Each transform is PyTorch's, formula for formula: its forward (`t(x)`), its inverse (`t.inv(y)`) and
+the log of its Jacobian's absolute determinant (`log_abs_det_jacobian(x, y)`), the term the change
+of variables subtracts from the base's log-density. With `cache_size=1` a transform remembers its
+last pair, so `log_prob` of the very tensor `rsample` returned inverts nothing: the graph runs back
+through the draw, and tanh's inverse at ±1 (where float32 rounds a large draw) is never taken, which
+is why SAC code passes `TanhTransform(cache_size=1)`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+import gradcli.nn.functional as NF
+import gradcli.distributions.constraints as constraints
+from gradcli.engine.tensor import Tensor
+from gradcli.errors import ValueDomainError
+
+
+class Transform:
+    """PyTorch's `Transform`: an invertible map with its log-Jacobian, optionally caching its last pair."""
+
+    domain: constraints.Constraint = constraints.real
+    codomain: constraints.Constraint = constraints.real
+    bijective = True
+    sign = 1
+    program_attributes = frozenset({"inv", "sign", "domain", "codomain", "bijective", "event_dim",
+                                    "log_abs_det_jacobian"})
+
+    def __init__(self, cache_size: int = 0) -> None:
+        if cache_size not in (0, 1):
+            raise ValueDomainError("cache_size must be 0 or 1", hint="TanhTransform(cache_size=1) keeps the last pair")
+        self._cache_size = cache_size
+        self._cached: tuple[Any, Any] = (None, None)
+
+    @property
+    def event_dim(self) -> int:
+        return self.domain.event_dim
+
+    @property
+    def inv(self) -> "Transform":
+        return _Inverse(self)
+
+    def __call__(self, x: Any) -> Tensor:
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached = (x, y)
+        return y
+
+    def _inv_call(self, y: Any) -> Tensor:
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached = (x, y)
+        return x
+
+    def _call(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        """PyTorch's: a parameterless transform equals any of its class; the base class, only itself."""
+        return other is self if type(self) is Transform else type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + "()"
+
+
+class _Inverse(Transform):
+    """`t.inv`: the same pair read backwards (and the same cache, as PyTorch's `_InverseTransform` shares it)."""
+
+    def __init__(self, transform: Transform) -> None:
+        super().__init__(transform._cache_size)
+        self._inv = transform
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.codomain
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.domain
+
+    @property
+    def sign(self) -> int:  # type: ignore[override]
+        return self._inv.sign
+
+    @property
+    def inv(self) -> Transform:
+        return self._inv
+
+    def __call__(self, x: Any) -> Tensor:
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inverse) and self._inv == other._inv
+
+    __hash__ = Transform.__hash__
+
+    def __repr__(self) -> str:
+        return f"_InverseTransform({self._inv!r})"
+
+
+class ExpTransform(Transform):
+    codomain = constraints.positive
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.exp(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return F.log(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        return x
+
+
+class AbsTransform(Transform):
+    """|x|: not a bijection, so its inverse is the nonnegative branch and it has no log-Jacobian."""
+
+    codomain = constraints.positive
+    bijective = False
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.abs(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
+class SigmoidTransform(Transform):
+    codomain = constraints.unit_interval
+
+    def _call(self, x: Tensor) -> Tensor:
+        finfo = np.finfo(x.dtype)
+        return F.clamp(F.sigmoid(x), min=float(finfo.tiny), max=1.0 - float(finfo.eps))
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        finfo = np.finfo(y.dtype)
+        y = F.clamp(y, min=float(finfo.tiny), max=1.0 - float(finfo.eps))
+        return F.log(y) - F.log1p(-y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        return -NF.softplus(-x) - NF.softplus(x)
+
+
+class TanhTransform(Transform):
+    codomain = constraints.Interval(-1.0, 1.0)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return F.atanh(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        """2·(log 2 - x - softplus(-2x)): log(1 - tanh²x) without cancelling near ±1, as PyTorch writes it."""
+        return 2.0 * (math.log(2.0) - x - NF.softplus(-2.0 * x))
+
+
+class AffineTransform(Transform):
+    """loc + scale·x; `event_dim` dimensions on the right are one event (their log-Jacobians summed)."""
+
+    program_attributes = Transform.program_attributes | {"loc", "scale"}
+
+    def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, int(event_dim)
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.real if not self._event_dim else constraints.IndependentConstraint(constraints.real,
+                                                                                               self._event_dim)
+
+    codomain = domain
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        return int(np.sign(self.scale)) if not isinstance(self.scale, Tensor) else F.sign(self.scale)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AffineTransform) and _same(self.loc, other.loc) and _same(self.scale, other.scale)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.loc + self.scale * x
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        shape = tuple(x.shape)
+        if isinstance(self.scale, Tensor):
+            result = F.log(F.abs(self.scale))
+        else:
+            result = C.full(tuple(x.shape), dtype=x.dtype, fill_value=math.log(abs(self.scale)))
+        if self._event_dim:
+            result = F.sum(result.reshape(*result.shape[:-self._event_dim], -1), -1)
+            shape = shape[:-self._event_dim]
+        return F.expand(result, *shape)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return bool(a == b)
+    return bool(np.all(np.asarray(getattr(a, "_data", a)) == np.asarray(getattr(b, "_data", b))))
+
+
+TRANSFORMS: dict[str, type] = {cls.__name__: cls for cls in (
+    Transform, AbsTransform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform)}
+"""The transforms a program constructs, by PyTorch's name."""
