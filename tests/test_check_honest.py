@@ -12,6 +12,7 @@ import pytest
 
 import gradcli as g
 from gradcli.check import check_gradients, checker
+from gradcli.engine import ops as O
 from gradcli.program.scripts import Output, run_file
 from language_helpers import torch_printed
 
@@ -196,6 +197,9 @@ def test_a_failing_notebook_check_names_its_cell(cli, tmp_path):
     assert result.exit_code == 1
     assert "(g * w).sum().backward() at cell 2, line 5" in result.stdout
     assert "checked.ipynb,cell2,line5" in "".join((result.stdout + result.stderr).split())  # the failure's place, however it wraps
+    notes = "".join(result.stdout.split())  # the notes name the Function's backward and the create_graph call by cell
+    assert "Cube.backwardatcell1,line10" in notes and "grad(y,…)atcell2,line4" in notes, result.stdout
+    assert "atline" not in notes
 
 
 NON_LEAF = ("import torch\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
@@ -232,10 +236,11 @@ def test_nested_vmap_is_checked_per_example(cli, tmp_path):
     assert site["calls"] == 6 and site["unchecked"] == 0 and site["failed"] == 0 and record["warnings"] == []
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("program, inputs", [("out = (relu(x)**2).sum()", "x=[0.0, 1.0, -2.0]"),
                                              ("out = (relu(1 - x)**2).sum()", "x=[1.0, 0.5]")])
-def test_a_c1_point_at_a_kink_is_verified_not_undefined(cli, program, inputs):
-    report = cli.json("eval", program, inputs, "--check")["check"]
+def test_a_c1_point_at_a_kink_is_verified_not_undefined(cli, program, inputs, dtype):
+    report = cli.json("eval", program, inputs, "--check", "--dtype", dtype)["check"]
     x = report["inputs"]["x"]
     assert report["status"] == "pass" and "undefined" not in x, x
     assert "one-sided slopes agree" in x["note"] and x["numeric"]["status"] == "pass"
@@ -246,14 +251,28 @@ def test_a_corner_stays_undefined(cli):
     assert report["inputs"]["x"]["undefined_count"] == 1
 
 
-def test_a_wrong_backward_at_a_c1_point_is_not_passed(cli, tmp_path):
-    """At relu(x)² 's kink the one-sided slopes agree on 0; a backward claiming 1 there is not verified."""
+def test_a_tie_only_float32_makes_stays_undefined(cli):
+    """float32 rounds x + 1e-8 and 2x - 1 to one value at x = 1, and autograd splits the gradient there (1.5);
+    the float64 function is smooth at that point (slope 1), so finite differences must not judge it."""
+    report = cli.json("eval", "out = maximum(x + 1e-8, 2*x - 1).sum()", "x=[1.0]", "--check", "--dtype",
+                      "float32")["check"]
+    x = report["inputs"]["x"]
+    assert report["status"] == "undefined" and x["undefined"][0]["got"] == 1.5 and "numeric" not in x, x
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_wrong_backward_at_a_c1_point_is_not_passed(cli, tmp_path, dtype):
+    """At relu(x)² 's kink the one-sided slopes agree on 0; a backward claiming 1 there is not verified (finite
+    differences never fail an element at a kink: autograd's convention may differ there), in float32 as in
+    float64, and the same backward's error elsewhere fails the call."""
     source = ("import torch\n\nclass R2(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
               "        ctx.save_for_backward(x)\n        return x.clamp(min=0) ** 2\n\n    @staticmethod\n"
               "    def backward(ctx, g):\n        x, = ctx.saved_tensors\n        return g * (2 * x.clamp(min=0) + 1)\n\n"
-              "x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.float64, requires_grad=True)\nR2.apply(x).sum().backward()\n")
+              f"x = torch.tensor([0.0, 1.0, -1.0], dtype=torch.{dtype}, requires_grad=True)\nR2.apply(x).sum().backward()\n")
     result = _run(cli, tmp_path, source, "--check", "--json")
     assert result.exit_code == 1, result.stdout
+    x = _events(result)[0]["check"]["inputs"]["x"]
+    assert x["status"] == "fail" and x["worst"]["got"] - x["worst"]["expected"] == 1.0, x
 
 
 SOFTMAX = ("import torch\n\nclass Soft(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
@@ -318,3 +337,30 @@ def test_every_program_here_does_the_same_with_and_without_check(tmp_path, k):
     assert (plain.error is None) == (checked.error is None)
     if plain.error is not None:
         assert plain.error.message == checked.error.message
+
+
+HESSIAN_BY_TWO = ("import torch\nfrom torch.func import hessian\n\ndef f(x, y):\n    return (x.sin() * y ** 2).sum()\n\n"
+                  "x = torch.tensor([0.5, 1.0], dtype=torch.float64)\ny = torch.tensor([2.0, -1.0], dtype=torch.float64)\n"
+                  "H = hessian(f, argnums=(0, 1))(x, y)\nprint(H[0][1])\n")
+
+
+def test_a_hessian_by_several_arguments_is_checked_block_by_block(cli, tmp_path):
+    result = _run(cli, tmp_path, HESSIAN_BY_TWO, "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    record = json.loads(result.stdout.splitlines()[0])
+    (site,) = record["sites"]
+    assert (site["calls"], site["unchecked"], site["failed"]) == (1, 0, 0) and record["warnings"] == []
+    blocks = _events(result)[0]["check"]["inputs"]
+    assert set(blocks) == {"x", "x,y", "y,x", "y"} and all(b["status"] == "pass" for b in blocks.values())
+
+
+def test_a_wrong_vjp_inside_a_hessian_by_several_arguments_fails_its_blocks(cli, tmp_path, patched):
+    """sin's VJP 1% too big: ∂f/∂x is wrong, so the x and x,y blocks of jacfwd(jacrev(f)) are, against SymPy's
+    second derivatives of f's own forward."""
+    right = O.SIN.vjps[0]
+    patched(O.SIN, (lambda ns, g, o, x: right(ns, g, o, x) * 1.01,))
+    result = _run(cli, tmp_path, HESSIAN_BY_TWO, "--check", "--json")
+    assert result.exit_code == 1, result.stdout
+    blocks = _events(result)[0]["check"]["inputs"]
+    assert blocks["x,y"]["status"] == "fail" and blocks["y"]["status"] == "pass"
+    assert blocks["x,y"]["worst"]["expected"] == pytest.approx(2 * 2.0 * np.cos(0.5))

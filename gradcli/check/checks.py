@@ -15,9 +15,10 @@ import numpy as np
 
 from gradcli.check.derived import derived, note as derived_note
 from gradcli.check.graph import Progress, Trace, as_float64, select, terms_estimate, trace
-from gradcli.check.numeric import (directional_check, hooked, numeric_check, numeric_hessian_check,
+from gradcli.check.numeric import (directional_check, hooked, kinked_in_float64, numeric_check, numeric_hessian_check,
                                    numeric_jacobian_check, term_magnitudes)
-from gradcli.check.report import FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, tolerance, with_direction, with_numeric
+from gradcli.check.report import (FAIL, NOT_FINITE, PASS, UNDEFINED, CheckReport, InputCheck, overall, place, tolerance,
+                                  with_direction, with_numeric)
 from gradcli.check.rounding import growth
 from gradcli.engine.tensor import Tensor
 from gradcli.program.graph import graph_nodes
@@ -187,9 +188,10 @@ def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], na
                     rtol: float | None, atol: float | None, gamma: float) -> InputCheck:
     """Elements SymPy left undefined, asked again of finite differences where they can answer.
 
-    At a kink, in a float64 graph (float32's own ties are no kinks to a float64 replay, which would judge a
-    different function there): a C¹ point (`relu(x)**2` at 0, a squared hinge at its margin) has one-sided slopes
-    that agree, and there the derivative exists; finite differences judge such an element only
+    At a kink that a float64 replay has too (float32's own ties are no kinks to a float64 replay, which would
+    judge a different function there; `numeric.kinked_in_float64`): a C¹ point (`relu(x)**2` at 0, a squared
+    hinge at its margin) has one-sided slopes that agree, in float32 as in float64, and there the derivative
+    exists; finite differences judge such an element only
     where its one-sided quotients agree and do not grow as the step shrinks (`numeric_check`), and
     never fail one at a kink. Where SymPy's float evaluation overflowed (softmax or logsumexp of
     logits near 1000: exp(1000)/exp(1000)) and autograd's value is finite: the float64 forward is
@@ -201,17 +203,23 @@ def _second_opinion(tr: Trace, weights: np.ndarray, computed: dict[str, Any], na
     shape = tr.leaves[name].shape
     claimed = as_float64(computed.get(name), shape, 0.0)
     wide = all(np.dtype(node.dtype) == np.float64 for node in tr.nodes if np.dtype(node.dtype).kind == "f")
-    asked = {index: reason for index, reason in check.undefined_indices  # a float32-only tie is no kink in float64
-             if "kink" in reason and wide or reason == NOT_FINITE and np.isfinite(claimed[index])}
+    def flat(index: tuple[int, ...]) -> int:
+        return int(np.ravel_multi_index(index, shape)) if shape else 0
+    kinked = {index for index, reason in check.undefined_indices if "kink" in reason}
+    if kinked:  # a float32-only tie is no kink in float64, and a replayed pick shows no kink at all
+        real = kinked_in_float64(tr, name, np.array(sorted(map(flat, kinked))))
+        kinked = {index for index in kinked if flat(index) in real}
+    asked = {index: reason for index, reason in check.undefined_indices
+             if index in kinked or reason == NOT_FINITE and np.isfinite(claimed[index])}
     if not asked:
         return check
     opinions = []
-    for kinks in (True, False):  # at a kink without float32's measured rounding: it would take a float32-only tie
+    for kinks in (True, False):
         group = [index for index, reason in asked.items() if ("kink" in reason) == kinks]
         if group:
-            flat = np.array(sorted(int(np.ravel_multi_index(index, shape)) if shape else 0 for index in group))
-            opinions.append(numeric_check(tr, weights, computed, {name: flat}, _tolerances(tr, [name], True, rtol, atol),
-                                          None, None, 0.0 if kinks else gamma)[name])
+            opinions.append(numeric_check(tr, weights, computed, {name: np.array(sorted(map(flat, group)))},
+                                          _tolerances(tr, [name], True, rtol, atol), None, None,
+                                          0.0 if kinks and wide else gamma)[name])
     still = {index for found in opinions for index, _ in found.undefined_indices}
     found = next((found for found in opinions if found.status == FAIL), opinions[-1])
     judged = [index for index in asked if index not in still]
@@ -257,7 +265,7 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
         if runs_program(node.op):
             cls = node.params["state"].cls
             line = hook_line(getattr(cls, "backward", None))
-            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at line {line}"))
+            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at {place(line)}"))
     if not found:
         return check
     text = "through the program's own " + ", ".join(dict.fromkeys(found))
@@ -283,7 +291,7 @@ def hook_line(hook: Any) -> int | None:
 
 
 def _at(line: int | None) -> str:
-    return "the hook" if line is None else f"the hook at line {line}"
+    return "the hook" if line is None else f"the hook at {place(line)}"
 
 
 def _before_leaf_hooks(tr: Trace, computed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int | None]]:

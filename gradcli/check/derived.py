@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gradcli.check.report import place
 from gradcli.engine.tensor import Node, Tensor
 
 
@@ -51,7 +52,7 @@ def note(nodes: tuple[Node, ...] | list[Node], symbolic: bool) -> str:
     found = [d for d in map(derived, nodes) if d is not None]
     if not found:
         return ""
-    sites = ", ".join(dict.fromkeys(d.what + ("" if d.line is None else f" at line {d.line}") for d in found))
+    sites = ", ".join(dict.fromkeys(d.what + ("" if d.line is None else f" at {place(d.line)}") for d in found))
     if symbolic:
         return f"the gradient made with create_graph ({sites}) is SymPy's derivative of its output's forward"
     return (f"the gradient made with create_graph ({sites}) is taken as autograd computed it; its own "

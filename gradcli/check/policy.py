@@ -25,7 +25,7 @@ import numpy as np
 from gradcli.check.checks import check_gradients, hessian_check, jacobian_check
 from gradcli.check.derived import register
 from gradcli.check.graph import Trace, rooted_at, trace
-from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element
+from gradcli.check.report import FAIL, PASS, UNDEFINED, CheckReport, Element, placed
 from gradcli.engine.autograd import as_list, jacobian_of
 from gradcli.engine.backward import initial_gradient
 from gradcli.engine.tensor import Node, Tensor
@@ -206,6 +206,8 @@ class LoopPolicy:
         self._verified: set[Hashable] = set()
         """Backward structures whose first call passed element by element: later calls may go by directions."""
         self.sites: dict[tuple[int, str], SiteSummary] = {}
+        self.where: Callable[[int], str] | None = None
+        """How the notes name a program line (a notebook's `cell 3, line 2`); None: `line N`."""
 
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
                   line: int, what: str, of: str, progress: Any = None) -> Verdict:
@@ -338,9 +340,10 @@ class LoopPolicy:
         spent = known is None and self.mode != "numeric" and self._proving >= RUN_PROOF_SECONDS
         proving = known is None and not spent
         start = time.process_time()
-        report = check(self.mode if proving else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
-                       magnitudes=magnitudes, progress=progress if known is None else None,
-                       seconds=min(PROOF_SECONDS, RUN_PROOF_SECONDS - self._proving), **later)
+        with placed(self.where):
+            report = check(self.mode if proving else "numeric", rtol=self.rtol, atol=self.atol, seed=self.seed,
+                           magnitudes=magnitudes, progress=progress if known is None else None,
+                           seconds=min(PROOF_SECONDS, RUN_PROOF_SECONDS - self._proving), **later)
         if proving and self.mode != "numeric":
             self._proving += time.process_time() - start
         if spent:

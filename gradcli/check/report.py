@@ -5,7 +5,9 @@ their numbers by one rule (`|got - expected| <= atol + rtol·|expected|`, as `nu
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,26 @@ _SYMBOLIC_TOLERANCE = {np.dtype(np.float32): (1e-4, 1e-5)}
 _FLOAT64_TOLERANCE = (1e-7, 1e-9)
 NUMERIC_TOLERANCE = (1e-3, 1e-5)
 _SHOWN_UNDEFINED = 8
+_PLACES: list[Callable[[int], str]] = []
+
+
+def place(line: int) -> str:
+    """A program line as the check's notes name it: `line 12`, or as the script being checked places it (a
+    notebook's `cell 3, line 2`, the words its errors use), see `placed`."""
+    return _PLACES[-1](line) if _PLACES else f"line {line}"
+
+
+@contextlib.contextmanager
+def placed(where: Callable[[int], str] | None) -> Iterator[None]:
+    """Notes written inside name lines by `where` (None: `line N`)."""
+    if where is None:
+        yield
+        return
+    _PLACES.append(where)
+    try:
+        yield
+    finally:
+        _PLACES.pop()
 
 
 class Scaled(float):

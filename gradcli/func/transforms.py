@@ -231,7 +231,7 @@ class Transform:
             return self.same_as.judged_as
         inner = self.func
         second = type(inner) is Transform and inner.remake is not None and self.remake is not None and \
-            type(self.argnums) is int and inner.argnums == self.argnums and type(inner.func) is not Transform
+            type(self.argnums) in (int, tuple) and inner.argnums == self.argnums and type(inner.func) is not Transform
         return "hessian" if second else "jacobian"
 
     def traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Traced, list[Tensor]]:

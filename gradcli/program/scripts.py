@@ -63,6 +63,8 @@ class Checker(Protocol):
 
     policy: str
     """The policy that chooses each call's witness, in words, for the report."""
+    where: Callable[[int], str] | None
+    """How a check's notes name a program line; the runner sets it for a notebook (`cell 3, line 2`)."""
 
     def gradients(self, output: Tensor, leaves: dict[str, Tensor], gradient: Any, computed: dict[str, Any], *,
                   line: int, what: str, of: str, progress: Any = None) -> Verdict:
@@ -340,6 +342,8 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                     from gradcli.program.notebooks import read_notebook
                     notebook = result.notebook = read_notebook(path)
                     session.where = notebook.site
+                    if checker is not None:
+                        checker.where = notebook.site  # its notes name lines as the notebook's errors do
                     source = notebook.source
                     for line, note in notebook.notes:
                         session.note(note, line)
@@ -537,15 +541,19 @@ class _Session:
                 self._transform_result(func.transform, tr, blocks, line, of, f"{func.__name__}(…)")
             return value
         value, tr, blocks = run(func.traced)
-        self._transform_result(func, tr, blocks, line, subject, f"{func.what}({subject})(…)")
+        self._transform_result(func, tr, blocks, line, subject, f"{func.what}({subject})(…)", value)
         return value
 
-    def _transform_result(self, func: Any, tr: Any, blocks: list[Tensor], line: int, subject: str, what: str) -> None:
+    def _transform_result(self, func: Any, tr: Any, blocks: list[Tensor], line: int, subject: str, what: str,
+                          value: Any = None) -> None:
+        """`value`: the call's result, whose rows of blocks are a Hessian by several arguments (argnums=(0, 1))."""
         if func.judged_as == "hessian":  # its trace is f's own call: judged by the second derivatives of f's output
-            if len(blocks) != 1 or len(tr.flat) != 1 or not isinstance(tr.out, Tensor) or tr.out.numel() != 1:
-                self._unchecked(line, what, subject)  # several inputs or outputs: not one Hessian
+            several = not blocks and len(tr.flat) > 1 and _rows_of_blocks(value, len(tr.flat))
+            if not (several or len(blocks) == 1 and len(tr.flat) == 1) or not isinstance(tr.out, Tensor) \
+                    or tr.out.numel() != 1:
+                self._unchecked(line, what, subject)  # several outputs: not one Hessian
                 return
-            self._functional("hessian", {}, blocks[0], tr, tr.out, line, subject, what)
+            self._functional("hessian", {}, value if several else blocks[0], tr, tr.out, line, subject, what)
             return
         if not blocks:  # several outputs: no single Jacobian to judge
             self._unchecked(line, what, subject)
@@ -695,6 +703,12 @@ torch's mode switches, which return a context manager a bare call never enters."
 
 
 @functools.lru_cache(maxsize=1024)
+def _rows_of_blocks(value: Any, n: int) -> bool:
+    """Whether `value` is n rows of n tensors: the blocks of a Hessian by n arguments."""
+    return isinstance(value, tuple) and len(value) == n and all(
+        isinstance(row, tuple) and len(row) == n and all(isinstance(b, Tensor) for b in row) for row in value)
+
+
 def _in_place_call(text: str) -> bool:
     """`x.grad.data.zero_()`, `x.register_hook(fn)` and `model.eval()` are run for their effect; showing
     what they return (the zeros, a handle, the model) would only be noise.
