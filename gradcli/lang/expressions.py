@@ -28,7 +28,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
-from gradcli.lang.exceptions import EXCEPTIONS, RaisedError
+from gradcli.lang.exceptions import EXCEPTIONS, RaisedError, builtins_own
 from gradcli.lang import generators as G
 from gradcli.lang.limits import check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
@@ -119,7 +119,8 @@ def _suggest(name: str, candidates: Any) -> str | None:
 
 def _pythons_own(exc: Exception) -> RaisedError:
     """A Python exception out of a builtin or a facade (`random.uniform(0, 's')`, `sorted(xs, key=0)`) is what
-    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began)."""
+    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began).
+    The caller has asked `builtins_own`: anything else is a bug in gradcli, raised on as it is (an internal error)."""
     text = str(exc) if not isinstance(exc, KeyError) or not exc.args else exc.args[0]
     return RaisedError(EXCEPTIONS[type(exc).__name__](text if isinstance(text, (str, int, float)) else str(text)))
 
@@ -666,8 +667,12 @@ class Expressions:
             error = _argument_error(exc, func, args, kwargs, self.text(node.func))
             if error is not exc:
                 raise error from None
+            if not builtins_own(exc):
+                raise
             raise _pythons_own(exc) from exc
         except (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError) as exc:
+            if not builtins_own(exc):
+                raise
             raise _pythons_own(exc) from exc
 
 
