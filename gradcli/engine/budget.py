@@ -57,6 +57,8 @@ class _Command:
     baseline = 0
     tripped = -math.inf
     """When the timer last raised a limit: it stays quiet for `RETRIP` seconds while the error ends the command."""
+    recorded = 0.0
+    """Seconds of VJP work recorded on the graph's nodes since the command began (`record_cost`)."""
     pauses = 0
     """Checking stretches open now (`pause`): their time is not the command's, and the timer does not read the clock."""
 
@@ -87,6 +89,7 @@ def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) 
     """The command's budget: `timeout` seconds of wall clock and `max_memory` bytes more than it holds now."""
     saved = dict(vars(COMMAND))
     COMMAND.open, COMMAND.timeout, COMMAND.max_memory, COMMAND.tripped = True, timeout, max_memory, -math.inf
+    COMMAND.recorded = 0.0
     COMMAND.deadline = time.monotonic() + timeout if timeout is not None else math.inf
     COMMAND.baseline = resident()
     timer = _arm()
@@ -181,6 +184,30 @@ def spend(seconds: float, what: str) -> None:
     if seconds > left:
         raise LimitError(f"{what} would take about {_duration(seconds)} here, more than the {_duration(left)} left "
                          "of the time limit", hint="use smaller tensors, or raise the limit with --timeout SECONDS")
+
+
+def record_cost(node: Any, seconds: float) -> None:
+    """A recorded node's VJPs are estimated at `seconds`: backward sums what it would run (`refuse_backward`)."""
+    node.cost = seconds
+    COMMAND.recorded += seconds
+
+
+def refuse_backward(roots: list, what: str = "backward", times: int = 1) -> None:
+    """Refuse `times` backward passes from the nodes `roots` whose VJPs cannot finish in the time left, before
+    they start: the costs recorded at forward of every node a pass would run, summed (a node is counted once,
+    however many paths reach it). The graph is walked only when all the work recorded in the command would not
+    fit."""
+    if COMMAND.recorded * times <= remaining():
+        return
+    total, seen, stack = 0.0, set(), list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        total += getattr(node, "cost", 0.0)
+        stack.extend(x for x in node.inputs if type(x) is type(node))
+    spend(total * times, what)
 
 
 def reserve(nbytes: int, what: str) -> None:
