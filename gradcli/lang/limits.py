@@ -39,6 +39,10 @@ MAX_CALL_DEPTH = 200
 MAX_LIST = 1_000_000
 MAX_STRING = 1_000_000
 MAX_FORMAT_WIDTH = 1_000
+MAX_KEY_PARTS = 100_000
+"""Parts of a dict key or set item, nested tuples counted as hashing visits them (`containers.hashable`)."""
+MAX_MRO = 200
+"""Classes in a class's method resolution order: each new subclass copies its bases' (`classes.make_class`)."""
 MAX_INT_BITS = 4096
 """Python ints past this are a limit error (operators.exact; math, random.getrandbits)."""
 
