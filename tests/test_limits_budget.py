@@ -220,3 +220,22 @@ def test_a_backward_that_fits_runs_without_walking_the_graph_twice():
         matmul(a, a).sum().backward()
         assert budget.COMMAND.recorded == pytest.approx(2 * costs.matmul(np.empty((4, 4)), np.empty((4, 4))))
     assert a.grad.tolist() == [[8.0] * 4] * 4
+
+
+def test_the_timer_gives_the_hosts_alarm_back_less_the_time_the_command_took():
+    """In-process (pytest, a kernel) the host may have its own SIGALRM alarm: it is not lost after a command."""
+    import signal
+    import time
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: seen.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        with budget.limited(10.0, None):
+            assert signal.getitimer(signal.ITIMER_REAL)[1] == pytest.approx(budget.TICK)  # the budget's ticks
+            time.sleep(0.05)
+        left, interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 29.0 < left < 29.96 and interval == 0.0 and not seen
+        assert signal.getsignal(signal.SIGALRM) is not budget._on_timer
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -115,18 +115,23 @@ def program_clock(timeout: float | None) -> Iterator[None]:
 
 
 def _arm() -> Any:
-    """The timer, on the main thread only (where Python runs signal handlers); the handler it replaces."""
+    """The timer, on the main thread only (where Python runs signal handlers); what it replaces: the handler,
+    the interval timer that was set (a host's own alarm: pytest-timeout's, a kernel's) and when it was taken."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return None
-    previous = signal.signal(signal.SIGALRM, _on_timer)
-    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
-    return previous
+    handler = signal.signal(signal.SIGALRM, _on_timer)
+    delay, interval = signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    return handler, delay, interval, time.monotonic()
 
 
 def _disarm(previous: Any) -> None:
+    """The host's handler and alarm back, the alarm less the time the command took (at once if it is due)."""
     if previous is not None:
+        handler, delay, interval, taken = previous
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, handler)
+        if delay > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(delay - (time.monotonic() - taken), 1e-6), interval)
 
 
 def _on_timer(signum: int, frame: Any) -> None:
