@@ -60,7 +60,7 @@ class PrettyPrinter:
         show(self.pformat(value))
 
     def __repr__(self) -> str:
-        return f"<pprint.PrettyPrinter object at 0x{id(self):x}>"
+        return "<pprint.PrettyPrinter object>"
 
 
 # -- time --------------------------------------------------------------------------------------------
