@@ -239,3 +239,22 @@ def test_the_timer_gives_the_hosts_alarm_back_less_the_time_the_command_took():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_programs_backward_is_refused_at_its_call_with_the_estimate(cli, tmp_path):
+    """Each product estimated at 4 s fits the 6 s given; its backward, two products, does not: refused before it
+    starts, under the program's `.backward()` call (the estimate is set by hand so nothing really runs for long)."""
+    from gradcli.engine.ops.linalg import MATMUL
+    path = tmp_path / "slow_backward.grad"
+    path.write_text("a = torch.ones(3, 3, requires_grad=True)\ny = (a @ a).sum()\ny.backward()\nprint('after')\n",
+                    encoding="utf-8")
+    real = MATMUL.cost
+    object.__setattr__(MATMUL, "cost", lambda a, b: 4.0)
+    try:
+        result = cli("run", str(path), "--timeout", "6")
+    finally:
+        object.__setattr__(MATMUL, "cost", real)
+    text = " ".join(result.stderr.split() + result.stdout.split())
+    assert result.exit_code == 2 and "after" not in result.stdout
+    assert "error[limit]: backward would take about 8 s here, more than the " in text
+    assert f"--> {path}:3:1" in result.stdout + result.stderr
