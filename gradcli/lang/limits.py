@@ -181,6 +181,13 @@ def check_list(length: int) -> None:
                          hint="keep lists small; use a tensor (torch.zeros(n)) for many numbers")
 
 
+def over_visits(what: str) -> LimitError:
+    """A walk (`==`, `in`, `asdict`) that spent its budget of items (`visits.shared`)."""
+    return LimitError(f"{what} would have to visit more than {MAX_LIST:,} items",
+                      hint="a structure built by doubling (a = [a, a]) holds far more items than it shows; use "
+                           "smaller values")
+
+
 def check_string(length: int) -> None:
     if length > MAX_STRING:
         raise LimitError(f"a string would have {length:,} characters, over the limit of {MAX_STRING:,}",

@@ -268,7 +268,7 @@ def _equal(left: Any, right: Any, budget: list[int]) -> bool:
         for a, b in zip(left, right):
             budget[0] -= 1
             if budget[0] < 0:
-                check_list(MAX_LIST + 1)
+                raise limits.over_visits("comparing these values")
             if a is not b and not _equal(a, b, budget):
                 return False
         return True
@@ -281,7 +281,7 @@ def _equal_containers(left: dict | set, right: dict | set) -> bool:
     with shared("equal", MAX_LIST) as budget:
         budget[0] -= len(left)
         if budget[0] < 0:
-            check_list(MAX_LIST + 1)
+            raise limits.over_visits("comparing these values")
         return _equal_items(left, right)
 
 

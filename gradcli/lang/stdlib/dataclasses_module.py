@@ -14,7 +14,7 @@ from typing import Any, Callable
 from gradcli.lang.classes import UserClass
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.formatting import to_repr
-from gradcli.lang.limits import MAX_LIST, MAX_STRING, check_list, check_string
+from gradcli.lang.limits import MAX_LIST, MAX_STRING, check_string, over_visits
 from gradcli.lang.visits import shared
 from gradcli.lang.objects import Instance
 
@@ -154,7 +154,7 @@ def _eq(names: list[str]) -> Callable[[Any, Any], Any]:
         with shared("equal", MAX_LIST) as budget:  # the fields' == spend it too
             budget[0] -= METHOD_ITEMS
             if budget[0] < 0:
-                check_list(MAX_LIST + 1)
+                raise over_visits("comparing these values")
             return compare(ast.Eq(), tuple(getattr(self, n) for n in names), tuple(getattr(other, n) for n in names))
     return __eq__
 
@@ -173,7 +173,7 @@ def asdict(obj: Any) -> dict:
 def _plain(value: Any, budget: list[int]) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
-        check_list(MAX_LIST + 1)
+        raise over_visits("asdict()")
     if isinstance(value, Instance) and hasattr(type(value), "_gradcli_fields"):
         return asdict(value)
     if type(value) in (list, tuple):
