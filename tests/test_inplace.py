@@ -173,9 +173,37 @@ IN_PLACE_CALLS = {
 }
 
 
+SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
+"""The in-place methods that change a tensor's shape, whose rules differ (checked against torch 2.13 below)."""
+
+
 def test_every_in_place_method_of_the_builtins_is_exercised():
     from gradcli.lang.builtins import TENSOR_METHODS
-    assert set(IN_PLACE_CALLS) == {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_", "detach_"}  # they change no values
+    assert set(IN_PLACE_CALLS) | set(SHAPE_CALLS) == \
+        {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_", "detach_"}  # they change no values
+
+
+@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_"])
+def test_a_shape_change_in_place_bumps_the_version_as_in_pytorch(name):
+    w = C.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    z = (w * w).sum()
+    with no_grad():
+        getattr(w, name)(*SHAPE_CALLS[name])
+    with pytest.raises(BackwardError, match="is at version 1; expected version 0 instead"):
+        z.backward()
+
+
+@pytest.mark.parametrize("name", ["resize_", "resize_as_"])
+def test_a_resize_of_a_tensor_that_requires_grad_is_refused_in_any_mode(name):
+    """PyTorch refuses it, with gradients on or off; a resize of a tensor without grad leaves the version as is."""
+    w = C.tensor([0.5, 2.0, 3.0], requires_grad=True)
+    with no_grad(), pytest.raises(ShapeError, match="cannot resize variables that require grad"):
+        getattr(w, name)(*SHAPE_CALLS[name])
+    v = C.tensor([0.5, 2.0, 3.0])
+    z = (w * v).sum()
+    getattr(v, name)(*SHAPE_CALLS[name])
+    z.backward()
+    assert w.grad.tolist() == [0.5, 2.0, 3.0]
 
 
 @pytest.mark.parametrize("name", sorted(IN_PLACE_CALLS))

@@ -83,9 +83,11 @@ def test_a_filter_nothing_matches_is_a_user_error_with_the_closest_name(cli):
 
 def test_namespaces(cli):
     spaces = cli.json("ops")["namespaces"]
-    assert spaces["torch.nn.functional"].startswith("adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, "
+    assert spaces["torch.nn.functional"].startswith("adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, "
+                                                    "avg_pool1d, avg_pool2d, avg_pool3d, batch_norm, "
                                                     "binary_cross_entropy, binary_cross_entropy_with_logits, celu, ")
-    assert ("log_softmax, logsigmoid, margin_ranking_loss, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, mish"
+    assert ("log_softmax, logsigmoid, margin_ranking_loss, max_pool1d, max_pool2d, max_pool3d, max_unpool1d, "
+            "max_unpool2d, mish"
             in spaces["torch.nn.functional"])
     # Optimizer: the base a program subclasses
     assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, LBFGS, Optimizer, RMSprop, SGD"

@@ -14,7 +14,8 @@ from gradcli.engine.random import Generator
 from gradcli.engine.tensor import READS, Tensor, _wrap, broadcast_shape, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
-           "int64": np.int64, "long": np.int64, "int32": np.int32, "bool": np.bool_}
+           "int64": np.int64, "long": np.int64, "int32": np.int32, "int16": np.int16,
+           "short": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
 DTYPE_NAMES = tuple(_DTYPES)
 
 
@@ -28,7 +29,7 @@ class Defaults:
 def set_default_dtype(dtype: Any) -> None:
     resolved = resolve_dtype(dtype)
     if resolved is None or np.dtype(resolved).kind != "f":
-        raise DtypeError("only floating-point types are supported as the default type",
+        raise ArgumentError("only floating-point types are supported as the default type",
                          hint="torch.set_default_dtype(torch.float32) or torch.set_default_dtype(torch.float64)")
     Defaults.dtype = resolved
 
@@ -230,6 +231,19 @@ def arange(start: float, end: float | None = None, step: float = 1, requires_gra
     return _leaf(np.arange(start, end, step, dtype=dt) if count else np.empty(0, dtype=dt), requires_grad)
 
 
+def range_(start: float, end: float, step: float = 1, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """`torch.range`, deprecated but still in tutorials: like arange but the end is included, and floats by
+    default whatever the arguments (PyTorch's `torch.range(0, 3)` is `tensor([0., 1., 2., 3.])`)."""
+    from gradcli.engine.functions import number_arg
+    start, end, step = (number_arg(v, "range", name) for v, name in ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0 or not np.isfinite((float(end) - float(start)) / float(step)):
+        raise ArgumentError("range: step must be nonzero and the bounds finite", hint="e.g. torch.range(0, 1, 0.25)")
+    count = max(0, int(np.floor((float(end) - float(start)) / float(step))) + 1)
+    check_elements((count,), "range")
+    dt = resolve_dtype(dtype) or Defaults.dtype
+    return _leaf((start + np.arange(count) * step).astype(dt), requires_grad)
+
+
 def linspace(start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     if not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ArgumentError("linspace: steps must be a non-negative integer", hint="e.g. linspace(0, 1, 5) for five points")
@@ -386,11 +400,18 @@ def _count(shape: tuple[int, ...]) -> int:
 
 
 # -- constructors the census of tutorial code found missing (docs/coverage.md) --------------------------------
-def long_tensor(*data: Any) -> Tensor:
-    """`torch.LongTensor([...])`: int64 data, or `LongTensor(2, 3)` uninitialised (zeros here)."""
-    if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
-        return Tensor(data[0], dtype=np.int64)
-    return _filled(data, 0, np.int64, False)
+def _integer_tensor(dtype: type, name: str) -> Callable[..., Tensor]:
+    def make(*data: Any) -> Tensor:
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            return Tensor(data[0], dtype=dtype)
+        return _filled(data, 0, dtype, False)
+    make.__name__ = name
+    make.__doc__ = f"`torch.{name}([...])`: {np.dtype(dtype).name} data, or `{name}(2, 3)` uninitialised (zeros here)."
+    return make
+
+
+long_tensor = _integer_tensor(np.int64, "LongTensor")
+byte_tensor = _integer_tensor(np.uint8, "ByteTensor")
 
 
 def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

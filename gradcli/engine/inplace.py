@@ -128,6 +128,12 @@ def assign(t: Tensor, data: np.ndarray) -> None:
     _write(t, data, next(_sequence))
 
 
+def count_write(t: Tensor) -> None:
+    """An in-place change made outside `update` (squeeze_, unsqueeze_): a node that saved `t` refuses backward."""
+    _not_batched()
+    _count(t, t._data, next(_sequence))
+
+
 def _write(t: Tensor, data: np.ndarray, mark: int) -> None:
     if t._data.flags.writeable:
         np.copyto(t._data, data)

@@ -121,10 +121,20 @@ def bitwise_xor(a: Any, b: Any) -> Tensor:
     return bitwise("^", a, b)
 
 
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """|a - b| <= atol + rtol * |b|, elementwise, as PyTorch (and NumPy) define it: not symmetric in a and b."""
+    for name, value in (("input", a), ("other", b)):
+        if not isinstance(value, Tensor):
+            raise ArgumentError(f"isclose(): argument '{name}' must be Tensor, not {type(value).__name__}",
+                                hint="torch.isclose(x, torch.tensor(1.0)) compares with a number")
+    return _binary("isclose", lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=bool(equal_nan)), a, b)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "logical_not": logical_not, "logical_and": logical_and,
     "logical_or": logical_or, "logical_xor": logical_xor, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne,
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": invert,
+    "isclose": isclose,
 }
 """torch.NAME and, with the tensor first, tensor.NAME()."""

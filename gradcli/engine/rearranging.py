@@ -16,7 +16,7 @@ from gradcli.engine.functions.arguments import _dim, _tensor_arg
 from gradcli.engine.functions.shape import _along_key, _index_array, _sequence_arg
 
 from gradcli.engine.tensor import Tensor, _wrap, apply, check_elements
-from gradcli.errors import ArgumentError, NotAllowedError, ShapeError
+from gradcli.errors import ArgumentError, DtypeError, NotAllowedError, ShapeError
 
 
 def ravel(x: Any) -> Tensor:
@@ -166,7 +166,41 @@ def broadcast_to(x: Any, size: Any) -> Tensor:
         expand(_tensor_arg(x, "broadcast_to"), size)
 
 
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The index of each value's bucket among sorted `boundaries` (right=False: boundaries[i-1] < x <= boundaries[i]);
+    a count, so no gradient flows, as in PyTorch."""
+    edges = _tensor_arg(boundaries, "bucketize")
+    if edges.ndim != 1:
+        raise ShapeError("boundaries tensor must be 1 dimension, but got dim(" + str(edges.ndim) + ")",
+                         hint="bucketize takes one sorted list of boundaries")
+    values = input._data if isinstance(input, Tensor) else np.asarray(number_arg(input, "bucketize", "input"))
+    found = np.searchsorted(edges._data, values, side="right" if right else "left")
+    return _wrap(np.asarray(found, dtype=np.int32 if out_int32 else np.int64))
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:
+    """How often each non-negative integer occurs, or the sum of its weights (in the weights' dtype)."""
+    x = _tensor_arg(input, "bincount")
+    if x.dtype.kind == "f":
+        raise ArgumentError(f'"bincount_cpu" not implemented for \'{"Float" if x.dtype == np.float32 else "Double"}\'',
+                            hint="count integers: x.long().bincount()")
+    if x.ndim != 1 or x.dtype.kind not in "iu" or (x.numel() and x._data.min() < 0):
+        raise DtypeError("bincount only supports 1-d non-negative integral inputs.",
+                               hint="bincount counts the values 0, 1, 2, ... of a 1-D integer tensor")
+    length = max(int(number_arg(minlength, "bincount", "minlength", integer=True)),
+                 int(x._data.max()) + 1 if x.numel() else 0)
+    check_elements((length,), "bincount")
+    if weights is None:
+        return _wrap(np.bincount(x._data, minlength=length).astype(np.int64))
+    w = _tensor_arg(weights, "bincount")
+    if w.shape != x.shape:
+        raise ShapeError("weights should be 1-d and have the same length as input",
+                         hint=f"one weight per value: {x.numel()} of them")
+    return _wrap(np.bincount(x._data, weights=w._data, minlength=length).astype(w.dtype))
+
+
 NAMES = {"ravel": ravel, "repeat_interleave": repeat_interleave, "nonzero": nonzero, "hstack": hstack,
          "vstack": vstack, "row_stack": vstack, "index_add": index_add, "broadcast_to": broadcast_to, "unique": unique,
-         "argsort": argsort, "meshgrid": meshgrid, "all": all_, "any": any_}
-"""The torch functions this module adds (each also a Tensor method, hstack and vstack aside)."""
+         "argsort": argsort, "meshgrid": meshgrid, "all": all_, "any": any_, "bucketize": bucketize,
+         "bincount": bincount}
+"""The torch functions this module adds (each also a Tensor method, hstack, vstack and bucketize aside)."""

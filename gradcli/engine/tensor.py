@@ -907,6 +907,7 @@ from gradcli.engine import views as V  # noqa: E402  (the same, for the views op
 from gradcli.engine import logical as L  # noqa: E402  (the same, for masks)
 from gradcli.engine import rearranging as R  # noqa: E402  (the same, for the census's functions)
 from gradcli.engine import creation as C  # noqa: E402  (the same, for new_zeros and its kin)
+from gradcli.engine import storage as ST  # noqa: E402  (the same, for memory: strides, resize_)
 
 
 for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first

@@ -18,7 +18,8 @@ from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_i
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
 _TENSOR_TYPES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}
+                 "int32": "torch.IntTensor", "int16": "torch.ShortTensor", "int8": "torch.CharTensor",
+                 "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor"}
 """What `x.type()` answers, by dtype."""
 
 
@@ -594,6 +595,15 @@ class TensorMethods:
     def int(self) -> "Tensor":
         return self if self._data.dtype == np.int32 else T.F.to_dtype(self, np.int32)
 
+    def short(self) -> "Tensor":
+        return self if self._data.dtype == np.int16 else T.F.to_dtype(self, np.int16)
+
+    def char(self) -> "Tensor":
+        return self if self._data.dtype == np.int8 else T.F.to_dtype(self, np.int8)
+
+    def byte(self) -> "Tensor":
+        return self if self._data.dtype == np.uint8 else T.F.to_dtype(self, np.uint8)
+
     def bool(self) -> "Tensor":
         return self if self._data.dtype == np.bool_ else T.F.to_dtype(self, np.bool_)
 
@@ -607,3 +617,61 @@ class TensorMethods:
         if target is None:
             raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
         return self if self._data.dtype == target else T.F.to_dtype(self, target)
+
+    # -- memory and PyTorch's other spellings, which the census of tutorial code found (engine/storage.py) ----
+    name = None
+    """`x.name`: a tensor has no name unless named-tensor APIs give it one, which gradcli does not have."""
+    is_cuda = False
+
+    def element_size(self) -> int:
+        return T.ST.element_size(self)
+
+    def data_ptr(self) -> int:
+        return T.ST.data_ptr(self)
+
+    def stride(self, dim: int | None = None) -> Any:
+        return T.ST.stride(self, dim)
+
+    def resize(self, *sizes: Any) -> "Tensor":
+        return T.ST.resize(self, *sizes)
+
+    def resize_(self, *sizes: Any) -> "Tensor":
+        return T.ST.resize_(self, *sizes)
+
+    def resize_as_(self, other: Any) -> "Tensor":
+        return T.ST.resize_as_(self, other)
+
+    def squeeze_(self, dim: Any = None) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_")
+
+    def unsqueeze_(self, dim: int) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_")
+
+    def type_as(self, other: Any) -> "Tensor":
+        return self.type(T.F._tensor_arg(other, "type_as").dtype)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        """`x.select(1, 2)` is `x[:, 2]`, recorded as SelectBackward0."""
+        from gradcli.engine.functions.arguments import _dim
+        d = _dim(dim, self.ndim)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise ArgumentError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}",
+                                hint="x.select(dim, i) picks one index along dim")
+        if not -self.shape[d] <= index < self.shape[d]:
+            raise ArgumentError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                                f"dimension {dim}", hint=f"dimension {dim} has {self.shape[d]} entries")
+        return self[(slice(None),) * d + (int(index),)]
+
+    def bincount(self, weights: Any = None, minlength: int = 0) -> "Tensor":
+        return T.R.bincount(self, weights, minlength)
+
+    def subtract(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return self.sub(other, alpha=alpha)
+
+    def multiply(self, other: Any) -> "Tensor":
+        return self.mul(other)
+
+    @property
+    def real(self) -> "Tensor":
+        """A real tensor's real part is the tensor itself (gradcli has no complex dtype)."""
+        return self

@@ -75,7 +75,8 @@ PARAMETERS = WeakIds()
 """The tensors `nn.Parameter` made, by id: PyTorch prints a parameter as `Parameter containing:`."""
 
 UNINITIALIZED = WeakIds()
-"""A lazy module's parameters before its first call, which PyTorch prints as `<UninitializedParameter>`."""
+"""A lazy module's parameters and buffers before its first call, which PyTorch prints as `<UninitializedParameter>`
+and `<UninitializedBuffer>`."""
 
 
 def nonfinite_text(v: float) -> str | None:
@@ -166,7 +167,7 @@ def _body(arr: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) 
 
 def tensor_repr(t: "Tensor") -> str:
     if UNINITIALIZED and UNINITIALIZED.has(t):
-        return "<UninitializedParameter>"
+        return "<UninitializedParameter>" if PARAMETERS.has(t) else "<UninitializedBuffer>"
     arr = t._data
     o = PrintOptions
     threshold = o.threshold if o.threshold != math.inf else np.iinfo(np.int64).max

@@ -34,9 +34,9 @@ from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
 from gradcli.nn import utils as nn_utils
 from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
-                        transformer)
+                        parallel, transformer, volumes)
 from gradcli.lang import classes
-from gradcli.engine import devices as D
+from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
 from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
@@ -45,7 +45,7 @@ from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.lang import containers
+from gradcli.lang import containers, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.formatting import DtypeName, format_template
@@ -159,7 +159,7 @@ FUNCTIONS.update({
 })
 
 # Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
-FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor})
+FUNCTIONS.update({**REARRANGING.NAMES, "LongTensor": C.long_tensor, "ByteTensor": C.byte_tensor})
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
@@ -231,6 +231,11 @@ LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm":
 
 
 # -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------
+def _is_tensor(obj: Any) -> bool:
+    """`torch.is_tensor(obj)`: whether obj is a tensor (a Parameter is one)."""
+    return isinstance(obj, Tensor)
+
+
 def _constructor(cls: type) -> Callable[..., Any]:
     """A class as a program calls it (`nn.Linear(2, 3)`): a function, since calling types is refused."""
     def make(*args: Any, **kwargs: Any) -> Any:
@@ -250,7 +255,10 @@ NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
     "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
-    "kaiming_uniform_", "kaiming_normal_", "orthogonal_")})
+    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
+NN_INIT.members.update({name.rstrip("_"): NN_INIT.members[name] for name in (
+    "normal_", "constant_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "orthogonal_")})  # PyTorch's deprecated names without the underscore, which call the same initialisers
 NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
 OP_OF.update(nn_conv.OPS)
 NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
@@ -258,28 +266,28 @@ NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Param
                             "UninitializedParameter": nn.UninitializedParameter,
                             "Module": classes.MODULE, "utils": NN_UTILS,
                             **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping)
+_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping, volumes,
+                parallel)
 """The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
 for _family in _NN_FAMILIES:
     NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
     NN_FUNCTIONAL.members.update(getattr(_family, "FUNCTIONS", {}))
 
 
-class _TransformerClass:
-    """`nn.Transformer` as a program calls it, with the static method tutorials call on the class itself
-    (`nn.Transformer.generate_square_subsequent_mask(5)`)."""
-
-    program_attributes = frozenset({"generate_square_subsequent_mask"})
-    generate_square_subsequent_mask = staticmethod(transformer.generate_square_subsequent_mask)
-    __wrapped__ = transformer.Transformer
-    __name__ = __qualname__ = "Transformer"
-    __doc__ = transformer.Transformer.__doc__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return transformer.Transformer(*args, **kwargs)
+def _with_statics(cls: type, statics: tuple[str, ...]) -> Any:
+    """A class as a program calls it, with the static and class methods tutorials call on the class itself
+    (`nn.Transformer.generate_square_subsequent_mask(5)`, `nn.Embedding.from_pretrained(w)`): a class of
+    its own per wrapped class, since what a program may read is listed per class."""
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)
+    kind = type(cls.__name__, (), {"program_attributes": frozenset(statics), "__call__": call,
+                                   "__wrapped__": cls, "__doc__": cls.__doc__, "__name__": cls.__name__,
+                                   **{name: staticmethod(getattr(cls, name)) for name in statics}})
+    return kind()
 
 
-NN.members["Transformer"] = _TransformerClass()
+NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
+NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
 NN_UTILS_CLIP_GRAD = Namespace("torch.nn.utils.clip_grad", {name: getattr(nn_utils, name) for name in (
     "clip_grad_norm_", "clip_grad_value_")})
 NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
@@ -310,11 +318,15 @@ SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
-                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed})
+                                "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed,
+                                **CUDA_BUILD.NAMES})
 BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
-BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS})
+BACKENDS_CUDA = Namespace("torch.backends.cuda", {"matmul": CUDA_BUILD.MATMUL, "is_built": D.no_mps})
+BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS, "cudnn": CUDA_BUILD.CUDNN, "cuda": BACKENDS_CUDA})
+VERSION = Namespace("torch.version", {"cuda": None, "hip": None, "debug": False, "__version__": "2.13.0+cpu"})
 ACCELERATOR = Namespace("torch.accelerator", {"is_available": D.is_available, "device_count": D.device_count,
-                                              "current_accelerator": D.current_accelerator})
+                                              "current_accelerator": D.current_accelerator,
+                                              "set_device_index": CUDA_BUILD.no_accelerator})
 # torch's own switches: gradient modes, devices, defaults (functions of no op, not reachable as np.X)
 _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no_grad, "enable_grad": M.enable_grad, "set_grad_enabled": M.set_grad_enabled,
                "inference_mode": M.inference_mode, "is_grad_enabled": M.is_grad_enabled,
@@ -322,6 +334,12 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
+               "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
+               "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
+               "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
@@ -356,7 +374,7 @@ AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
 FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
 AUTOGRAD.members["forward_ad"] = FORWARD_AD
 DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch)
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
@@ -378,21 +396,24 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
+                                 "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
+MODULES.update(module_paths.paths(NN, DATA))
+MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "retains_grad", "device"})
+                               "ndim", "T", "retains_grad", "device", "name", "is_cuda", "real"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
     "pow", "clamp", "clip", "sum", "mean", "prod", "max", "min", "var", "std", "norm", "softmax",
     "log_softmax", "matmul", "mm", "dot", "t", "transpose", "permute", "reshape", "view", "flatten", "squeeze",
-    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "bool", "type", "all", "any", "add", "sub", "mul", "div",
+    "unsqueeze", "expand", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div",
     "true_divide", "floor_divide",
     "square", "logit", "polygamma", "round", "atan2", "arctan2",
     "hypot", "fmod", "remainder", "xlogy", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "dist",
@@ -416,7 +437,8 @@ TENSOR_METHODS |= {
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add", "index_add_", "ravel", "repeat_interleave",
                    "nonzero", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "broadcast_to", "unique", "argsort",
-                   "new"}  # the census's
+                   "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
+                   "subtract", "multiply", "bincount", "squeeze_", "unsqueeze_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})

@@ -157,6 +157,8 @@ _INDEX_ERRORS = ("Dimension out of range", "index ")
 _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
+_ASSERTION_ERRORS = ("Torch not compiled with CUDA enabled",)
+_ATTRIBUTE_ERRORS = ("module 'torch._C' has no attribute",)
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
 
 
@@ -170,6 +172,12 @@ def _python_name(exc: GradcliError) -> str:
         return "RuntimeError"
     if message.startswith(_FILE_ERRORS):
         return "FileNotFoundError"
+    if message.startswith('"') and "not implemented for '" in message:  # PyTorch's kernel missing for a dtype
+        return "NotImplementedError"
+    if message.startswith(_ASSERTION_ERRORS):
+        return "AssertionError"
+    if message.startswith(_ATTRIBUTE_ERRORS):
+        return "AttributeError"
     if isinstance(exc, (ShapeError, BackwardError, DtypeError)):
         return "RuntimeError"
     if isinstance(exc, NameLookupError):

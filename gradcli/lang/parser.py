@@ -24,7 +24,7 @@ from itertools import accumulate
 from typing import Callable
 
 from gradcli.errors import GradcliError, LimitError, NotAllowedError, ParseError
-from gradcli.lang import class_syntax, mangling
+from gradcli.lang import class_syntax, mangling, module_paths
 from gradcli.lang import stdlib
 from gradcli.source import BOM, position_of, split_lines
 from gradcli.source import span as span_of
@@ -41,6 +41,7 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
+                            "torch.backends.cudnn", "torch.backends.cuda", "torch.version",
                             "torch.utils.checkpoint",
                             "torch.optim.lr_scheduler",
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
@@ -49,11 +50,15 @@ _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
     "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
     "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent"))
 """The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
-_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | stdlib.NAMES
+_MODULE_PATHS = frozenset({"torch.nn.modules", "torch.nn.parameter", "torch.nn.parallel", "torch.utils.data.dataset",
+                           "torch.utils.data.dataloader"} | {f"torch.nn.modules.{f}" for f in module_paths.NN_MODULE_FILES})
+"""Where PyTorch defines its classes (`from torch.nn.modules.linear import Linear`): lang/module_paths.py."""
+_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | stdlib.NAMES
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",
-                                "set_detect_anomaly"})  # graph hooks, forward AD, anomaly detection
+                                "set_detect_anomaly", "device"})  # graph hooks, forward AD, anomaly detection,
+# torch.cuda.device (refused on entry, as PyTorch's CPU build refuses it)
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})
 ASSIGNABLE_HINT = ("only NAME.requires_grad, NAME.data and NAME.grad can be assigned, "

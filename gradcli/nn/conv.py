@@ -130,6 +130,11 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+           groups: int = 1) -> Tensor:
+    return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
 # -- pooling ----------------------------------------------------------------------------------------
 def _pool_geometry(nd: int, fn: str, kernel_size: Any, stride: Any, padding: Any
                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
@@ -158,7 +163,7 @@ def _ceil_padding(x: Tensor, kernel: tuple[int, ...], dilation: tuple[int, ...],
 
 
 def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-              ceil_mode: bool, return_indices: bool) -> Any:
+              ceil_mode: bool, return_indices: bool, node: str | None = None) -> Any:
     x, squeeze = _batched(input, nd, fn)
     if type(x) is BatchedTensor and not return_indices:  # inside vmap: every example's samples in one pooling
         out = folded(x, lambda t: _max_pool(nd, fn, t, kernel_size, stride, padding, dilation, ceil_mode, False))
@@ -172,8 +177,8 @@ def _max_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, paddi
     if ceil_mode:
         pads = _ceil_padding(x, kernel, dilation_, pads, strides)
     key = max_pool_at(x._data, kernel, dilation_, pads, strides)
-    out = _flattened(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides),
-                     nd, squeeze)
+    out = _flattened(apply(O.MAX_POOL, x, key=key, kernel=kernel, dilation=dilation_, padding=pads, stride=strides,
+                           name=node or _POOL_NODES[nd][0]), nd, squeeze)
     if not return_indices:
         return out
     # PyTorch's indices count within each (sample, channel) plane, row-major
@@ -194,6 +199,12 @@ def _flattened(out: Tensor, nd: int, squeeze: bool) -> Tensor:
     return _unbatched(F.squeeze(out, 2) if nd == 1 else out, squeeze)
 
 
+_POOL_NODES = {1: ("MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0"),
+               2: ("MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0"),
+               3: ("MaxPool3DWithIndicesBackward0", "AvgPool3DBackward0")}
+"""PyTorch's node of a pooling by its dimensions (a 1-D pooling runs as a 2-D one of height one)."""
+
+
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     return _max_pool(1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
@@ -202,6 +213,11 @@ def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    return _max_pool(3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def _max_unpool(nd: int, fn: str, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
@@ -290,7 +306,8 @@ def _avg_pool(nd: int, fn: str, input: Any, kernel_size: Any, stride: Any, paddi
     pads = _ceil_padding(x, kernel, ones, given, strides) if ceil_mode else given
     divisor = _avg_divisor(x, kernel, strides, given, pads, count_include_pad, divisor_override, fn)
     params = {} if divisor is None else {"divisor": divisor}
-    return _flattened(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides, **params), nd, squeeze)
+    return _flattened(apply(O.AVG_POOL, x, kernel=kernel, padding=pads, stride=strides, name=_POOL_NODES[nd][1],
+                            **params), nd, squeeze)
 
 
 def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
@@ -304,22 +321,46 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
                      divisor_override)
 
 
-def adaptive_avg_pool2d(input: Any, output_size: Any) -> Tensor:
-    """Windows of equal size when the input divides evenly into the output (PyTorch's windows then);
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: Any = None) -> Tensor:
+    return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _adaptive_kernel(x: Tensor, output_size: Any, fn: str) -> tuple[int, ...]:
+    """The window of an adaptive pooling when the input divides evenly into the output (PyTorch's windows then);
     otherwise refused, since PyTorch's uneven windows overlap and gradcli does not build them."""
-    x, squeeze = _batched(input, 2, "adaptive_avg_pool2d")
     sizes = output_size if isinstance(output_size, (list, tuple)) else (output_size, output_size)
-    target = tuple(x.shape[2 + i] if s is None else int(F.number_arg(s, "adaptive_avg_pool2d", "output_size",
-                                                                      integer=True)) for i, s in enumerate(sizes))
+    target = tuple(x.shape[2 + i] if s is None else int(F.number_arg(s, fn, "output_size", integer=True))
+                   for i, s in enumerate(sizes))
     if len(target) != 2 or any(t <= 0 or n % t for n, t in zip(x.shape[2:], target)):
-        raise ArgumentError(f"adaptive_avg_pool2d: output size {list(target)} does not divide the input size "
+        raise ArgumentError(f"{fn}: output size {list(target)} does not divide the input size "
                             f"{list(x.shape[2:])} evenly; gradcli supports only even windows",
                             hint="choose an output size that divides the input, e.g. (1, 1)")
-    if target == (1, 1):
+    return tuple(n // t for n, t in zip(x.shape[2:], target))
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Tensor:
+    x, squeeze = _batched(input, 2, "adaptive_avg_pool2d")
+    kernel = _adaptive_kernel(x, output_size, "adaptive_avg_pool2d")
+    if kernel == tuple(x.shape[2:]):
         return _unbatched(F.mean(x, dim=(-2, -1), keepdim=True), squeeze)
-    kernel = tuple(n // t for n, t in zip(x.shape[2:], target))
     out = apply(O.AVG_POOL, x, kernel=kernel, padding=((0, 0), (0, 0)), stride=kernel, name="AdaptiveAvgPool2DBackward0")
     return _unbatched(out, squeeze)
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Tensor:
+    """PyTorch's: the 2-D pooling of the input lifted to height one (its nodes too: Squeeze over Unsqueeze)."""
+    x, _ = _batched(input, 1, "adaptive_avg_pool1d")
+    size = output_size[0] if isinstance(output_size, (list, tuple)) and len(output_size) == 1 else output_size
+    return F.squeeze(adaptive_avg_pool2d(F.unsqueeze(input, -2), (1, size)), -2)
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    x, _ = _batched(input, 2, "adaptive_max_pool2d")
+    kernel = _adaptive_kernel(x, output_size, "adaptive_max_pool2d")
+    return _max_pool(2, "adaptive_max_pool2d", input, kernel, kernel, 0, 1, False, return_indices,
+                     node="AdaptiveMaxPool2DBackward0")
 
 
 # -- unfold / fold ------------------------------------------------------------------------------------
@@ -427,12 +468,14 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     return apply(O.INDEX, w, key=idx._data, name="EmbeddingBackward0")  # one row gather: PyTorch's node
 
 
-NAMES = ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
-         "adaptive_avg_pool2d", "unfold", "fold", "batch_norm", "dropout2d", "embedding")
+NAMES = ("conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+         "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "batch_norm", "dropout2d", "embedding")
 """The functions of this module a program can call as `F.X`."""
 
-OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "max_pool1d": O.MAX_POOL,
-                        "max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
+OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "conv3d": O.CONVOLUTION,
+                        "max_pool1d": O.MAX_POOL, "max_pool2d": O.MAX_POOL, "max_pool3d": O.MAX_POOL,
+                        "avg_pool3d": O.AVG_POOL, "adaptive_avg_pool1d": O.AVG_POOL,
+                        "adaptive_max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
                         "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
                         "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.BATCH_NORM,
                         "dropout2d": O.MUL, "embedding": O.INDEX}

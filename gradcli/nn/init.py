@@ -79,6 +79,55 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
         return tensor.normal_(mean, std, generator=generator)
 
 
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
+    """N(mean, std²) cut to [a, b], drawn as PyTorch 2.13 draws it, and so with its numbers: when the interval holds
+    over 0.3 of the mass, normal draws redrawn where they fall outside; otherwise uniform proposals on [a, b], each
+    kept when log U is at most its log density below the peak, the rejected ones proposed again."""
+    import numpy as np
+    from gradcli.engine.tensor import _wrap
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    def fresh(fill: str, *args: float) -> np.ndarray:
+        return getattr(_wrap(np.empty_like(tensor._data)), fill)(*args, generator=generator)._data
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        return ((x - mean) / std) ** 2 * -0.5 - log_peak
+
+    with _no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            low, high = (float(np.asarray(v, dtype=tensor.dtype)) for v in (a, b))
+            result = tensor.normal_(mean, std, generator=generator)._data.copy()
+            for _ in _rounds():
+                outside = (result < low) | (result > high)
+                if not outside.any():
+                    break
+                result = np.where(outside, fresh("normal_", mean, std), result)
+        else:
+            log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+            result = tensor.uniform_(a, b, generator=generator)._data.copy()
+            pending = np.log(fresh("uniform_")) > log_density(result)
+            for _ in _rounds():
+                if not pending.any():
+                    break
+                candidates = fresh("uniform_", a, b)
+                result = np.where(pending, candidates, result)
+                pending = np.where(pending, np.log(fresh("uniform_")) > log_density(candidates), pending)
+        tensor._data[...] = result
+        return tensor
+
+
+def _rounds() -> range:
+    """PyTorch redraws until every value is accepted; gradcli stops after as many rounds as no sensible interval
+    needs, with the reason, rather than spin on one that holds almost no probability."""
+    from gradcli.errors import ValueDomainError
+    yield from range(10_000)
+    raise ValueDomainError("trunc_normal_: 10,000 rounds of redrawing left values outside [a, b]: the interval holds "
+                           "almost none of N(mean, std²)", hint="widen [a, b] or move mean toward it")
+
+
 def constant_(tensor: Tensor, val: float) -> Tensor:
     with _no_grad():
         return tensor.fill_(val)

@@ -259,6 +259,24 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    functional = staticmethod(C.adaptive_avg_pool1d)
+
+    def forward(self, input: Any) -> Tensor:
+        return C.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
+    functional = staticmethod(C.adaptive_max_pool2d)
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Any) -> Tensor:
+        return C.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
 class _BatchNorm(Module):
     functional = staticmethod(C.batch_norm)
     dims: tuple[int, ...] = (2, 3)
@@ -348,6 +366,24 @@ class Embedding(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: Any = None,
+                        max_norm: Any = None) -> "Embedding":
+        """An embedding whose weight is a copy of `embeddings` (rows × dim), frozen unless freeze=False; no
+        random draw, as PyTorch's (which hands the weight to the constructor) makes none."""
+        weights = F._tensor_arg(embeddings, "from_pretrained")
+        if weights.ndim != 2:
+            raise ShapeError("Embeddings parameter is expected to be 2-dimensional",
+                             hint="from_pretrained takes a (num_embeddings, embedding_dim) matrix")
+        if padding_idx is not None or max_norm is not None:
+            raise ArgumentError("Embedding(): padding_idx and max_norm are not supported by gradcli",
+                                hint="nn.Embedding.from_pretrained(weights, freeze=...)")
+        module = cls.__new__(cls)
+        Module.__init__(module)
+        module.num_embeddings, module.embedding_dim = weights.shape
+        module._parameters["weight"] = Parameter(_wrap(weights._data.copy()), requires_grad=not freeze)
+        return module
 
 
 class Unflatten(Module):
@@ -569,7 +605,7 @@ CosineEmbeddingLoss = _module("CosineEmbeddingLoss", NF.cosine_embedding_loss, {
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     Conv1d, Conv2d, LazyConv1d, LazyConv2d, LazyLinear, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, AvgPool2d,
-    AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding, Unflatten, ModuleList, ModuleDict,
+    AdaptiveAvgPool2d, AdaptiveAvgPool1d, AdaptiveMaxPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding, Unflatten, ModuleList, ModuleDict,
     ParameterList, ParameterDict,
     CosineEmbeddingLoss)}
 """The module classes of this file, by their `torch.nn` name."""
@@ -579,7 +615,7 @@ MEMBERS: dict[type, frozenset] = {
         "weight", "bias", "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups"})),
     **dict.fromkeys((MaxPool1d, MaxPool2d, AvgPool2d, MaxUnpool1d, MaxUnpool2d),
                     frozenset({"kernel_size", "stride", "padding"})),
-    AdaptiveAvgPool2d: frozenset({"output_size"}),
+    **dict.fromkeys((AdaptiveAvgPool2d, AdaptiveAvgPool1d, AdaptiveMaxPool2d), frozenset({"output_size"})),
     **dict.fromkeys((BatchNorm1d, BatchNorm2d), frozenset({"weight", "bias", "running_mean", "running_var",
                                                             "num_batches_tracked", "num_features", "eps",
                                                             "momentum"})),

@@ -26,6 +26,7 @@ from gradcli.lang.interpreter import Hooks, Interpreter
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
 from gradcli.lang.parser import parse_program
 from gradcli.lang.specs import check_name, make_leaf, read_spec, split_assignment
+from gradcli.engine import cuda
 from gradcli.engine.anomaly import AnomalyMode
 from gradcli.engine.tensor import Anomaly, Limits, Node, Observe, Tensor
 
@@ -63,6 +64,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     such warning, skip the per-op test (about 8% of a training loop)."""
     saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
     printing, detecting = PrintOptions.saved(), (AnomalyMode.enabled, AnomalyMode.check_nan)
+    switches = cuda.saved()
     AnomalyMode.enabled, AnomalyMode.check_nan = False, True  # a program starts without anomaly detection
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
@@ -80,6 +82,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
         AnomalyMode.enabled, AnomalyMode.check_nan = detecting
         Observe.refresh()
         PrintOptions.restore(printing)
+        cuda.restore(switches)
 
 
 @dataclass

@@ -17,10 +17,16 @@ def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool
     return ns.reshape(g, reduced_shape(x.shape, dim))
 
 
+def _accumulator(x: np.ndarray) -> Any:
+    """PyTorch sums and multiplies every integer and bool type in int64; NumPy does too, except an unsigned
+    type, which it accumulates in uint64 (a uint8 image's sum)."""
+    return np.int64 if x.dtype.kind == "u" else None
+
+
 def _sum_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
     """`np.add.reduce` is what `np.sum` calls (same numbers, same integer upcast) minus two Python
     wrappers: sums and norms run every iteration of a training loop."""
-    return np.add.reduce(x, axis=dim, keepdims=keepdim)
+    return np.add.reduce(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x))
 
 
 def _mean_forward(x: np.ndarray, dim: tuple[int, ...] | None = None, keepdim: bool = False) -> np.ndarray:
@@ -153,7 +159,7 @@ MEAN = Op(name="mean", node="MeanBackward1", forward=_mean_forward,
 MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)")
 MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)")
 PROD = Op(name="prod", node="ProdBackward1", forward=lambda x, dim=None,
-          keepdim=False: np.prod(x, axis=dim, keepdims=keepdim),
+          keepdim=False: np.prod(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x)),
           vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
           sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mul_all, x, dim, keepdim))
 VAR = Op(name="var", node="VarBackward0", forward=_var_forward, vjps=(_var_vjp,),
@@ -227,11 +233,11 @@ MEDIAN = Op(name="median", node="MedianBackward0", forward=lambda x, at: x.resha
             vjps=(lambda ns, g, o, x, at: _share_vjp(ns, g, o, x),),
             jvp=transposed_jvp, rule="∂median(x)/∂xᵢ = [xᵢ is the median] (ties share evenly)", saves=("xo",),
             nests=False, sym=lambda S, x, at: S.as_array(x.reshape(-1)[at]), kink=lambda K, x, at: K.median_kink(x, at))
-CUMSUM = Op(name="cumsum", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim),
+CUMSUM = Op(name="cumsum", node="CumsumBackward0", forward=lambda x, dim: np.cumsum(x, axis=dim, dtype=_accumulator(x)),
             vjps=(lambda ns, g, o, x, dim: _reverse_cumsum(ns, g, dim),),
             jvp=linear_jvp, rule="∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = [k ≤ i]: the gradient summed from the end",
             nests=False, sym=lambda S, x, dim: S.along(S.cumsum_1d, x, dim))
-CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim),
+CUMPROD = Op(name="cumprod", node="CumprodBackward0", forward=lambda x, dim: np.cumprod(x, axis=dim, dtype=_accumulator(x)),
              vjps=(_cumprod_vjp,), jvp=transposed_jvp, rule="∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for k ≤ i", saves=("xo",),
              nests=False, sym=lambda S, x, dim: S.along(S.cumprod_1d, x, dim))
 

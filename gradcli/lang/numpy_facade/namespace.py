@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.errors import NotAllowedError
+from gradcli.errors import NotAllowedError, ValueDomainError
 from gradcli.lang import type_tests
 from gradcli.lang.namespace import Namespace
-from gradcli.lang.numpy_facade import allowlist, dispatch
+from gradcli.lang.numpy_facade import allowlist, dispatch, index_tricks
 from gradcli.lang.stdlib.runtime import RESETS
 
 
@@ -26,6 +26,36 @@ for _name, _stand_in in _SCALARS.items():
         type_tests.register(_stand_in, np.dtype(_name).type.__name__, (np.dtype(_name).type,), "numpy")
 
 _PRINT_DEFAULTS = np.get_printoptions()
+
+
+class _FloatInfo:
+    """`np.finfo(np.float32)`: NumPy's figures for a float type (eps, max, min, tiny, ...), printed as NumPy does."""
+
+    program_attributes = frozenset({"bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype",
+                                    "precision"})
+    program_str = True  # print() shows NumPy's table, as str() of NumPy's finfo does
+
+    def __init__(self, dtype: Any) -> None:
+        info = np.finfo(dtype)
+        self._text, self._str = repr(info), str(info)
+        for name in self.program_attributes - {"dtype"}:
+            setattr(self, name, dispatch.outward(getattr(info, name), "np.finfo"))
+        self.dtype = dispatch.DtypeText(info.dtype.name)
+
+    def __repr__(self) -> str:
+        return self._text
+
+    def __str__(self) -> str:
+        return self._str
+
+
+def _finfo(dtype: Any = float) -> _FloatInfo:
+    where = "np.finfo"
+    value = dispatch.inward(dtype, where)
+    try:
+        return _FloatInfo(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueDomainError(f"{where}: {exc}", hint="np.finfo(np.float32) or np.finfo(np.float64)") from None
 
 
 def _set_printoptions(*args: Any, **kwargs: Any) -> None:
@@ -48,7 +78,8 @@ NUMPY = Namespace("numpy", {
     **{name: dispatch.function(f"np.{name}", getattr(np, name)) for name in sorted(allowlist.FUNCTIONS)},
     **_SCALARS,
     **{name: getattr(np, name) for name in allowlist.CONSTANTS},
-    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG,
+    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG, "finfo": _finfo,
+    **index_tricks.NAMES,
 })
 """`np`: the random module joins it where the standard modules are made (`builtins`)."""
 

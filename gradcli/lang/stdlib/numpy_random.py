@@ -26,21 +26,45 @@ def _drawing(where: str, method: Callable[..., Any]) -> Callable[..., Any]:
     return draw
 
 
-class Generator:
-    """`np.random.default_rng(seed)`: NumPy's PCG64 generator, its listed methods by name."""
+class _Drawer:
+    """A NumPy generator object of the program's own: its listed methods by name, each drawing through the
+    facade's dispatcher. `Generator` and `RandomState` differ in the NumPy class and the list."""
 
-    program_attributes = allowlist.GENERATOR_METHODS
+    methods: frozenset[str] = frozenset()
+    program_attributes: frozenset[str] = frozenset()
+    bits = ""
 
-    def __init__(self, seed: Any = None) -> None:
-        self._rng = np.random.default_rng(seed)
+    def __init__(self, rng: Any) -> None:
+        self._rng = rng
 
     def __getattr__(self, name: str) -> Any:
-        if name not in allowlist.GENERATOR_METHODS:
+        if name not in type(self).methods:
             raise AttributeError(name)
-        return _drawing(f"Generator.{name}", getattr(self._rng, name))
+        return _drawing(f"{type(self).__name__}.{name}", getattr(self._rng, name))
 
     def __repr__(self) -> str:
-        return "Generator(PCG64)"
+        return f"{type(self).__name__}({type(self).bits})"
+
+
+class Generator(_Drawer):
+    """`np.random.default_rng(seed)`: NumPy's PCG64 generator."""
+
+    methods = program_attributes = allowlist.GENERATOR_METHODS
+    bits = "PCG64"
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(np.random.default_rng(seed))
+
+
+class RandomState(_Drawer):
+    """`np.random.RandomState(seed)`: NumPy's legacy Mersenne Twister, its own stream (the same numbers NumPy's
+    gives for the seed), apart from the module-level functions' shared one."""
+
+    methods = program_attributes = allowlist.RANDOM_LEGACY
+    bits = "MT19937"
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(np.random.RandomState(seed))
 
 
 _STATE = np.random.RandomState()
@@ -53,13 +77,17 @@ def _reset() -> None:
 RESETS.append(_reset)
 
 
-def _default_rng(seed: Any = None) -> Generator:
-    try:
-        return Generator(dispatch.inward(seed, "np.random.default_rng"))
-    except (ValueError, TypeError) as exc:
-        raise ArgumentError(f"np.random.default_rng: {exc}") from None
+def _seeded(kind: type[_Drawer], where: str) -> Callable[..., _Drawer]:
+    def make(seed: Any = None) -> _Drawer:
+        try:
+            return kind(dispatch.inward(seed, where))
+        except (ValueError, TypeError) as exc:
+            raise ArgumentError(f"{where}: {exc}") from None
+    make.__name__ = where.rsplit(".", 1)[-1]
+    return make
 
 
 NUMPY_RANDOM = Namespace("numpy.random", {
     **{name: _drawing(f"np.random.{name}", getattr(_STATE, name)) for name in sorted(allowlist.RANDOM_LEGACY)},
-    "default_rng": _default_rng})
+    "default_rng": _seeded(Generator, "np.random.default_rng"),
+    "RandomState": _seeded(RandomState, "np.random.RandomState")})
