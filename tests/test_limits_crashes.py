@@ -93,3 +93,51 @@ def test_a_case_mapping_that_triples_a_string_meets_the_string_limit():
         run("s = '\\ufb03' * 900000\nt = s.upper()")
     assert caught.value.message == "a string would have 2,700,000 characters, over the limit of 1,000,000"
     assert run("print('\\ufb03'.upper(), 'ab'.title())").printed == ["FFI Ab"]
+
+
+# -- a Python exception becomes the program's only when Python itself raised it for the call (issue 35) ----
+
+PYTHONS_OWN = [
+    "random.uniform(0, 's')",  # raised inside the standard module
+    "'abc'.index('z')",  # a C method the call reached through a facade
+    "[].pop()",
+    "{}['k']",
+    "[1, 2].index(3)",
+]
+
+
+@pytest.mark.parametrize("call", PYTHONS_OWN)
+def test_what_python_raises_for_a_builtins_call_is_the_programs_to_catch(call):
+    source = f"import math, random\ntry:\n    {call}\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
+    assert run(source).printed == cpython(source)
+
+
+@pytest.mark.parametrize("kind", [ValueError, TypeError, IndexError, KeyError])
+def test_a_python_exception_out_of_gradcls_own_code_stays_an_internal_error(cli, monkeypatch, kind):
+    """A bug in the engine (here: its estimate raising) must not become the program's exception, catchable
+    and reported as the user's mistake (exit 2); it is an internal error (exit 3) that asks for a report."""
+    from gradcli.engine import budget
+
+    def broken(seconds: float, what: str) -> None:
+        raise kind("a bug in gradcli")
+    monkeypatch.setattr(budget, "spend", broken)
+    result = cli("eval", "try:\n    y = torch.matmul(x, x)\nexcept Exception:\n    print('caught')\nout = x.sum()",
+                 "x=ones(2,2)")
+    assert result.exit_code == 3
+    assert "caught" not in result.stdout
+    assert f"internal error in gradcli: {kind.__name__}:" in result.stderr
+    assert "this is a bug; rerun with --debug for the traceback and please report it" in " ".join(result.stderr.split())
+
+
+def test_a_facades_own_raise_of_a_python_type_is_an_internal_error():
+    """Facades raise the program's exceptions with `raise_python`; a bare `raise ValueError` there is a bug."""
+    from gradcli.lang.exceptions import builtins_own
+    import gradcli.lang.python_builtins as facade
+    namespace: dict = {}
+    exec(compile("def broken():\n    raise ValueError('a bug')\ndef fine(s):\n    return int(s)\n",
+                 facade.__file__, "exec"), namespace)
+    for func, args, own in [(namespace["broken"], (), False), (namespace["fine"], ("x",), True)]:
+        try:
+            func(*args)
+        except ValueError as exc:
+            assert builtins_own(exc) is own

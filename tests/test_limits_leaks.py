@@ -20,6 +20,8 @@ from tests.language_helpers import cpython, run
     ("class A:\n    @classmethod\n    def make(cls): pass\nprint(A.make)",
      "<bound method A.make of <class '__main__.A'>>"),
     ("import torch\nprint(torch.sin, torch)", "<built-in function sin> <module 'torch'>"),
+    ("import pprint\nprint(pprint.PrettyPrinter())", "<pprint.PrettyPrinter object>"),
+    ("import torch\nprint(torch.nn.Linear(2, 2).parameters())", "<generator object Module.parameters>"),
 ])
 def test_modules_functions_and_objects_print_as_their_kind(source, shown):
     assert run(source).printed == [shown]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from gradcli.engine import budget
 from gradcli.engine.backward import run_backward, vector_jacobian_rows
 from gradcli.errors import ArgumentError, BackwardError, ShapeError
 from gradcli.engine.tensor import VMAP_LEVELS, Tensor, _wrap, check_elements
@@ -144,6 +145,7 @@ def jacobian_of(output: Tensor, inputs: Sequence[Tensor], names: Sequence[str] |
     if not output.requires_grad:
         return blocks
     n = output.numel()
+    budget.refuse_backward([output._node], f"the Jacobian's {n:,} backward passes", n)
     rows = [block.reshape((n,) + block.shape[output.ndim:]) for block in blocks]
     unit = np.zeros(output.shape, dtype=output.dtype)
     flat = unit.reshape(-1)

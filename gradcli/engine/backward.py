@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from gradcli.engine import budget
 from gradcli.engine import ops as O
 from gradcli.engine.anomaly import AnomalyMode, watched
 from gradcli.errors import BackwardError
@@ -88,6 +89,7 @@ def run_backward(outputs: Sequence[Tensor], gradients: Sequence[Any], retain_gra
     wanted = _wanted(inputs) if inputs is not None else None
     found: list[Any] = [None] * len(inputs) if inputs is not None else []
 
+    budget.refuse_backward([out._node for out, _ in roots if out._node is not None])
     previous = GradMode.enabled
     GradMode.enabled = create_graph
     ns = _tensor_namespace() if create_graph else O.NUMPY

@@ -15,8 +15,9 @@ it three things keep it within bounds, from the cheapest to the bluntest:
 Memory is the growth of the resident set since the command began: tensors, arrays, containers,
 strings and saved copies together, whoever holds them.
 
-The interpreter's own budget (steps, calls, its clock between statements) lives in `lang/limits.py`;
-its running budgets are `PROGRAMS`, so that an estimate here also answers to a program's deadline.
+The interpreter's own budget (steps, calls) lives in `lang/limits.py`; its clock between statements reads
+this one deadline, so every phase of a command (each program a plot sweeps, printing, drawing) stops at
+the same moment. The programs running now are `PROGRAMS`, so that a deadline met inside one names its loop.
 """
 from __future__ import annotations
 
@@ -39,26 +40,34 @@ FLOPS = 2e10
 STEPS = 2e8
 """Simple steps a second (a comparison of a sort, a term of an unoptimized einsum), a few times what this machine
 measures: optimistic on purpose, so an estimate refuses only work that surely cannot finish."""
+RETRIP = 1.0
+"""Seconds the timer waits after raising a limit before raising it again: a signal handler's exception raised
+inside a finalizer or a weakref callback is ignored by Python, and the command must not run on unbounded."""
 LARGE = 1 << 20
 """Allocations below a mebibyte are not worth reading the resident set for; the timer sees them add up."""
-
-PROGRAMS: list[Any] = []
-"""The programs running now (lang's `Budget`, innermost last); each has a `deadline` on the monotonic clock."""
-
 
 class _Command:
     """What `limited` set: the command's deadline and memory cap, and its resident set when it began."""
 
+    open = False
+    """Whether a command's budget is open (`limited`): a program run outside one opens its own (`program_clock`)."""
     timeout: float | None = None
     deadline = math.inf
     max_memory: int | None = None
     baseline = 0
-    tripped = False
+    tripped = -math.inf
+    """When the timer last raised a limit: it stays quiet for `RETRIP` seconds while the error ends the command."""
+    recorded = 0.0
+    """Seconds of VJP work recorded on the graph's nodes since the command began (`record_cost`)."""
     pauses = 0
     """Checking stretches open now (`pause`): their time is not the command's, and the timer does not read the clock."""
 
 
 COMMAND = _Command()
+
+PROGRAMS: list[Any] = []
+"""The programs running now (lang's `Budget`, innermost last): each has `over_time()`, the limit located at
+the loop it was running."""
 
 WATCHDOG: list[int] = []
 """The pipe to the process that watches this one from outside (`commands/watchdog.py`), when there is one."""
@@ -79,7 +88,8 @@ def _tell_watchdog() -> None:
 def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Iterator[None]:
     """The command's budget: `timeout` seconds of wall clock and `max_memory` bytes more than it holds now."""
     saved = dict(vars(COMMAND))
-    COMMAND.timeout, COMMAND.max_memory, COMMAND.tripped = timeout, max_memory, False
+    COMMAND.open, COMMAND.timeout, COMMAND.max_memory, COMMAND.tripped = True, timeout, max_memory, -math.inf
+    COMMAND.recorded = 0.0
     COMMAND.deadline = time.monotonic() + timeout if timeout is not None else math.inf
     COMMAND.baseline = resident()
     timer = _arm()
@@ -93,25 +103,41 @@ def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) 
         _tell_watchdog()
 
 
+@contextlib.contextmanager
+def program_clock(timeout: float | None) -> Iterator[None]:
+    """A program's deadline is its command's; a program run on its own (a library call of `evaluate`) is a
+    command of its own, its timeout the whole budget (without a memory cap: that is the command line's)."""
+    if COMMAND.open or timeout is None:
+        yield
+        return
+    with limited(timeout, None):
+        yield
+
+
 def _arm() -> Any:
-    """The timer, on the main thread only (where Python runs signal handlers); the handler it replaces."""
+    """The timer, on the main thread only (where Python runs signal handlers); what it replaces: the handler,
+    the interval timer that was set (a host's own alarm: pytest-timeout's, a kernel's) and when it was taken."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return None
-    previous = signal.signal(signal.SIGALRM, _on_timer)
-    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
-    return previous
+    handler = signal.signal(signal.SIGALRM, _on_timer)
+    delay, interval = signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    return handler, delay, interval, time.monotonic()
 
 
 def _disarm(previous: Any) -> None:
+    """The host's handler and alarm back, the alarm less the time the command took (at once if it is due)."""
     if previous is not None:
+        handler, delay, interval, taken = previous
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, handler)
+        if delay > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(delay - (time.monotonic() - taken), 1e-6), interval)
 
 
 def _on_timer(signum: int, frame: Any) -> None:
-    if COMMAND.tripped:
+    if time.monotonic() < COMMAND.tripped + RETRIP:
         return
-    if COMMAND.pauses <= 0 and time.monotonic() > COMMAND.deadline:
+    if COMMAND.pauses <= 0 and time.monotonic() > COMMAND.deadline + TICK / 2:  # a program's own clock first
         raise _trip(over_time())
     if COMMAND.max_memory is not None and used() > COMMAND.max_memory:
         raise _trip(over_memory(0, "the program with its values"))
@@ -119,25 +145,40 @@ def _on_timer(signum: int, frame: Any) -> None:
 
 def pause(sign: int, moved: float = 0.0) -> None:
     """A checking stretch opens (`sign` 1; -1 for the program's own backward inside it), or one closes (the
-    opposite sign) and the deadline moves by `moved` seconds.
-
-    Proving a backward call with SymPy is bounded by the check's own sub-budgets, not by the command's clock: the
-    deadline moves on by as long as the stretch took, as the program's does (lang's `Budget.paused`)."""
+    opposite sign) and the deadline moves by `moved` seconds (`Checking`)."""
     COMMAND.pauses += sign
     COMMAND.deadline += moved
     _tell_watchdog()
 
 
+class Checking:
+    """Proving a backward call with SymPy is bounded by the check's own sub-budgets, not by the command's
+    clock: the deadline moves on by as long as the stretch took (`Checking(1)`), except for the program's own
+    work inside it (`Checking(-1)`, the backward a hook runs), which counts again. A class, not a generator,
+    since one is made around every backward call of a training loop."""
+
+    __slots__ = ("sign", "began")
+
+    def __init__(self, sign: int) -> None:
+        self.sign = sign
+
+    def __enter__(self) -> None:
+        self.began = time.monotonic()
+        pause(self.sign)
+
+    def __exit__(self, *exc: object) -> None:
+        pause(-self.sign, self.sign * (time.monotonic() - self.began))
+
+
 def _trip(error: LimitError) -> LimitError:
-    """The first limit the timer finds ends the command; the timer stays quiet while the error is shown."""
-    COMMAND.tripped = True
+    """The first limit the timer finds ends the command; the timer stays quiet while it does."""
+    COMMAND.tripped = time.monotonic()
     return error
 
 
 def remaining() -> float:
-    """Seconds left before the command's or the running program's deadline, whichever comes first."""
-    deadline = min(COMMAND.deadline, PROGRAMS[-1].deadline) if PROGRAMS else COMMAND.deadline
-    return deadline - time.monotonic()
+    """Seconds left before the command's deadline."""
+    return COMMAND.deadline - time.monotonic()
 
 
 def spend(seconds: float, what: str) -> None:
@@ -148,6 +189,30 @@ def spend(seconds: float, what: str) -> None:
     if seconds > left:
         raise LimitError(f"{what} would take about {_duration(seconds)} here, more than the {_duration(left)} left "
                          "of the time limit", hint="use smaller tensors, or raise the limit with --timeout SECONDS")
+
+
+def record_cost(node: Any, seconds: float) -> None:
+    """A recorded node's VJPs are estimated at `seconds`: backward sums what it would run (`refuse_backward`)."""
+    node.cost = seconds
+    COMMAND.recorded += seconds
+
+
+def refuse_backward(roots: list, what: str = "backward", times: int = 1) -> None:
+    """Refuse `times` backward passes from the nodes `roots` whose VJPs cannot finish in the time left, before
+    they start: the costs recorded at forward of every node a pass would run, summed (a node is counted once,
+    however many paths reach it). The graph is walked only when all the work recorded in the command would not
+    fit."""
+    if COMMAND.recorded * times <= remaining():
+        return
+    total, seen, stack = 0.0, set(), list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        total += getattr(node, "cost", 0.0)
+        stack.extend(x for x in node.inputs if type(x) is type(node))
+    spend(total * times, what)
 
 
 def reserve(nbytes: int, what: str) -> None:
@@ -162,7 +227,8 @@ def used() -> int:
 
 
 def over_time() -> LimitError:
-    if COMMAND.timeout is None or PROGRAMS and PROGRAMS[-1].deadline < COMMAND.deadline:
+    """The deadline has passed: said at the running program's loop, or of the whole command."""
+    if PROGRAMS:
         return PROGRAMS[-1].over_time()
     return LimitError(f"the run took more than {COMMAND.timeout:g} seconds (the program, printing, drawing and "
                       "checking together)", hint="raise the limit with --timeout SECONDS")

@@ -127,6 +127,10 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
         if not isinstance(value, Tensor):
             raise ArgumentError(f"isclose(): argument '{name}' must be Tensor, not {type(value).__name__}",
                                 hint="torch.isclose(x, torch.tensor(1.0)) compares with a number")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ArgumentError(f"isclose(): argument '{name}' must be float, not {type(value).__name__}",
+                                hint="e.g. torch.isclose(x, y, rtol=1e-5, atol=1e-8)")
     return _binary("isclose", lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=bool(equal_nan)), a, b)
 
 

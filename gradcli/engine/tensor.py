@@ -69,11 +69,13 @@ class Node:
     collector to track. `saved_out` is the output array when a VJP reads it: an array, never the
     output Tensor, which would own its node in a reference cycle. `saved` is RELEASED when the
     VJPs read nothing at all, and None (with `saved_out`) once a backward without `retain_graph`
-    has freed it.
+    has freed it. `cost`, set only on the nodes of ops that estimate their time (matmul, einsum, a
+    factorization...), is the seconds their VJPs will take (about the forward's work per input that
+    needs grad), which backward sums before it starts (`budget.refuse_backward`).
     """
 
     __slots__ = ("op", "name", "inputs", "needs", "params", "saved", "saved_out", "shape", "dtype", "seq",
-                 "retained", "__weakref__")
+                 "retained", "cost", "__weakref__")
 
     @property
     def ndim(self) -> int:
@@ -291,8 +293,10 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         arrays = (x._data,) if type(x) is Tensor else inputs
     else:
         arrays = tuple([x._data if type(x) is Tensor else x for x in inputs])
+    seconds = 0.0
     if op.cost is not None:
-        budget.spend(op.cost(*arrays, **params), op.name)
+        seconds = op.cost(*arrays, **params)
+        budget.spend(seconds, op.name)
     if arrays and type(arrays[0]) is np.ndarray and arrays[0].nbytes >= budget.LARGE:
         budget.reserve(arrays[0].nbytes, f"the result of {op.name}")
     try:
@@ -317,6 +321,8 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             structure = tuple([x._node or x if type(x) is Tensor else x for x in inputs])
             t._node = record(op, name or op.node, structure, mask, params or _NO_PARAMS, op.plan(mask), arrays, out)
             t.requires_grad = True
+            if seconds:
+                budget.record_cost(t._node, seconds * len(t._node.needs))
     if out.base is not None and inputs and type(inputs[0]) is Tensor:
         V.record(t, inputs[0], op, params, name)
     if INFERENCE or InferenceMode.enabled:

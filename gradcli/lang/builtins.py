@@ -517,12 +517,25 @@ def _list_pop(values: list, where: int = -1) -> Any:
 
 
 def _position(values: list | str, value: Any, *bounds: int) -> int:
+    """`index`: a string's is Python's; a list's compares within one budget of items (`operators.position`)."""
     from gradcli.lang.exceptions import raise_python
-    try:
-        return values.index(value, *bounds)
-    except ValueError:
-        raise_python("ValueError", f"{value!r} is not in list" if isinstance(values, list) else "substring not found")
-    return -1
+    from gradcli.lang.formatting import to_repr
+    from gradcli.lang.operators import position
+    if isinstance(values, str):
+        try:
+            return values.index(value, *bounds)
+        except ValueError:
+            raise_python("ValueError", "substring not found")
+    window = slice(*bounds, None) if len(bounds) < 2 else slice(*bounds)
+    found = position(values, value, *window.indices(len(values))[:2])
+    if found is None:
+        raise_python("ValueError", f"{to_repr(value)} is not in list")
+    return found
+
+
+def _list_count(values: list, value: Any) -> int:
+    from gradcli.lang.operators import count
+    return count(values, value)
 
 
 def _list_remove(values: list, value: Any) -> None:
@@ -573,7 +586,7 @@ SEQUENCE_METHODS: dict[type, dict[str, Callable[..., Any]]] = {
           "center": _padded(str.center), "ljust": _padded(str.ljust), "rjust": _padded(str.rjust),
           "zfill": _padded(str.zfill)},
     list: {"append": _append, "extend": _extend, "insert": _insert, "pop": _list_pop, "index": _position,
-           "count": list.count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
+           "count": _list_count, "remove": _list_remove, "reverse": list.reverse, "sort": _sort, "copy": list.copy,
            "clear": list.clear},
     dict: containers.DICT_METHODS,
     collections.defaultdict: containers.DICT_METHODS,  # an optimizer's `state`

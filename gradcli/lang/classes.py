@@ -24,7 +24,8 @@ from gradcli.engine import function as AF
 from gradcli.data import loading as data
 from gradcli.nn import modules as nn
 from gradcli.optim import optimizers as optim
-from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
+from gradcli.errors import ArgumentError, LimitError, NameLookupError, NotAllowedError
+from gradcli.lang.limits import MAX_MRO
 from gradcli.lang import own_names
 from gradcli.lang.class_syntax import SPECIAL_METHODS, is_private
 from gradcli.lang.objects import Instance
@@ -231,9 +232,9 @@ def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, 
     """The class a `class` statement defines, from its evaluated bases and body."""
     py_bases: list[type] = []
     program_bases: list[ProgramType] = []
-    written = [ast.get_source_segment(interpreter.source, b) or "" for b in node.bases] if node is not None else []
     for k, base in enumerate(bases or [OBJECT]):
         if not isinstance(base, (UserClass, BaseClass)):
+            written = [ast.get_source_segment(interpreter.source, b) or "" for b in node.bases] if node else []
             what = f"'{written[k]}'" if k < len(written) and written[k] else _described(base)
             raise NotAllowedError(f"cannot subclass {what}",
                                   hint="a class may derive from object, nn.Module, torch.autograd.Function, "
@@ -242,6 +243,11 @@ def make_class(interpreter: Any, name: str, bases: list[Any], values: dict[str, 
         program_bases.append(base)
         if base is not OBJECT:
             py_bases.append(base.pytype)
+    depth = 1 + max((len(b.__mro__) - (Instance in b.__mro__) for b in py_bases), default=1)  # as Python counts
+    if depth > MAX_MRO:
+        raise LimitError(f"class {name} would have {depth:,} classes in its method resolution order, over the limit "
+                         f"of {MAX_MRO:,}", hint="a chain of subclasses this deep costs Python work for each new "
+                                                 "one; derive from fewer classes")
     if not any(issubclass(b, Instance) for b in py_bases):
         py_bases.insert(0, Instance)
     inherited = frozenset().union(*(b.own for b in program_bases if isinstance(b, UserClass)))

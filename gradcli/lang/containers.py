@@ -13,19 +13,31 @@ from typing import Any, Callable
 from gradcli.lang.dict_views import ItemsView, KeysView, ValuesView
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.iteration import items
-from gradcli.lang.limits import check_list
+from gradcli.errors import LimitError
+from gradcli.lang.limits import MAX_KEY_PARTS, check_list
 from gradcli.lang.objects import Instance
 
 
 def hashable(key: Any) -> Any:
-    """A key a dict or set can hold; a list, dict or set is the program's TypeError, as in Python."""
-    if isinstance(key, (list, dict, set)):
-        raise_python("TypeError", f"unhashable type: '{type(key).__name__}'")
-    if isinstance(key, tuple):
-        for part in key:
-            hashable(part)
-    if isinstance(key, Instance) and type(key).__hash__ is None:  # a class defining __eq__ alone, as in Python
-        raise_python("TypeError", f"unhashable type: '{type(key).__name__}'")
+    """A key a dict or set can hold; a list, dict or set is the program's TypeError, as in Python.
+
+    CPython hashes a tuple by hashing every part, again each time, with no clock read in between: a key of
+    more than MAX_KEY_PARTS parts (a tuple built by doubling, `a = (a, a)` sixty times, has 2**61) is refused
+    before Python hashes it, counted part by part as the hash would visit them."""
+    parts, left = [key], MAX_KEY_PARTS
+    while parts:
+        part = parts.pop()
+        if isinstance(part, (list, dict, set)):
+            raise_python("TypeError", f"unhashable type: '{type(part).__name__}'")
+        if isinstance(part, tuple):
+            left -= len(part)
+            if left < 0:
+                raise LimitError(f"a dict key or set item would be hashed part by part through more than "
+                                 f"{MAX_KEY_PARTS:,} parts", hint="a tuple built by doubling (a = (a, a)) holds "
+                                 "far more parts than it shows; key by something smaller, such as a number")
+            parts.extend(part)
+        elif isinstance(part, Instance) and type(part).__hash__ is None:  # a class defining __eq__ alone
+            raise_python("TypeError", f"unhashable type: '{type(part).__name__}'")
     return key
 
 

@@ -15,6 +15,8 @@ program's types and gradcli's stand-ins for Python's (`int`, `torch.Tensor`) ali
 """
 from __future__ import annotations
 
+import dis
+import os
 from typing import Any
 
 from gradcli.errors import (ArgumentError, BackwardError, DtypeError, GradcliError, InputSpecError, LimitError,
@@ -192,3 +194,32 @@ def _python_name(exc: GradcliError) -> str:
     if isinstance(exc, InputSpecError):
         return "ValueError"
     return "RuntimeError"
+
+
+_BUILTIN_TYPES = frozenset({ValueError, TypeError, OverflowError, ZeroDivisionError, IndexError, KeyError})
+"""What a CPython builtin raises for the values it is given (exactly these: a library's subclass is not Python's)."""
+_LANGUAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE = os.path.dirname(_LANGUAGE.rstrip(os.sep)) + os.sep
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+def builtins_own(exc: BaseException) -> bool:
+    """Whether `exc`, out of a builtin or facade a program called, is what Python raises for that call, so it
+    becomes the program's exception; otherwise it is a bug in gradcli and stays an internal error.
+
+    Python's own: one of the types a builtin raises, raised in CPython or a standard module, or out of a call that
+    one of the language's facades (`gradcli/lang`) made with the program's values. A gradcli bug: any other type;
+    one that passed through gradcli's engine, torch library, checker or views (they raise gradcli's errors, never
+    Python's); or one a facade raised with a `raise` of its own (a facade raises the program's with
+    `raise_python`). Frames after the first are the call's; the first is the caller's, which caught it."""
+    if type(exc) not in _BUILTIN_TYPES or exc.__traceback__ is None:
+        return False
+    frame = exc.__traceback__.tb_next
+    while frame is not None:
+        where = frame.tb_frame.f_code.co_filename
+        if where.startswith(_PACKAGE) and not where.startswith(_LANGUAGE):
+            return False
+        if frame.tb_next is None and where.startswith(_PACKAGE):
+            return frame.tb_frame.f_code.co_code[frame.tb_lasti] != _RAISE
+        frame = frame.tb_next
+    return True

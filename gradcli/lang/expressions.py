@@ -28,7 +28,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
-from gradcli.lang.exceptions import EXCEPTIONS, RaisedError
+from gradcli.lang.exceptions import EXCEPTIONS, RaisedError, builtins_own
 from gradcli.lang import generators as G
 from gradcli.lang.limits import check_list, check_string
 from gradcli.lang.operators import (BINARY, COMPARE, COMPARED, EXACT, NUMBER, PLAIN, arithmetic, compare, exact, index,
@@ -58,13 +58,13 @@ def _takes_numpy_aliases(func: Any, kwargs: dict) -> bool:
     return all(_NUMPY_ALIASES[alias] in names and alias not in names for alias in given)
 
 
-def _produced(generators: list, element_of: Callable[[], Any], count: Callable[[], None]) -> Callable[..., Any]:
-    """A comprehension's items, level by level (`produce(0, first_values)` yields them); `count` is paid
-    per item visited: a tick for a comprehension (its list is bounded), a step for a generator expression."""
+def _produced(generators: list, element_of: Callable[[], Any], step: Callable[[], None]) -> Callable[..., Any]:
+    """A comprehension's items, level by level (`produce(0, first_values)` yields them); each item visited is
+    a `step`, kept or filtered out, so `[0 for i in r for j in r if False]` meets the step limit too."""
     def produce(level: int, values: Any) -> Any:
         _, bind, tests = generators[level]
         for value in values:
-            count()
+            step()
             bind(value)
             if not all(truth(test_of()) for test_of in tests):
                 continue
@@ -119,7 +119,8 @@ def _suggest(name: str, candidates: Any) -> str | None:
 
 def _pythons_own(exc: Exception) -> RaisedError:
     """A Python exception out of a builtin or a facade (`random.uniform(0, 's')`, `sorted(xs, key=0)`) is what
-    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began)."""
+    Python raises there: the program's own, of the same type, which it may catch (--debug shows where it began).
+    The caller has asked `builtins_own`: anything else is a bug in gradcli, raised on as it is (an internal error)."""
     text = str(exc) if not isinstance(exc, KeyError) or not exc.args else exc.args[0]
     return RaisedError(EXCEPTIONS[type(exc).__name__](text if isinstance(text, (str, int, float)) else str(text)))
 
@@ -225,7 +226,7 @@ class Expressions:
                 return key_of(), item_of()
         else:
             element_of = self._expression(node.elt)
-        produce = _produced(generators, element_of, self.budget.tick)
+        produce = _produced(generators, element_of, self.budget.step)
         made = {ast.SetComp: D.set_, ast.DictComp: D.dict_}.get(type(node))
 
         def comprehension() -> list:
@@ -622,17 +623,15 @@ class Expressions:
             check_string(length)  # as it grows: a million long arguments stop at the first that passes the limit
             items.append((title, shown))
         if self.hooks.on_print is not None:
-            with self.budget.paused():
-                self.hooks.on_print(items, node.lineno, sep.join(parts) + end)
+            self.hooks.on_print(items, node.lineno, sep.join(parts) + end)
 
 
     def _show_text(self, text: str) -> None:
         """What a facade prints (pprint, warnings.warn), as a print of the call that asked."""
         site = self.call_sites[-1] if self.call_sites else None
         if self.hooks.on_print is not None:
-            with self.budget.paused():
-                self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
-                                    site.lineno if site is not None else 0, text + "\n")
+            self.hooks.on_print([(self.text(site) if site is not None else "", T.Shown(text))],
+                                site.lineno if site is not None else 0, text + "\n")
 
     def _call_line(self) -> int:
         """The line of the call being made (0 at none), for a facade that says where it was called."""
@@ -655,7 +654,7 @@ class Expressions:
         def counted(target: Any = func) -> Any:
             with self.budget.counted():
                 return self._apply(target, func, args, kwargs, node)
-        with self.budget.paused(checking=True):
+        with self.budget.checking():
             return self.hooks.on_gradient(kind, func, counted, args, kwargs, node.lineno)
 
 
@@ -673,8 +672,12 @@ class Expressions:
             error = _argument_error(exc, func, args, kwargs, self.text(node.func))
             if error is not exc:
                 raise error from None
+            if not builtins_own(exc):
+                raise
             raise _pythons_own(exc) from exc
         except (ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError) as exc:
+            if not builtins_own(exc):
+                raise
             raise _pythons_own(exc) from exc
 
 
@@ -687,7 +690,7 @@ class Expressions:
             with self.budget.counted():
                 run_backward((tensor,), (bound.get("gradient"),), bound.get("retain_graph"),
                              bound.get("create_graph", False), trace=trace)
-        with self.budget.paused(checking=True):
+        with self.budget.checking():
             self.hooks.on_backward(tensor, run, dict(bound), node.lineno)
 
 

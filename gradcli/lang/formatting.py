@@ -30,6 +30,7 @@ from gradcli.lang.objects import Instance
 from gradcli.lang.objects import text as instance_text
 from gradcli.lang.objects import without_address
 from gradcli.lang.limits import MAX_STRING, check_string, check_width
+from gradcli.lang.visits import running
 
 _SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>=^]))?(?P<sign>[-+ ])?z?#?0?(?P<width>\d+)?[_,]?"
                    r"(?:\.(?P<precision>\d+))?(?P<type>[bcdeEfFgGnosxX%])?", re.DOTALL)
@@ -76,7 +77,7 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
     (`xs = [xs, xs]` sixty times), fails at the string limit instead of running for ever.
     """
     if isinstance(value, (list, tuple)) and not isinstance(value, Size):
-        budget = budget if budget is not None else [MAX_STRING]
+        budget = budget if budget is not None else running("repr") or [MAX_STRING]
         parts = []
         for item in value:
             text = to_repr(item, budget)
@@ -99,7 +100,7 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
     if isinstance(value, (dict, set)) and type(value) not in (dict, set):
         return repr(value)  # a collections facade's kind writes its own (bounded the same way)
     if isinstance(value, (dict, set)):
-        budget = budget if budget is not None else [MAX_STRING]
+        budget = budget if budget is not None else running("repr") or [MAX_STRING]
         if not value:
             return "{}" if isinstance(value, dict) else "set()"
         parts = []

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from gradcli.engine import functions as F
 from gradcli.engine import saved as SAVED
+from gradcli.engine.budget import program_clock
 from gradcli.engine.inplace import check_leaf
 from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import Tensor
@@ -153,8 +154,8 @@ class Interpreter(Expressions):
         stdlib.reset_all()
         try:
             body = self._block(tree.body)
-            self.budget.start()
-            with SAVED.identities(_reads_saved_tensors(tree)):
+            with program_clock(self.budget.timeout), SAVED.identities(_reads_saved_tensors(tree)):
+                self.budget.left()  # a program started past the deadline (a plot's next point) stops at once
                 body()
         finally:
             ACTIVE.pop()
@@ -462,8 +463,7 @@ class Interpreter(Expressions):
             if for_effect and not _tensors(value):
                 return
             if shown and self.hooks.on_display is not None:
-                with self.budget.paused():
-                    self.hooks.on_display(self.text(expression), _shown(value), node.lineno)
+                self.hooks.on_display(self.text(expression), _shown(value), node.lineno)
         return expression_statement
 
     def _inner(self, body: list[ast.stmt]) -> Callable[[], Any]:

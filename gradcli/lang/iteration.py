@@ -50,6 +50,13 @@ def iterate(value: Any) -> Iterator[Any]:
                         hint="iterate over a list, a tuple, range(n), zip(...), enumerate(...) or a tensor")
 
 
+def visited(value: Any) -> Iterator[Any]:
+    """`iterate(value)` with each item read a step (an iterator of the program's counts its own), for a
+    facade that may drop what it reads (`Sifted`)."""
+    found = iterate(value)
+    return found if isinstance(found, ITERATORS) else Lazy(found)
+
+
 def items(value: Any) -> list:
     """`list(value)`, refusing a list past the limit before it is built (or, for an iterator, as it grows)."""
     if isinstance(value, ITERATORS):

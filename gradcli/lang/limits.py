@@ -1,15 +1,15 @@
 """The budget a program runs under (loop iterations, calls, wall-clock seconds) and the bounds of what
 it can grow that the engine does not see (call depth, lists, strings, format widths).
 
-The interpreter calls `step` once per loop pass and `tick` once per statement it runs and per
-item a comprehension visits, so a runaway `while` loop and a long straight run of ops (a long
-program, a huge comprehension) both meet the clock, and so does deep recursion (`call`); `tick`
-reads the clock only every `TICKS` calls, one decrement on the hot path (written out in the
-interpreter's blocks).
+The interpreter calls `step` once per loop pass and per item a comprehension or a generator visits
+(kept or filtered out), and `tick` once per statement it runs, so a runaway `while` loop, a huge
+comprehension and a long straight run of ops all meet a limit, and so does deep recursion (`call`);
+`tick` reads the clock only every `TICKS` calls, one decrement on the hot path (written out in the
+interpreter's blocks). The clock is the command's one deadline (`engine/budget.py`): printing and
+drawing count in it; proving a backward call with SymPy does not (its sub-budgets bound it).
 A limit raises `LimitError` located at the loop that was running, which the message names with
-the option that raises the limit. The language has no `try`, and nothing resets the budget, so a
-program can neither catch a limit nor outrun it. Time the caller spends in its own hooks (showing
-a print, proving a backward call with SymPy) is not the program's and is not counted.
+the option that raises the limit. No `except` catches a limit and nothing resets the budget, so a
+program can neither catch a limit nor outrun it.
 
 Calls of the program's own functions have a count of their own (`call`), so that a few helper
 functions in a training loop do not eat its loop iterations. Both counts are deterministic guards
@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import math
 import os
 import time
 from typing import Iterator
 
-from gradcli.engine.budget import PROGRAMS, pause, reserve
+from gradcli.engine.budget import COMMAND, PROGRAMS, Checking, reserve
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -40,6 +39,10 @@ MAX_CALL_DEPTH = 200
 MAX_LIST = 1_000_000
 MAX_STRING = 1_000_000
 MAX_FORMAT_WIDTH = 1_000
+MAX_KEY_PARTS = 100_000
+"""Parts of a dict key or set item, nested tuples counted as hashing visits them (`containers.hashable`)."""
+MAX_MRO = 200
+"""Classes in a class's method resolution order: each new subclass copies its bases' (`classes.make_class`)."""
 MAX_INT_BITS = 4096
 """Python ints past this are a limit error (operators.exact; math, random.getrandbits)."""
 
@@ -56,21 +59,15 @@ class Budget:
         self.steps = 0
         self.calls = 0
         self.loop: ast.AST | None = None
-        self.deadline = math.inf
         self.ticks = TICKS
-
-    def start(self) -> None:
-        """The clock starts when the program does."""
-        if self.timeout is not None:
-            self.deadline = time.monotonic() + self.timeout
 
     def step(self) -> None:
         self.steps += 1
         if self.steps > self.max_steps:
             raise self._exceeded(f"the program ran more than {self.max_steps:,} loop iterations",
                                  "--max-steps N")
-        if time.monotonic() > self.deadline:  # `_clock`, written out: this runs once per loop pass
-            raise self._too_long()
+        if time.monotonic() > COMMAND.deadline and COMMAND.pauses <= 0:  # `_clock`, written out: once per pass
+            raise self.over_time()
 
     def call(self) -> None:
         """One call of a program's function."""
@@ -82,7 +79,7 @@ class Budget:
         self._clock()
 
     def tick(self) -> None:
-        """A statement run or a comprehension item visited: the clock is read once every TICKS + 1.
+        """A statement run: the clock is read once every TICKS + 1.
 
         The interpreter's blocks, which run most statements, count `ticks` down themselves while it
         is positive (a call per statement costs more than the count) and call this when it is not."""
@@ -92,14 +89,19 @@ class Budget:
             self._clock()
 
     def _clock(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise self._too_long()
+        """The command's one deadline (`engine/budget.py`), not while a check's own sub-budgets bound the time."""
+        if time.monotonic() > COMMAND.deadline and COMMAND.pauses <= 0:
+            raise self.over_time()
 
-    def _too_long(self) -> LimitError:
-        return self._exceeded(f"the program ran for more than {self.timeout:g} seconds", "--timeout SECONDS")
+    def over_time(self) -> LimitError:
+        return self._exceeded(f"the program ran for more than {COMMAND.timeout:g} seconds", "--timeout SECONDS")
 
-    over_time = _too_long
-    """What the engine raises when an op it estimates finds this program's deadline passed (`budget.spend`)."""
+    def left(self) -> float:
+        """Seconds before the deadline (`time.sleep` refuses a sleep past it), or a limit if it has passed."""
+        seconds = COMMAND.deadline - time.monotonic()
+        if seconds < 0 and COMMAND.pauses <= 0:
+            raise self.over_time()
+        return seconds
 
     @contextlib.contextmanager
     def inside(self, loop: ast.AST) -> Iterator[None]:
@@ -110,15 +112,15 @@ class Budget:
         finally:
             self.loop = outer
 
-    def paused(self, checking: bool = False) -> "_Stretch":
-        """The caller's own time (its hooks): the deadline moves on by as long as this took. A print's time is
-        still the command's (`--timeout` bounds the whole run); a check's (`checking`) is not: its sub-budgets
-        bound it."""
-        return _Stretch(self, 1, checking)
+    @staticmethod
+    def checking() -> Checking:
+        """A check's stretch (a hook proving a backward call): its sub-budgets bound it, not the command's clock."""
+        return Checking(1)
 
-    def counted(self) -> "_Stretch":
+    @staticmethod
+    def counted() -> Checking:
         """The program's own work inside a checking stretch (the backward a hook runs) counts again."""
-        return _Stretch(self, -1, True)
+        return Checking(-1)
 
     def _exceeded(self, message: str, option: str) -> LimitError:
         if self.loop is None:
@@ -130,31 +132,9 @@ class Budget:
             line, column, length, self.source)
 
 
-class _Stretch:
-    """A stretch of time that moves the deadline (`Budget.paused`, `Budget.counted`); a class, not a
-    generator, since one is made around every backward call of a training loop."""
-
-    __slots__ = ("budget", "sign", "checking", "began")
-
-    def __init__(self, budget: Budget, sign: int, checking: bool) -> None:
-        self.budget, self.sign, self.checking = budget, sign, checking
-
-    def __enter__(self) -> None:
-        self.began = time.monotonic()
-        if self.checking:
-            pause(self.sign)
-
-    def __exit__(self, *exc: object) -> None:
-        took = time.monotonic() - self.began
-        self.budget.deadline += self.sign * took
-        if self.checking:
-            pause(-self.sign, self.sign * took)
-
-
 ACTIVE: list[Budget] = PROGRAMS
 """The budget of the program running now (innermost last): builtins and facades that produce or
-consume items one by one count them here, where no interpreter loop sees them; the engine reads its
-deadline when it estimates an op."""
+consume items one by one count them here, where no interpreter loop sees them."""
 
 
 def count_step() -> None:
@@ -176,17 +156,36 @@ class Lazy:
         return self
 
     def __next__(self) -> object:
-        count_step()
-        return next(self.inner)
+        item = next(self.inner)
+        count_step()  # once it is there: an exhausted iterator's last call is no item
+        return item
 
     def __repr__(self) -> str:
         return "<iterator>"
+
+
+class Sifted(Lazy):
+    """An iterator that reads its source through a `Lazy` and may drop items (`filter`, `islice`,
+    `dropwhile`): each item read is a step there, kept or not, so it counts none of its own and skipping
+    10**17 items meets the step limit instead of running in C where no clock is read."""
+
+    __slots__ = ()
+
+    def __next__(self) -> object:
+        return next(self.inner)
 
 
 def check_list(length: int) -> None:
     if length > MAX_LIST:
         raise LimitError(f"a list would have {length:,} items, over the limit of {MAX_LIST:,}",
                          hint="keep lists small; use a tensor (torch.zeros(n)) for many numbers")
+
+
+def over_visits(what: str) -> LimitError:
+    """A walk (`==`, `in`, `asdict`) that spent its budget of items (`visits.shared`)."""
+    return LimitError(f"{what} would have to visit more than {MAX_LIST:,} items",
+                      hint="a structure built by doubling (a = [a, a]) holds far more items than it shows; use "
+                           "smaller values")
 
 
 def check_string(length: int) -> None:

@@ -31,6 +31,7 @@ from gradcli.lang import sets
 from gradcli.lang.dict_views import VIEWS, ItemsView, KeysView
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.limits import MAX_LIST, check_list, check_string
+from gradcli.lang.visits import shared
 from gradcli.lang.user_functions import UserFunction
 
 NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
@@ -78,7 +79,7 @@ def contains(item: Any, container: Any) -> bool:
     if isinstance(container, range):
         return item in container if isinstance(item, (int, float)) else False
     if isinstance(container, (list, tuple)):
-        return any(v is item or truth(compare(_EQ, v, item)) for v in container)
+        return position(container, item) is not None
     if isinstance(container, Tensor):
         return bool((container == item).any())
     if isinstance(container, np.ndarray):
@@ -206,7 +207,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     plain = (*NUMBER, type(None), str, list, tuple)
     if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(left, plain) and isinstance(right, plain):
-        return _equal(left, right, [MAX_LIST]) == isinstance(op, ast.Eq)
+        with shared("equal", MAX_LIST) as budget:
+            return _equal(left, right, budget) == isinstance(op, ast.Eq)
     if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.ndarray) or isinstance(right, np.ndarray)):
         return arrays.compare(fn, left, right, SYMBOLS[type(op)])
     if isinstance(op, (ast.Eq, ast.NotEq)):
@@ -240,16 +242,33 @@ def _dtype_identity(left: Any, right: Any) -> bool:
         isinstance(right, T.DtypeName) and isinstance(left, np.dtype)
 
 
+def position(values: list | tuple, item: Any, start: int = 0, stop: int | None = None) -> int | None:
+    """Where `item` first is in `values` (`in`, `index`, `remove`), by identity or `==`: all the comparisons
+    share one budget of items, so neither a long list nor items built by doubling run for ever."""
+    with shared("equal", MAX_LIST):
+        for k in range(start, len(values) if stop is None else min(stop, len(values))):
+            if values[k] is item or truth(compare(_EQ, values[k], item)):
+                return k
+    return None
+
+
+def count(values: list | tuple, item: Any) -> int:
+    """`values.count(item)`, by identity or `==`, within one budget of items as `position`'s."""
+    with shared("equal", MAX_LIST):
+        return sum(1 for v in values if v is item or truth(compare(_EQ, v, item)))
+
+
 def _equal(left: Any, right: Any, budget: list[int]) -> bool:
-    """Python's == on lists and tuples, element by element against a budget: nested lists built by
-    doubling would make Python's own comparison run for ever."""
+    """Python's == on lists and tuples, element by element against a budget shared with every `==` nested
+    in this one (`visits.shared`): nested lists built by doubling would make Python's own comparison run
+    for ever."""
     if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         if isinstance(left, list) != isinstance(right, list) or len(left) != len(right):
             return False
         for a, b in zip(left, right):
             budget[0] -= 1
             if budget[0] < 0:
-                check_list(MAX_LIST + 1)
+                raise limits.over_visits("comparing these values")
             if a is not b and not _equal(a, b, budget):
                 return False
         return True
@@ -259,6 +278,14 @@ def _equal(left: Any, right: Any, budget: list[int]) -> bool:
 def _equal_containers(left: dict | set, right: dict | set) -> bool:
     if len(left) != len(right):
         return False
+    with shared("equal", MAX_LIST) as budget:
+        budget[0] -= len(left)
+        if budget[0] < 0:
+            raise limits.over_visits("comparing these values")
+        return _equal_items(left, right)
+
+
+def _equal_items(left: dict | set, right: dict | set) -> bool:
     if isinstance(left, (set, frozenset)):
         return all(k in right for k in left)
     return all(k in right and (left[k] is right[k] or truth(compare(_EQ, left[k], right[k]))) for k in left)

@@ -23,9 +23,9 @@ from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType, raise_python
 from gradcli.lang.formatting import BUILTIN_NAMES, to_repr, to_str
 from gradcli.lang.generators import ProgramGenerator
-from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate
+from gradcli.lang.iteration import ENGINE_ITERABLES, ITERATORS, SEQUENCES, consume, items, iterate, visited
 from gradcli.lang.iteration import type_name as _type_name
-from gradcli.lang.limits import Lazy, check_list, check_string
+from gradcli.lang.limits import Lazy, Sifted, check_list, check_string
 from gradcli.lang.objects import Instance
 
 _SEQUENCES, _ITERATORS = SEQUENCES, ITERATORS
@@ -99,7 +99,7 @@ def map_(fn: Any, *iterables: Any) -> Lazy:
 
 def filter_(fn: Any, iterable: Any) -> Lazy:
     test = bool if fn is None else fn
-    return Lazy(v for v in iterate(iterable) if test(v))
+    return Sifted(v for v in visited(iterable) if test(v))
 
 
 def divmod_(a: Any, b: Any) -> tuple:

@@ -137,6 +137,9 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     x = NF._tensor(input, fn)
     if p not in (1, 2):
         raise ArgumentError("only p == 1 and p == 2 supported", hint="p=1 (the hinge) or p=2 (its square)")
+    if x.ndim not in (1, 2):
+        raise ShapeError(f"multi_margin_loss: input should be (classes,) or (batch, classes), but got shape "
+                         f"{list(x.shape)}", hint="one row of class scores per sample")
     squeeze = x.ndim == 1
     x = F.unsqueeze(x, 0) if squeeze else x
     labels = np.asarray(NF._tensor(target, fn)._data).reshape(-1).astype(np.int64)

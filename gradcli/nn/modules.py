@@ -486,7 +486,7 @@ class Generated:
         return next(self._items)
 
     def __repr__(self) -> str:
-        return f"<generator object {self._name} at 0x{id(self):x}>"
+        return f"<generator object {self._name}>"  # Python's text, the address aside (as every repr here)
 
 
 Generated.__name__ = "generator"  # errors name its type as Python names a generator's

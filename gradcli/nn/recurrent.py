@@ -11,6 +11,7 @@ state of each sequence is the one of its own last step.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -295,6 +296,7 @@ class RNN(RNNBase):
         object.__setattr__(self, "mode", "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU")
         if "proj_size" in kwargs:
             raise ArgumentError("RNN() got an unexpected keyword argument 'proj_size'", hint="proj_size is LSTM's")
+        _forwarded(self, args, kwargs)
         super().__init__(*args, **kwargs)
 
 
@@ -312,7 +314,17 @@ class GRU(RNNBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "proj_size" in kwargs:
             raise ArgumentError("GRU() got an unexpected keyword argument 'proj_size'", hint="proj_size is LSTM's")
+        _forwarded(self, args, kwargs)
         super().__init__(*args, **kwargs)
+
+
+def _forwarded(layer: RNNBase, args: tuple, kwargs: dict) -> None:
+    """RNN's and GRU's arguments go on to RNNBase, as PyTorch's do: ones that do not fit it are the user's mistake."""
+    try:
+        inspect.signature(RNNBase.__init__).bind(layer, *args, **kwargs)
+    except TypeError as exc:
+        raise ArgumentError(f"{type(layer).__name__}(): {exc}", hint=f"e.g. nn.{type(layer).__name__}(input_size=4, "
+                                                                     "hidden_size=8)") from None
 
 
 class RNNCellBase(Module):

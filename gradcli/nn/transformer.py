@@ -91,6 +91,8 @@ class MultiheadAttention(Module):
         self.kdim = self.embed_dim if kdim is None else int(kdim)
         self.vdim = self.embed_dim if vdim is None else int(vdim)
         self._qkv_same_embed_dim = self.kdim == self.embed_dim and self.vdim == self.embed_dim
+        if not isinstance(dropout, (int, float, np.integer, np.floating)):
+            raise ArgumentError(f"dropout must be a number, not {type(dropout).__name__}", hint="e.g. dropout=0.1")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
         self.head_dim = self.embed_dim // self.num_heads
         if self.head_dim * self.num_heads != self.embed_dim:

@@ -14,9 +14,14 @@ from typing import Any, Callable
 from gradcli.lang.classes import UserClass
 from gradcli.lang.exceptions import raise_python
 from gradcli.lang.formatting import to_repr
+from gradcli.lang.limits import MAX_LIST, MAX_STRING, check_string, over_visits
+from gradcli.lang.visits import shared
 from gradcli.lang.objects import Instance
 
 MISSING: Any = object()
+METHOD_ITEMS = 20
+"""What one call of a written `__eq__` (or of `asdict`) costs in items of the running comparison's budget: a method dispatched
+through Python costs about what twenty plain comparisons do, and the budget is meant to bound the time."""
 
 
 class Field:
@@ -127,8 +132,17 @@ def _listed(names: list[str]) -> str:
 
 
 def _repr(class_name: str, names: list[str]) -> Callable[[Any], str]:
+    """Its fields' reprs spend the characters of the repr running now (`visits.shared`): a dataclass nested in
+    itself by doubling meets the string limit instead of writing 2**60 fields."""
     def __repr__(self: Any) -> str:
-        return f"{class_name}(" + ", ".join(f"{n}={to_repr(getattr(self, n))}" for n in names) + ")"
+        parts = []
+        with shared("repr", MAX_STRING) as budget:
+            for n in names:
+                parts.append(f"{n}={to_repr(getattr(self, n), budget)}")
+                budget[0] -= len(parts[-1]) + 2
+                if budget[0] < 0:
+                    check_string(MAX_STRING + 1)
+        return f"{class_name}(" + ", ".join(parts) + ")"
     return __repr__
 
 
@@ -137,25 +151,35 @@ def _eq(names: list[str]) -> Callable[[Any, Any], Any]:
         from gradcli.lang.operators import compare
         if type(other) is not type(self):
             return NotImplemented
-        return compare(ast.Eq(), tuple(getattr(self, n) for n in names), tuple(getattr(other, n) for n in names))
+        with shared("equal", MAX_LIST) as budget:  # the fields' == spend it too
+            budget[0] -= METHOD_ITEMS
+            if budget[0] < 0:
+                raise over_visits("comparing these values")
+            return compare(ast.Eq(), tuple(getattr(self, n) for n in names), tuple(getattr(other, n) for n in names))
     return __eq__
 
 
 def asdict(obj: Any) -> dict:
-    """`asdict(obj)`: the fields as a dict, a field that is a dataclass object as its own dict."""
+    """`asdict(obj)`: the fields as a dict, a field that is a dataclass object as its own dict; every value
+    copied is an item of one budget, so a dataclass nested by doubling meets the list limit."""
     fields = getattr(type(obj), "_gradcli_fields", None)
     if not isinstance(obj, Instance) or fields is None:
         raise_python("TypeError", "asdict() should be called on dataclass instances")
-    return {name: _plain(getattr(obj, name)) for name in fields}
+    with shared("copy", MAX_LIST) as budget:
+        budget[0] -= METHOD_ITEMS
+        return {name: _plain(getattr(obj, name), budget) for name in fields}
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise over_visits("asdict()")
     if isinstance(value, Instance) and hasattr(type(value), "_gradcli_fields"):
         return asdict(value)
     if type(value) in (list, tuple):
-        return type(value)(_plain(v) for v in value)
+        return type(value)(_plain(v, budget) for v in value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, budget) for k, v in value.items()}
     return value
 
 

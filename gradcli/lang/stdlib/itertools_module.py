@@ -1,8 +1,10 @@
 """`itertools`, bounded: CPython's own iterators inside, every item they produce a step of the budget.
 
 Inputs are read through the program's iteration (`iterate`), so an endless `count()` fed to
-`product` or `cycle` stops at the step limit too; what an iterator would hold in memory
-(`product`'s pools, `combinations`' pool) is checked against the list limit before it is built.
+`product` or `cycle` stops at the step limit too; an iterator that drops items (`islice`, `dropwhile`,
+`filterfalse`, `compress`, `groupby`) counts each item it reads, kept or not (`visited`, `Sifted`); what
+an iterator would hold in memory (`product`'s pools, `combinations`' pool) is checked against the list
+limit before it is built.
 """
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from typing import Any
 
 from gradcli.errors import ArgumentError
 from gradcli.lang.namespace import Namespace
-from gradcli.lang.limits import Lazy, check_list
-from gradcli.lang.iteration import items, iterate
+from gradcli.lang.limits import Lazy, Sifted, check_list
+from gradcli.lang.iteration import items, iterate, visited
 
 
 def count(start: Any = 0, step: Any = 1) -> Lazy:
@@ -44,7 +46,7 @@ chain = _Chain()
 
 
 def islice(iterable: Any, *bounds: Any) -> Lazy:
-    return Lazy(itertools.islice(iterate(iterable), *bounds))
+    return Sifted(itertools.islice(visited(iterable), *bounds))
 
 
 def product(*iterables: Any, repeat: int = 1) -> Lazy:
@@ -88,15 +90,15 @@ def takewhile(predicate: Any, iterable: Any) -> Lazy:
 
 
 def dropwhile(predicate: Any, iterable: Any) -> Lazy:
-    return Lazy(itertools.dropwhile(predicate, iterate(iterable)))
+    return Sifted(itertools.dropwhile(predicate, visited(iterable)))
 
 
 def filterfalse(predicate: Any, iterable: Any) -> Lazy:
-    return Lazy(itertools.filterfalse(predicate, iterate(iterable)))
+    return Sifted(itertools.filterfalse(predicate, visited(iterable)))
 
 
 def compress(data: Any, selectors: Any) -> Lazy:
-    return Lazy(itertools.compress(iterate(data), iterate(selectors)))
+    return Sifted(itertools.compress(visited(data), iterate(selectors)))
 
 
 def pairwise(iterable: Any) -> Lazy:
@@ -104,7 +106,7 @@ def pairwise(iterable: Any) -> Lazy:
 
 
 def groupby(iterable: Any, key: Any = None) -> Lazy:
-    return Lazy((k, Lazy(group)) for k, group in itertools.groupby(iterate(iterable), key))
+    return Sifted((k, Sifted(group)) for k, group in itertools.groupby(visited(iterable), key))
 
 
 ITERTOOLS = Namespace("itertools", {fn.__name__: fn for fn in (

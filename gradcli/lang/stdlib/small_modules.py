@@ -8,7 +8,6 @@ instead of an exit; `typing` gives names that annotations (never evaluated) and 
 from __future__ import annotations
 
 import argparse as _argparse
-import math
 import re
 import pprint as _pprint
 import string as _string
@@ -61,17 +60,15 @@ class PrettyPrinter:
         show(self.pformat(value))
 
     def __repr__(self) -> str:
-        return f"<pprint.PrettyPrinter object at 0x{id(self):x}>"
+        return "<pprint.PrettyPrinter object>"
 
 
 # -- time --------------------------------------------------------------------------------------------
 def sleep(seconds: Any) -> None:
     if not isinstance(seconds, (int, float)) or seconds < 0:
         raise ArgumentError("sleep length must be a non-negative number")
-    budget = ACTIVE[-1] if ACTIVE else None
-    deadline = budget.deadline if budget is not None else math.inf
-    if _time.monotonic() + seconds > deadline:
-        raise budget._too_long()
+    if ACTIVE and seconds > ACTIVE[-1].left():
+        raise ACTIVE[-1].over_time()
     if seconds > DEFAULT_TIMEOUT:
         raise LimitError(f"time.sleep({seconds:g}) is longer than gradcli's default time limit of "
                          f"{DEFAULT_TIMEOUT:g} seconds", hint="sleep less: a gradcli program has no use for waiting")
