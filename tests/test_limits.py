@@ -81,7 +81,7 @@ def test_time_spent_showing_output_counts_in_the_files_budget(tmp_path):
     path.write_text("x = tensor([1.0])\nprint(x)\nprint(x)\nprint(x)\n", encoding="utf-8")
     result = run_file(path, settings=Settings(timeout=1.0), on_event=lambda event: time.sleep(0.5))
     assert result.status == "error"
-    assert result.error.message == "the program ran for more than 1 seconds"  # one deadline: the prints' time in it
+    assert result.error.message == "the program ran for more than 1 second"  # one deadline: the prints' time in it
     assert run_file(path, settings=Settings(timeout=5.0), on_event=lambda event: time.sleep(0.5)).status == "ok"
 
 

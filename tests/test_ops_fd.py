@@ -277,6 +277,10 @@ CASES = [
     P(lambda a: F.matrix_norm(a, 1), [away(4, 3)], id="matrix_norm-1"),
     P(lambda a: F.matrix_norm(a, float("-inf")), [away(4, 3)], id="matrix_norm-neg-inf"),
     P(lambda a: F.linalg_norm(a), [r(4, 3)], id="linalg_norm"),
+    P(lambda a, b: F.solve_triangular(a, b, upper=False), [r(3, 3) + 4 * np.eye(3), r(3, 2, seed=1)],
+      id="solve_triangular-lower"),
+    P(lambda a, b: F.solve_triangular(a, b, upper=True), [r(2, 3, 3) + 4 * np.eye(3), r(2, 3, 2, seed=1)],
+      id="solve_triangular-upper-batched"),
     P(lambda a: a.flip(0), [r(4, 3)], id="flip"),
     P(lambda a: a.flip(0, -1) * r(4, 3), [r(4, 3)], id="flip-two"),
     P(lambda a: a.roll(1, 0) * r(4, 3), [r(4, 3)], id="roll"),
@@ -431,7 +435,10 @@ def test_every_op_in_the_table_is_checked() -> None:
     for case in CASES:
         fn, arrays = case.values
         reached |= _ops_reached(fn(*[gradcli.tensor(a, requires_grad=True) for a in arrays]))
-    assert {op.name for op in O.TABLE} - reached == set()
+    # A draw's implicit gradient through its concentration is an approximation with no finite-difference twin
+    # (the draw is not a smooth function of the concentration at fixed noise); test_distributions.py holds it
+    # to torch's numbers and --check reports it as not checked.
+    assert {op.name for op in O.TABLE if not op.approximate} - reached == set()
 
 
 def test_gradients_keep_float32() -> None:

@@ -60,7 +60,7 @@ def _watch(child: int, reader: int) -> int:
             if not chunk:  # the child closed the pipe: it is ending
                 return _exit_code(os.waitpid(child, 0)[1])
         if time.monotonic() > deadline + GRACE:
-            return _end(child, f"the run took more than {timeout:g} seconds, in work that could not be interrupted "
+            return _end(child, f"the run took more than {budget.seconds(timeout)}, in work that could not be interrupted "
                                "(one long operation)", "raise the limit with --timeout SECONDS")
         if _resident(child) > ceiling + SLACK:
             return _end(child, "the program with its values holds more than its memory limit",

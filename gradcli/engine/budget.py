@@ -226,11 +226,16 @@ def used() -> int:
     return resident() - COMMAND.baseline
 
 
+def seconds(amount: float) -> str:
+    """A time limit as a message says it: `1 second`, `2.5 seconds`."""
+    return f"{amount:g} second" + ("" if amount == 1 else "s")
+
+
 def over_time() -> LimitError:
     """The deadline has passed: said at the running program's loop, or of the whole command."""
     if PROGRAMS:
         return PROGRAMS[-1].over_time()
-    return LimitError(f"the run took more than {COMMAND.timeout:g} seconds (the program, printing, drawing and "
+    return LimitError(f"the run took more than {seconds(COMMAND.timeout)} (the program, printing, drawing and "
                       "checking together)", hint="raise the limit with --timeout SECONDS")
 
 

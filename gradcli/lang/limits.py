@@ -25,7 +25,7 @@ import os
 import time
 from typing import Iterator
 
-from gradcli.engine.budget import COMMAND, PROGRAMS, Checking, reserve
+from gradcli.engine.budget import COMMAND, PROGRAMS, Checking, reserve, seconds
 from gradcli.errors import LimitError
 from gradcli.source import node_span
 
@@ -94,7 +94,7 @@ class Budget:
             raise self.over_time()
 
     def over_time(self) -> LimitError:
-        return self._exceeded(f"the program ran for more than {COMMAND.timeout:g} seconds", "--timeout SECONDS")
+        return self._exceeded(f"the program ran for more than {seconds(COMMAND.timeout)}", "--timeout SECONDS")
 
     def left(self) -> float:
         """Seconds before the deadline (`time.sleep` refuses a sleep past it), or a limit if it has passed."""
