@@ -3,7 +3,7 @@
 rich shrinks a table that is too wide by narrowing its widest columns, below the longest word
 in them if need be, and then ends what no longer fits with `…`: `weights_of_…`, `TanhBackward0`
 as `Tan…`. A `Fitted` table gives every column at least its longest unbreakable piece (a word, or
-a `Breakable` piece; or a part of it, folded over lines, where the table allows that), taking the
+a `Breakable` piece), taking the
 room from the columns with the most to spare; when even that is wider than the console, each row
 is shown as a block of `header  value` lines instead, so at 40 columns a row still reads whole.
 """
@@ -19,11 +19,8 @@ from rich.text import Text
 class Fitted:
     """`table`, drawn so that no cell is truncated at any width (see the module's doc)."""
 
-    def __init__(self, table: Table, folds: int = 1) -> None:
+    def __init__(self, table: Table) -> None:
         self.table = table
-        self.folds = folds
-        """Lines a piece may be folded into before rows become blocks: 1 keeps every name on one line; a long
-        listing (`gradcli ops`) allows 2, so that at 80 columns it stays a table."""
         for column in table.columns:
             column.overflow = "fold"  # a last guard: a piece wider than its column is folded, never cut
 
@@ -52,15 +49,13 @@ class Fitted:
         pad = left + right
         room = options.max_width - _borders(table) - pad * len(table.columns)
         ranges = [_measure(console, options, column) for column in table.columns]
-        whole = [low for low, _ in ranges]
-        folded = [low if column.no_wrap else -(-low // self.folds) for low, column in zip(whole, table.columns)]
-        if sum(folded) > room:
+        lows = [low for low, _ in ranges]
+        if sum(lows) > room:
             return None
         widths = [high for _, high in ranges]
-        for lows in (whole, folded):  # folding only what keeping every piece whole cannot fit
-            while sum(widths) > room and any(w > low for w, low in zip(widths, lows)):
-                widest = max((i for i, w in enumerate(widths) if w > lows[i]), key=lambda i: widths[i])
-                widths[widest] -= 1  # the widest column that can still give, one cell at a time
+        while sum(widths) > room and any(w > low for w, low in zip(widths, lows)):
+            widest = max((i for i, w in enumerate(widths) if w > lows[i]), key=lambda i: widths[i])
+            widths[widest] -= 1  # the widest column that can still give, one cell at a time
         return widths
 
     def _records(self, table: Table, width: int) -> RenderableType:

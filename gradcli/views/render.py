@@ -342,7 +342,7 @@ def ops_view(rows: list, text: str | None, namespaces: dict[str, str]) -> Render
                           Breakable(e.op.rule, CODE_BREAKS),
                           "yes" if e.op.sym is not None else Text("no", style="yellow"))
     lines = [Text(f"{module}.NAME: {names}", style="dim") for module, names in namespaces.items()]
-    return Group(Fitted(table, folds=2), Text("also reachable as", style="dim"), *lines)
+    return Group(Fitted(table), Text("also reachable as", style="dim"), *lines)
 
 
 def block_view(title: str, row_name: str, row_shape: tuple[int, ...], col_name: str, col_shape: tuple[int, ...],
