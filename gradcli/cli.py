@@ -19,6 +19,7 @@ from gradcli.commands.matrix import hessian_command, jacobian_command
 from gradcli.commands.ops import ops_command
 from gradcli.commands.plot import plot_command
 from gradcli.commands.run import run_command
+from gradcli.engine import budget
 
 
 
@@ -89,6 +90,7 @@ WATCHED = {"eval", "jacobian", "hessian", "run", "plot"}
 def main() -> None:
     """The `gradcli` script. Output still buffered at the end is flushed here, where a closed pipe
     can still end the run quietly rather than in Python's shutdown warning."""
+    budget.LAUNCHED.append(budget.launched_at())
     if sys.argv[1:2] and sys.argv[1] in WATCHED and "--debug" not in sys.argv:
         from gradcli.commands.watchdog import watched
         code = watched()

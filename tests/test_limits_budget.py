@@ -142,6 +142,9 @@ def test_work_that_never_returns_to_python_is_ended_from_outside(tmp_path):
     driver = textwrap.dedent(f"""
         import sys, numpy
         numpy.argsort = lambda *a, **k: sum(range(10 ** 12))
+        import time
+        from gradcli.engine import budget
+        budget.launched_at = time.monotonic  # the half second is the program's: start-up has its own test
         from gradcli.cli import main
         sys.argv = ["gradcli", "run", "--timeout", "0.5", {str(script)!r}]
         main()
@@ -285,3 +288,16 @@ def test_a_programs_backward_is_refused_at_its_call_with_the_estimate(cli, tmp_p
     assert result.exit_code == 2 and "after" not in result.stdout
     assert "error[limit]: backward would take about 8 s here, more than the " in text
     assert f"--> {path}:3:1" in result.stdout + result.stderr
+
+
+def test_the_scripts_start_up_counts_in_its_first_commands_time_only():
+    """`gradcli` notes when its process began; the first budget opened counts from then, the next from its own
+    start (each file of `run` has its own), and a command run in-process never inherits a stale start."""
+    import time
+    assert budget.launched_at() <= time.monotonic()
+    budget.LAUNCHED.append(time.monotonic() - 3.0)
+    with budget.limited(5.0, None):
+        assert 1.0 < budget.remaining() <= 2.0
+    assert budget.LAUNCHED == []
+    with budget.limited(5.0, None):
+        assert 4.0 < budget.remaining() <= 5.0

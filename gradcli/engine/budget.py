@@ -46,6 +46,24 @@ inside a finalizer or a weakref callback is ignored by Python, and the command m
 LARGE = 1 << 20
 """Allocations below a mebibyte are not worth reading the resident set for; the timer sees them add up."""
 
+LAUNCHED: list[float] = []
+"""When the `gradcli` process began, set by the script (`cli.main`) before it forks its watched child: the first
+budget a command opens counts that start-up too, so `--timeout 5` bounds the command a user times, imports
+included. A command run in-process (the pytest plugin, the Jupyter magic, tests) counts from its own start."""
+
+
+def launched_at() -> float:
+    """This process's start on the monotonic clock, from Linux's /proc (its 22nd field: ticks since boot); where
+    that cannot be read, now."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        since = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic()
+    return time.monotonic() - max(since, 0.0)
+
+
 class _Command:
     """What `limited` set: the command's deadline and memory cap, and its resident set when it began."""
 
@@ -90,7 +108,8 @@ def limited(timeout: float | None, max_memory: int | None = DEFAULT_MAX_MEMORY) 
     saved = dict(vars(COMMAND))
     COMMAND.open, COMMAND.timeout, COMMAND.max_memory, COMMAND.tripped = True, timeout, max_memory, -math.inf
     COMMAND.recorded = 0.0
-    COMMAND.deadline = time.monotonic() + timeout if timeout is not None else math.inf
+    began = LAUNCHED.pop() if LAUNCHED else time.monotonic()
+    COMMAND.deadline = began + timeout if timeout is not None else math.inf
     COMMAND.baseline = resident()
     timer = _arm()
     _tell_watchdog()
