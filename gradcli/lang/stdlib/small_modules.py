@@ -8,6 +8,7 @@ instead of an exit; `typing` gives names that annotations (never evaluated) and 
 from __future__ import annotations
 
 import argparse as _argparse
+import math
 import re
 import pprint as _pprint
 import string as _string
@@ -67,8 +68,10 @@ class PrettyPrinter:
 def sleep(seconds: Any) -> None:
     if not isinstance(seconds, (int, float)) or seconds < 0:
         raise ArgumentError("sleep length must be a non-negative number")
-    if ACTIVE and seconds > ACTIVE[-1].left():
-        raise ACTIVE[-1].over_time()
+    left = ACTIVE[-1].left() if ACTIVE else math.inf
+    if seconds > left:
+        raise LimitError(f"time.sleep({seconds:g}) would wait past the time limit: {left:.2g} s of it are left",
+                         hint="sleep less, or raise the limit with --timeout SECONDS")
     if seconds > DEFAULT_TIMEOUT:
         raise LimitError(f"time.sleep({seconds:g}) is longer than gradcli's default time limit of "
                          f"{DEFAULT_TIMEOUT:g} seconds", hint="sleep less: a gradcli program has no use for waiting")
