@@ -46,6 +46,8 @@ inside a finalizer or a weakref callback is ignored by Python, and the command m
 LARGE = 1 << 20
 """Allocations below a mebibyte are not worth reading the resident set for; the timer sees them add up."""
 
+START_UP = 10.0
+"""The most of a command's time its start-up may take from it."""
 LAUNCHED: list[float] = []
 """When the `gradcli` process began, set by the script (`cli.main`) before it forks its watched child: the first
 budget a command opens counts that start-up too, so `--timeout 5` bounds the command a user times, imports
@@ -54,14 +56,14 @@ included. A command run in-process (the pytest plugin, the Jupyter magic, tests)
 
 def launched_at() -> float:
     """This process's start on the monotonic clock, from Linux's /proc (its 22nd field: ticks since boot); where
-    that cannot be read, now."""
+    that cannot be read, now. At most `START_UP` seconds back: a misread clock must not spend a user's budget."""
     try:
         with open("/proc/self/stat", encoding="ascii") as stat:
             ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
         since = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, AttributeError):
         return time.monotonic()
-    return time.monotonic() - max(since, 0.0)
+    return time.monotonic() - min(max(since, 0.0), START_UP)
 
 
 class _Command:
