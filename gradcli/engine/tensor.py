@@ -902,9 +902,11 @@ def _declare_delegates() -> None:
     for name, op in O.named("methods").items():
         if op.names.signature:
             setattr(Tensor, name, getattr(F, op.name))
+    from gradcli.engine.functions.declared import composite_method
     for composite in F.COMPOSITES + R.COMPOSITES:  # declared with their names (functions/, rearranging.py)
+        method = composite_method(composite)
         for name in composite.methods:
-            setattr(Tensor, name, composite.method or composite.function)
+            setattr(Tensor, name, method)
 
 
 _declare_delegates()

@@ -119,17 +119,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "where": F.where, **L.FUNCTIONS,
+    **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
-    "softplus": F.softplus, "polygamma": F.polygamma,
+    "softplus": F.softplus,
     "round": _round,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
-    "mm": F.mm, "dot": F.dot, "outer": F.outer, "permute": F.permute, "reshape": F.reshape, "view": F.view,
-    "expand": F.expand, "cat": F.cat, "concat": F.cat, "stack": F.stack,
-    "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "tile": F.tile, "split": F.split,
-    "einsum": F.einsum, "bmm": F.bmm, "tensordot": F.tensordot, "cross": F.cross,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose,
 }
@@ -169,10 +165,7 @@ def gradient_kind(func: Any) -> str | None:
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"view": O.RESHAPE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "concat": O.CAT, "float": O.CAST,
-              "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "swapaxes": O.TRANSPOSE,
-              "swapdims": O.TRANSPOSE, "tile": O.REPEAT, "split": O.INDEX, "bmm": O.MATMUL, "tensordot": O.MATMUL,
-              "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
               "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
@@ -399,9 +392,8 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "long", "int",
-    "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
-    "polygamma", "swapaxes", "swapdims", "flip", "repeat", "tile", "split", "bmm", "cross", "outer", "where",
+    "pow", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any",
+    "add", "sub", "mul", "div", "true_divide", "floor_divide",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)

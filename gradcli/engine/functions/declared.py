@@ -11,7 +11,7 @@ import inspect
 from typing import Any, Callable, NamedTuple
 
 from gradcli.engine import ops as O
-from gradcli.engine.ops.op import REQUIRED, Arg, Signature
+from gradcli.engine.ops.op import REQUIRED, Arg, Composite, Signature
 from gradcli.engine.tensor import Tensor, _elementwise, apply
 from gradcli.engine.functions.arguments import _TORCH_NAMES, _dim, _dims, number_arg, _tensor_arg
 from gradcli.engine.functions.shape import reshape, to_dtype
@@ -183,3 +183,38 @@ def declared(ops: tuple[O.Op, ...]) -> dict[str, Callable[..., Any]]:
             made.update({name: function for name in op.names.functions or (op.name,)})
     return made
 
+
+
+def composite_method(composite: Composite) -> Callable[..., Any]:
+    """`Tensor.X` of a declared composite: the function itself where PyTorch's method takes the same arguments;
+    else the function with the tensor put in its place (`input_at`), the arguments after it packed into the
+    function's one sequence (`packs`), and the method's keywords given the function's names (`renamed`). Its
+    `__signature__` is the method's, which a wrong call is told (`x.where(condition, other)`)."""
+    if composite.method is not None:
+        return composite.method
+    function, at, renamed = composite.function, composite.input_at, dict(composite.renamed)
+    if not (at or composite.packs or renamed):
+        return function
+    params = list(inspect.signature(function).parameters.values())
+    input_name = params[at].name
+    tensor = params.pop(at).replace(name="self")
+    if composite.packs:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return function(self, *((args[0] if len(args) == 1 else args,) if args or not kwargs else ()), **kwargs)
+        params = [params[0].replace(kind=inspect.Parameter.VAR_POSITIONAL, default=inspect.Parameter.empty)]
+    else:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            for mine, theirs in renamed.items():
+                if theirs in kwargs:  # the function's name for it is not the method's
+                    raise TypeError(f"got an unexpected keyword argument '{theirs}'")
+                if mine in kwargs:
+                    kwargs[theirs] = kwargs.pop(mine)
+            if len(args) < at:  # the arguments before the tensor come by keyword (`x.polygamma(n=1)`)
+                return function(*args, **{input_name: self}, **kwargs)
+            return function(*args[:at], self, *args[at:], **kwargs)
+        given = {theirs: mine for mine, theirs in renamed.items()}
+        params = [p.replace(name=given.get(p.name, p.name)) for p in params]
+    method.__name__ = method.__qualname__ = composite.methods[0]
+    method.__doc__ = function.__doc__
+    method.__signature__ = inspect.Signature([tensor, *params])  # type: ignore[attr-defined]
+    return method

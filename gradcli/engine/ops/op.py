@@ -145,14 +145,23 @@ class Names:
 class Composite:
     """A public function built from primitives rather than one of them (`engine/rearranging.py`): declared
     whole, as a primitive's names are, by the function, its names (`torch.X`, `Tensor.X`) and the primitive it
-    records for `gradcli ops` (None: it records none). The Tensor method is the function itself (Python binds
-    the tensor as its input) unless `method` is given, where PyTorch's method takes other arguments."""
+    records for `gradcli ops` (None: it records none).
+
+    The Tensor method is the function itself (Python binds the tensor as its input) unless PyTorch's method
+    takes its arguments otherwise, which the declaration says (`engine/functions/declared.py` makes the method):
+    `input_at`, the tensor's place among the function's arguments (`x.where(c, y)` is `torch.where(c, x, y)`,
+    `x.polygamma(n)` is `torch.polygamma(n, x)`); `packs`, the method's arguments after the tensor are the
+    function's one sequence (`x.flip(0, 1)` is `torch.flip(x, (0, 1))`); `renamed`, the method's keywords that
+    the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     op: "Op | None" = None
     method: Callable[..., Any] | None = None
+    input_at: int = 0
+    packs: bool = False
+    renamed: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
