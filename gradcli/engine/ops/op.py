@@ -100,7 +100,8 @@ REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "<required>"})()
 class Arg:
     """One argument of a declared function, as PyTorch names it. `kind` says how a value is read (the
     readers are `engine/functions/declared.py`'s: `tensor`, `operand` (a tensor or a number), `dims`,
-    `dim`, `flag`, `dtype`, `count` (an integer or None), `any`); a keyword argument comes after `*`."""
+    `dim`, `implicit_dim` (a dim, or None for a tensor of at most one dimension), `flag`, `dtype`, `count` (an
+    integer or None), `any`); a keyword argument comes after `*`."""
 
     name: str
     kind: str
@@ -113,12 +114,15 @@ class Signature:
     """How `torch.X(...)` reads its arguments and applies the op, for a primitive with arguments of its own.
 
     `form` is how the read arguments reach the op (the forms are `engine/functions/declared.py`'s:
-    `reduction` and `scan` over one input, `binary` of two operands; `written` when `torch.X` is the
+    `reduction` and `scan` over one input, `binary` of two operands, `extremum` for max and min's three
+    overloads; `written` when `torch.X` is the
     function of that name its family of `engine/functions/` writes by hand, whose names, Tensor method and
     tables are still derived from the declaration). `checks` are what the input must be (`float`,
     `nonempty`); `numbered` names the node X0 over the whole tensor and X1 over dims (sum, mean, prod);
     `scalar_node` is a binary op's node when `other` is a number; `prepare` turns the read arguments into
-    the op's params where they are not the same (var's `unbiased` and `correction`)."""
+    the op's params where they are not the same (var's `unbiased` and `correction`). An `extremum` (max, min)
+    names the binary op its two-tensor overload is (`pair`: max(x, y) is maximum(x, y)) and how it finds the
+    index along a dim (`indices`, np.argmax)."""
 
     form: str
     args: tuple[Arg, ...] = ()
@@ -126,6 +130,8 @@ class Signature:
     numbered: bool = False
     scalar_node: str | None = None
     prepare: Callable[[dict], dict] | None = None
+    pair: "Op | None" = None
+    indices: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
