@@ -163,12 +163,11 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
-OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
+OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods")})  # aliases (arcsin, ...), X_
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
-              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
+OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -397,19 +396,19 @@ TENSOR_METHODS = frozenset({
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
-TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
-TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
+TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place forms
+TENSOR_METHODS |= frozenset(O.named("in_place_methods"))
+TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name in c.in_place_methods}
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
-                   "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})

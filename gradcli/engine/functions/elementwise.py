@@ -205,13 +205,13 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:
 
 
 COMPOSITES: tuple[Composite, ...] = (
-    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP),
-    Composite(square, ("square",), ("square",), O.POW),
-    Composite(logit, ("logit",), ("logit",), O.LOGIT),
-    Composite(round, ("round",), ("round",), O.ROUND),
-    Composite(lerp, ("lerp",), ("lerp",), O.LERP),
-    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL),
-    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV),
+    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP, in_place=True),
+    Composite(square, ("square",), ("square",), O.POW, in_place=True),
+    Composite(logit, ("logit",), ("logit",), O.LOGIT, in_place=True),
+    Composite(round, ("round",), ("round",), O.ROUND, in_place=True),
+    Composite(lerp, ("lerp",), ("lerp",), O.LERP, in_place=True),
+    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL, in_place=True),
+    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV, in_place=True),
     Composite(dist, ("dist",), ("dist",), O.NORM),
     Composite(where, ("where",), ("where",), O.WHERE, input_at=1),
     Composite(polygamma, ("polygamma",), ("polygamma",), O.POLYGAMMA, input_at=1),

@@ -137,7 +137,8 @@ class Signature:
 @dataclass(frozen=True)
 class Names:
     """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
-    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method.
+    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for each of them (where PyTorch has
+    it: `tests/test_in_place_declared.py` holds the list to torch's).
     `signature` declares the arguments of a function that has more than its one input (None: an
     elementwise function of one input, `torch.X(input)`)."""
 
@@ -145,6 +146,11 @@ class Names:
     methods: tuple[str, ...] = ()
     in_place: bool = False
     signature: Signature | None = None
+
+    @property
+    def in_place_methods(self) -> tuple[str, ...]:
+        """`Tensor.X_`: the method's result written back into the tensor (`engine/tensor.py`'s `_in_place`)."""
+        return tuple(name + "_" for name in self.methods) if self.in_place else ()
 
 
 @dataclass(frozen=True)
@@ -158,7 +164,8 @@ class Composite:
     `input_at`, the tensor's place among the function's arguments (`x.where(c, y)` is `torch.where(c, x, y)`,
     `x.polygamma(n)` is `torch.polygamma(n, x)`); `packs`, the method's arguments after the tensor are the
     function's one sequence (`x.flip(0, 1)` is `torch.flip(x, (0, 1))`); `renamed`, the method's keywords that
-    the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand."""
+    the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand. `in_place` adds
+    `Tensor.X_` for each method, as `Names.in_place` does."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
@@ -168,6 +175,9 @@ class Composite:
     input_at: int = 0
     packs: bool = False
     renamed: tuple[tuple[str, str], ...] = ()
+    in_place: bool = False
+
+    in_place_methods = Names.in_place_methods
 
 
 @dataclass(frozen=True)
@@ -281,7 +291,7 @@ def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, sa
     """An elementwise function of one input, declared whole: its primitive (whose JVP is therefore
     `diagonal_jvp`, and whose SymPy meaning is `element` mapped over the elements unless `sym` says
     otherwise) and its public names: `torch.<name>` unless not `function`, `Tensor.<name>` unless not
-    `method`, both under each alias too, and `Tensor.<name>_` when `in_place`."""
+    `method`, and `Tensor.<name>_` when `in_place`, each under every alias too."""
     public = (name,) + aliases
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
               sym=sym or (_sym_map(name) if element else None), kink=kink, nests=nests, elementwise=True,
@@ -299,9 +309,10 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 
 
 def _public(name: str, form: str, *args: Arg, aliases: tuple[str, ...] = (), function: bool = True,
-            method: bool = True, **options: Any) -> Names:
+            method: bool = True, in_place: bool = False, **options: Any) -> Names:
     """The public names of a function with arguments of its own, declared whole: `torch.<name>` unless not
-    `function`, `Tensor.<name>` unless not `method`, both under each alias, read by `Signature(form, args)`."""
+    `function`, `Tensor.<name>` unless not `method`, both under each alias, and `Tensor.<name>_` when `in_place`,
+    read by `Signature(form, args)`."""
     public = (name,) + aliases
-    return Names(functions=public if function else (), methods=public if method else (),
+    return Names(functions=public if function else (), methods=public if method else (), in_place=in_place,
                  signature=Signature(form, args, **options))

@@ -52,7 +52,7 @@ def _normalised(name: str) -> Names:
 
 def _scan(name: str) -> Names:
     """cumsum and cumprod: along one dim, which must be given."""
-    return _public(name, "scan", _INPUT, Arg("dim", "dim"))
+    return _public(name, "scan", _INPUT, Arg("dim", "dim"), in_place=True)
 
 
 def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
