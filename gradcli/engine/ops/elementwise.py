@@ -365,22 +365,22 @@ ATAN2 = Op(name="atan2", batching="broadcast", node="Atan2Backward0", forward=np
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
                  lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
            jvp=diagonal_jvp, rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           element=Element(math.atan2, lambda sp: sp.atan2), kink=lambda K, a, b: K.origin_kink(a, b),
            names=_two("atan2", aliases=("arctan2",), in_place=True))
 HYPOT = Op(name="hypot", batching="broadcast", node="HypotBackward0", forward=np.hypot,
            vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
            jvp=diagonal_jvp, rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
-           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
+           element=Element(of=lambda S, u, v: S.sqrt(S.add(S.mul(u, u), S.mul(v, v)))), kink=lambda K, a, b: K.origin_kink(a, b),
            names=_two("hypot", in_place=True))
 FMOD = Op(name="fmod", batching="broadcast", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
           vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
           jvp=diagonal_jvp, rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+          element=Element(of=lambda S, u, v: S.sub(u, S.mul(v, S.trunc(S.div(u, v))))), kink=lambda K, a, b: K.divides_kink(a, b),
           names=_two("fmod", other="operand", scalar_node="FmodBackward0", in_place=True))
 REMAINDER = Op(name="remainder", batching="broadcast", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
                jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
-               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
+               element=Element(of=lambda S, u, v: S.sub(u, S.mul(v, S.floor(S.div(u, v))))), kink=lambda K, a, b: K.divides_kink(a, b),
                names=_two("remainder", "operand", "operand", scalar_node="RemainderBackward0", in_place=True))
 
 
@@ -407,7 +407,7 @@ XLOGY = Op(name="xlogy", batching="broadcast", node="XlogyBackward0", forward=_x
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
            jvp=diagonal_jvp, rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b),
+           element=Element(of=lambda S, u, v: S.zero_where_zero(u, lambda: S.mul(u, S.log(v)))), kink=lambda K, a, b: K.zero_first_kink(a, b),
            names=_two("xlogy", "operand", "operand", in_place=True))
 FMAX = Op(name="fmax", batching="broadcast", node="FmaxBackward0", forward=np.fmax,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
@@ -440,7 +440,7 @@ ADDCDIV = Op(name="addcdiv", batching="broadcast", node="AddcdivBackward0", forw
 LOGADDEXP = Op(name="logaddexp", node="LogaddexpBackward0", forward=np.logaddexp,
                vjps=(lambda ns, g, o, a, b: g * ns.exp(a - o), lambda ns, g, o, a, b: g * ns.exp(b - o)),
                jvp=diagonal_jvp, rule="∂log(eᵃ+eᵇ)/∂a = eᵃ⁻ᵒ, ∂/∂b = eᵇ⁻ᵒ", saves=("ao", "bo"), elementwise=True,
-               sym=lambda S, a, b: _binary_sym(S, lambda u, v: S.log(S.add(S.exp(u), S.exp(v))), a, b),
+               element=Element(of=lambda S, u, v: S.log(S.add(S.exp(u), S.exp(v)))),
                names=_two("logaddexp"))
 
 OPS: tuple[Op, ...] = (

@@ -73,6 +73,8 @@ class Op:
     batching: str = ""
 
     def __post_init__(self) -> None:
+        if self.sym is None and self.element is not None:
+            object.__setattr__(self, "sym", (_sym_map if len(self.vjps) == 1 else _sym_pair)(self.name))
         if len(self.vjps) <= 3:
             names = self.args or ("x" if len(self.vjps) == 1 else "ab")
             plans = []
@@ -182,12 +184,16 @@ class Composite:
 
 @dataclass(frozen=True)
 class Element:
-    """An elementwise function at one element, as `--check` replays it: `numeric` on a known float (its math
-    domain errors become nan or inf) and `symbolic(sp)`, the SymPy function. SymPy is handed in, never
-    imported, so `gradcli eval` without `--check` stays free of it."""
+    """An elementwise function at one element (of one input, or of two for a binary op), as `--check` replays
+    it: `numeric` on known floats (its math domain errors become nan or inf) and `symbolic(sp)`, the SymPy
+    function; or, for a meaning made of the checker's others, `of(S, *elements)` (hypot is √(a² + b²)), which
+    walks floats and symbols alike. SymPy is handed in, never imported, so `gradcli eval` without `--check`
+    stays free of it. `S.<name>` is derived from it (`check/meaning.py`), and the op's SymPy meaning maps it
+    over the elements (broadcasting two inputs) unless the op says otherwise."""
 
-    numeric: Callable[[float], float]
-    symbolic: Callable[[Any], Any]
+    numeric: Callable[..., float] | None = None
+    symbolic: Callable[[Any], Any] | None = None
+    of: Callable[..., Any] | None = None
 
 
 def _kept(keep: tuple[bool, ...]) -> Any:
@@ -294,7 +300,7 @@ def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, sa
     `method`, and `Tensor.<name>_` when `in_place`, each under every alias too."""
     public = (name,) + aliases
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
-              sym=sym or (_sym_map(name) if element else None), kink=kink, nests=nests, elementwise=True,
+              sym=sym, kink=kink, nests=nests, elementwise=True,
               jvp=diagonal_jvp, element=element, domain=domain,
               names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place))
 
@@ -302,6 +308,11 @@ def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, sa
 def _sym_map(fn_name: str) -> Callable:
     """The SymPy meaning of an elementwise function: apply `S.<fn_name>` to every element."""
     return lambda S, x: S.map(getattr(S, fn_name), x)
+
+
+def _sym_pair(fn_name: str) -> Callable:
+    """The SymPy meaning of an elementwise function of two inputs: `S.<fn_name>` of each broadcast pair."""
+    return lambda S, a, b: S.broadcast(getattr(S, fn_name), a, b)
 
 
 def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
