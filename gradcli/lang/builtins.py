@@ -215,10 +215,10 @@ def _constructor(cls: type) -> Callable[..., Any]:
 
 
 _NN_FUNCTIONS = {name: getattr(NF, name) for name in NF.NAMES}
-FUNCTIONS.update({name: _NN_FUNCTIONS[name] for name in (
+FUNCTIONS.update({name: getattr(NF, name) for name in (
     "selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
-    "binary_cross_entropy_with_logits", "kl_div")})
-OP_OF.update(NF.OPS)
+    "binary_cross_entropy_with_logits", "kl_div")})  # torch.X too (without the deprecated size_average/reduce)
+OP_OF.update({**NF.OPS, **losses.OPS})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
@@ -671,8 +671,7 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
-    "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
-                             "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
+    "torch.nn.modules.loss": " ".join(losses.LAYERS),
     "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",
