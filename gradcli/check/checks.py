@@ -255,19 +255,22 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
     from gradcli.engine.function import runs_program
     if check.status != FAIL:
         return check
-    found = []
     nodes = list(tr.nodes)
     for node in tr.nodes:  # a create_graph result's meaning runs through its output's graph, Functions and all
         made = derived(node)
         if made is not None:
             nodes += graph_nodes(made.output)[0]
-    for node in nodes:
-        if runs_program(node.op):
-            cls = node.params["state"].cls
-            line = hook_line(getattr(cls, "backward", None))
-            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at {place(line)}"))
-    if not found:
+    return _through_program(check, [node.params["state"].cls for node in nodes if runs_program(node.op)], "backward")
+
+
+def _through_program(check: InputCheck, classes: list[type], method: str) -> InputCheck:
+    """A failing check noted with the program's own Function methods its value came through (`Cube.jvp at line 21`)."""
+    if check.status != FAIL or not classes:
         return check
+    found = []
+    for cls in classes:
+        line = hook_line(getattr(cls, method, None))
+        found.append(f"{cls.__name__}.{method}" + ("" if line is None else f" at {place(line)}"))
     text = "through the program's own " + ", ".join(dict.fromkeys(found))
     return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text))))
 
@@ -337,11 +340,12 @@ def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians
                    mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
                    exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
                    progress: Progress | None = None, of: str = "y", seconds: float = SECONDS,
-                   magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+                   magnitudes: dict[str, np.ndarray] | None = None, jvps: tuple[type, ...] = ()) -> CheckReport:
     """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) by the witnesses of `mode`.
 
     Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
-    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry.
+    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry. `jvps`: the program's
+    Functions whose own `jvp` made the values checked (a tangent), named beside a failure.
     """
     of = operand(of)
     tr = trace(output, leaves)
@@ -361,6 +365,7 @@ def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians
                                       of, bar, _rounding(gamma, magnitudes,
                                                          {name: len(v) * len(rows) for name, v in sel.items()}))
     results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    results = {name: _through_program(check, list(jvps), "jvp") for name, check in results.items()}
     return CheckReport(overall(results), "jacobian", of, results)
 
 

@@ -226,10 +226,10 @@ class LoopPolicy:
         return verdict
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
-                 of: str, progress: Any = None) -> Verdict:
+                 of: str, progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
         """Check one call's Jacobian blocks (see `jacobian_check`) by the policy."""
         return self._checked("jacobian", output, leaves, line, what, progress, lambda mode, **options: jacobian_check(
-            output, leaves, blocks, mode, of=of, **options))
+            output, leaves, blocks, mode, of=of, jvps=jvps, **options))
 
     def hessian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, dict[str, Any]], *, line: int,
                 what: str, of: str, progress: Any = None) -> Verdict:
