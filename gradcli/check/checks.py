@@ -96,7 +96,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
                     atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
                     seed: int = 0, progress: Progress | None = None, of: str = "out",
                     seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None,
-                    verified: bool = False, call: int = 0) -> CheckReport:
+                    verified: bool = False, call: int = 0, steps: dict[str, int] | None = None) -> CheckReport:
     """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
 
     `gradient` is the tensor backward started from (None: ones, for a one-element output).
@@ -113,7 +113,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     `verified`: an earlier call of this graph structure was verified element by element. Then a
     graph whose element-wise differences would replay more than `DIRECTIONAL_WORK` terms is
     checked along random directions instead (`numeric.directional_check`, drawn with `seed` and
-    `call`), and element by element again only where that fails or cannot judge.
+    `call`), and element by element again only where that fails or cannot judge; `steps` is the
+    structure's memory of which step judged each input's direction last (see `directional_check`).
     """
     tr = hooked(trace(output, leaves), hook_line)
     computed, changed = _before_leaf_hooks(tr, dict(computed or {}))
@@ -129,7 +130,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     rest = sel
     if verified and mode == "numeric" and 2 * size * terms_estimate(tr) > DIRECTIONAL_WORK:
         directional = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol),
-                                        gamma, [seed, call]) or {}
+                                        gamma, [seed, call], steps) or {}
         rest = {name: select(tr.leaves[name]._data.size, budget, LATER_SAMPLE, seed + call + n)
                 for n, name in enumerate(names) if name not in directional or directional[name].status == FAIL}
     judged = {name: dataclasses.replace(check, note=DIRECTIONAL_NOTE) for name, check in directional.items()
