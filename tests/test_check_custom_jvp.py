@@ -186,3 +186,39 @@ def test_a_forward_that_reads_values_out_is_not_checked_and_says_so(cli, tmp_pat
     text = " ".join(result.stdout.split())
     assert "jvp(Op.apply, …) at line 21 check (not checked): nothing verified" in text
     assert "1 of 1 calls of jvp(Op.apply, …) were not checked" in text
+
+
+JACFWD = """import torch
+from torch.func import jacfwd
+
+class Cube(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return {jvp}
+
+x = torch.tensor([1.0, 2.0, -0.5], dtype=torch.float64)
+print(jacfwd(Cube.apply)(x))
+"""
+
+
+@pytest.mark.parametrize("jvp, right", [("3 * x ** 2 * t", True), ("6 * x ** 2 * t", False), ("-3 * x ** 2 * t", False)])
+def test_jacfwd_through_a_custom_jvp_is_judged_as_a_jacobian(cli, tmp_path, jvp, right):
+    result = _run(cli, tmp_path, JACFWD.format(jvp=jvp), "--check", "--json")
+    assert result.exit_code == (0 if right else 1), result.stdout
+    check = _check(result)
+    assert check["line"] == 21 and check["check"]["status"] == ("pass" if right else "fail")
+    x = check["check"]["inputs"]["x"]
+    assert x["method"] == "symbolic" and x["checked"] == 9
+    if not right:
+        assert x["worst"]["expected"] == 12.0  # ∂(x³)/∂x at x = 2
