@@ -399,8 +399,8 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "long", "int",
-    "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "half", "bfloat16",
+    "long", "int", "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
     "polygamma", "swapaxes", "swapdims", "flip", "repeat", "tile", "split", "bmm", "cross", "outer", "where",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}

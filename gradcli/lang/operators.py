@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
+from gradcli.engine.narrow import same
 from gradcli.data.loading import Dataset
 from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from gradcli.nn.modules import Module, Sequential
@@ -225,7 +226,7 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
 
 def _same_dtype(left: Any, right: Any) -> bool:
     try:
-        return bool(_dtype(left) == _dtype(right)) if isinstance(left, (np.dtype, str)) and \
+        return same(_dtype(left), _dtype(right)) if isinstance(left, (np.dtype, str)) and \
             isinstance(right, (np.dtype, str)) else False
     except TypeError:  # a string that names no dtype
         return False

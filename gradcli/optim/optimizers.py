@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine import narrow
 from gradcli.engine.functions import _type_name, number_arg
 from gradcli.engine.inplace import assign
 from gradcli.engine.tensor import Tensor
@@ -163,7 +164,7 @@ class Optimizer:
 
 def _scalar(value: float, dtype: np.dtype) -> Any:
     """A Python number in a tensor op: PyTorch computes with it in the tensor's dtype."""
-    return np.asarray(value, dtype=dtype)
+    return narrow.astype(np.asarray(value, dtype=np.float64), dtype)  # bfloat16 too: rounded to it
 
 
 class SGD(Optimizer):
