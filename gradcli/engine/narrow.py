@@ -64,6 +64,8 @@ def forward(function: Any, arrays: tuple, params: dict) -> np.ndarray:
     once at the end (softmax, a linear layer, mean, a loss: one rounding, not one per NumPy step)."""
     if not any(isinstance(a, BFloat16Array) for a in arrays):
         return function(*arrays, **params)
+    if "dtype" in params:  # a cast, or an op told its result's dtype: that dtype stands
+        return function(*arrays, **params)
     out = function(*[_plain(a) for a in arrays], **params)
     return op_result(out if isinstance(out, np.ndarray) else np.asarray(out), arrays)
 

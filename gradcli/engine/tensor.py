@@ -312,8 +312,6 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
         out = out if isinstance(out, np.ndarray) else np.asarray(out)
     if out.dtype is _F64 and not (arrays and type(arrays[0]) is np.ndarray and arrays[0].dtype is _F64):
         arrays, out = _narrowed(op.forward, arrays, params) or (arrays, out)
-    if N.SEEN:
-        out = N.op_result(out, arrays)
     t = _wrap(out)
     if GradMode.enabled:
         mask = 0
@@ -354,8 +352,6 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if data.dtype is not out.dtype and out.dtype is _F64:
             (data,), out = _narrowed(forward, (data,), _NO_PARAMS) or ((data,), out)
-        if N.SEEN:
-            out = N.op_result(out, (data,))
         t = Tensor.__new__(Tensor)
         t._data = out
         t.grad = None
@@ -501,8 +497,6 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
             out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if (x if ta is Tensor else y).dtype is not out.dtype and out.dtype is _F64:
             (x, y), out = _narrowed(forward, (x, y), _NO_PARAMS) or ((x, y), out)
-        if N.SEEN:
-            out = N.op_result(out, (x, y))
         t = Tensor.__new__(Tensor)
         t._data = out
         t.grad = None

@@ -199,7 +199,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     if isinstance(left, Instance) or isinstance(right, Instance):
         return dunders.compare(SYMBOLS[type(op)], left, right, truth)
-    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype)):
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype) or
+                                               isinstance(left, T.DtypeName) and isinstance(right, T.DtypeName)):
         return _same_dtype(left, right) == isinstance(op, ast.Eq)  # x.dtype == torch.float64 (a dtype's name)
     if sets.is_set(left) and sets.is_set(right):  # subset order; a view equals the set of its items
         left, right = sets.plain(left), sets.plain(right)
