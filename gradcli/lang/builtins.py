@@ -45,7 +45,8 @@ from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.lang import containers, module_paths
+from gradcli.distributed import parallel as DDP
+from gradcli.lang import containers, distributed_names, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
@@ -389,6 +390,13 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
 MODULES.update(module_paths.paths(NN, DATA))
+MODULES.update(distributed_names.namespaces(_constructor))
+TORCH.members.update(distributed=MODULES["torch.distributed"], multiprocessing=MODULES["torch.multiprocessing"])
+DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+MODULES["torch.nn.parallel"] = NN.members["parallel"] = Namespace("torch.nn.parallel", {
+    **MODULES["torch.nn.parallel"].members, "DistributedDataParallel": _constructor(DDP.DistributedDataParallel)},
+    refusal=distributed_names.PARALLEL_REFUSAL)
+MODULE_MEMBERS.update(distributed_names.MEMBERS)
 MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).

@@ -55,7 +55,11 @@ _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
 _MODULE_PATHS = frozenset({"torch.nn.modules", "torch.nn.parameter", "torch.nn.parallel", "torch.utils.data.dataset",
                            "torch.utils.data.dataloader"} | {f"torch.nn.modules.{f}" for f in module_paths.NN_MODULE_FILES})
 """Where PyTorch defines its classes (`from torch.nn.modules.linear import Linear`): lang/module_paths.py."""
-_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | stdlib.NAMES
+DISTRIBUTED_MODULES = frozenset({"torch.distributed", "torch.multiprocessing", "torch.utils.data.distributed"} | {
+    f"torch.distributed.{name}" for name in ("rpc", "fsdp", "tensor", "autograd", "optim", "checkpoint", "nn",
+                                             "algorithms", "device_mesh", "pipelining")})
+"""torch.distributed's modules (lang/distributed_names.py makes them; the refused ones say why at their use)."""
+_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | DISTRIBUTED_MODULES | stdlib.NAMES
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",
