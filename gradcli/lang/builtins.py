@@ -28,7 +28,7 @@ from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.data import loading as data
 import gradcli.distributions as DIST
-from gradcli.nn import layers
+from gradcli.nn import compiled, layers
 from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
@@ -314,7 +314,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
-               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo, **compiled.NAMES, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
                "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
