@@ -129,6 +129,33 @@ class Sampler:
         return iter(self.indices())
 
 
+class RandomSampler(Sampler):
+    """PyTorch's RandomSampler without replacement: a permutation from `generator`, or from a generator seeded
+    by one int64 draw of the global one (so the global generator moves on as PyTorch's does). With a
+    generator, one more permutation is drawn when the pass runs out, as PyTorch's sampler draws it."""
+
+    program_attributes = frozenset({"data_source", "replacement", "num_samples", "generator"})
+
+    def __init__(self, data_source: Any, replacement: bool = False, num_samples: Any = None,
+                 generator: Any = None) -> None:
+        if replacement or num_samples is not None:
+            raise ArgumentError("RandomSampler(): replacement= and num_samples= are not supported by gradcli",
+                                hint="RandomSampler(dataset) draws a permutation; DataLoader(shuffle=True) does too")
+        self.data_source, self.replacement, self.num_samples = data_source, False, len(data_source)
+        self.generator = None if generator is None else generator_arg(generator, "RandomSampler")
+
+    def indices(self) -> list[int]:
+        n = len(self.data_source)
+        if self.generator is None:
+            return Generator(_int64_seed(generator_arg(None))).permutation(n).tolist()
+        order = self.generator.permutation(n).tolist()
+        self.generator.permutation(n)
+        return order
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class DataLoader:
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Any = None, pin_memory: bool = False,
@@ -220,7 +247,7 @@ class DataLoader:
 
 
 CLASSES: dict[str, type] = {cls.__name__: cls for cls in (Dataset, IterableDataset, TensorDataset, Subset,
-                                                           DataLoader)}
+                                                           DataLoader, RandomSampler)}
 """The classes of `torch.utils.data` a program can make, by name."""
 FUNCTIONS = {"random_split": random_split, "default_collate": default_collate}
 

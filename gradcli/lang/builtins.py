@@ -377,6 +377,7 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg": NUMPY.members["linalg"],
+                                 "numpy.matlib": NUMPY.members["matlib"],
                                  "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,

@@ -480,6 +480,8 @@ class Expressions:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
+            if attr == "__name__":
+                return owner.name  # a module's dotted name, as Python's own modules answer
         elif attr in READABLE_ATTRIBUTES:
             return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):

@@ -38,7 +38,7 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                            "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "torch.autograd.function",
+                            "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "numpy.matlib", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
                             "torch.backends.cudnn", "torch.backends.cuda", "torch.version",
