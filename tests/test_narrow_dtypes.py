@@ -98,7 +98,7 @@ w = lin.weight.float().tolist()
 def test_adam_on_bfloat16_stays_within_one_ulp_of_torch_after_three_steps():
     """gradcli's Adam rounds where torch's single-tensor Adam does (lerp_, mul_, addcmul_, sqrt, div, add_,
     addcdiv_), yet an element may land one bfloat16 step apart after three updates (four after thirty:
-    docs/dtypes.md says so)."""
+    docs/library.md says so)."""
     from tests.language_helpers import oracle
     theirs = np.array(oracle(ADAM)["w"], np.float32)
     ours = np.array(run(ADAM)["w"], np.float32)
@@ -132,3 +132,27 @@ def test_a_module_casts_to_bfloat16_and_back():
 def test_wrong_dtypes_are_told(source: str, words: str):
     error = fails(source, GradcliError)
     assert words in str(error)
+
+
+def _checked(out, leaves):
+    from gradcli.check import check_gradients
+    out.backward()
+    return check_gradients(out, leaves, None, {k: t.grad._data for k, t in leaves.items()})
+
+
+def test_check_proves_a_bfloat16_program_with_bfloat16s_tolerance_and_catches_a_wrong_vjp(patched):
+    """bfloat16 keeps 8 significant bits: --check's rounding unit is 2**-8 for it, so a correct program's
+    3-digit gradients pass, while a VJP off by one (x[1]'s gradient 2*1.7 + 1) still fails."""
+    import gradcli as g
+    from gradcli.engine import ops as O
+    x = g.tensor([0.3, 1.7], dtype=narrow.BFLOAT16, requires_grad=True)
+    assert _checked((x * x * 3.3).sum(), {"x": x}).status == "pass"
+
+    def off_at_1(ns, gr, o, a, b):
+        bump = np.zeros(np.shape(gr))
+        bump[1] = 1.0
+        return gr * b + bump
+    patched(O.MUL, (off_at_1, O.MUL.vjps[1]))
+    y = g.tensor([0.3, 1.7], dtype=narrow.BFLOAT16, requires_grad=True)
+    report = _checked((y * y).sum(), {"y": y})
+    assert report.status == "fail" and report.inputs["y"].worst.index == (1,)

@@ -34,6 +34,11 @@ def same(a: Any, b: Any) -> bool:
     return np.dtype(a) == np.dtype(b) and is_bfloat16(a) == is_bfloat16(b)
 
 
+def eps(dtype: Any) -> float:
+    """The dtype's machine epsilon: 2**-7 for bfloat16 (8 significant bits), NumPy's for the others."""
+    return 2.0 ** -7 if is_bfloat16(dtype) else float(np.finfo(dtype).eps)
+
+
 def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 (ties to even), as PyTorch's float -> bfloat16 rounds:
     the upper 16 bits of the float32 pattern, plus the carry of the lower 16; a nan stays a nan."""
