@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import tensor as T
+from gradcli.engine.narrow import BFLOAT16
 from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_inference
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
@@ -301,10 +302,16 @@ class TensorMethods:
         return T.F.expand(self, T.F._tensor_arg(other, "expand_as").shape)
 
     def float(self) -> "Tensor":
-        return self if self._data.dtype == np.float32 else T.F.to_dtype(self, np.float32)
+        return T.F.to_dtype(self, np.float32)
 
     def double(self) -> "Tensor":
         return self if self._data.dtype == np.float64 else T.F.to_dtype(self, np.float64)
+
+    def half(self) -> "Tensor":
+        return T.F.to_dtype(self, np.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return T.F.to_dtype(self, BFLOAT16)
 
     def long(self) -> "Tensor":
         return self if self._data.dtype == np.int64 else T.F.to_dtype(self, np.int64)

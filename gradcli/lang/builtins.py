@@ -28,7 +28,7 @@ from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.data import loading as data
 import gradcli.distributions as DIST
-from gradcli.nn import layers
+from gradcli.nn import compiled, layers
 from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
@@ -45,7 +45,8 @@ from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.lang import containers, module_paths
+from gradcli.distributed import parallel as DDP
+from gradcli.lang import containers, distributed_names, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
@@ -305,7 +306,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
-               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo, **compiled.NAMES, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
                "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
@@ -368,6 +369,7 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg": NUMPY.members["linalg"],
+                                 "numpy.matlib": NUMPY.members["matlib"],
                                  "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
@@ -381,6 +383,13 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
 MODULES.update(module_paths.paths(NN, DATA))
+MODULES.update(distributed_names.namespaces(_constructor))
+TORCH.members.update(distributed=MODULES["torch.distributed"], multiprocessing=MODULES["torch.multiprocessing"])
+DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+MODULES["torch.nn.parallel"] = NN.members["parallel"] = Namespace("torch.nn.parallel", {
+    **MODULES["torch.nn.parallel"].members, "DistributedDataParallel": _constructor(DDP.DistributedDataParallel)},
+    refusal=distributed_names.PARALLEL_REFUSAL)
+MODULE_MEMBERS.update(distributed_names.MEMBERS)
 MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -391,8 +400,8 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any",
-    "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "pow", "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
