@@ -22,12 +22,11 @@ from gradcli.distributions.distribution import Distribution, ExponentialFamily, 
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
 from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
                                                 batch_mahalanobis, half_log_det)
-from gradcli.distributions.transformed import Gumbel, HalfNormal, TransformedDistribution
+from gradcli.distributions.transformed import EULER_GAMMA, Gumbel, HalfNormal, TransformedDistribution
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 
 _INF = float("inf")
-_EULER_GAMMA = 0.57721566490153286060
 
 REGISTRY: dict[tuple[type, type], Callable[..., Any]] = {}
 """(P, Q) -> KL(p ‖ q), PyTorch's pairs; a program's `register_kl` adds to it for its run."""
@@ -302,9 +301,9 @@ def _gumbel(p: Gumbel, q: Gumbel) -> Tensor:
     ct2 = q.loc / q.scale
     ct3 = p.loc / q.scale
     t1 = -F.log(ct1) - ct2 + ct3
-    t2 = ct1 * _EULER_GAMMA
+    t2 = ct1 * EULER_GAMMA
     t3 = F.exp(ct2 + F.lgamma(1 + ct1) - ct3)
-    return t1 + t2 + t3 - (1 + _EULER_GAMMA)
+    return t1 + t2 + t3 - (1 + EULER_GAMMA)
 
 
 @_register((Geometric, Geometric))
@@ -394,7 +393,7 @@ def _beta_uniform(p: Beta, q: Uniform) -> Tensor:
 def _exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     ratio = q.rate / p.rate
     t1 = -q.concentration * F.log(ratio)
-    return t1 + ratio + F.lgamma(q.concentration) + q.concentration * _EULER_GAMMA - (1 + _EULER_GAMMA)
+    return t1 + ratio + F.lgamma(q.concentration) + q.concentration * EULER_GAMMA - (1 + EULER_GAMMA)
 
 
 @_register((Exponential, Gumbel))
@@ -449,8 +448,8 @@ def _gumbel_normal(p: Gumbel, q: Normal) -> Tensor:
     param_ratio = p.scale / q.scale
     t1 = F.log(param_ratio / math.sqrt(2 * math.pi))
     t2 = F.pow(math.pi * param_ratio * 0.5, 2) / 3
-    t3 = F.pow((p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale, 2) * 0.5
-    return -t1 + t2 + t3 - (_EULER_GAMMA + 1)
+    t3 = F.pow((p.loc + p.scale * EULER_GAMMA - q.loc) / q.scale, 2) * 0.5
+    return -t1 + t2 + t3 - (EULER_GAMMA + 1)
 
 
 @_register((Laplace, Normal))

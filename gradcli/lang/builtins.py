@@ -322,12 +322,14 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
 _DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
 DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
     name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
-DIST_KL = Namespace("torch.distributions.kl", dict(DIST.FUNCTIONS))
+DIST_KL = Namespace("torch.distributions.kl", {name: DIST.FUNCTIONS[name] for name in ("kl_divergence", "register_kl")})
+DIST_REGISTRIES = Namespace("torch.distributions.constraint_registry",
+                            {name: DIST.FUNCTIONS[name] for name in ("biject_to", "transform_to")})
 _DIST_TRANSFORMS = {name: _constructor(cls) for name, cls in DIST.TRANSFORMS.items()}
 DIST_TRANSFORMS = Namespace("torch.distributions.transforms", _DIST_TRANSFORMS)
 DISTRIBUTIONS = Namespace("torch.distributions", {
     **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, **_DIST_TRANSFORMS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
-    "transforms": DIST_TRANSFORMS,
+    "transforms": DIST_TRANSFORMS, "constraint_registry": DIST_REGISTRIES,
     "Distribution": Namespace("torch.distributions.Distribution",
                               {"set_default_validate_args": DIST.set_default_validate_args})})
 _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
@@ -339,7 +341,10 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
                       "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
                       "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal"}
+                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal",
+                      "cauchy": "Cauchy", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
+                      "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
+                      "mixture_same_family": "MixtureSameFamily"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 for _module, _name in _DIST_MODULE_PATHS.items():
     DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
@@ -408,7 +413,7 @@ TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
 TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
 TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",

@@ -174,7 +174,7 @@ def _python_name(exc: GradcliError) -> str:
         return "RuntimeError"
     if message.startswith(_FILE_ERRORS):
         return "FileNotFoundError"
-    if message.startswith(_NOT_IMPLEMENTED):
+    if message.startswith(_NOT_IMPLEMENTED) or " has no rsample: " in message:  # Distribution.rsample's own
         return "NotImplementedError"
     if message.startswith('"') and "not implemented for '" in message:  # PyTorch's kernel missing for a dtype
         return "NotImplementedError"
