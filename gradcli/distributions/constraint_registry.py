@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.transforms as T
-from gradcli.errors import NotAllowedError
+from gradcli.errors import NotAllowedError, ValueDomainError
 
 
 class ConstraintRegistry:
@@ -39,11 +39,13 @@ class ConstraintRegistry:
         return factory
 
     def __call__(self, constraint: Any) -> T.Transform:
+        """PyTorch's NotImplementedError (its classes are named with a leading underscore) for a constraint
+        with no factory."""
         factory = self._registry.get(type(constraint))
         if factory is None:
-            raise NotAllowedError(f"Cannot transform {type(constraint).__name__} constraints",
+            raise ValueDomainError(f"Cannot transform _{type(constraint).__name__} constraints",
                                   hint="biject_to covers real, positive, greater_than, less_than, interval, simplex "
-                                       "and independent ones")
+                                       "and independent ones; register a factory for others")
         return factory(constraint)
 
 
