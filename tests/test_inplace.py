@@ -166,14 +166,15 @@ IN_PLACE_CALLS = {
     "add_": (1.0,), "sub_": (1.0,), "mul_": (2.0,), "div_": (2.0,), "pow_": (2,), "neg_": (), "zero_": (),
     "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
     "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "sinc_": (), "uniform_": (),
-    "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (),
+    "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (), "cauchy_": (),
     "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
     "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
     "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
 }
 
 
-SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
+SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "t_": (), "transpose_": (0, -1), "swapaxes_": (0, 0),
+               "swapdims_": (-1, 0), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
 """The in-place methods that change a tensor's shape, whose rules differ (checked against torch 2.13 below)."""
 
 
@@ -183,7 +184,7 @@ def test_every_in_place_method_of_the_builtins_is_exercised():
         {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_", "detach_"}  # they change no values
 
 
-@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_"])
+@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_"])
 def test_a_shape_change_in_place_bumps_the_version_as_in_pytorch(name):
     w = C.tensor([0.5, 2.0, 3.0], requires_grad=True)
     z = (w * w).sum()
@@ -251,7 +252,8 @@ def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
     names = []
     for fill in (lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.bernoulli_(0.5),
                  lambda t: t.bernoulli_(C.full((3,), 0.5)), lambda t: t.fill_(2.0), lambda t: t.zero_(),
-                 lambda t: t.random_(), lambda t: t.random_(5), lambda t: t.random_(1, 5), lambda t: t.exponential_()):
+                 lambda t: t.random_(), lambda t: t.random_(5), lambda t: t.random_(1, 5), lambda t: t.exponential_(),
+                 lambda t: t.cauchy_()):
         y = x * 2
         fill(y)
         names.append(y.grad_fn.name)
@@ -259,7 +261,7 @@ def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
         np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
     assert names == ["UniformBackward0", "NormalBackward0", "BernoulliBackward2", "BernoulliBackward1",
                      "FillBackward2", "ZeroBackward0", "RandomBackward2", "RandomBackward1", "RandomBackward0",
-                     "ExponentialBackward0"]
+                     "ExponentialBackward0", "CauchyBackward0"]
 
 
 def test_fill_with_a_tensor_that_requires_grad_passes_it_the_summed_gradient():

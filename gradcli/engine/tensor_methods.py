@@ -424,10 +424,20 @@ class TensorMethods:
         return T.ST.resize_as_(self, other)
 
     def squeeze_(self, dim: Any = None) -> "Tensor":
-        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_")
+        node = "SqueezeBackward3" if dim is None else "SqueezeBackward5" if isinstance(dim, (tuple, list)) else \
+            "SqueezeBackward4"
+        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_", node)
 
     def unsqueeze_(self, dim: int) -> "Tensor":
-        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_")
+        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_", "UnsqueezeBackward1")
+
+    def t_(self) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.t(), "t_", "TBackward1")
+
+    def transpose_(self, dim0: int, dim1: int) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.transpose(dim0, dim1), "transpose_", "TransposeBackward1")
+
+    swapaxes_ = swapdims_ = transpose_
 
     def type_as(self, other: Any) -> "Tensor":
         return self.type(T.F._tensor_arg(other, "type_as").dtype)

@@ -6,6 +6,8 @@ table, so nothing here is written twice.
 """
 from __future__ import annotations
 
+import re
+
 import builtins as py
 import collections
 from typing import Any, Callable
@@ -400,7 +402,7 @@ MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "retains_grad", "device", "name", "is_cuda", "real"})
+                               "ndim", "T", "mT", "mH", "H", "retains_grad", "device", "name", "is_cuda", "real"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
@@ -424,7 +426,8 @@ TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
                    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
+                   "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                   "swapdims_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
@@ -608,8 +611,7 @@ class NodeName(str):
     which spells the nodes that are not derivative formulas with their C++ namespace)."""
 
     def __call__(self) -> str:
-        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2", "Backward")) else \
-            f"torch::autograd::{self}"
+        return str(self) if re.search(r"Backward[0-9]*$", self) else f"torch::autograd::{self}"
 
 
 def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any]:
