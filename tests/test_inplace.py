@@ -10,6 +10,7 @@ from gradcli.engine.inplace import VIEW_OF_LEAF
 from gradcli.engine.modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from gradcli.engine.tensor import GradMode
 from gradcli.errors import BackwardError, DtypeError, ShapeError
+from language_helpers import run, torch_printed
 
 
 def test_descent_under_no_grad_updates_the_leaf_in_place():
@@ -513,3 +514,54 @@ def test_fill_takes_a_number_not_anything_numpy_would_convert():
             C.ones(2).fill_(value)
         assert caught.value.message == f"fill_(): argument 'value' must be a number, not {kind}"
     assert C.ones(2).fill_(True).tolist() == [1.0, 1.0]
+
+
+ASSIGNMENT_NODES = """import torch
+x = torch.tensor([[1.0, float("nan"), 3.0, 4.0], [5.0, 6.0, float("nan"), 8.0], [9.0, 10.0, 11.0, 12.0]],
+                 requires_grad=True)
+keys = ["nan", "mask", "list", "tensor", "row_list", "all_list", "ellipsis_mask", "none", "int", "int0d", "slice",
+        "partial_slice_list"]
+total = 0
+for k in keys:
+    y = x * 2
+    if k == "nan":
+        y[y != y] = 0
+    elif k == "mask":
+        y[y > 10] = -1.0
+    elif k == "list":
+        y[[0, 2]] = torch.tensor(7.0)
+    elif k == "tensor":
+        y[torch.tensor([0, 2])] = 0.0
+    elif k == "row_list":
+        y[0, [1, 2]] = 0.0
+    elif k == "all_list":
+        y[:, [1, 2]] = 0.0
+    elif k == "ellipsis_mask":
+        y[..., torch.tensor([True, False, True, False])] = 0.0
+    elif k == "none":
+        y[None, [0]] = 0.0
+    elif k == "int":
+        y[0] = 5.0
+    elif k == "int0d":
+        y[torch.tensor(1)] = 0.0
+    elif k == "slice":
+        y[1:] = 0.0
+    else:
+        y[1:, [0, 3]] = 0.0
+    print(k, y.grad_fn.name())
+    total = total + (y * torch.arange(12.0).reshape(3, 4)).sum()
+total.backward()
+print(x.grad)
+"""
+
+
+def test_an_indexed_assignment_on_the_graph_is_named_as_pytorch_names_it():
+    """A mask, index list or tensor beside only `:` and `...` is the tensor's own IndexPutBackward0 (`x[x != x] = 0`);
+    an int, a 0-d index, a partial slice or None first makes a view, whose write gives the tensor CopySlices."""
+    printed = "\n".join(run(ASSIGNMENT_NODES).printed).splitlines()
+    assert printed[:12] == [
+        "nan IndexPutBackward0", "mask IndexPutBackward0", "list IndexPutBackward0", "tensor IndexPutBackward0",
+        "row_list torch::autograd::CopySlices", "all_list IndexPutBackward0", "ellipsis_mask IndexPutBackward0",
+        "none torch::autograd::CopySlices", "int torch::autograd::CopySlices", "int0d torch::autograd::CopySlices",
+        "slice torch::autograd::CopySlices", "partial_slice_list torch::autograd::CopySlices"]
+    assert printed == torch_printed(ASSIGNMENT_NODES)
