@@ -111,7 +111,10 @@ def _x_log_x(t: Tensor) -> Tensor:
 
 
 def _masked(t: Tensor, mask: Any, value: float) -> Tensor:
-    return F.where(mask, value, t)
+    """PyTorch's `t[mask] = value` on the freshly computed `t` (so the node is IndexPutBackward0, as PyTorch's;
+    the gradient is zero where the value was written)."""
+    t[mask if tuple(mask.shape) == tuple(t.shape) else F.expand(mask, *t.shape)] = value
+    return t
 
 
 def _normal(p: Normal, q: Normal) -> Tensor:
@@ -287,7 +290,7 @@ def _binomial(p: Binomial, q: Binomial) -> Tensor:
         raise ValueDomainError("KL between Binomials where q.total_count > p.total_count is not implemented",
                                hint="p's total_count must be at least q's")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + F.log1p(-p.probs) - F.log1p(-q.probs))
-    return F.where(p.total_count > q.total_count, _INF, kl)
+    return _masked(kl, p.total_count > q.total_count, _INF)
 
 
 @_register((HalfNormal, HalfNormal))
@@ -386,7 +389,7 @@ def _beta_normal(p: Beta, q: Normal) -> Tensor:
 @_register((Beta, Uniform))
 def _beta_uniform(p: Beta, q: Uniform) -> Tensor:
     result = -p.entropy() + F.log(q.high - q.low)
-    return F.where((q.low > 0.0) | (q.high < 1.0), _INF, result)
+    return _masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
 
 
 @_register((Exponential, Gamma))
@@ -493,13 +496,13 @@ def _uniform_beta(p: Uniform, q: Beta) -> Tensor:
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
     t4 = F.lgamma(q.concentration1) + F.lgamma(q.concentration0) - F.lgamma(q.concentration1 + q.concentration0)
     result = t3 + t4 - t1 - t2
-    return F.where((p.high > 1.0) | (p.low < 0.0), _INF, result)
+    return _masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
 
 
 @_register((Uniform, Exponential))
 def _uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
     result = q.rate * (p.high + p.low) / 2 - F.log((p.high - p.low) * q.rate)
-    return F.where(p.low < 0.0, _INF, result)
+    return _masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gamma))
@@ -510,7 +513,7 @@ def _uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     result = -t1 + t2 + t3 + t4
-    return F.where(p.low < 0.0, _INF, result)
+    return _masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gumbel))

@@ -145,7 +145,8 @@ class Kumaraswamy(TransformedDistribution):
     def mode(self) -> Tensor:
         a, b = self.concentration1, self.concentration0
         log_mode = F.reciprocal(b) * F.log1p(-b) - F.log1p(-b * a)
-        return F.exp(F.where((b < 1) | (a < 1), math.nan, log_mode))
+        log_mode[(b < 1) | (a < 1)] = math.nan
+        return F.exp(log_mode)
 
     @property
     def variance(self) -> Tensor:
