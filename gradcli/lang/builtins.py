@@ -39,7 +39,7 @@ from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normali
                         parallel, transformer, volumes)
 from gradcli.lang import classes
 from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
-from gradcli.engine import saved as SAVED
+from gradcli.engine import saved as SAVED, state as STATE
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
@@ -196,7 +196,7 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autog
                                         "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
                                         "gradgradcheck": gradgradcheck})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
-                                    "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
+                                    "norm": F.linalg_norm, "cross": F.linalg_cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
                                     "cholesky": F.cholesky, "solve_triangular": F.solve_triangular})
 
@@ -348,6 +348,8 @@ for _name, _cls in DIST.TRANSFORMS.items():
     type_tests.register(_DIST_TRANSFORMS[_name], _name, (_cls,), "torch.distributions.transforms")
 runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
 DIST.kl.WARNINGS.append(runtime.show)
+STATE.WARNINGS.append(runtime.show)  # PyTorch's warnings print where the program's prints do
+runtime.RESETS.append(STATE.reset_warnings)  # a warning given once is given once per run
 _DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
                  if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
 

@@ -13,6 +13,7 @@ from gradcli.engine import views as V
 from gradcli.engine.narrow import is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
+from gradcli.engine.state import warn_once
 from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _number, _shape_args, size, _tensor_arg, _with_dims
 
@@ -606,7 +607,12 @@ def bmm(input: Any, mat2: Any) -> Tensor:
     return apply(O.MATMUL, a, b, name="BmmBackward0")
 
 
-def cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
+_CROSS_DIM_DEPRECATED = ("UserWarning: Using torch.cross without specifying the dim arg is deprecated.\n"
+                         "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+                         "The default value of dim will change to agree with that of linalg.cross in a future release.")
+
+
+def linalg_cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
     """`torch.linalg.cross`: along `dim` (default the last), which must have 3 elements."""
     a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross")
     if a.ndim != b.ndim:
@@ -618,6 +624,19 @@ def cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
         raise ShapeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
                          f"{b.shape[d]}", hint="the cross product is of 3-vectors")
     return apply(O.CROSS, a, b, dim=d - len(shape))
+
+
+def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
+    """`torch.cross`/`x.cross(y)`: without `dim`, PyTorch 2 crosses along the input's FIRST dimension of
+    size 3, not the last as `torch.linalg.cross` does, and warns that this default will change."""
+    if dim is None:
+        warn_once(_CROSS_DIM_DEPRECATED)
+        sizes = _tensor_arg(input, "cross").shape
+        if 3 not in sizes:
+            raise ShapeError("no dimension of size 3 in input",
+                             hint=f"the input's shape is {tuple(sizes)}; the cross product is of 3-vectors")
+        dim = sizes.index(3)
+    return linalg_cross(input, other, dim)
 
 
 COMPOSITES: tuple[Composite, ...] = (
