@@ -368,7 +368,10 @@ CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMA
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
 
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
+NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus")
+"""Bare names `gradcli eval` gives that torch 2.13 has only as Tensor methods or in torch.nn.functional:
+`torch.view(x, 4)` is PyTorch's AttributeError, so it is gradcli's refusal too (lang/expressions.py)."""
+TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
                             "binomial": DIST.binomial,
                             "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows

@@ -518,6 +518,10 @@ class Expressions:
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
             hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
                    f"{getattr(owner, '__name__', 't')}"
+        if owner is B.TORCH and attr in B.NOT_IN_TORCH:
+            raise NameLookupError(f"module 'torch' has no attribute '{attr}'",
+                                  hint=f"write torch.nn.functional.{attr}(x)" if attr in B.NN_FUNCTIONAL.members
+                                  else f"it is a Tensor method: write x.{attr}(...)")
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
 

@@ -74,6 +74,11 @@ def transpose(x: Any, dim0: int, dim1: int) -> Tensor:
     return apply(O.TRANSPOSE, x, dim0=d0, dim1=d1)
 
 
+def swapaxes(input: Any, axis0: int, axis1: int) -> Tensor:
+    """`torch.swapaxes`/`x.swapaxes`: transpose under NumPy's names, which are its only keywords in PyTorch."""
+    return transpose(input, axis0, axis1)
+
+
 def t(x: Any) -> Tensor:
     x = _tensor_arg(x, "t")
     if x.ndim > 2:
@@ -282,7 +287,7 @@ def movedim(x: Any, source: Any, destination: Any) -> Tensor:
     return apply(O.PERMUTE, x, dims=tuple(order))
 
 moveaxis = movedim
-swapaxes = swapdims = transpose
+swapdims = transpose
 
 
 def flip(x: Any, dims: Any) -> Tensor:
@@ -642,7 +647,7 @@ def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
 COMPOSITES: tuple[Composite, ...] = (
     Composite(t, ("t",), ("t",), O.TRANSPOSE),
     Composite(transpose, ("transpose", "swapdims"), ("transpose", "swapdims"), O.TRANSPOSE),
-    Composite(transpose, ("swapaxes",), ("swapaxes",), O.TRANSPOSE, renamed=(("axis0", "dim0"), ("axis1", "dim1"))),
+    Composite(swapaxes, ("swapaxes",), ("swapaxes",), O.TRANSPOSE),
     Composite(reshape, ("reshape",), ("reshape",), O.RESHAPE),
     Composite(view, ("view",), ("view",), O.RESHAPE),
     Composite(permute, ("permute",), ("permute",), O.PERMUTE),

@@ -51,8 +51,8 @@ def _normalised(name: str) -> Names:
 
 
 def _scan(name: str) -> Names:
-    """cumsum and cumprod: along one dim, which must be given."""
-    return _public(name, "scan", _INPUT, Arg("dim", "dim"), in_place=True)
+    """cumsum and cumprod: along one dim, which must be given, accumulated in `dtype=` when given."""
+    return _public(name, "scan", _INPUT, Arg("dim", "dim"), _DTYPE, in_place=True)
 
 
 def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
