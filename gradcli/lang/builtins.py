@@ -369,8 +369,9 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
                  "torch.autograd.forward_ad": FORWARD_AD}
 
 NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus")
-"""Bare names `gradcli eval` gives that torch 2.13 has only as Tensor methods or in torch.nn.functional:
-`torch.view(x, 4)` is PyTorch's AttributeError, so it is gradcli's refusal too (lang/expressions.py)."""
+"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name) or in
+torch.nn.functional (softplus, a bare name of `gradcli eval`): `torch.view(x, 4)` is PyTorch's AttributeError,
+and gradcli's refusal says where the name is (lang/expressions.py)."""
 TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
                             "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
                             "binomial": DIST.binomial,
