@@ -7,6 +7,7 @@ in PyTorch); the table lists only classes gradcli has, so a path shows what can 
 from __future__ import annotations
 
 from gradcli.lang.namespace import Namespace
+from gradcli.nn.losses import LOSSES
 
 NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "activation": ("CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
@@ -23,10 +24,7 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "fold": ("Fold", "Unfold"),
     "instancenorm": ("InstanceNorm1d", "InstanceNorm2d"),
     "linear": ("Identity", "LazyLinear", "Linear"),
-    "loss": ("BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
-             "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-             "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
-             "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"),
+    "loss": tuple(sorted(loss.module for loss in LOSSES)),  # every loss declared (nn/losses.py)
     "module": ("Module",),
     "normalization": ("GroupNorm", "LayerNorm", "RMSNorm"),
     "padding": ("ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d"),
