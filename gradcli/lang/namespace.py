@@ -1,16 +1,36 @@
 """`Namespace`: a dotted prefix (`torch`, `np`, a standard-module facade) that resolves to named members only."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 
-@dataclass(frozen=True)
 class Namespace:
-    """`torch`, `np`, `torch.autograd`, `random`...: a dotted prefix that resolves to gradcli's own builtins."""
+    """`torch`, `np`, `torch.autograd`, `random`...: a dotted prefix that resolves to gradcli's own builtins.
 
-    name: str
-    members: dict
+    A namespace of the torch library (`torch.nn`, `torch.optim`, ...) is made empty with a `fill` that imports
+    its package and adds its members the first time anything reads them: `torch.nn` is a name every program
+    has, but only a program that reaches into it pays for loading the layers."""
+
+    __slots__ = ("name", "_members", "_fill")
+
+    def __init__(self, name: str, members: dict, fill: Callable[[dict], None] | None = None) -> None:
+        self.name = name
+        self._members = members
+        self._fill = fill
+
+    @property
+    def members(self) -> dict:
+        if self._fill is not None:
+            fill, self._fill = self._fill, None
+            fill(self._members)
+        return self._members
+
+    @property
+    def filled(self) -> bool:
+        return self._fill is None
 
     def lookup(self, attr: str) -> Any:
         return self.members.get(attr)
+
+    def __repr__(self) -> str:
+        return f"Namespace({self.name!r})"
