@@ -165,6 +165,15 @@ def test_eval_of_one_line_imports_no_library_package_and_no_sympy() -> None:
     assert library_in(modules) == []
 
 
+def test_run_of_a_script_on_core_tensors_imports_no_library_package(tmp_path: Path) -> None:
+    script = tmp_path / "core.py"
+    script.write_text("import torch\nimport math\nx = torch.ones(2, requires_grad=True)\n"
+                      "y = (x * math.pi).sin().sum()\ny.backward()\nprint(x.grad)\n")
+    modules = loaded_by(gradcli_main("run", str(script)))
+    assert "gradcli.program.scripts" in modules
+    assert library_in(modules) == []
+
+
 def test_a_program_that_reaches_into_a_library_namespace_loads_that_family_only() -> None:
     modules = loaded_by(gradcli_main("eval", "import torch.nn as nn\nimport torch.optim\nout = nn.Linear(2, 1)(x).sum()",
                                      "x=ones(1,2)"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins as py
 import collections
+import importlib
 from typing import Any, Callable
 
 import numpy as np
@@ -37,7 +38,7 @@ from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.formatting import DtypeName, format_template
 from gradcli.lang import library
-from gradcli.lang.library import deferred, loaded
+from gradcli.lang.library import Deferred, loaded
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
 from gradcli.lang.numpy_facade.namespace import NUMPY
@@ -238,6 +239,14 @@ def _lazy(name: str, family: str, members: dict | None = None) -> Namespace:
     return Namespace(name, {} if members is None else members, lambda filling: _load(family))
 
 
+def _deferred(module: str, name: str, family: str) -> Deferred:
+    """`module.name` in a table until its family loads (which puts the function itself in the table)."""
+    def resolve() -> Callable[..., Any]:
+        _load(family)
+        return getattr(importlib.import_module(module), name)
+    return Deferred(module, name, resolve)
+
+
 def load_library() -> None:
     """Every family loaded: for what must see every name at once (`gradcli ops`, a listing of `torch.nn`)."""
     for family in _LOADERS:
@@ -247,7 +256,7 @@ def load_library() -> None:
 _TORCH_NN_FUNCTIONS = ("selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
                        "binary_cross_entropy_with_logits", "kl_div")
 """`torch.X` for these of `torch.nn.functional` (deferred until `gradcli.nn` is loaded, then the functions)."""
-FUNCTIONS.update({name: deferred("gradcli.nn.functional", name) for name in _TORCH_NN_FUNCTIONS})
+FUNCTIONS.update({name: _deferred("gradcli.nn.functional", name, "nn") for name in _TORCH_NN_FUNCTIONS})
 NN_FUNCTIONAL = _lazy("torch.nn.functional", "nn")
 NN_INIT = _lazy("torch.nn.init", "nn")
 NN_UTILS = _lazy("torch.nn.utils", "nn")
@@ -430,9 +439,9 @@ _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autogr
                  "torch.autograd.forward_ad": FORWARD_AD}
 
 TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC,
-                            "vmap": deferred("gradcli.func.transforms", "vmap"), "distributions": DISTRIBUTIONS,
-                            "poisson": deferred("gradcli.distributions", "poisson"),
-                            "binomial": deferred("gradcli.distributions", "binomial"),
+                            "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,
+                            "poisson": _deferred("gradcli.distributions", "poisson", "distributions"),
+                            "binomial": _deferred("gradcli.distributions", "binomial", "distributions"),
                             "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
                             "testing": Namespace("torch.testing", {"assert_close": TESTING.assert_close}),
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})

@@ -102,11 +102,11 @@ class _Object:
 
 
 OBJECT = BaseClass("object", _Object)
-MODULE = BaseClass("Module", library.Module, deferred("gradcli.nn.modules", "Module"))
+MODULE = BaseClass("Module", LibraryType("gradcli.nn.modules", "Module"), deferred("gradcli.nn.modules", "Module"))
 FUNCTION = BaseClass("Function", AF.Function)
-OPTIMIZER = BaseClass("Optimizer", library.Optimizer)
-DATASET = BaseClass("Dataset", library.Dataset)
-ITERABLE_DATASET = BaseClass("IterableDataset", library.IterableDataset)
+OPTIMIZER = BaseClass("Optimizer", LibraryType("gradcli.optim.optimizers", "Optimizer"))
+DATASET = BaseClass("Dataset", LibraryType("gradcli.data.loading", "Dataset"))
+ITERABLE_DATASET = BaseClass("IterableDataset", LibraryType("gradcli.data.loading", "IterableDataset"))
 
 
 class Super:
@@ -407,7 +407,7 @@ def registered_or_new(module: Any, attr: str) -> bool:
     attribute the program set, or a name the module's gradcli class does not define."""
     base = next(t for t in type(module).__mro__ if not issubclass(t, Instance) or t is Instance)
     if base is Instance:
-        base = library.Module.load()
+        base = MODULE.pytype
     return registered(module, attr) or attr in module.__dict__ or not hasattr(base, attr) or \
         attr in getattr(getattr(type(module), "_gradcli_class", None), "own", ())
 

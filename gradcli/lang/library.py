@@ -1,9 +1,10 @@
 """The torch library (`gradcli/nn`, `optim`, `data`, `func`, `distributions`) as the language reaches it without
-loading it: its classes tested against and its functions named before their package is imported.
+loading it: its classes tested against, its base classes named, its functions listed before their package is
+imported.
 
 `gradcli eval "z = (x+2)**2"` must not pay for layers, optimizers and distributions it never touches. A value
-can only be an instance of a library class once that class's module is imported, so a test against a module
-not yet loaded is simply False; and a function named in a table every program has (`torch.selu`, `torch.vmap`)
+can only be an instance of a library class once that class's module is imported, so a test against it needs
+no import (`engine/kinds.py`); and a function named in a table every program has (`torch.selu`, `torch.vmap`)
 imports its package when it is first called.
 """
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 from types import ModuleType
 from typing import Any, Callable
 
+from gradcli.engine import kinds
+
 
 def loaded(module: str) -> ModuleType | None:
     """The library module if some part of the run has imported it, else None (and nothing is imported)."""
@@ -20,8 +23,8 @@ def loaded(module: str) -> ModuleType | None:
 
 
 class LibraryType:
-    """A library class for `isinstance` and `issubclass` (`isinstance(v, LibraryType("gradcli.nn.modules",
-    "Module"))`), which never imports its module: False while the module is not loaded."""
+    """A library class a program may subclass (`class Net(nn.Module)`), named before its module is imported:
+    `load()` imports it; `isinstance` against it never does (False while the module is not loaded)."""
 
     __slots__ = ("module", "name")
 
@@ -30,42 +33,53 @@ class LibraryType:
         self.name = name
 
     def load(self) -> type:
-        """The class itself, importing its module (for subclassing it, or reading its attributes)."""
         return getattr(importlib.import_module(self.module), self.name)
 
     def __instancecheck__(self, value: Any) -> bool:
         module = sys.modules.get(self.module)
         return module is not None and isinstance(value, getattr(module, self.name))
 
-    def __subclasscheck__(self, cls: type) -> bool:
-        module = sys.modules.get(self.module)
-        return module is not None and issubclass(cls, getattr(module, self.name))
-
     def __repr__(self) -> str:
         return f"LibraryType({self.module}.{self.name})"
 
 
-def deferred(module: str, name: str) -> Callable[..., Any]:
-    """`module.name` as a function that imports its module when first called; it stands in a table until the
-    library is loaded, when the table takes the function itself (`Namespace` fills replace it)."""
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-    call.__name__ = call.__qualname__ = name
-    call.__module__ = module
-    return call
+class Deferred:
+    """A library function named in a table every program has (`torch.selu`, `torch.vmap`) before its package is
+    loaded: calling it, or asking its signature (a wrong call's usage, `axis=` read as `dim=`), loads the package
+    through `resolve`, which also puts the function itself in the tables in its place. It prints as the function
+    does, and its `__module__` is the function's (so `device=` is accepted as by gradcli's own functions)."""
+
+    def __init__(self, module: str, name: str, resolve: Callable[[], Callable[..., Any]]) -> None:
+        self.__module__ = module
+        self.__name__ = self.__qualname__ = name
+        self._resolve = resolve
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._resolve()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> Any:
+        import inspect
+        return inspect.signature(self._resolve())
+
+    def __repr__(self) -> str:
+        return f"<built-in function {self.__name__}>"
 
 
-Module = LibraryType("gradcli.nn.modules", "Module")
-Sequential = LibraryType("gradcli.nn.modules", "Sequential")
-ModuleList = LibraryType("gradcli.nn.layers", "ModuleList")
-ModuleDict = LibraryType("gradcli.nn.layers", "ModuleDict")
-ParameterList = LibraryType("gradcli.nn.layers", "ParameterList")
-ParameterDict = LibraryType("gradcli.nn.layers", "ParameterDict")
-Optimizer = LibraryType("gradcli.optim.optimizers", "Optimizer")
-LRScheduler = LibraryType("gradcli.optim.lr_scheduler", "LRScheduler")
-Dataset = LibraryType("gradcli.data.loading", "Dataset")
-IterableDataset = LibraryType("gradcli.data.loading", "IterableDataset")
-DataLoader = LibraryType("gradcli.data.loading", "DataLoader")
+Deferred.__name__ = Deferred.__qualname__ = "function"  # what a program's errors call it (`type() of a function`)
+
+
+def deferred(module: str, name: str) -> Deferred:
+    """`module.name`, imported when first called or inspected."""
+    return Deferred(module, name, lambda: getattr(importlib.import_module(module), name))
+
+
+# The library's classes as the language tests values against them (`isinstance(v, library.Module)`): the kinds
+# the engine declares and the library's classes derive from, so a test costs no import and no Python call.
+Module, Sequential, ModuleList, ModuleDict = kinds.Module, kinds.Sequential, kinds.ModuleList, kinds.ModuleDict
+ParameterList, ParameterDict = kinds.ParameterList, kinds.ParameterDict
+Optimizer, LRScheduler = kinds.Optimizer, kinds.LRScheduler
+Dataset, IterableDataset, DataLoader = kinds.Dataset, kinds.IterableDataset, kinds.DataLoader
 
 
 def registered(module: Any, attr: str) -> bool:

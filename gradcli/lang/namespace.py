@@ -25,10 +25,6 @@ class Namespace:
             fill(self._members)
         return self._members
 
-    @property
-    def filled(self) -> bool:
-        return self._fill is None
-
     def lookup(self, attr: str) -> Any:
         return self.members.get(attr)
 

@@ -31,9 +31,12 @@ PROBE = ("import sys; sys.argv=['gradcli','eval','z = (x+2)**2+3','x=ones(2,2)',
          "'gradcli.data', 'gradcli.func', 'gradcli.distributions'))))")
 
 
-def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, tuple[float, float]]:
-    """Median seconds and max peak RSS (MiB) of each command over `repeats` rounds of cold processes."""
+def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, tuple[float, float, float]]:
+    """Median wall seconds, median CPU seconds (user and system, the watchdog's child included) and max peak
+    RSS (MiB) of each command over `repeats` rounds of cold processes. CPU time is what a busy machine
+    disturbs least: the wall clock also counts the other jobs' turns."""
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     peaks: dict[str, list[float]] = {name: [] for name in commands}
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     for _ in range(repeats):
@@ -45,7 +48,9 @@ def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, tuple[flo
             if os.waitstatus_to_exitcode(status) != 0:
                 raise SystemExit(f"command failed: {cmd}")
             peaks[name].append(usage.ru_maxrss / 1024)
-    return {name: (statistics.median(times[name]), max(peaks[name])) for name in commands}
+            cpu[name].append(usage.ru_utime + usage.ru_stime)
+    return {name: (statistics.median(times[name]), statistics.median(cpu[name]), max(peaks[name]))
+            for name in commands}
 
 
 def main() -> None:
@@ -69,12 +74,14 @@ def main() -> None:
             commands["torch one-liner"] = [args.torch_python, "-c", TORCH_CODE]
         before = os.getloadavg()[0]
         results = measure(commands, args.repeats)
-    numpy_time = results["python -c 'import numpy'"][0]
-    torch_time = results["torch one-liner"][0] if has_torch else None
-    print(f"load average {before:.2f} before, {os.getloadavg()[0]:.2f} after; median of {args.repeats} cold runs")
-    for name, (seconds, peak) in results.items():
-        vs_torch = f"{seconds / torch_time:6.2f} x torch" if torch_time else ""
-        print(f"{name:28s} {seconds * 1000:7.0f} ms  peak {peak:6.1f} MiB  {seconds / numpy_time:5.2f} x numpy  {vs_torch}")
+    numpy_wall, numpy_cpu, _ = results["python -c 'import numpy'"]
+    torch_wall, torch_cpu, _ = results["torch one-liner"] if has_torch else (None, None, None)
+    print(f"load average {before:.2f} before, {os.getloadavg()[0]:.2f} after; median of {args.repeats} cold runs; "
+          "ratios of wall time, then of CPU time")
+    for name, (wall, cpu, peak) in results.items():
+        vs_torch = f"{wall / torch_wall:5.2f} {cpu / torch_cpu:5.2f} x torch" if torch_wall else ""
+        print(f"{name:26s} {wall * 1000:6.0f} ms wall {cpu * 1000:6.0f} ms CPU  peak {peak:5.1f} MiB  "
+              f"{wall / numpy_wall:5.2f} {cpu / numpy_cpu:5.2f} x numpy  {vs_torch}")
     if not has_torch:
         print("torch not available: pass --torch-python PATH to compare")
     if heavy:
