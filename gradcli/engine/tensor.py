@@ -11,6 +11,7 @@ one place that decides what a node keeps.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import weakref
 from typing import Any, Callable
@@ -530,12 +531,14 @@ MINIMUM = _elementwise(O.MINIMUM)
 NORM2 = _elementwise1(O.NORM, {"p": 2.0, "dim": None, "keepdim": False})  # x.norm(), torch.norm(x)
 
 
-def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
-    """`x.exp_()` and its kind: the out-of-place method's result, written back into `x` by
-    `inplace.update` (which keeps the version counter, the views and the graph right)."""
-    def run(self: "Tensor") -> "Tensor":
-        return I.update(self, getattr(self, method))
+def _in_place(method: str) -> Callable[..., "Tensor"]:
+    """`x.exp_()`, `x.clamp_(0, 1)` and their kind: the out-of-place method's result for the same arguments,
+    written back into `x` by `inplace.update` (which keeps the version counter, the views and the graph right,
+    and refuses a result the tensor's dtype cannot hold). A wrong call is told the method's usage."""
+    def run(self: "Tensor", *args: Any, **kwargs: Any) -> "Tensor":
+        return I.update(self, lambda: getattr(self, method)(*args, **kwargs))
     run.__name__ = run.__qualname__ = method + "_"
+    run.__signature__ = inspect.signature(getattr(Tensor, method))  # type: ignore[attr-defined]
     return run
 
 
@@ -740,9 +743,6 @@ class Tensor(TensorMethods):
     def pow_(self, exponent: Any) -> "Tensor":
         return I.update(self, lambda: self ** exponent)
 
-    def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
-        return I.update(self, lambda: F.clamp(self, min, max))
-
     def zero_(self) -> "Tensor":
         return I.zero_(self)
 
@@ -755,21 +755,7 @@ class Tensor(TensorMethods):
     def __setitem__(self, key: Any, value: Any) -> None:
         I.setitem(self, key, value)
 
-    clip_ = clamp_
-
     # -- methods the census of tutorial code found missing (engine/rearranging.py, creation.py) ----------
-    def masked_fill_(self, mask: Any, value: Any) -> "Tensor":
-        return I.update(self, lambda: F.masked_fill(self, mask, value))
-
-    def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
-        return I.update(self, lambda: F.scatter(self, dim, index, src, value))
-
-    def scatter_add_(self, dim: int, index: Any, src: Any) -> "Tensor":
-        return I.update(self, lambda: F.scatter_add(self, dim, index, src))
-
-    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
-        return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
-
     def new(self, *data: Any) -> "Tensor":
         """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
@@ -826,13 +812,10 @@ class Tensor(TensorMethods):
 
 def _declare_methods() -> None:
     """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
-    themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
+    themselves; `-x` and `abs(x)` are the same kernels."""
     kernels: dict[int, Callable] = {}
     for name, op in O.named("methods", unary=True).items():
-        kernel = kernels.setdefault(id(op), _elementwise1(op))
-        setattr(Tensor, name, kernel)
-        if op.names.in_place and name == op.name:
-            setattr(Tensor, name + "_", _unary_in_place(name))
+        setattr(Tensor, name, kernels.setdefault(id(op), _elementwise1(op)))
     Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs
 
 
@@ -902,9 +885,14 @@ def _declare_delegates() -> None:
     for name, op in O.named("methods").items():
         if op.names.signature:
             setattr(Tensor, name, getattr(F, op.name))
+    from gradcli.engine.functions.declared import composite_method
     for composite in F.COMPOSITES + R.COMPOSITES:  # declared with their names (functions/, rearranging.py)
+        method = composite_method(composite)
         for name in composite.methods:
-            setattr(Tensor, name, composite.method or composite.function)
+            setattr(Tensor, name, method)
+    in_place = [*O.named("in_place_methods"), *(name for c in F.COMPOSITES + R.COMPOSITES for name in c.in_place_methods)]
+    for name in in_place:  # x.X_(...) where the declaration says PyTorch has it
+        setattr(Tensor, name, _in_place(name[:-1]))
 
 
 _declare_delegates()

@@ -108,17 +108,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "where": F.where, **L.FUNCTIONS,
+    **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
-    "softplus": F.softplus, "polygamma": F.polygamma,
+    "softplus": F.softplus,
     "round": _round,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
-    "mm": F.mm, "dot": F.dot, "outer": F.outer, "permute": F.permute, "reshape": F.reshape, "view": F.view,
-    "expand": F.expand, "cat": F.cat, "concat": F.cat, "stack": F.stack,
-    "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "tile": F.tile, "split": F.split,
-    "einsum": F.einsum, "bmm": F.bmm, "tensordot": F.tensordot, "cross": F.cross,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose,
 }
@@ -157,15 +153,11 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
-OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
+OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods")})  # aliases (arcsin, ...), X_
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"view": O.RESHAPE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "concat": O.CAT, "float": O.CAST,
-              "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "swapaxes": O.TRANSPOSE,
-              "swapdims": O.TRANSPOSE, "tile": O.REPEAT, "split": O.INDEX, "bmm": O.MATMUL, "tensordot": O.MATMUL,
-              "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
-              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
+OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -255,7 +247,8 @@ def load_library() -> None:
 
 _TORCH_NN_FUNCTIONS = ("selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
                        "binary_cross_entropy_with_logits", "kl_div")
-"""`torch.X` for these of `torch.nn.functional` (deferred until `gradcli.nn` is loaded, then the functions)."""
+"""`torch.X` for these of `torch.nn.functional`, without the deprecated size_average/reduce (deferred until
+`gradcli.nn` is loaded, then the functions)."""
 FUNCTIONS.update({name: _deferred("gradcli.nn.functional", name, "nn") for name in _TORCH_NN_FUNCTIONS})
 NN_FUNCTIONAL = _lazy("torch.nn.functional", "nn")
 NN_INIT = _lazy("torch.nn.init", "nn")
@@ -280,9 +273,9 @@ def _load_nn() -> None:
                             recurrent, shaping, transformer, utils as nn_utils, volumes)
     from gradcli.nn import conv as nn_conv, functional as NF, init as I, modules as nn
     nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
-    FUNCTIONS.update({name: nn_functions[name] for name in _TORCH_NN_FUNCTIONS})
-    TORCH.members.update({name: nn_functions[name] for name in _TORCH_NN_FUNCTIONS})
-    OP_OF.update(NF.OPS)
+    FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
+    TORCH.members.update({name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS})
+    OP_OF.update({**NF.OPS, **losses.OPS})
     NN_FUNCTIONAL.members.update({**{k: FUNCTIONS[k] for k in ("relu", "sigmoid", "tanh", "softmax", "log_softmax")},
                                   **nn_functions})
     NN_INIT.members.update({name: getattr(I, name) for name in (
@@ -472,25 +465,24 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "long", "int",
-    "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
-    "polygamma", "swapaxes", "swapdims", "flip", "repeat", "tile", "split", "bmm", "cross", "outer", "where",
+    "pow", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any",
+    "add", "sub", "mul", "div", "true_divide", "floor_divide",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
-TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
-TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
+TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place forms
+TENSOR_METHODS |= frozenset(O.named("in_place_methods"))
+TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name in c.in_place_methods}
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
-                   "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
@@ -745,8 +737,6 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
-    "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
-                             "MSELoss NLLLoss SmoothL1Loss",  # and the losses of nn/losses.py (`_load_nn`)
     "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",

@@ -682,22 +682,8 @@ Hardsigmoid = _module("Hardsigmoid", NF.hardsigmoid, {})
 Hardswish = _module("Hardswish", NF.hardswish, {})
 LogSigmoid = _module("LogSigmoid", NF.logsigmoid, {})
 
-MSELoss = _module("MSELoss", NF.mse_loss, {"reduction": "mean"})
-L1Loss = _module("L1Loss", NF.l1_loss, {"reduction": "mean"})
-SmoothL1Loss = _module("SmoothL1Loss", NF.smooth_l1_loss, {"reduction": "mean", "beta": 1.0})
-HuberLoss = _module("HuberLoss", NF.huber_loss, {"reduction": "mean", "delta": 1.0})
-CrossEntropyLoss = _module("CrossEntropyLoss", NF.cross_entropy, {"weight": None, "ignore_index": -100,
-                                                                  "reduction": "mean", "label_smoothing": 0.0},
-                           ("weight",))
-NLLLoss = _module("NLLLoss", NF.nll_loss, {"weight": None, "ignore_index": -100, "reduction": "mean"}, ("weight",))
-BCELoss = _module("BCELoss", NF.binary_cross_entropy, {"weight": None, "reduction": "mean"}, ("weight",))
-BCEWithLogitsLoss = _module("BCEWithLogitsLoss", NF.binary_cross_entropy_with_logits,
-                            {"weight": None, "reduction": "mean", "pos_weight": None}, ("weight",))
-KLDivLoss = _module("KLDivLoss", NF.kl_div, {"reduction": "mean", "log_target": False})
-
 MODULES: dict[str, type] = {cls.__name__: cls for cls in (
     Linear, Sequential, Flatten, Identity, LayerNorm, Dropout, ReLU, ReLU6, Sigmoid, Tanh, Softmax, LogSoftmax,
     Softmin, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Softsign, Hardtanh, Hardsigmoid, Hardswish,
-    LogSigmoid, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
-    KLDivLoss)}
-"""Every module class a program can make, by its `torch.nn` name."""
+    LogSigmoid)}
+"""The module classes of this file, by their `torch.nn` name (the losses are declared in `nn/losses.py`)."""
