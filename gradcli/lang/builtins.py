@@ -28,6 +28,7 @@ from gradcli.engine import saved as SAVED
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
+from gradcli.engine.budget import Checking
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
@@ -222,9 +223,17 @@ _LOADED_FAMILIES: set[str] = set()
 
 
 def _load(family: str) -> None:
+    """Importing a family is gradcli's start-up, paid for when a program first needs it: it runs outside the
+    program's clock (`Checking`), so a time limit never leaves a family half-imported. Should it fail all the
+    same (a memory limit, an interrupt), the next read tries again."""
     if family not in _LOADED_FAMILIES:
         _LOADED_FAMILIES.add(family)
-        _LOADERS[family]()
+        try:
+            with Checking(1):
+                _LOADERS[family]()
+        except BaseException:
+            _LOADED_FAMILIES.discard(family)
+            raise
 
 
 def _lazy(name: str, family: str, members: dict | None = None) -> Namespace:

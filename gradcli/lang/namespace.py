@@ -21,8 +21,12 @@ class Namespace:
     @property
     def members(self) -> dict:
         if self._fill is not None:
-            fill, self._fill = self._fill, None
-            fill(self._members)
+            fill, self._fill = self._fill, None  # first, so that the fill may read this namespace
+            try:
+                fill(self._members)
+            except BaseException:
+                self._fill = fill
+                raise
         return self._members
 
     def lookup(self, attr: str) -> Any:
