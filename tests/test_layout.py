@@ -207,3 +207,32 @@ def test_a_library_type_tests_values_without_importing_its_module() -> None:
     code += ("from gradcli.nn.layers import Linear\nassert isinstance(Linear(2, 1), Module) and issubclass(Linear, Module)\n"
              "assert not isinstance(ones(2), Module)\n")
     assert "gradcli.nn.modules" in loaded_by(code)
+
+
+def test_a_library_function_called_wrongly_before_its_family_loads_is_told_its_usage() -> None:
+    """`torch.selu` stands deferred in the table until `gradcli.nn` loads; a wrong first call is still the
+    user's error with the function's own usage, as after the load."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gradcli", "eval", "y = torch.selu(x, 1, 2, 3)", "x=1"],
+                          capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent,
+                          env={**__import__("os").environ, "PYTHONPATH": str(PACKAGE.parent), "NO_COLOR": "1"})
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == "error[argument]: torch.selu(): too many positional arguments"
+
+
+def test_a_family_whose_load_failed_is_loaded_again_on_the_next_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcli.lang import builtins as B
+    space = B._lazy("torch.trial", "trial")
+    calls: list[int] = []
+
+    def load() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        space.members["x"] = 1
+    monkeypatch.setitem(B._LOADERS, "trial", load)
+    with pytest.raises(KeyboardInterrupt):
+        space.lookup("x")
+    assert space.lookup("x") == 1
+    assert space.lookup("x") == 1 and len(calls) == 2
