@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import budget
+from gradcli.engine import narrow as N
 from gradcli.engine import ops as O
 from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
                                     InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
@@ -301,7 +302,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
     if arrays and type(arrays[0]) is np.ndarray and arrays[0].nbytes >= budget.LARGE:
         budget.reserve(arrays[0].nbytes, f"the result of {op.name}")
     try:
-        out = op.forward(*arrays, **params)
+        out = N.forward(op.forward, arrays, params) if N.SEEN else op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
         raise _shape_error(op, inputs, exc) from None
     except TypeError:
@@ -309,7 +310,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             raise
         raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)
+        out = out if isinstance(out, np.ndarray) else np.asarray(out)
     if out.dtype is _F64 and not (arrays and type(arrays[0]) is np.ndarray and arrays[0].dtype is _F64):
         arrays, out = _narrowed(op.forward, arrays, params) or (arrays, out)
     t = _wrap(out)
@@ -343,13 +344,13 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             return apply(op, x, **params)
         data = x._data
         try:
-            out = forward(data)
+            out = N.forward(forward, (data,), _NO_PARAMS) if N.SEEN else forward(data)
         except TypeError:
             if not _refused_dtype((data,)):
                 raise
             raise _dtype_error(op, (data,)) from None
         if type(out) is not np.ndarray:
-            out = np.asarray(out)
+            out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if data.dtype is not out.dtype and out.dtype is _F64:
             (data,), out = _narrowed(forward, (data,), _NO_PARAMS) or ((data,), out)
         t = Tensor.__new__(Tensor)
@@ -488,13 +489,13 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         else:
             return _general_binary(op, a, b, name)
         try:
-            out = forward(x, y)
+            out = N.forward(forward, (x, y), _NO_PARAMS) if N.SEEN else forward(x, y)
         except TypeError:
             if not _refused_dtype((x, y)):
                 raise
             raise _dtype_error(op, (x, y)) from None
         if type(out) is not np.ndarray:
-            out = np.asarray(out)
+            out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if (x if ta is Tensor else y).dtype is not out.dtype and out.dtype is _F64:
             (x, y), out = _narrowed(forward, (x, y), _NO_PARAMS) or ((x, y), out)
         t = Tensor.__new__(Tensor)
@@ -615,6 +616,32 @@ class Tensor(TensorMethods):
     @property
     def T(self) -> "Tensor":
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        """The last two dimensions swapped (a batch of matrices transposed); a number is itself, as in PyTorch."""
+        return self._matrix_transpose("mT")
+
+    @property
+    def mH(self) -> "Tensor":
+        """The conjugate transpose of a batch of matrices: mT, since gradcli's tensors are real."""
+        return self._matrix_transpose("mH")
+
+    @property
+    def H(self) -> "Tensor":
+        if self.ndim not in (0, 2):
+            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+                             + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""),
+                             hint="x.mH transposes the last two dimensions of a batch of matrices")
+        return self._matrix_transpose("H")
+
+    def _matrix_transpose(self, name: str) -> "Tensor":
+        if self.ndim == 0:
+            return self
+        if self.ndim == 1:
+            raise ShapeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.",
+                             hint="a vector has nothing to transpose: x.unsqueeze(0) makes it a 1×n matrix")
+        return F.transpose(self, -2, -1)
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         from gradcli.engine.tensor_str import Size

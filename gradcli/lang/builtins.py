@@ -6,6 +6,8 @@ table, so nothing here is written twice.
 """
 from __future__ import annotations
 
+import re
+
 import builtins as py
 import collections
 import importlib
@@ -33,7 +35,7 @@ from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.lang import containers, module_paths
+from gradcli.lang import containers, distributed_names, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
@@ -236,8 +238,8 @@ def _load(family: str) -> None:
             raise
 
 
-def _lazy(name: str, family: str, members: dict | None = None) -> Namespace:
-    return Namespace(name, {} if members is None else members, lambda filling: _load(family))
+def _lazy(name: str, family: str, members: dict | None = None, refusal: str = "") -> Namespace:
+    return Namespace(name, {} if members is None else members, lambda filling: _load(family), refusal)
 
 
 def _deferred(module: str, name: str, family: str) -> Deferred:
@@ -280,10 +282,10 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 def _load_nn() -> None:
     from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
                             recurrent, shaping, transformer, utils as nn_utils, volumes)
-    from gradcli.nn import conv as nn_conv, functional as NF, init as I, modules as nn
+    from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
     nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
-    TORCH.members.update({name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS})
+    TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
     OP_OF.update({**NF.OPS, **losses.OPS})
     NN_FUNCTIONAL.members.update({**{k: FUNCTIONS[k] for k in ("relu", "sigmoid", "tanh", "softmax", "log_softmax")},
                                   **nn_functions})
@@ -341,6 +343,18 @@ def _load_data() -> None:
     DATA.members.update({**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
                          "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET, **data.FUNCTIONS})
     DATA.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.DATA_PATHS})
+    DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+
+
+def _load_distributed() -> None:
+    """torch.distributed on a world of one, torch.multiprocessing, DistributedDataParallel beside DataParallel."""
+    from gradcli.distributed import parallel as DDP
+    for path, space in distributed_names.namespaces(_constructor).items():
+        _DISTRIBUTED[path].members.update({name: _DISTRIBUTED[value.name] if isinstance(value, Namespace) else value
+                                           for name, value in space.members.items()})  # the same sub-namespaces
+    MODULES["torch.nn.parallel"].members.update(DataParallel=NN.members["DataParallel"],
+                                                DistributedDataParallel=_constructor(DDP.DistributedDataParallel))
+    MODULE_MEMBERS.update(distributed_names.members())
 
 
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "load_state_dict",
@@ -368,7 +382,8 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
-               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo,
+               "compile": _deferred("gradcli.nn.compiled", "compile_model", "nn"), "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
                "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
@@ -383,11 +398,14 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
                       "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
                       "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal"}
+                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal",
+                      "cauchy": "Cauchy", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
+                      "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
+                      "mixture_same_family": "MixtureSameFamily"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 DISTRIBUTIONS = _lazy("torch.distributions", "distributions")
 _DIST_MODULES = {f"torch.distributions.{module}": _lazy(f"torch.distributions.{module}", "distributions")
-                 for module in ("constraints", "kl", "transforms", *_DIST_MODULE_PATHS)}
+                 for module in ("constraints", "kl", "transforms", "constraint_registry", *_DIST_MODULE_PATHS)}
 
 
 def _load_distributions() -> None:
@@ -398,11 +416,13 @@ def _load_distributions() -> None:
     spaces = {module.rsplit(".", 1)[1]: space for module, space in _DIST_MODULES.items()}
     spaces["constraints"].members.update({name: _constructor(value) if isinstance(value, type) else value
                                           for name, value in DIST.constraints.NAMES.items()})
-    spaces["kl"].members.update(DIST.FUNCTIONS)
+    spaces["kl"].members.update({name: DIST.FUNCTIONS[name] for name in ("kl_divergence", "register_kl")})
+    spaces["constraint_registry"].members.update({name: DIST.FUNCTIONS[name] for name in ("biject_to", "transform_to")})
     spaces["transforms"].members.update(transforms)
     DISTRIBUTIONS.members.update({
         **constructors, **DIST.FUNCTIONS, **transforms,
-        **{module: spaces[module] for module in ("constraints", "kl", "transforms")}, "Distribution": Namespace("torch.distributions.Distribution",
+        **{module: spaces[module] for module in ("constraints", "kl", "transforms", "constraint_registry")},
+        "Distribution": Namespace("torch.distributions.Distribution",
                                   {"set_default_validate_args": DIST.set_default_validate_args})})
     for module, name in _DIST_MODULE_PATHS.items():
         spaces[module].members[name] = constructors[name]
@@ -427,7 +447,7 @@ def _load_func() -> None:
 
 
 _LOADERS = {"nn": _load_nn, "optim": _load_optim, "data": _load_data, "distributions": _load_distributions,
-            "func": _load_func}
+            "func": _load_func, "distributed": _load_distributed}
 AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {
     "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks),
     "save_on_cpu": _constructor(HK.save_on_cpu)})
@@ -451,6 +471,7 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg": NUMPY.members["linalg"],
+                                 "numpy.matlib": NUMPY.members["matlib"],
                                  "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
@@ -464,18 +485,23 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
 MODULES.update(module_paths.paths(NN, DATA))  # their namespaces fill from NN's and DATA's when first read
+MODULES["torch.nn.parallel"] = Namespace("torch.nn.parallel", {}, lambda filling: _load("distributed"),
+                                         refusal=distributed_names.PARALLEL_REFUSAL)
+_DISTRIBUTED = {path: _lazy(path, "distributed", refusal=reason) for path, reason in distributed_names.PATHS.items()}
+MODULES.update(_DISTRIBUTED)
+TORCH.members.update(distributed=MODULES["torch.distributed"], multiprocessing=MODULES["torch.multiprocessing"])
 MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "retains_grad", "device", "name", "is_cuda", "real"})
+                               "ndim", "T", "mT", "mH", "H", "retains_grad", "device", "name", "is_cuda", "real"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "expand_as", "float", "double", "long", "int", "short", "char", "byte", "bool", "type", "all", "any",
-    "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "pow", "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
@@ -483,7 +509,7 @@ TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table dec
 TENSOR_METHODS |= frozenset(O.named("in_place_methods"))
 TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name in c.in_place_methods}
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
@@ -493,7 +519,8 @@ TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
+                   "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                   "swapdims_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
@@ -678,8 +705,7 @@ class NodeName(str):
     which spells the nodes that are not derivative formulas with their C++ namespace)."""
 
     def __call__(self) -> str:
-        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2", "Backward")) else \
-            f"torch::autograd::{self}"
+        return str(self) if re.search(r"Backward[0-9]*$", self) else f"torch::autograd::{self}"
 
 
 def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any]:

@@ -579,6 +579,9 @@ class Interpreter(Expressions):
             module = _module(node.module or "")
             for alias in node.names:
                 value = module.lookup(alias.name)
+                if value is None and module.refusal:
+                    raise NotAllowedError(f"'{module.name}.{alias.name}' is not available: {module.refusal}",
+                                          hint="docs/library.md lists what gradcli runs of torch.distributed")
                 if value is None:
                     raise NameLookupError(f"cannot import name '{alias.name}' from '{node.module}'",
                                           hint=_suggest(alias.name, module.members))

@@ -9,14 +9,17 @@ class Namespace:
 
     A namespace of the torch library (`torch.nn`, `torch.optim`, ...) is made empty with a `fill` that imports
     its package and adds its members the first time anything reads them: `torch.nn` is a name every program
-    has, but only a program that reaches into it pays for loading the layers."""
+    has, but only a program that reaches into it pays for loading the layers. `refusal` says why the members
+    this namespace lacks are not there (a part of torch gradcli cannot run honestly)."""
 
-    __slots__ = ("name", "_members", "_fill")
+    __slots__ = ("name", "_members", "_fill", "refusal")
 
-    def __init__(self, name: str, members: dict, fill: Callable[[dict], None] | None = None) -> None:
+    def __init__(self, name: str, members: dict, fill: Callable[[dict], None] | None = None,
+                 refusal: str = "") -> None:
         self.name = name
         self._members = members
         self._fill = fill
+        self.refusal = refusal
 
     @property
     def members(self) -> dict:

@@ -18,6 +18,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import kinds
+from gradcli.engine import narrow
 from gradcli.nn import init as I
 from gradcli.nn import functional as NF
 from gradcli.engine.hooks import RemovableHandle
@@ -326,9 +327,9 @@ class Module(kinds.Module):
             for table in ("_parameters", "_buffers"):
                 for value in m.__dict__[table].values():
                     if value is not None and value.dtype.kind == "f":
-                        value._data = value._data.astype(dtype)
+                        value._data = narrow.astype(value._data, dtype)
                         if value.grad is not None:
-                            value.grad._data = value.grad._data.astype(dtype)
+                            value.grad._data = narrow.astype(value.grad._data, dtype)
         return self
 
     def double(self) -> "Module":
@@ -336,6 +337,12 @@ class Module(kinds.Module):
 
     def float(self) -> "Module":
         return self._cast(np.float32)
+
+    def half(self) -> "Module":
+        return self._cast(np.float16)
+
+    def bfloat16(self) -> "Module":
+        return self._cast(narrow.BFLOAT16)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """`model.to(device)`, `model.to(torch.float64)`: the CPU is the only device; a dtype casts."""
@@ -382,7 +389,7 @@ class IncompatibleKeys:
         return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
 
-_DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half"})
+_DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half", "bfloat16"})
 
 
 def registered(module: Module, name: str) -> bool:

@@ -10,6 +10,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
+from gradcli.engine.narrow import is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
@@ -240,8 +241,8 @@ def _sequence_arg(tensors: Any, fn: str) -> list:
 
 def to_dtype(x: Any, dtype: Any) -> Tensor:
     x = _tensor_arg(x, "to")
-    dt = np.dtype(dtype)
-    return x if x.dtype == dt else apply(O.CAST, x, dtype=dt)
+    dt = dtype if is_bfloat16(dtype) else np.dtype(dtype)
+    return x if same(x.dtype, dt) else apply(O.CAST, x, dtype=dt)
 
 cast = to_dtype
 
