@@ -37,3 +37,12 @@ def test_numpy_matlib_bool_and_module_names_print_as_python_does():
 ])
 def test_wrong_uses_are_told(source: str, words: str):
     assert words in str(fails(source, GradcliError))
+
+
+def test_mT_transposes_the_last_two_dimensions_as_torch():
+    source = ("import torch\nx = torch.arange(12.).reshape(2, 2, 3).requires_grad_()\ny = x.mT\n"
+              "print(y.shape, y[1].tolist())\ny.sum().backward()\nprint(x.grad.shape)\n")
+    assert run(source).printed == torch_printed(source)
+    assert run(source)["y"].grad_fn.name == "TransposeBackward0"
+    error = fails("import torch\ntorch.ones(3).mT", GradcliError)
+    assert "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor." in str(error)

@@ -617,6 +617,14 @@ class Tensor(TensorMethods):
     def T(self) -> "Tensor":
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
+    @property
+    def mT(self) -> "Tensor":
+        """The last two dimensions swapped (a batch of matrices transposed), TransposeBackward0 as in PyTorch."""
+        if self.ndim < 2:
+            raise ShapeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+                             "tensor.", hint="x.T or x.t() for a vector; x.unsqueeze(0).mT for a row")
+        return F.transpose(self, -2, -1)
+
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         from gradcli.engine.tensor_str import Size
         return Size(self._data.shape) if dim is None else F.size(self, dim)
