@@ -18,7 +18,8 @@ with the fused multiply-adds the compiler makes of them):
   float32 uses Cephes-style polynomial log and sincos evaluated in float32 (`_log32`, `_sincos32`).
 - `randint` and `random_(from, to)` are `low + word % (high - low)` (two words when the range needs
   them); `random_()` is a word (two for 8-byte dtypes) modulo the integers the dtype holds exactly;
-  `exponential_(λ)` is -1/λ · log1p(-u) with a float64 uniform and libm's log1p; `randperm` swaps
+  `exponential_(λ)` is -1/λ · log1p(-u) with a float64 uniform and libm's log1p; `cauchy_(m, σ)` is
+  m + σ·tan(π(u - ½)) with a float64 uniform and libm's tan, one element at a time; `randperm` swaps
   element i with i + word % (n - i) from the front; `bernoulli` is `uniform < p`, the uniform being
   float64 for a Python-float p or a float64 p tensor, float32 for a float32 p tensor.
 """
@@ -150,6 +151,11 @@ class Generator:
         """-1/λ · log1p(-u) of float64 uniforms with the C library's log1p, then rounded to the dtype."""
         u = self.standard_uniform(count, np.float64)
         return (np.float64(-1.0 / lambd) * _libm(math.log1p, -u)).astype(dtype)
+
+    def cauchy(self, count: int, dtype: type, median: float, sigma: float) -> np.ndarray:
+        """median + sigma·tan(π(u - ½)) of float64 uniforms with the C library's tan, then rounded to the dtype."""
+        u = self.standard_uniform(count, np.float64)
+        return (np.float64(median) + np.float64(sigma) * _libm(math.tan, math.pi * (u - 0.5))).astype(dtype)
 
     def permutation(self, n: int) -> np.ndarray:
         out = np.arange(n, dtype=np.int64)

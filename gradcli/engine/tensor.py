@@ -619,10 +619,28 @@ class Tensor(TensorMethods):
 
     @property
     def mT(self) -> "Tensor":
-        """The last two dimensions swapped (a batch of matrices transposed), TransposeBackward0 as in PyTorch."""
-        if self.ndim < 2:
-            raise ShapeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
-                             "tensor.", hint="x.T or x.t() for a vector; x.unsqueeze(0).mT for a row")
+        """The last two dimensions swapped (a batch of matrices transposed); a number is itself, as in PyTorch."""
+        return self._matrix_transpose("mT")
+
+    @property
+    def mH(self) -> "Tensor":
+        """The conjugate transpose of a batch of matrices: mT, since gradcli's tensors are real."""
+        return self._matrix_transpose("mH")
+
+    @property
+    def H(self) -> "Tensor":
+        if self.ndim not in (0, 2):
+            raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+                             + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""),
+                             hint="x.mH transposes the last two dimensions of a batch of matrices")
+        return self._matrix_transpose("H")
+
+    def _matrix_transpose(self, name: str) -> "Tensor":
+        if self.ndim == 0:
+            return self
+        if self.ndim == 1:
+            raise ShapeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.",
+                             hint="a vector has nothing to transpose: x.unsqueeze(0) makes it a 1×n matrix")
         return F.transpose(self, -2, -1)
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:

@@ -158,12 +158,24 @@ class TensorMethods:
         if not float(lambd) > 0.0:
             raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}",
                                 hint="λ is the rate: the mean of the draws is 1/λ")
-        if self._data.dtype.kind != "f":
-            raise DtypeError("Exponential distribution is a continuous probability distribution. dtype must be a "
-                             f"floating point but you specified {T.F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
-                             hint="make the tensor float first, e.g. x.float()")
+        self._continuous_fill("Exponential")
         return self._fill_random(None, "ExponentialBackward0",
                                  lambda gen, count, contiguous: gen.exponential(count, self.dtype, lambd), generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> "Tensor":
+        median, sigma = T.F.number_arg(median, "cauchy_", "median"), T.F.number_arg(sigma, "cauchy_", "sigma")
+        if not float(sigma) > 0.0:
+            raise ArgumentError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}",
+                                hint="σ is the half width at half maximum: a positive number")
+        self._continuous_fill("Cauchy")
+        return self._fill_random(None, "CauchyBackward0",
+                                 lambda gen, count, contiguous: gen.cauchy(count, self.dtype, median, sigma), generator)
+
+    def _continuous_fill(self, family: str) -> None:
+        if self._data.dtype.kind != "f":
+            raise DtypeError(f"{family} distribution is a continuous probability distribution. dtype must be a "
+                             f"floating point but you specified {T.F._TORCH_NAMES.get(self.dtype.name, self.dtype.name)}",
+                             hint="make the tensor float first, e.g. x.float()")
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
         from gradcli.engine.creation import multinomial
@@ -366,10 +378,20 @@ class TensorMethods:
         return T.ST.resize_as_(self, other)
 
     def squeeze_(self, dim: Any = None) -> "Tensor":
-        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_")
+        node = "SqueezeBackward3" if dim is None else "SqueezeBackward5" if isinstance(dim, (tuple, list)) else \
+            "SqueezeBackward4"
+        return T.ST.reshaped_(self, lambda t: t.squeeze(dim), "squeeze_", node)
 
     def unsqueeze_(self, dim: int) -> "Tensor":
-        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_")
+        return T.ST.reshaped_(self, lambda t: t.unsqueeze(dim), "unsqueeze_", "UnsqueezeBackward1")
+
+    def t_(self) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.t(), "t_", "TBackward1")
+
+    def transpose_(self, dim0: int, dim1: int) -> "Tensor":
+        return T.ST.reshaped_(self, lambda t: t.transpose(dim0, dim1), "transpose_", "TransposeBackward1")
+
+    swapaxes_ = swapdims_ = transpose_
 
     def type_as(self, other: Any) -> "Tensor":
         return self.type(T.F._tensor_arg(other, "type_as").dtype)

@@ -6,6 +6,8 @@ table, so nothing here is written twice.
 """
 from __future__ import annotations
 
+import re
+
 import builtins as py
 import collections
 from typing import Any, Callable
@@ -315,12 +317,14 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
 _DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
 DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
     name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
-DIST_KL = Namespace("torch.distributions.kl", dict(DIST.FUNCTIONS))
+DIST_KL = Namespace("torch.distributions.kl", {name: DIST.FUNCTIONS[name] for name in ("kl_divergence", "register_kl")})
+DIST_REGISTRIES = Namespace("torch.distributions.constraint_registry",
+                            {name: DIST.FUNCTIONS[name] for name in ("biject_to", "transform_to")})
 _DIST_TRANSFORMS = {name: _constructor(cls) for name, cls in DIST.TRANSFORMS.items()}
 DIST_TRANSFORMS = Namespace("torch.distributions.transforms", _DIST_TRANSFORMS)
 DISTRIBUTIONS = Namespace("torch.distributions", {
     **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, **_DIST_TRANSFORMS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
-    "transforms": DIST_TRANSFORMS,
+    "transforms": DIST_TRANSFORMS, "constraint_registry": DIST_REGISTRIES,
     "Distribution": Namespace("torch.distributions.Distribution",
                               {"set_default_validate_args": DIST.set_default_validate_args})})
 _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
@@ -332,7 +336,10 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
                       "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
                       "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal"}
+                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal",
+                      "cauchy": "Cauchy", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
+                      "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
+                      "mixture_same_family": "MixtureSameFamily"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 for _module, _name in _DIST_MODULE_PATHS.items():
     DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
@@ -396,7 +403,7 @@ MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  
 PRELUDE: dict[str, Any] = {"torch": TORCH, "np": NUMPY, "F": NN_FUNCTIONAL, **classes.BUILTINS}
 
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_grad", "is_leaf", "shape", "dtype",
-                               "ndim", "T", "mT", "retains_grad", "device", "name", "is_cuda", "real"})
+                               "ndim", "T", "mT", "mH", "H", "retains_grad", "device", "name", "is_cuda", "real"})
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
@@ -409,7 +416,7 @@ TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table dec
 TENSOR_METHODS |= frozenset(O.named("in_place_methods"))
 TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name in c.in_place_methods}
 # In-place random fills (torch.nn.init and dropout build on them).
-TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "multinomial"}
+TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
     "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
@@ -419,7 +426,8 @@ TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
+                   "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                   "swapdims_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
                                    "register_prehook"})
@@ -603,8 +611,7 @@ class NodeName(str):
     which spells the nodes that are not derivative formulas with their C++ namespace)."""
 
     def __call__(self) -> str:
-        return str(self) if str(self).endswith(("Backward0", "Backward1", "Backward2", "Backward")) else \
-            f"torch::autograd::{self}"
+        return str(self) if re.search(r"Backward[0-9]*$", self) else f"torch::autograd::{self}"
 
 
 def bound_method(owner: str | list | dict | set, name: str) -> Callable[..., Any]:

@@ -216,6 +216,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
     if isinstance(op, (ast.Eq, ast.NotEq)):
         if isinstance(left, (dict, set)) and type(left) is type(right):
             return _equal_containers(left, right) == isinstance(op, ast.Eq)
+        if getattr(left, "program_equality", False):  # a library value compared as PyTorch compares it
+            return bool(left == right) == isinstance(op, ast.Eq)
         if not isinstance(left, (Tensor, *plain)) or not isinstance(right, (Tensor, *plain)):
             return (left is right) == isinstance(op, ast.Eq)  # functions, types: equal only to themselves
     symbol = SYMBOLS[type(op)]

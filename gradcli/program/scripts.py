@@ -76,8 +76,9 @@ class Checker(Protocol):
         """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
-                 of: str, progress: Any = None) -> Verdict:
-        """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf)."""
+                 of: str, progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
+        """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf; `jvps`, the program's
+        Functions whose own jvp it came through)."""
 
     def unchecked(self, line: int, what: str, of: str) -> Verdict:
         """A call no witness can judge, counted as such."""
@@ -578,15 +579,16 @@ class _Session:
 
     def _directional(self, level: Any, t: Tensor, tangent: Tensor, line: int, subject: str, what: str) -> None:
         """A tangent judged as d(shadow of t)/ds at s = 0: SymPy's directional derivative along the seeds."""
-        from gradcli.engine.forward_ad import shadow_of
+        from gradcli.engine.forward_ad import LEVELS, shadow_of
         followed = shadow_of(t, level)
-        if followed is None:  # through a custom Function's jvp: nothing to replay it by
+        if followed is None:  # through a Function's jvp whose forward read values out of the graph: no replay
             self._unchecked(line, what, subject)
             return
         shadow, s = followed
+        jvps = tuple((level or LEVELS[-1]).customs)
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.jacobian(
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
-            progress=progress))
+            progress=progress, jvps=jvps))
 
     def _unchecked(self, line: int, what: str, subject: str) -> None:
         """A call no witness covers: counted at its site, and its first call shown as `check (not checked)`."""
