@@ -353,13 +353,12 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                 tree = parse_program(source, str(path))
                 interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
                                           timeout=settings.timeout,
-                                          displayed=notebook.displayed(tree) if notebook is not None else None)
+                                          displayed=notebook.displayed(tree) if notebook is not None else None,
+                                          cell_ends=notebook.cell_ends(tree) if notebook is not None else None)
                 session.env = interpreter.env
                 session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
                 with _figures_to(session):
                     interpreter.run(tree)
-                    if notebook is not None:
-                        session.unshown_figures()
         except GradcliError as exc:
             exc.filename = label or exc.filename or str(path)
             result.error, result.status = exc, "error"
@@ -425,7 +424,8 @@ class _Session:
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
-                     on_gradient=self._gradient if self.checker is not None else None)
+                     on_gradient=self._gradient if self.checker is not None else None,
+                     on_cell_end=self._unshown_figures)
 
     def _emit(self, event: Event) -> None:
         self.result.events.append(event)
@@ -439,8 +439,8 @@ class _Session:
     def figure(self, shown: Any) -> None:
         self._emit(Figure(shown.figure, shown.name, shown.line))
 
-    def unshown_figures(self) -> None:
-        """A notebook's figures that no `show()` drew are drawn after its cells, as Jupyter's inline backend does."""
+    def _unshown_figures(self) -> None:
+        """A notebook cell's figures that no `show()` drew are drawn after the cell, as Jupyter's inline backend does."""
         from gradcli.lang import stdlib
         if stdlib.loaded("matplotlib.pyplot") or stdlib.loaded("matplotlib"):
             from gradcli.lang.stdlib.pyplot_module import pending
