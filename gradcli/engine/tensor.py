@@ -771,8 +771,10 @@ class Tensor(TensorMethods):
         return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
 
     def new(self, *data: Any) -> "Tensor":
-        """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
-        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        """The legacy constructor: `x.new(2, 3)` or `x.new(x.size())` uninitialised (zeros here), or `x.new([1, 2])`
+        with that data, in x's dtype. A `torch.Size` is a shape, a list or tuple is data, as in PyTorch."""
+        from gradcli.engine.tensor_str import Size
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer, Size)):
             return C.new_tensor(self, data[0])
         return C.new_full(self, data, 0)
 

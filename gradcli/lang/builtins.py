@@ -116,6 +116,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "DoubleTensor": _double_tensor,
     "ones": C.ones, "zeros": C.zeros, "full": C.full, "eye": C.eye, "arange": C.arange, "linspace": C.linspace,
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
+    "full_like": C.full_like, "empty_like": C.empty_like,
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
@@ -452,7 +453,7 @@ def _attribute_names(value: Any) -> frozenset:
         return RESULT_ATTRIBUTES
     if isinstance(value, FWD.UnpackedDualTensor):
         return DUAL_ATTRIBUTES
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, np.generic)):  # NumPy gives its scalars (`np.finfo(t).eps`) the array's API
         return ARR.NDARRAY_ATTRIBUTES | frozenset(ARR.NDARRAY_METHODS)
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES

@@ -1,0 +1,62 @@
+"""What stopped fresh published code on first contact (the corpus measured in docs/fresh_corpus.md), each
+as a minimal program of our own in the published style: gradcli prints what Python with PyTorch prints (the
+oracle skips without torch), and the values are also asserted by hand so the tests bite without it."""
+from __future__ import annotations
+
+import pytest
+
+from gradcli.errors import ArgumentError
+from language_helpers import fails, run, torch_printed
+
+SNIPPETS = {
+    "x.new(x.size()) is a shape, x.new((2, 2)) is data":
+        "import torch\nlv = torch.zeros(2, 3)\nstd = lv.mul(0.5).exp_()\n"
+        "eps = std.data.new(std.size()).normal_()\nprint(eps.shape, eps.dtype)\n"
+        "print(lv.new(torch.Size([4])).shape, lv.new((2, 2)), lv.new([1, 3]), lv.new(2, 1).shape)\n",
+    "ones_like and zeros_like take a dtype":
+        "import torch\nx = torch.randn(2, 3)\nprint(torch.ones_like(x, dtype=torch.int32))\n"
+        "print(torch.zeros_like(x, dtype=torch.float64).dtype, torch.ones_like(x).dtype)\n",
+    "full_like and empty_like":
+        "import torch\nx = torch.ones(2, 2, dtype=torch.float64)\nprint(torch.full_like(x, 7))\n"
+        "print(torch.empty_like(x).shape, torch.full_like(x, 2, dtype=torch.int64))\n",
+    "a NumPy scalar's item()":
+        "import numpy as np\neps = np.finfo(np.float32).eps.item()\nprint(eps, type(eps).__name__)\n"
+        "s = np.sum(np.ones(3))\nprint(s.item(), s.dtype, s.shape, s.ndim, np.int64(3).item() + 1, np.float64(2.5).round())\n",
+}
+
+
+@pytest.mark.parametrize("source", SNIPPETS.values(), ids=SNIPPETS.keys())
+def test_a_fresh_snippets_construct_prints_what_pytorch_prints(source):
+    assert "\n".join(run(source).printed).splitlines() == torch_printed(source)
+
+
+def test_new_with_a_size_makes_a_tensor_of_that_shape_not_of_those_numbers():
+    ran = run("import torch\nx = torch.zeros(2, 3)\na = x.new(x.size())\nb = x.new((2, 3))\nc = x.new(x.shape)")
+    assert ran["a"].shape == (2, 3) and ran["c"].shape == (2, 3)
+    assert ran["b"].shape == (2,) and ran["b"].tolist() == [2.0, 3.0]
+
+
+def test_reparameterised_noise_from_new_broadcasts_against_its_mean():
+    ran = run("import torch\nmu = torch.zeros(2, 3, requires_grad=True)\nlv = torch.zeros(2, 3, requires_grad=True)\n"
+              "std = lv.mul(0.5).exp()\neps = std.data.new(std.size()).normal_()\nz = eps.mul(std).add_(mu)\n"
+              "z.sum().backward()")
+    assert ran["z"].shape == (2, 3)
+    assert ran["mu"].grad.tolist() == [[1.0] * 3] * 2
+
+
+def test_a_like_constructors_dtype_overrides_the_inputs():
+    ran = run("import torch\nx = torch.randn(2, 3)\na = torch.ones_like(x, dtype=torch.int32)\n"
+              "b = torch.full_like(x, 7)\nc = torch.empty_like(x, dtype=torch.float64)")
+    assert str(ran["a"].dtype) == "int32" and ran["a"].tolist() == [[1] * 3] * 2
+    assert ran["b"].tolist() == [[7.0] * 3] * 2 and str(ran["b"].dtype) == "float32"
+    assert str(ran["c"].dtype) == "float64" and ran["c"].tolist() == [[0.0] * 3] * 2
+
+
+def test_full_like_wants_a_number_to_fill_with():
+    assert "fill_value" in fails("import torch\ny = torch.full_like(torch.ones(2), 'a')", ArgumentError).message
+
+
+def test_a_numpy_scalars_item_is_a_python_number():
+    ran = run("import numpy as np\na = np.finfo(np.float32).eps.item()\nb = np.mean([1.0, 2.0]).item()")
+    assert ran["a"] == 2.0 ** -23 and type(ran["a"]) is float
+    assert ran["b"] == 1.5
