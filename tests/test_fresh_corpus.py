@@ -22,6 +22,21 @@ SNIPPETS = {
     "a NumPy scalar's item()":
         "import numpy as np\neps = np.finfo(np.float32).eps.item()\nprint(eps, type(eps).__name__)\n"
         "s = np.sum(np.ones(3))\nprint(s.item(), s.dtype, s.shape, s.ndim, np.int64(3).item() + 1, np.float64(2.5).round())\n",
+    "sliding windows with x.unfold":
+        "import torch\nx = torch.arange(12.).view(2, 6).requires_grad_()\nw = x.unfold(1, 3, 2)\n"
+        "print(w.shape, w.detach())\n(w * torch.arange(6.).view(3, 2).T.unsqueeze(0)).sum().backward()\n"
+        "print(x.grad)\nprint(torch.arange(5.).unfold(0, 2, 1), torch.tensor(3.).unfold(0, 1, 1))\n"
+        "print(torch.zeros(2, 3, 4).unfold(0, 1, 1).shape, torch.zeros(4, 5).unfold(-1, 5, 3).shape)\n",
+    "pairwise distances with torch.cdist":
+        "import torch\na = torch.tensor([[0., 0.], [1., 1.]], requires_grad=True)\nb = torch.tensor([[0., 0.], [3., 1.]])\n"
+        "d = torch.cdist(a, b)\nprint(d.detach())\nd.sum().backward()\nprint(a.grad)\n"
+        "print(torch.cdist(a, b, p=1).detach(), torch.cdist(a.detach(), b, p=0))\n"
+        "print(torch.cdist(torch.ones(3, 2, 4), torch.zeros(3, 5, 4)).shape)\n",
+    "torch.searchsorted":
+        "import torch\ns = torch.tensor([1., 2., 3.])\nprint(torch.searchsorted(s, torch.tensor([2.5, 2.0])))\n"
+        "print(torch.searchsorted(s, torch.tensor([2.0]), right=True), torch.searchsorted(s, torch.tensor([2.0]), side='right'))\n"
+        "print(torch.searchsorted(torch.tensor([[1., 3.], [2., 4.]]), torch.tensor([[2.], [5.]])))\n"
+        "print(torch.searchsorted(torch.tensor([1, 5]), 3), torch.searchsorted(s, s, out_int32=True).dtype)\n",
 }
 
 
@@ -60,3 +75,34 @@ def test_a_numpy_scalars_item_is_a_python_number():
     ran = run("import numpy as np\na = np.finfo(np.float32).eps.item()\nb = np.mean([1.0, 2.0]).item()")
     assert ran["a"] == 2.0 ** -23 and type(ran["a"]) is float
     assert ran["b"] == 1.5
+
+
+def test_unfold_windows_and_their_gradient_by_hand():
+    ran = run("import torch\nx = torch.arange(5.).requires_grad_()\nw = x.unfold(0, 3, 1)\nw.sum().backward()")
+    assert ran["w"].tolist() == [[0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0]]
+    assert ran["x"].grad.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]  # each element counted once per window holding it
+
+
+@pytest.mark.parametrize("call, words", [
+    ("x.unfold(0, 6, 1)", "maximum size for tensor at dimension 0 is 5 but size is 6"),
+    ("x.unfold(0, 2, 0)", "step is 0 but must be > 0"),
+    ("x.unfold(1, 2, 1)", "Dimension out of range"),
+])
+def test_unfold_refuses_what_pytorch_refuses(call, words):
+    assert words in fails(f"import torch\nx = torch.arange(5.)\ny = {call}").message
+
+
+def test_cdist_at_a_zero_distance_has_a_zero_gradient_not_nan():
+    ran = run("import torch\na = torch.zeros(1, 2, requires_grad=True)\nd = torch.cdist(a, torch.zeros(1, 2))\n"
+              "d.sum().backward()")
+    assert ran["d"].tolist() == [[0.0]] and ran["a"].grad.tolist() == [[0.0, 0.0]]
+
+
+@pytest.mark.parametrize("call, words", [
+    ("torch.cdist(torch.ones(2, 3), torch.ones(2, 4))", "X1 and X2 must have the same number of columns"),
+    ("torch.cdist(torch.ones(3), torch.ones(2, 3))", "cdist only supports at least 2D tensors"),
+    ("torch.cdist(torch.ones(2, 3), torch.ones(2, 3), p=-1)", "non-negative p"),
+    ("torch.searchsorted(torch.ones(2, 3), torch.ones(3, 1))", "first N-1 dimensions"),
+])
+def test_cdist_and_searchsorted_refuse_mismatched_arguments(call, words):
+    assert words in fails(f"import torch\ny = {call}").message
