@@ -37,6 +37,12 @@ SNIPPETS = {
         "print(torch.searchsorted(s, torch.tensor([2.0]), right=True), torch.searchsorted(s, torch.tensor([2.0]), side='right'))\n"
         "print(torch.searchsorted(torch.tensor([[1., 3.], [2., 4.]]), torch.tensor([[2.], [5.]])))\n"
         "print(torch.searchsorted(torch.tensor([1, 5]), 3), torch.searchsorted(s, s, out_int32=True).dtype)\n",
+    "index_put_ with and without accumulate":
+        "import torch\nx = torch.zeros(3)\nx.index_put_((torch.tensor([0, 0, 2]),), torch.tensor([1., 2., 5.]), accumulate=True)\n"
+        "print(x)\nw = torch.ones(2, 3, requires_grad=True)\nv = torch.tensor([2., 3.], requires_grad=True)\ny = w * 1\n"
+        "y.index_put_((torch.tensor([0, 0]), torch.tensor([1, 1])), v, accumulate=True)\nprint(y)\n"
+        "(y * torch.arange(6.).view(2, 3)).sum().backward()\nprint(w.grad, v.grad)\nz = torch.zeros(2, 2)\n"
+        "z.index_put_((torch.tensor([1]),), torch.tensor(7.))\nprint(z)\n",
 }
 
 
@@ -106,3 +112,21 @@ def test_cdist_at_a_zero_distance_has_a_zero_gradient_not_nan():
 ])
 def test_cdist_and_searchsorted_refuse_mismatched_arguments(call, words):
     assert words in fails(f"import torch\ny = {call}").message
+
+
+def test_index_put_adds_a_repeated_index_each_time_and_gathers_the_values_gradient():
+    ran = run("import torch\nv = torch.tensor([1., 2., 4.], requires_grad=True)\ny = torch.zeros(2) * 1\n"
+              "y.index_put_((torch.tensor([1, 1, 0]),), v, accumulate=True)\n(y * torch.tensor([10., 100.])).sum().backward()")
+    assert ran["y"].tolist() == [4.0, 3.0]
+    assert ran["v"].grad.tolist() == [100.0, 100.0, 10.0]
+
+
+@pytest.mark.parametrize("call, words", [
+    ("x.index_put_(torch.tensor([0]), torch.ones(1))", "must be tuple of Tensors"),
+    ("x.index_put_((torch.tensor([0, 1]),), torch.ones(3), accumulate=True)", "cannot be broadcast"),
+    ("x.index_put_((torch.tensor([5]),), torch.ones(1), accumulate=True)", "out of bounds"),
+    ("w.index_put_((torch.tensor([0]),), torch.ones(1), accumulate=True)", "leaf Variable that requires grad"),
+])
+def test_index_put_refuses_what_pytorch_refuses(call, words):
+    source = f"import torch\nx = torch.zeros(3)\nw = torch.zeros(3, requires_grad=True)\n{call}"
+    assert words in fails(source).message

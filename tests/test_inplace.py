@@ -170,6 +170,7 @@ IN_PLACE_CALLS = {
     "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
     "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
     "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
+    "index_put_": ((C.tensor([0, 0]),), C.tensor([1.0, 2.0]), True),
 }
 
 

@@ -53,7 +53,7 @@ FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu"
                  "row_stack", "meshgrid", "cdist"}
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
 METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "masked_fill_", "scatter_", "scatter_add_",
-               "index_add_", "unfold"}
+               "index_add_", "unfold", "index_put_"}
 
 
 def _reached() -> tuple[dict[str, set[tuple[str, str]]], set[str], set[str]]:

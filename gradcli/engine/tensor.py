@@ -770,6 +770,9 @@ class Tensor(TensorMethods):
     def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
         return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
 
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> "Tensor":
+        return I.index_put_(self, indices, values, accumulate)
+
     def new(self, *data: Any) -> "Tensor":
         """The legacy constructor: `x.new(2, 3)` or `x.new(x.size())` uninitialised (zeros here), or `x.new([1, 2])`
         with that data, in x's dtype. A `torch.Size` is a shape, a list or tuple is data, as in PyTorch."""

@@ -176,7 +176,7 @@ OP_OF.update({"view": O.RESHAPE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL
               "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
-              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
+              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD, "index_put_": O.INDEX_PUT})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -417,7 +417,7 @@ TENSOR_METHODS |= {
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
+TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_", "index_put_",
                    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "subtract", "multiply", "squeeze_", "unsqueeze_"}  # the census's
