@@ -83,7 +83,7 @@ def test_an_uncaught_validation_error_is_a_user_error_with_pytorchs_text(cli, tm
 
 
 @pytest.mark.parametrize("source, kind, words", [
-    ("torch.distributions.Bernoulli(0.5).rsample()", NotAllowedError, "REINFORCE"),
+    ("torch.distributions.Bernoulli(0.5).rsample()", ValueDomainError, "REINFORCE"),
     ("a = torch.tensor(2., requires_grad=True)\n"
      "torch.autograd.grad(torch.distributions.Gamma(a, 1.).rsample(), a, create_graph=True)", NotAllowedError,
      "the derivative for '_standard_gamma_grad' is not implemented."),
@@ -299,3 +299,54 @@ def test_check_proves_the_new_families_and_cross_family_kl(cli, tmp_path: Path) 
     inputs = record["events"][0]["check"]["inputs"]
     assert {name: (entry["method"], entry["status"]) for name, entry in inputs.items()} == \
         {"mu": ("symbolic", "pass"), "s": ("symbolic", "pass"), "w": ("symbolic", "pass")}
+
+
+def test_check_proves_the_heavy_tailed_unit_interval_mixture_and_stick_breaking_gradients(cli, tmp_path: Path) -> None:
+    record = cli.checked_file(tmp_path / "more.py", (
+        "import torch\nfrom torch.distributions import (Categorical, Cauchy, ContinuousBernoulli, HalfCauchy, "
+        "Kumaraswamy, MixtureSameFamily, Normal, Pareto, Weibull, biject_to, constraints)\n"
+        "torch.manual_seed(0)\nmu = torch.tensor([0.3, -0.2], requires_grad=True)\n"
+        "s = torch.tensor([0.7, 1.5], requires_grad=True)\n"
+        "p = torch.tensor([0.2, 0.8], requires_grad=True)\n"
+        "raw = torch.tensor([0.4, -0.3], requires_grad=True)\n"
+        "gmm = MixtureSameFamily(Categorical(logits=mu), Normal(mu, s))\n"
+        "loss = Cauchy(mu, s).log_prob(torch.tensor([0.1, 0.9])).sum() + Cauchy(mu, s).rsample().sum() \\\n"
+        "    + HalfCauchy(s).log_prob(torch.tensor([0.5, 2.0])).sum() \\\n"
+        "    + Pareto(s, s + 1).log_prob(torch.tensor([2.0, 3.0])).sum() + Weibull(s, s).rsample().sum() \\\n"
+        "    + ContinuousBernoulli(probs=p).log_prob(torch.tensor([0.3, 0.6])).sum() \\\n"
+        "    + ContinuousBernoulli(probs=p).rsample().sum() + Kumaraswamy(s, s + 1).rsample().sum() \\\n"
+        "    + gmm.log_prob(torch.tensor([0.5, -1.0])).sum() + gmm.variance \\\n"
+        "    + biject_to(constraints.simplex)(raw).pow(2).sum()\n"
+        "loss.backward()\n"))
+    assert record["checks"] == {"passed": 1, "failed": 0, "undefined": 0}
+    inputs = record["events"][0]["check"]["inputs"]
+    assert {name: (entry["method"], entry["status"]) for name, entry in inputs.items()} == \
+        {"mu": ("symbolic", "pass"), "s": ("symbolic", "pass"), "p": ("symbolic", "pass"),
+         "raw": ("symbolic", "pass")}
+
+
+def test_cauchy_log_prob_gradient_by_hand() -> None:
+    """d/dloc of -log π - log s - log1p(z²), z = (v - loc)/s, is 2z/(s(1 + z²)); d/ds is -1/s + 2z²/(s(1 + z²))."""
+    ran = run("import torch\nloc = torch.tensor(0.5, requires_grad=True)\nscale = torch.tensor(2.0, requires_grad=True)\n"
+              "torch.distributions.Cauchy(loc, scale).log_prob(torch.tensor(1.5)).backward()\n")
+    z = 0.5
+    assert ran["loc"].grad.item() == pytest.approx(2 * z / (2.0 * (1 + z * z)))
+    assert ran["scale"].grad.item() == pytest.approx(-1 / 2.0 + 2 * z * z / (2.0 * (1 + z * z)))
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ("torch.distributions.MixtureSameFamily(torch.distributions.Normal(0., 1.), torch.distributions.Normal(0., 1.))",
+     "needs to be an  instance of torch.distributions.Categorical"),
+    ("torch.distributions.ComposeTransform(3)", "ComposeTransform takes a list of transforms"),
+    ("torch.empty(2).cauchy_(0.0, -1.0)", "cauchy_ expects sigma > 0.0, but found sigma=-1"),
+])
+def test_new_misuse_is_refused_with_pytorchs_words(source: str, words: str) -> None:
+    error = fails("import torch\n" + source.replace("torch.distributions.ComposeTransform",
+                                                    "torch.distributions.transforms.ComposeTransform") + "\n")
+    assert words in str(error)
+
+
+def test_biject_to_refuses_a_constraint_it_has_no_transform_for_as_pytorch() -> None:
+    ran = run("import torch\nfrom torch.distributions import biject_to, constraints\n"
+              "try:\n    biject_to(constraints.boolean)\nexcept NotImplementedError as e:\n    print(e)\n")
+    assert ran.printed == ["Cannot transform _Boolean constraints"]

@@ -6,10 +6,12 @@ import pytest
 
 import gradcli
 from gradcli.engine import creation as C
+from gradcli.engine import ops as O
 from gradcli.engine.inplace import VIEW_OF_LEAF
 from gradcli.engine.modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from gradcli.engine.tensor import GradMode
 from gradcli.errors import BackwardError, DtypeError, ShapeError
+from language_helpers import run, torch_printed
 
 
 def test_descent_under_no_grad_updates_the_leaf_in_place():
@@ -166,25 +168,32 @@ IN_PLACE_CALLS = {
     "add_": (1.0,), "sub_": (1.0,), "mul_": (2.0,), "div_": (2.0,), "pow_": (2,), "neg_": (), "zero_": (),
     "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
     "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "sinc_": (), "uniform_": (),
-    "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (),
+    "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (), "cauchy_": (),
     "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
     "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
     "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
     "index_put_": ((C.tensor([0, 0]),), C.tensor([1.0, 2.0]), True),
+    **{name: () for name in O.named("in_place_methods", unary=True)},  # sin_, floor_, ... (test_in_place_declared)
+    **{name: (C.tensor([1.0, 1.0, 1.0]),) for name in ("atan2_", "arctan2_", "fmod_", "hypot_", "remainder_", "xlogy_")},
+    "cumsum_": (0,), "cumprod_": (0,), "lerp_": (C.tensor([1.0, 1.0, 1.0]), 0.5), "logit_": (), "round_": (),
+    "square_": (), "addcmul_": (C.ones(3), C.ones(3)), "addcdiv_": (C.ones(3), C.ones(3)),
 }
 
 
-SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
+SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "t_": (), "transpose_": (0, -1), "swapaxes_": (0, 0),
+               "swapdims_": (-1, 0), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
 """The in-place methods that change a tensor's shape, whose rules differ (checked against torch 2.13 below)."""
+MATRIX_CALLS = {"tril_": (), "triu_": (-1,)}
+"""The in-place methods of a matrix."""
 
 
 def test_every_in_place_method_of_the_builtins_is_exercised():
     from gradcli.lang.builtins import TENSOR_METHODS
-    assert set(IN_PLACE_CALLS) | set(SHAPE_CALLS) == \
+    assert set(IN_PLACE_CALLS) | set(SHAPE_CALLS) | set(MATRIX_CALLS) == \
         {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_", "detach_"}  # they change no values
 
 
-@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_"])
+@pytest.mark.parametrize("name", ["squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_"])
 def test_a_shape_change_in_place_bumps_the_version_as_in_pytorch(name):
     w = C.tensor([0.5, 2.0, 3.0], requires_grad=True)
     z = (w * w).sum()
@@ -225,6 +234,16 @@ def test_every_in_place_method_bumps_the_version_of_a_saved_value(name):
         y.sum().backward()
 
 
+@pytest.mark.parametrize("name", sorted(MATRIX_CALLS))
+def test_a_matrix_in_place_method_bumps_the_version_of_a_saved_value(name):
+    w = C.tensor([[0.5, 2.0], [3.0, 4.0]], requires_grad=True)
+    z = (w * w).sum()
+    with no_grad():
+        getattr(w, name)(*MATRIX_CALLS[name])
+    with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[2, 2\]\] is at version 1; expected version 0"):
+        z.backward()
+
+
 def test_initialisers_element_writes_and_optimizer_steps_bump_the_version():
     from gradcli.nn import init
     from gradcli.optim import optimizers as optim
@@ -252,7 +271,8 @@ def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
     names = []
     for fill in (lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.bernoulli_(0.5),
                  lambda t: t.bernoulli_(C.full((3,), 0.5)), lambda t: t.fill_(2.0), lambda t: t.zero_(),
-                 lambda t: t.random_(), lambda t: t.random_(5), lambda t: t.random_(1, 5), lambda t: t.exponential_()):
+                 lambda t: t.random_(), lambda t: t.random_(5), lambda t: t.random_(1, 5), lambda t: t.exponential_(),
+                 lambda t: t.cauchy_()):
         y = x * 2
         fill(y)
         names.append(y.grad_fn.name)
@@ -260,7 +280,7 @@ def test_random_fills_on_the_graph_are_pytorchs_nodes_with_a_zero_gradient():
         np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
     assert names == ["UniformBackward0", "NormalBackward0", "BernoulliBackward2", "BernoulliBackward1",
                      "FillBackward2", "ZeroBackward0", "RandomBackward2", "RandomBackward1", "RandomBackward0",
-                     "ExponentialBackward0"]
+                     "ExponentialBackward0", "CauchyBackward0"]
 
 
 def test_fill_with_a_tensor_that_requires_grad_passes_it_the_summed_gradient():
@@ -512,3 +532,54 @@ def test_fill_takes_a_number_not_anything_numpy_would_convert():
             C.ones(2).fill_(value)
         assert caught.value.message == f"fill_(): argument 'value' must be a number, not {kind}"
     assert C.ones(2).fill_(True).tolist() == [1.0, 1.0]
+
+
+ASSIGNMENT_NODES = """import torch
+x = torch.tensor([[1.0, float("nan"), 3.0, 4.0], [5.0, 6.0, float("nan"), 8.0], [9.0, 10.0, 11.0, 12.0]],
+                 requires_grad=True)
+keys = ["nan", "mask", "list", "tensor", "row_list", "all_list", "ellipsis_mask", "none", "int", "int0d", "slice",
+        "partial_slice_list"]
+total = 0
+for k in keys:
+    y = x * 2
+    if k == "nan":
+        y[y != y] = 0
+    elif k == "mask":
+        y[y > 10] = -1.0
+    elif k == "list":
+        y[[0, 2]] = torch.tensor(7.0)
+    elif k == "tensor":
+        y[torch.tensor([0, 2])] = 0.0
+    elif k == "row_list":
+        y[0, [1, 2]] = 0.0
+    elif k == "all_list":
+        y[:, [1, 2]] = 0.0
+    elif k == "ellipsis_mask":
+        y[..., torch.tensor([True, False, True, False])] = 0.0
+    elif k == "none":
+        y[None, [0]] = 0.0
+    elif k == "int":
+        y[0] = 5.0
+    elif k == "int0d":
+        y[torch.tensor(1)] = 0.0
+    elif k == "slice":
+        y[1:] = 0.0
+    else:
+        y[1:, [0, 3]] = 0.0
+    print(k, y.grad_fn.name())
+    total = total + (y * torch.arange(12.0).reshape(3, 4)).sum()
+total.backward()
+print(x.grad)
+"""
+
+
+def test_an_indexed_assignment_on_the_graph_is_named_as_pytorch_names_it():
+    """A mask, index list or tensor beside only `:` and `...` is the tensor's own IndexPutBackward0 (`x[x != x] = 0`);
+    an int, a 0-d index, a partial slice or None first makes a view, whose write gives the tensor CopySlices."""
+    printed = "\n".join(run(ASSIGNMENT_NODES).printed).splitlines()
+    assert printed[:12] == [
+        "nan IndexPutBackward0", "mask IndexPutBackward0", "list IndexPutBackward0", "tensor IndexPutBackward0",
+        "row_list torch::autograd::CopySlices", "all_list IndexPutBackward0", "ellipsis_mask IndexPutBackward0",
+        "none torch::autograd::CopySlices", "int torch::autograd::CopySlices", "int0d torch::autograd::CopySlices",
+        "slice torch::autograd::CopySlices", "partial_slice_list torch::autograd::CopySlices"]
+    assert printed == torch_printed(ASSIGNMENT_NODES)

@@ -144,6 +144,62 @@ torch.Size([2]) True
 """.splitlines()
 
 
-def test_squeeze_in_place_in_a_graph_is_refused_by_name() -> None:
-    error = fails("import torch\nx = torch.ones(2, 1, requires_grad=True)\ny = x * 2\ny.squeeze_()\n", ArgumentError)
-    assert "squeeze_ of a tensor in a graph" in str(error) and "y.squeeze(" in error.hint
+IN_PLACE_VIEWS_ON_THE_GRAPH = """import torch
+x = torch.arange(6.0).reshape(2, 1, 3).requires_grad_()
+for name in ["squeeze_", "squeeze_1", "squeeze_01", "unsqueeze_", "transpose_", "swapaxes_"]:
+    y = x * 2
+    if name == "squeeze_":
+        y.squeeze_()
+    elif name == "squeeze_1":
+        y.squeeze_(1)
+    elif name == "squeeze_01":
+        y.squeeze_((0, 1))
+    elif name == "unsqueeze_":
+        y.unsqueeze_(0)
+    elif name == "transpose_":
+        y.transpose_(0, 2)
+    else:
+        y.swapaxes_(0, 2)
+    print(name, y.grad_fn.name(), tuple(y.shape), y.grad_fn.next_functions[0][0].name())
+    (y * torch.arange(6.0).reshape(y.shape)).sum().backward()
+    print(x.grad.flatten().tolist())
+    x.grad = None
+m = torch.ones(2, 3, requires_grad=True)
+y = m.exp()
+y.t_()
+print(y.grad_fn.name(), y.shape)
+try:
+    y.sum().backward()
+except RuntimeError as e:
+    print(str(e)[:140])
+b = torch.ones(2, 3, 4, requires_grad=True)
+print(b.mT.shape, b.mT.grad_fn.name(), b.mH.shape, m.H.grad_fn.name(), m.T.grad_fn.name(), m.mT.grad_fn.name())
+for bad in [torch.ones(3), b]:
+    try:
+        bad.H
+    except RuntimeError as e:
+        print(e)
+try:
+    torch.ones(3).mT
+except RuntimeError as e:
+    print(e)
+s = torch.tensor(2.0, requires_grad=True)
+print(s.mT is s, s.mT.grad_fn)
+"""
+
+
+def test_in_place_views_on_the_graph_are_recorded_as_pytorch_records_them() -> None:
+    """squeeze_/unsqueeze_/t_/transpose_ of a non-leaf: its node becomes the in-place view's (SqueezeBackward3,
+    TBackward1...), its gradient flows back reshaped, and a node that saved it refuses backward."""
+    printed = run(IN_PLACE_VIEWS_ON_THE_GRAPH).printed
+    assert printed[:4] == ["squeeze_ SqueezeBackward3 (2, 3) MulBackward0", "[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]",
+                           "squeeze_1 SqueezeBackward4 (2, 3) MulBackward0", "[0.0, 2.0, 4.0, 6.0, 8.0, 10.0]"]
+    assert printed[9] == "[0.0, 4.0, 8.0, 2.0, 6.0, 10.0]"  # y[k, 0, i] = 2·x[i, 0, k] meets weight 2k + i
+    assert printed[13].startswith("one of the variables needed for gradient computation has been modified")
+    assert printed == torch_printed(IN_PLACE_VIEWS_ON_THE_GRAPH)
+
+
+def test_an_in_place_view_of_a_view_in_a_graph_is_refused_by_name() -> None:
+    error = fails("import torch\nx = torch.ones(2, 1, requires_grad=True)\ny = (x * 2)[0:1]\ny.squeeze_()\n",
+                  ArgumentError)
+    assert "squeeze_ of a view in a graph" in str(error) and "y.squeeze(" in error.hint

@@ -124,9 +124,10 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise NotAllowedError(f"{type(self).__name__} has no rsample: its draws are not a differentiable function "
-                              "of its parameters", hint="draw with sample() and differentiate log_prob(sample), "
-                                                        "as REINFORCE does")
+        """PyTorch's NotImplementedError, which a program may catch (to fall back on sample and REINFORCE)."""
+        raise ValueDomainError(f"{type(self).__name__} has no rsample: its draws are not a differentiable function "
+                               "of its parameters", hint="draw with sample() and differentiate log_prob(sample), "
+                                                         "as REINFORCE does")
 
     def sample_n(self, n: int) -> Tensor:
         return self.sample((n,))

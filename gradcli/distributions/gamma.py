@@ -103,7 +103,9 @@ class StudentT(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return F.where(self.df <= 1, float("nan"), self.loc)
+        m = self.loc.clone()  # PyTorch writes the nans by index: IndexPutBackward0 over CloneBackward0
+        m[self.df <= 1] = float("nan")
+        return m
 
     @property
     def mode(self) -> Tensor:
@@ -111,8 +113,12 @@ class StudentT(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        finite = F.where(self.df > 2, F.pow(self.scale, 2) * self.df / (self.df - 2), self.df)
-        return F.where(self.df <= 1, float("nan"), F.where(self.df <= 2, float("inf"), finite))
+        m = self.df.clone()
+        finite = self.df > 2
+        m[finite] = F.pow(self.scale[finite], 2) * self.df[finite] / (self.df[finite] - 2)
+        m[(self.df <= 2) & (self.df > 1)] = float("inf")
+        m[self.df <= 1] = float("nan")
+        return m
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

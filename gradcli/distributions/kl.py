@@ -22,12 +22,11 @@ from gradcli.distributions.distribution import Distribution, ExponentialFamily, 
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
 from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
                                                 batch_mahalanobis, half_log_det)
-from gradcli.distributions.transformed import Gumbel, HalfNormal, TransformedDistribution
+from gradcli.distributions.transformed import EULER_GAMMA, Gumbel, HalfNormal, TransformedDistribution
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 
 _INF = float("inf")
-_EULER_GAMMA = 0.57721566490153286060
 
 REGISTRY: dict[tuple[type, type], Callable[..., Any]] = {}
 """(P, Q) -> KL(p ‖ q), PyTorch's pairs; a program's `register_kl` adds to it for its run."""
@@ -112,7 +111,10 @@ def _x_log_x(t: Tensor) -> Tensor:
 
 
 def _masked(t: Tensor, mask: Any, value: float) -> Tensor:
-    return F.where(mask, value, t)
+    """PyTorch's `t[mask] = value` on the freshly computed `t` (so the node is IndexPutBackward0, as PyTorch's;
+    the gradient is zero where the value was written)."""
+    t[mask if tuple(mask.shape) == tuple(t.shape) else F.expand(mask, *t.shape)] = value
+    return t
 
 
 def _normal(p: Normal, q: Normal) -> Tensor:
@@ -288,7 +290,7 @@ def _binomial(p: Binomial, q: Binomial) -> Tensor:
         raise ValueDomainError("KL between Binomials where q.total_count > p.total_count is not implemented",
                                hint="p's total_count must be at least q's")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + F.log1p(-p.probs) - F.log1p(-q.probs))
-    return F.where(p.total_count > q.total_count, _INF, kl)
+    return _masked(kl, p.total_count > q.total_count, _INF)
 
 
 @_register((HalfNormal, HalfNormal))
@@ -302,9 +304,9 @@ def _gumbel(p: Gumbel, q: Gumbel) -> Tensor:
     ct2 = q.loc / q.scale
     ct3 = p.loc / q.scale
     t1 = -F.log(ct1) - ct2 + ct3
-    t2 = ct1 * _EULER_GAMMA
+    t2 = ct1 * EULER_GAMMA
     t3 = F.exp(ct2 + F.lgamma(1 + ct1) - ct3)
-    return t1 + t2 + t3 - (1 + _EULER_GAMMA)
+    return t1 + t2 + t3 - (1 + EULER_GAMMA)
 
 
 @_register((Geometric, Geometric))
@@ -387,14 +389,14 @@ def _beta_normal(p: Beta, q: Normal) -> Tensor:
 @_register((Beta, Uniform))
 def _beta_uniform(p: Beta, q: Uniform) -> Tensor:
     result = -p.entropy() + F.log(q.high - q.low)
-    return F.where((q.low > 0.0) | (q.high < 1.0), _INF, result)
+    return _masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
 
 
 @_register((Exponential, Gamma))
 def _exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     ratio = q.rate / p.rate
     t1 = -q.concentration * F.log(ratio)
-    return t1 + ratio + F.lgamma(q.concentration) + q.concentration * _EULER_GAMMA - (1 + _EULER_GAMMA)
+    return t1 + ratio + F.lgamma(q.concentration) + q.concentration * EULER_GAMMA - (1 + EULER_GAMMA)
 
 
 @_register((Exponential, Gumbel))
@@ -449,8 +451,8 @@ def _gumbel_normal(p: Gumbel, q: Normal) -> Tensor:
     param_ratio = p.scale / q.scale
     t1 = F.log(param_ratio / math.sqrt(2 * math.pi))
     t2 = F.pow(math.pi * param_ratio * 0.5, 2) / 3
-    t3 = F.pow((p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale, 2) * 0.5
-    return -t1 + t2 + t3 - (_EULER_GAMMA + 1)
+    t3 = F.pow((p.loc + p.scale * EULER_GAMMA - q.loc) / q.scale, 2) * 0.5
+    return -t1 + t2 + t3 - (EULER_GAMMA + 1)
 
 
 @_register((Laplace, Normal))
@@ -494,13 +496,13 @@ def _uniform_beta(p: Uniform, q: Beta) -> Tensor:
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
     t4 = F.lgamma(q.concentration1) + F.lgamma(q.concentration0) - F.lgamma(q.concentration1 + q.concentration0)
     result = t3 + t4 - t1 - t2
-    return F.where((p.high > 1.0) | (p.low < 0.0), _INF, result)
+    return _masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
 
 
 @_register((Uniform, Exponential))
 def _uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
     result = q.rate * (p.high + p.low) / 2 - F.log((p.high - p.low) * q.rate)
-    return F.where(p.low < 0.0, _INF, result)
+    return _masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gamma))
@@ -511,7 +513,7 @@ def _uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     result = -t1 + t2 + t3 + t4
-    return F.where(p.low < 0.0, _INF, result)
+    return _masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gumbel))

@@ -25,7 +25,7 @@ from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
 
-_EULER_GAMMA = 0.57721566490153286060
+EULER_GAMMA = 0.57721566490153286060
 
 
 class TransformedDistribution(Distribution):
@@ -129,7 +129,21 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
+class ParametersInBase(TransformedDistribution):
+    """A family whose parameters live in its base distribution: PyTorch prints it with none (`HalfNormal()`),
+    validates them all the same, and expands the base."""
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False
+
+    def _validates(self, name: str) -> bool:
+        return True
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.base_dist = self.base_dist.expand(shape)
+
+
+class HalfNormal(ParametersInBase):
     """|X| for X ~ Normal(0, scale): the density doubled on the nonnegative half line."""
 
     arg_constraints = {"scale": constraints.positive}
@@ -139,15 +153,6 @@ class HalfNormal(TransformedDistribution):
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def _holds_parameter(self, name: str) -> bool:
-        return False  # it lives in the base Normal: PyTorch prints HalfNormal()
-
-    def _validates(self, name: str) -> bool:
-        return True
-
-    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
-        self.base_dist = self.base_dist.expand(shape)
 
     @property
     def scale(self) -> Tensor:
@@ -211,7 +216,7 @@ class Gumbel(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.loc + self.scale * _EULER_GAMMA
+        return self.loc + self.scale * EULER_GAMMA
 
     @property
     def mode(self) -> Tensor:
@@ -226,7 +231,7 @@ class Gumbel(TransformedDistribution):
         return F.pow(self.stddev, 2)
 
     def entropy(self) -> Tensor:
-        return F.log(self.scale) + (1 + _EULER_GAMMA)
+        return F.log(self.scale) + (1 + EULER_GAMMA)
 
 
 class LogitRelaxedBernoulli(_Binary):

@@ -9,6 +9,7 @@ is why SAC code passes `TanhTransform(cache_size=1)`.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -18,6 +19,7 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.nn.functional as NF
 import gradcli.distributions.constraints as constraints
+from gradcli.distributions.distribution import broadcast_all, sum_rightmost
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
 
@@ -29,8 +31,9 @@ class Transform:
     codomain: constraints.Constraint = constraints.real
     bijective = True
     sign = 1
+    program_equality = True
     program_attributes = frozenset({"inv", "sign", "domain", "codomain", "bijective", "event_dim",
-                                    "log_abs_det_jacobian"})
+                                    "log_abs_det_jacobian", "with_cache"})
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -45,6 +48,14 @@ class Transform:
     @property
     def inv(self) -> "Transform":
         return _Inverse(self)
+
+    def with_cache(self, cache_size: int = 1) -> "Transform":
+        """The same transform remembering its last pair (or not): PyTorch's `with_cache`."""
+        if self._cache_size == cache_size:
+            return self
+        made = copy.copy(self)
+        Transform.__init__(made, cache_size)
+        return made
 
     def __call__(self, x: Any) -> Tensor:
         if self._cache_size == 0:
@@ -227,6 +238,209 @@ class AffineTransform(Transform):
         return F.expand(result, *shape)
 
 
+class PowerTransform(Transform):
+    """x ** exponent on the positive half line (Weibull and Kumaraswamy push their draws through it)."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    program_attributes = Transform.program_attributes | {"exponent"}
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        return F.sign(self.exponent)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.pow(x, self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return F.pow(y, 1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        return F.log(F.abs(self.exponent * y / x))
+
+
+class SoftmaxTransform(Transform):
+    """Unnormalised log-probabilities to the simplex; not a bijection (adding a constant changes nothing), so
+    it has no log-Jacobian and its inverse is one of the preimages, the log."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def _call(self, x: Tensor) -> Tensor:
+        probs = F.exp(x - F.max(x, -1, True)[0])
+        return probs / F.sum(probs, -1, True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return F.log(y)
+
+
+class StickBreakingTransform(Transform):
+    """K - 1 reals to the K-simplex by breaking a stick: each sigmoid takes its share of what is left. The
+    offsets log(K - i) make zeros map to the uniform point, as in PyTorch (and Stan)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    @staticmethod
+    def _offset(x: Tensor, size: int) -> Tensor:
+        return F.cumsum(C.ones(x.shape[-1], dtype=x.dtype), -1).neg().add(size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        finfo = np.finfo(x.dtype)
+        z = F.clamp(F.sigmoid(x - F.log(self._offset(x, x.shape[-1] + 1))), min=float(finfo.tiny),
+                    max=1.0 - float(finfo.eps))
+        z_cumprod = F.cumprod(1 - z, -1)
+        return NF.pad(z, [0, 1], value=1) * NF.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_crop = y[..., :-1]
+        offset = F.cumsum(C.ones(y_crop.shape[-1], dtype=y.dtype), -1).neg().add(y.shape[-1])
+        sf = F.clamp(1 - F.cumsum(y_crop, -1), min=float(np.finfo(y.dtype).tiny))
+        return F.log(y_crop) - F.log(sf) + F.log(offset)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        x = x - F.log(self._offset(x, x.shape[-1] + 1))
+        return F.sum(-x + NF.logsigmoid(x) + F.log(y[..., :-1]), -1)
+
+
+class ComposeTransform(Transform):
+    """Parts applied in order; its log-Jacobian sums theirs, each summed over the dimensions the composite's
+    event has beyond its own. With `cache_size=1` every part caches, as PyTorch's `with_cache`."""
+
+    program_attributes = Transform.program_attributes | {"parts"}
+
+    def __init__(self, parts: Any, cache_size: int = 0) -> None:
+        if not isinstance(parts, (list, tuple)) or not all(isinstance(p, Transform) for p in parts):
+            raise ValueDomainError("ComposeTransform takes a list of transforms",
+                                   hint="e.g. ComposeTransform([ExpTransform(), AffineTransform(0., 2.)])")
+        super().__init__(cache_size)
+        self.parts = [p.with_cache(cache_size) for p in parts] if cache_size else list(parts)
+        self._inverse_of: ComposeTransform | None = None
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim = max(event_dim + part.domain.event_dim - part.codomain.event_dim, part.domain.event_dim)
+        return _independent(domain, event_dim)
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim = max(event_dim + part.codomain.event_dim - part.domain.event_dim, part.codomain.event_dim)
+        return _independent(codomain, event_dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        sign: Any = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self) -> Transform:
+        if self._inverse_of is None:
+            self._inverse_of = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inverse_of._inverse_of = self
+        return self._inverse_of
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self if self._cache_size == cache_size else ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x: Any) -> Tensor:
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        if not self.parts:
+            return C.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        event_dim = self.domain.event_dim
+        total: Any = None
+        for part, before, after in zip(self.parts, xs[:-1], xs[1:]):
+            term = sum_rightmost(part.log_abs_det_jacobian(before, after), event_dim - part.domain.event_dim)
+            total = term if total is None else total + term
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = Transform.__hash__
+
+    def __repr__(self) -> str:
+        return "ComposeTransform(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
+
+
+class IndependentTransform(Transform):
+    """A transform whose `reinterpreted_batch_ndims` rightmost batch dimensions become event dimensions: the
+    values are the base's, the log-Jacobian is summed over them."""
+
+    program_attributes = Transform.program_attributes | {"base_transform", "reinterpreted_batch_ndims"}
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        self.base_transform = base_transform.with_cache(cache_size) if cache_size else base_transform
+        self.reinterpreted_batch_ndims = int(reinterpreted_batch_ndims)
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.IndependentConstraint(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.IndependentConstraint(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        return self.base_transform.sign
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.base_transform(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def __repr__(self) -> str:
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+def _independent(constraint: constraints.Constraint, event_dim: int) -> constraints.Constraint:
+    extra = event_dim - constraint.event_dim
+    return constraints.IndependentConstraint(constraint, extra) if extra > 0 else constraint
+
+
 def _same(a: Any, b: Any) -> bool:
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return bool(a == b)
@@ -234,5 +448,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 TRANSFORMS: dict[str, type] = {cls.__name__: cls for cls in (
-    Transform, AbsTransform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform)}
+    Transform, AbsTransform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform, PowerTransform,
+    SoftmaxTransform, StickBreakingTransform, ComposeTransform, IndependentTransform)}
 """The transforms a program constructs, by PyTorch's name."""

@@ -217,7 +217,7 @@ def _type_word(dtype: np.dtype) -> str:
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
-    """`t[key] = value`: written in place off the graph; on the graph PyTorch's CopySlices.
+    """`t[key] = value`: written in place off the graph; on the graph PyTorch's node for it (`_assignment_node`).
 
     On the graph the result is `t * (1 - mask) + index_put(value)`, made of primitives that the
     checker can replay, so the gradient of `t` is zero where it was overwritten and the value's
@@ -241,7 +241,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         mask = np.ones(t.shape, dtype=t.dtype)
         mask[k] = 0
         placed = F.index_put(F.expand(v, slot.shape) if v.shape != slot.shape else v, t.shape, k)
-        out = apply(O.ADD, F.mul(t, _wrap(mask)), placed, name="CopySlices")
+        out = apply(O.ADD, F.mul(t, _wrap(mask)), placed, name=_assignment_node(key))
         out._data = target
         return out
     update(t, assigned, view=True)
@@ -280,6 +280,24 @@ def index_put_(t: Tensor, indices: Any, values: Any, accumulate: bool = False) -
         out._data = target
         return out
     return update(t, accumulated)
+
+
+def _assignment_node(key: Any) -> str:
+    """PyTorch first applies a key's basic parts (ints, slices, None) as a view, then `index_put_` its tensor
+    and list parts into that view: when the basic parts leave the whole tensor (only `:` and `...` beside an
+    index tensor, list or mask) the write is the tensor's own IndexPutBackward0, otherwise the view's write
+    gives the tensor CopySlices."""
+    advanced = False
+    for part in key if isinstance(key, tuple) else (key,):
+        if part is Ellipsis or (isinstance(part, slice) and part == slice(None)):
+            continue
+        if isinstance(part, Tensor) and part.ndim == 0 and part.dtype.kind in "iu":
+            return "CopySlices"  # a 0-d integer tensor indexes as a number
+        if isinstance(part, (Tensor, list, np.ndarray)):
+            advanced = True
+            continue
+        return "CopySlices"
+    return "IndexPutBackward0" if advanced else "CopySlices"
 
 
 def overwrite(t: Tensor, values: Callable[[], np.ndarray], node: str) -> Tensor:

@@ -18,7 +18,8 @@ with the fused multiply-adds the compiler makes of them):
   float32 uses Cephes-style polynomial log and sincos evaluated in float32 (`_log32`, `_sincos32`).
 - `randint` and `random_(from, to)` are `low + word % (high - low)` (two words when the range needs
   them); `random_()` is a word (two for 8-byte dtypes) modulo the integers the dtype holds exactly;
-  `exponential_(λ)` is -1/λ · log1p(-u) with a float64 uniform and libm's log1p; `randperm` swaps
+  `exponential_(λ)` is -1/λ · log1p(-u) with a float64 uniform and libm's log1p; `cauchy_(m, σ)` is
+  m + σ·tan(π(u - ½)) with a float64 uniform and libm's tan, one element at a time; `randperm` swaps
   element i with i + word % (n - i) from the front; `bernoulli` is `uniform < p`, the uniform being
   float64 for a Python-float p or a float64 p tensor, float32 for a float32 p tensor.
 """
@@ -90,19 +91,21 @@ class Generator:
 
     # -- distributions ----------------------------------------------------------------
     def standard_uniform(self, count: int, dtype: type) -> np.ndarray:
-        """[0, 1) with the 24 (float32) or 53 (float64) random bits PyTorch keeps."""
-        if np.dtype(dtype) == np.float32:
+        """[0, 1) with the random bits PyTorch keeps: 24 of one word in float32 (float16 and bfloat16 too, rounded
+        where the values land), or 53 of two for float64."""
+        if np.dtype(dtype) != np.float64:
             return (self._words(count) & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
         return (self._words64(count) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
 
     def uniform(self, count: int, dtype: type, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-        kind = np.dtype(dtype).type
+        """In float32 for float16 and bfloat16 (PyTorch's accumulate type), rounded where the values land."""
+        kind = np.float64 if np.dtype(dtype) == np.float64 else np.float32
         low_, high_ = kind(low), kind(high)
-        return fma(self.standard_uniform(count, kind), high_ - low_, low_)
+        return fma(self.standard_uniform(count, dtype), high_ - low_, low_)
 
     def normal(self, count: int, dtype: type, mean: float = 0.0, std: float = 1.0,
                contiguous: bool = True) -> np.ndarray:
-        kind = np.dtype(dtype).type
+        kind = np.float64 if np.dtype(dtype) == np.float64 else np.float32  # float32 for the narrow floats
         if count < 16 or not contiguous:
             return self._normal_one_by_one(count, mean, std).astype(kind)
         box_muller = _box_muller32 if kind is np.float32 else _box_muller64
@@ -148,6 +151,11 @@ class Generator:
         """-1/λ · log1p(-u) of float64 uniforms with the C library's log1p, then rounded to the dtype."""
         u = self.standard_uniform(count, np.float64)
         return (np.float64(-1.0 / lambd) * _libm(math.log1p, -u)).astype(dtype)
+
+    def cauchy(self, count: int, dtype: type, median: float, sigma: float) -> np.ndarray:
+        """median + sigma·tan(π(u - ½)) of float64 uniforms with the C library's tan, then rounded to the dtype."""
+        u = self.standard_uniform(count, np.float64)
+        return (np.float64(median) + np.float64(sigma) * _libm(math.tan, math.pi * (u - 0.5))).astype(dtype)
 
     def permutation(self, n: int) -> np.ndarray:
         out = np.arange(n, dtype=np.int64)

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import inplace as I
-from gradcli.engine.state import _root
+from gradcli.engine import views as V
+from gradcli.engine.state import GradMode, _root
 from gradcli.engine.tensor import Tensor, apply, check_elements
 from gradcli.errors import ArgumentError, ShapeError
 
@@ -84,16 +85,22 @@ def resize_(x: Tensor, *sizes: Any) -> Tensor:
     return x
 
 
-def reshaped_(x: Tensor, shaped: Any, what: str) -> Tensor:
-    """`x.squeeze_(...)` / `x.unsqueeze_(...)`: x takes the shape of `shaped(x)` (the out-of-place op on a
-    detached x, a view of the same memory), keeping its memory and its aliases. PyTorch records a node when x
-    is in a graph; gradcli refuses that case by name rather than record it differently."""
+def reshaped_(x: Tensor, shaped: Any, what: str, node: str) -> Tensor:
+    """`x.squeeze_(...)`, `x.unsqueeze_(...)`, `x.t_()`, `x.transpose_(...)`: x takes the shape of `shaped(x)`
+    (the out-of-place view, of the same memory), keeping its memory and its aliases. On the graph x also takes
+    the view's node as its history, named as PyTorch names the in-place one (`node`: SqueezeBackward3,
+    TBackward1...). A view of another tensor keeps its shape in gradcli: its base's write-back follows it."""
     I.check_leaf(x)  # a leaf that requires grad: PyTorch's refusal, unless gradients are off
-    if x._node is not None:
-        raise ArgumentError(f"{what} of a tensor in a graph is not supported by gradcli",
+    if x._node is not None and V.base_of(x) is not None:
+        raise ArgumentError(f"{what} of a view in a graph is not supported by gradcli",
                             hint=f"write y = y.{what.rstrip('_')}(...), which records the same gradient")
-    data = shaped(x.detach())._data
+    recorded = x._node is not None and GradMode.enabled
+    out = shaped(x if recorded else x.detach())
+    data = out._data
     x._data = data if np.shares_memory(data, x._data) else x._data.reshape(data.shape)
+    if recorded and out._node is not None:
+        out._node.name = node
+        V.rebase(x, out._node)
     I.count_write(x)  # PyTorch bumps the version, so a node that saved x refuses backward
     return x
 

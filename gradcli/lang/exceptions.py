@@ -158,7 +158,7 @@ _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
 _NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials",
-                    "Inhomogeneous total count")
+                    "Inhomogeneous total count", "Cannot transform _")
 _ASSERTION_ERRORS = ("Torch not compiled with CUDA enabled",)
 _ATTRIBUTE_ERRORS = ("module 'torch._C' has no attribute",)
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""
@@ -174,7 +174,7 @@ def _python_name(exc: GradcliError) -> str:
         return "RuntimeError"
     if message.startswith(_FILE_ERRORS):
         return "FileNotFoundError"
-    if message.startswith(_NOT_IMPLEMENTED):
+    if message.startswith(_NOT_IMPLEMENTED) or " has no rsample: " in message:  # Distribution.rsample's own
         return "NotImplementedError"
     if message.startswith('"') and "not implemented for '" in message:  # PyTorch's kernel missing for a dtype
         return "NotImplementedError"

@@ -1,0 +1,172 @@
+"""Cauchy, HalfCauchy, Pareto and Weibull: the families whose tails outlast the normal's.
+
+Cauchy has no mean or variance (PyTorch answers nan and inf in the batch's shape) and draws with
+`cauchy_`, consuming PyTorch's generator as PyTorch does. The other three are PyTorch's
+TransformedDistributions of a Cauchy or an Exponential, transform for transform, so draws, densities and
+node names follow from the transforms.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gradcli.engine.creation as C
+import gradcli.engine.functions as F
+import gradcli.distributions.constraints as constraints
+from gradcli.distributions.continuous import Exponential, _LocScale, _draw
+from gradcli.distributions.distribution import broadcast_all
+from gradcli.distributions.transformed import ParametersInBase, TransformedDistribution, EULER_GAMMA
+from gradcli.distributions.transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from gradcli.engine.tensor import Tensor
+
+
+class Cauchy(_LocScale):
+    @property
+    def mean(self) -> Tensor:
+        return C.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return C.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        eps = _draw(self.loc, self._extended_shape(sample_shape)).cauchy_()
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return -math.log(math.pi) - F.log(self.scale) - F.log1p(((value - self.loc) / self.scale) ** 2)
+
+    def cdf(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return F.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value: Any) -> Tensor:
+        return F.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self) -> Tensor:
+        return math.log(4 * math.pi) + F.log(self.scale)
+
+
+class HalfCauchy(ParametersInBase):
+    """|X| for X ~ Cauchy(0, scale)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"scale"}
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return C.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return C.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return F.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
+
+    def cdf(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, value: Any) -> Tensor:
+        return self.base_dist.icdf((value + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class Pareto(TransformedDistribution):
+    """scale·exp(E) for E ~ Exponential(alpha): a power-law tail from `scale` up."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    has_rsample = True
+    batch_parameters = ("scale", "alpha")
+    program_attributes = TransformedDistribution.program_attributes | {"scale", "alpha"}
+
+    def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        super().__init__(Exponential(self.alpha, validate_args=validate_args),
+                         [ExpTransform(), AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.scale, self.alpha = F.expand(self.scale, *shape), F.expand(self.alpha, *shape)
+        super()._expand_parameters(shape)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        return constraints.GreaterThanEq(self.scale)
+
+    @property
+    def mean(self) -> Tensor:
+        a = F.clamp(self.alpha, min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = F.clamp(self.alpha, min=2)
+        return F.pow(self.scale, 2) * a / (F.pow(a - 1, 2) * (a - 2))
+
+    def entropy(self) -> Tensor:
+        return F.log(self.scale / self.alpha) + (1 + F.reciprocal(self.alpha))
+
+
+class Weibull(TransformedDistribution):
+    """scale·E^(1/concentration) for E ~ Exponential(1)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"scale", "concentration"}
+
+    def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = F.reciprocal(self.concentration)
+        super().__init__(Exponential(C.ones_like(self.scale), validate_args=validate_args),
+                         [PowerTransform(exponent=self.concentration_reciprocal),
+                          AffineTransform(loc=0, scale=self.scale)], validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.scale, self.concentration = F.expand(self.scale, *shape), F.expand(self.concentration, *shape)
+        self.concentration_reciprocal = F.reciprocal(self.concentration)
+        self.transforms = [PowerTransform(exponent=self.concentration_reciprocal),
+                           AffineTransform(loc=0, scale=self.scale)]
+        super()._expand_parameters(shape)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * F.exp(F.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale * ((self.concentration - 1) / self.concentration) ** F.reciprocal(self.concentration)
+
+    @property
+    def variance(self) -> Tensor:
+        return F.pow(self.scale, 2) * (F.exp(F.lgamma(1 + 2 * self.concentration_reciprocal))
+                                       - F.exp(2 * F.lgamma(1 + self.concentration_reciprocal)))
+
+    def entropy(self) -> Tensor:
+        return (EULER_GAMMA * (1 - self.concentration_reciprocal)
+                + F.log(self.scale * self.concentration_reciprocal) + 1)
+
+
+CLASSES = {"Cauchy": Cauchy, "HalfCauchy": HalfCauchy, "Pareto": Pareto, "Weibull": Weibull}
