@@ -29,6 +29,12 @@ PRE = "import torch\nx = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64, requ
      "usage: sum(input, dim=None, keepdim=False, dtype=None)"),
     ("torch.cumsum(x)", "torch.cumsum(): missing a required argument: 'dim'", "usage: cumsum(input, dim)"),
     ("torch.atan2(x)", "torch.atan2(): missing a required argument: 'other'", "usage: atan2(input, other)"),
+    ("torch.max(x, 0, True, 1)", "torch.max(): too many positional arguments",
+     "usage: max(input, dim=None, keepdim=False)"),
+    ("x.min(dims=0)", "x.min(): got an unexpected keyword argument 'dims'", "usage: min(dim=None, keepdim=False)"),
+    ("x.softmax(0, 1)", "x.softmax(): too many positional arguments", "usage: softmax(dim=None)"),
+    ("torch.log_softmax()", "torch.log_softmax(): missing a required argument: 'input'",
+     "usage: log_softmax(input, dim=None)"),
 ])
 def test_a_call_that_does_not_fit_the_declaration_is_the_users_error_with_its_usage(call, message, usage) -> None:
     error = fails(PRE + f"y = {call}", ArgumentError)
@@ -150,8 +156,11 @@ def test_a_composite_reaches_torch_tensor_and_the_tables_from_its_declaration() 
         for name in c.functions:
             member = B.TORCH.members[name]  # round(2.5) is Python's on a number, torch's on a tensor
             assert getattr(member, "__wrapped__", member) is c.function and (c.op is None or B.OP_OF[name] is c.op)
+        mapped = c.input_at or c.packs or c.renamed  # a method made from the function (test_declared_methods.py)
         for name in c.methods:
-            assert name in B.TENSOR_METHODS and getattr(Tensor, name) is (c.method or c.function), name
+            method = getattr(Tensor, name)
+            assert name in B.TENSOR_METHODS and (method is (c.method or c.function) if not mapped else
+                                                 method.__name__ == c.methods[0] and method is not c.function), name
     assert "hstack" not in B.TENSOR_METHODS and B.OP_OF["row_stack"] is O.CAT
 
 
@@ -198,3 +207,47 @@ def test_logaddexp_and_nansum_check_with_sympy_and_a_wrong_vjp_fails(cli, patche
     patched(O.LOGADDEXP, (right[1], right[0]))  # each input given the other's share
     result = cli("eval", program, "x=[0.5, -1.0, 3.0]", "--check")
     assert result.exit_code == 1 and "fail" in result.stdout
+
+
+# -- max, min, softmax and log_softmax: PyTorch's overloads from one declaration each ------------------
+def test_max_and_min_overloads_give_pytorchs_values_nodes_and_indices() -> None:
+    # torch 2.13 on [[1, 5], [7, 2]]: max() is 7 (MaxBackward1); max(1) is values [5, 7], indices [1, 0]
+    # (MaxBackward0); min(0, keepdim=True) is [[1, 2]] at [[0, 1]]; max(m, 3 * ones) is [[3, 5], [7, 3]]
+    # (MaximumBackward0); max of an empty tensor is an error
+    ran = run("import torch\nm = torch.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)\na = m.max()\n"
+              "b = torch.max(m, 1)\nc = m.min(dim=0, keepdim=True)\nd = torch.max(m, 3 * torch.ones(2, 2))\n"
+              "a.backward()")
+    assert float(ran["a"]._data) == 7.0 and ran["a"].grad_fn.name == "MaxBackward1"
+    assert ran["b"].values.tolist() == [5.0, 7.0] and ran["b"].indices.tolist() == [1, 0]
+    assert ran["b"].values.grad_fn.name == "MaxBackward0" and ran["b"].indices.dtype == np.int64
+    assert ran["c"].values.tolist() == [[1.0, 2.0]] and ran["c"].indices.tolist() == [[0, 1]]
+    assert ran["d"].tolist() == [[3.0, 5.0], [7.0, 3.0]] and ran["d"].grad_fn.name == "MaximumBackward0"
+    assert ran["m"].grad.tolist() == [[0.0, 0.0], [1.0, 0.0]]
+    assert fails("import torch\ny = torch.max(torch.zeros(0))", ValueDomainError).message == \
+        "max(): expected a non-empty tensor"
+
+
+def test_softmax_takes_its_dim_as_declared() -> None:
+    # torch 2.13: softmax([1, 2], 0) is [0.2689414213699951, 0.7310585786300049]; a 0-d input's softmax is 1
+    # and log_softmax 0; gradcli asks for dim on 2-D input rather than guess it, as PyTorch deprecates
+    ran = run(PRE + "a = x.softmax(0)\nb = torch.softmax(x, dim=-1)\nc = torch.log_softmax(x, 0)\n"
+                    "d = torch.softmax(x[0], 0)\ne = x[0].log_softmax(-1)\nf = torch.softmax(x)")
+    expected = np.exp([1.0, 2.0, 4.0]) / np.exp([1.0, 2.0, 4.0]).sum()
+    for name in "abf":
+        np.testing.assert_allclose(ran[name]._data, expected, rtol=1e-15)
+    np.testing.assert_allclose(ran["c"]._data, np.log(expected), rtol=1e-14)
+    assert float(ran["d"]._data) == 1.0 and float(ran["e"]._data) == 0.0 and ran["d"].shape == ()
+    error = fails(PRE + "y = torch.softmax(x.reshape(1, 3))", ArgumentError)
+    assert error.message == "softmax(): dim must be given for a tensor of 2 dimensions"
+    assert error.hint == "e.g. softmax(x, dim=1) to normalise each row"
+
+
+def test_max_and_softmax_agree_with_torch() -> None:
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.5, 2.0, -3.0], [1.5, 2.0, 0.25]])
+    t, ours = torch.tensor(a), Tensor(a)
+    for theirs, mine in [(t.max(1), ours.max(1)), (t.min(0, True), ours.min(0, True))]:
+        np.testing.assert_array_equal(mine.values._data, theirs.values.numpy())
+        np.testing.assert_array_equal(mine.indices._data, theirs.indices.numpy())
+    np.testing.assert_allclose(ours.log_softmax(1)._data, t.log_softmax(1).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(F.softmax(ours, 0)._data, torch.softmax(t, 0).numpy(), rtol=1e-14)

@@ -6,6 +6,7 @@ import pytest
 
 import gradcli
 from gradcli.engine import creation as C
+from gradcli.engine import ops as O
 from gradcli.engine.inplace import VIEW_OF_LEAF
 from gradcli.engine.modes import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from gradcli.engine.tensor import GradMode
@@ -171,17 +172,23 @@ IN_PLACE_CALLS = {
     "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
     "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
     "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
+    **{name: () for name in O.named("in_place_methods", unary=True)},  # sin_, floor_, ... (test_in_place_declared)
+    **{name: (C.tensor([1.0, 1.0, 1.0]),) for name in ("atan2_", "arctan2_", "fmod_", "hypot_", "remainder_", "xlogy_")},
+    "cumsum_": (0,), "cumprod_": (0,), "lerp_": (C.tensor([1.0, 1.0, 1.0]), 0.5), "logit_": (), "round_": (),
+    "square_": (), "addcmul_": (C.ones(3), C.ones(3)), "addcdiv_": (C.ones(3), C.ones(3)),
 }
 
 
 SHAPE_CALLS = {"squeeze_": (), "unsqueeze_": (0,), "t_": (), "transpose_": (0, -1), "swapaxes_": (0, 0),
                "swapdims_": (-1, 0), "resize_": (3,), "resize_as_": (C.tensor([1.0, 2.0, 3.0]),)}
 """The in-place methods that change a tensor's shape, whose rules differ (checked against torch 2.13 below)."""
+MATRIX_CALLS = {"tril_": (), "triu_": (-1,)}
+"""The in-place methods of a matrix."""
 
 
 def test_every_in_place_method_of_the_builtins_is_exercised():
     from gradcli.lang.builtins import TENSOR_METHODS
-    assert set(IN_PLACE_CALLS) | set(SHAPE_CALLS) == \
+    assert set(IN_PLACE_CALLS) | set(SHAPE_CALLS) | set(MATRIX_CALLS) == \
         {name for name in TENSOR_METHODS if name.endswith("_")} - {"requires_grad_", "detach_"}  # they change no values
 
 
@@ -224,6 +231,16 @@ def test_every_in_place_method_bumps_the_version_of_a_saved_value(name):
     with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[3\]\], which is output 0 of Exp, is at version 1; "
                                             r"expected version 0 instead.$"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_CALLS))
+def test_a_matrix_in_place_method_bumps_the_version_of_a_saved_value(name):
+    w = C.tensor([[0.5, 2.0], [3.0, 4.0]], requires_grad=True)
+    z = (w * w).sum()
+    with no_grad():
+        getattr(w, name)(*MATRIX_CALLS[name])
+    with pytest.raises(BackwardError, match=r"\[torch.DoubleTensor \[2, 2\]\] is at version 1; expected version 0"):
+        z.backward()
 
 
 def test_initialisers_element_writes_and_optimizer_steps_bump_the_version():

@@ -16,9 +16,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gradcli"
 # `source` are leaves shared by everything; `jsonable` (numbers and JSON text) reads Tensors, so
 # it sits just above the engine. Views import no language internals; the language imports
 # nothing from the layer that runs it (program) or above.
-# The torch library (`nn`, `optim`, `data`, `func`, `distributions`) sits on the engine, which never imports it: where the
+# The torch library (`nn`, `optim`, `data`, `func`, `distributions`, `distributed`) sits on the engine, which never imports it: where the
 # engine must reach library code it holds a registry the library fills.
-LIBRARY = {"nn", "optim", "data", "func", "distributions"}
+LIBRARY = {"nn", "optim", "data", "func", "distributions", "distributed"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "source": set(),
@@ -28,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "data": {"engine", "errors"},
     "func": {"nn", "engine", "errors"},
     "distributions": {"nn", "engine", "errors"},
+    "distributed": {"nn", "data", "engine", "errors"},
     "jsonable": {"engine", "errors"},
     "lang": LIBRARY | {"engine", "errors", "source"},
     "program": LIBRARY | {"lang", "engine", "errors", "source", "jsonable"},

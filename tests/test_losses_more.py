@@ -81,3 +81,32 @@ def test_bad_loss_calls_are_pytorch_errors(source, words):
     with pytest.raises(GradcliError) as info:
         run(f"import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ny = {source}\n")
     assert words in info.value.message
+
+
+# -- each loss is one declaration (nn/losses.py's LOSSES) ------------------------------------------------
+def test_a_loss_declaration_gives_its_function_module_and_tables() -> None:
+    import inspect
+
+    from gradcli.lang import builtins as B
+    from gradcli.nn import losses as L
+    assert len(L.LOSSES) == len({loss.module for loss in L.LOSSES}) == 19
+    for loss in L.LOSSES:
+        name, module = loss.function.__name__, L.LAYERS[loss.module]
+        member = B.NN_FUNCTIONAL.members[name]
+        assert getattr(member, "__wrapped__", member) is loss.function
+        assert B.NN.members[loss.module].__wrapped__ is module and module.functional is loss.function
+        assert B.OP_OF.get(name) is loss.op
+        params = inspect.signature(module.__init__).parameters
+        assert params["reduction"].default == "mean" and [p for p in params if p != "self"][:len(loss.positional)] == \
+            list(loss.positional)
+        assert (member is not loss.function) is loss.legacy  # wrapped to take size_average/reduce
+
+
+def test_a_loss_without_the_deprecated_pair_refuses_it() -> None:
+    # torch 2.13: F.gaussian_nll_loss(x, y, var, size_average=False) is a TypeError (unexpected keyword)
+    with pytest.raises(GradcliError, match="size_average"):
+        run("import torch\nimport torch.nn.functional as F\nx = torch.ones(2)\n"
+            "l = F.gaussian_nll_loss(x, x, torch.ones(2), size_average=False)")
+    ran = run("import torch\nimport torch.nn as nn\nx = torch.tensor([1.0, 3.0])\n"
+              "a = nn.L1Loss(size_average=False)(x, x * 0)\nb = nn.HuberLoss(reduce=False)(x, x * 0)")
+    assert float(ran["a"]._data) == 4.0 and ran["b"].tolist() == [0.5, 2.5]

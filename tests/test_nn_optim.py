@@ -7,6 +7,7 @@ import pytest
 
 import gradcli as g
 from gradcli.nn import modules as nn
+from gradcli.nn.losses import LAYERS as LOSSES
 from gradcli.optim import optimizers as optim
 from gradcli.errors import GradcliError
 
@@ -34,7 +35,7 @@ def test_sequential_with_sgd_momentum_matches_pytorch():
     model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
     _set(model[0], [[0.5, -0.4], [-0.3, 0.8], [0.7, 0.6]], [0.1, -0.2, 0.05])
     _set(model[2], [[0.6, -0.5, 0.4]], [0.0])
-    losses = _losses(model, nn.MSELoss(), optim.SGD(model.parameters(), lr=0.2, momentum=0.9), x, y, 60)
+    losses = _losses(model, LOSSES["MSELoss"](), optim.SGD(model.parameters(), lr=0.2, momentum=0.9), x, y, 60)
     torch_losses = [0.41206584790151546, 0.3339827505058431, 0.30548063005754755, 0.23521406287211902,
                     0.04272157580217241, 0.00251657494908761]
     np.testing.assert_allclose([losses[i] for i in (0, 1, 2, 10, 30, 59)], torch_losses, rtol=1e-12)
@@ -46,7 +47,7 @@ def test_classifier_with_adam_matches_pytorch():
     model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 3))
     _set(model[0], [[0.3, -0.6], [0.8, 0.2], [-0.5, 0.7], [0.1, 0.9]], [0.05, -0.1, 0.2, 0.0])
     _set(model[2], [[0.4, -0.3, 0.6, 0.2], [-0.7, 0.5, 0.1, -0.2], [0.3, 0.8, -0.4, 0.5]], [0.0, 0.1, -0.1])
-    losses = _losses(model, nn.CrossEntropyLoss(), optim.Adam(model.parameters(), lr=0.05), x, classes, 30)
+    losses = _losses(model, LOSSES["CrossEntropyLoss"](), optim.Adam(model.parameters(), lr=0.05), x, classes, 30)
     torch_losses = [1.3852270065246064, 1.241502917712525, 1.1190211672165389, 0.567456641572975,
                     0.18175626029144765, 0.07656308513127663]
     np.testing.assert_allclose([losses[i] for i in (0, 1, 2, 10, 20, 29)], torch_losses, rtol=1e-12)
@@ -146,7 +147,7 @@ def test_repr_is_pytorchs():
                            "  (2): LeakyReLU(negative_slope=0.2)\n"
                            "  (3): Softmax(dim=1)\n"
                            ")")
-    assert repr(nn.MSELoss()) == "MSELoss()"
+    assert repr(LOSSES["MSELoss"]()) == "MSELoss()"
     weight = nn.Linear(2, 1).weight
     assert repr(weight).startswith("Parameter containing:\ntensor([[") and repr(weight).endswith("requires_grad=True)")
     assert repr(weight * 2).startswith("tensor(") and repr(weight.detach()).startswith("tensor(")
@@ -160,7 +161,7 @@ def test_modules_run_their_functionals():
     assert out.grad_fn.name == "SoftplusBackward0"
     dropout = nn.Dropout(0.5)
     assert dropout.eval()(x) is x
-    loss = nn.BCEWithLogitsLoss(pos_weight=g.tensor([2.0]))(g.tensor([0.3]), g.tensor([1.0]))
+    loss = LOSSES["BCEWithLogitsLoss"](pos_weight=g.tensor([2.0]))(g.tensor([0.3]), g.tensor([1.0]))
     assert loss.item() == pytest.approx(2 * np.log1p(np.exp(-0.3)))
 
 

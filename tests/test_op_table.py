@@ -52,8 +52,8 @@ FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu"
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits", "hstack", "vstack",
                  "row_stack", "meshgrid"}
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
-METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "masked_fill_", "scatter_", "scatter_add_",
-               "index_add_"}
+METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous"}
+"""Methods of a primitive that torch has no function for, besides the in-place forms (x.X_ of a method x.X)."""
 
 
 def _reached() -> tuple[dict[str, set[tuple[str, str]]], set[str], set[str]]:
@@ -77,4 +77,4 @@ def test_every_primitive_is_reachable_from_a_program() -> None:
 def test_functions_are_tensor_methods_and_methods_functions_where_pytorch_has_both() -> None:
     _, functions_, methods = _reached()
     assert sorted(functions_ - methods) == sorted(FUNCTION_ONLY)
-    assert sorted(methods - functions_) == sorted(METHOD_ONLY)
+    assert sorted(m for m in methods - functions_ if not (m.endswith("_") and m[:-1] in methods)) == sorted(METHOD_ONLY)

@@ -41,7 +41,7 @@ def test_signatures_come_from_inspect(listing):
     tensor_forms = {e["call"]: e["node"] for e in listing if "=Tensor" in e["call"]}
     assert tensor_forms["clamp(x, min=Tensor, max=Tensor)"] == tensor_forms["x.clip(min=Tensor, max=Tensor)"] == \
         "ClampBackward0"
-    assert calls["softmax", "function"] == "softmax(x, dim=None)"
+    assert calls["softmax", "function"] == "softmax(input, dim=None)"
     assert calls["sum", "method"] == "x.sum(dim=None, keepdim=False, *, dtype=None)"
     assert calls["T", "attribute"] == "x.T"
     params = list(inspect.signature(Tensor.clamp).parameters)[1:]
@@ -100,7 +100,7 @@ def test_text_table(cli):
     result = cli("ops", "softmax")
     assert result.exit_code == 0
     out = result.stdout
-    assert "softmax(x, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
+    assert "softmax(input, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
     assert "∂softmax(x)ᵢ/∂xⱼ" in out and "yes" in out
     assert "8 entries matching 'softmax'" in out
 

@@ -131,14 +131,15 @@ def test_plots_without_matplotlib_is_a_user_error_before_anything_runs(cli, tmp_
     assert "--plots needs matplotlib, which is not installed" in result.stderr
 
 
-def test_a_notebooks_figures_are_drawn_after_its_cells(cli, tmp_path):
+def test_a_notebooks_figures_are_drawn_after_their_cell(cli, tmp_path):
     notebook = {"cells": [{"cell_type": "code", "source": ["import matplotlib.pyplot as plt\n", "plt.plot([1, 2])"]},
                           {"cell_type": "code", "source": ["print('done')"]}], "metadata": {}, "nbformat": 4,
                 "nbformat_minor": 5}
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(notebook))
     file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
-    assert [e["kind"] for e in file["events"]] == ["display", "print", "figure"]  # the cell shows plot's lines, as Jupyter
+    # the cell shows plot's lines, then its figure, before the next cell prints: as Jupyter's inline backend
+    assert [e["kind"] for e in file["events"]] == ["display", "figure", "print"]
 
 
 def test_a_script_that_never_shows_draws_nothing(cli, tmp_path):
@@ -203,7 +204,7 @@ def test_a_notebooks_events_are_placed_by_cell_and_line_in_json(cli, tmp_path):
     path.write_text(json.dumps(notebook))
     file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
     assert [(e["kind"], e["cell"], e["line"]) for e in file["events"]] == [
-        ("print", 1, 2), ("figure", 4, 4), ("figure", 4, 4)]  # show() draws every open figure, as matplotlib's
+        ("print", 1, 2), ("figure", 3, 3), ("figure", 4, 4)]  # cell 3's figure is drawn when cell 3 ends
 
 
 def test_a_notebooks_unshown_figure_is_placed_at_its_last_plot_call(cli, tmp_path):
@@ -214,3 +215,23 @@ def test_a_notebooks_unshown_figure_is_placed_at_its_last_plot_call(cli, tmp_pat
     path.write_text(json.dumps(notebook))
     file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
     assert [(e["kind"], e["cell"], e["line"]) for e in file["events"]] == [("figure", 2, 2)]
+
+
+def test_a_notebook_cells_figure_is_drawn_when_that_cell_ends_and_closed(cli, tmp_path):
+    """Jupyter's inline backend draws and closes a cell's figures after the cell: a later cell's plot is a new
+    figure, and a later cell's error does not hide them."""
+    notebook = {"cells": [{"cell_type": "code", "source": "import matplotlib.pyplot as plt\nplt.plot([1, 2]);"},
+                          {"cell_type": "code", "source": "print('between')"},
+                          {"cell_type": "code", "source": "plt.plot([5, 4, 3])\nplt.title('second');"},
+                          {"cell_type": "code", "source": "1 / 0"}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(notebook))
+    file = json.loads(cli("run", "--json", str(path)).stdout.splitlines()[0])
+    events = [(e["kind"], e["cell"], e["line"]) for e in file["events"]]
+    assert events == [("figure", 1, 2), ("print", 2, 1), ("figure", 3, 2)]
+    first, second = figures(file)
+    assert first["figure"]["axes"][0]["series"][0]["y"] == [1.0, 2.0]
+    assert [s["y"] for s in second["figure"]["axes"][0]["series"]] == [[5.0, 4.0, 3.0]]
+    assert second["figure"]["axes"][0]["title"] == "second"
+    assert file["error"]["cell"] == 4

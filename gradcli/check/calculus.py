@@ -208,15 +208,15 @@ def float_pow(b: float, p: float) -> float:
     return math.nan if isinstance(r, complex) else float(r)
 
 
-def guard(fn: Callable[[float], float]) -> Callable[[float], float]:
+def guard(fn: Callable[..., float]) -> Callable[..., float]:
     """Math domain errors become what float64 arithmetic would give: inf or nan, never an exception."""
-    def safe(x: float) -> float:
+    def safe(*x: float) -> float:
         try:
-            return fn(x)
+            return fn(*x)
         except OverflowError:
             return math.inf
         except ValueError:
-            return -math.inf if x == 0 else math.nan
+            return -math.inf if x == (0,) else math.nan
     return safe
 
 
@@ -238,7 +238,6 @@ _FLOAT: dict[type, Callable[..., float]] = {
     sp.Pow: float_pow,
     sp.Abs: abs,
     sp.sign: sign,
-    sp.atan2: math.atan2,
     sp.polygamma: lambda n, v: float(special.polygamma(int(n), v)),
     sp.Heaviside: _heaviside,
     sp.DiracDelta: _dirac,
@@ -248,7 +247,7 @@ _FLOAT: dict[type, Callable[..., float]] = {
 
 
 _FLOAT.update({op.element.symbolic(sp): guard(op.element.numeric) for op in TABLE
-               if op.element is not None and isinstance(op.element.symbolic(sp), type)})
+               if op.element is not None and op.element.symbolic and isinstance(op.element.symbolic(sp), type)})
 """The SymPy functions the op table declares (`Element`) evaluate as their declared float meaning."""
 
 

@@ -96,7 +96,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
                     atol: float | None = None, exact: bool = False, sample: int = 64, budget: int = BUDGET,
                     seed: int = 0, progress: Progress | None = None, of: str = "out",
                     seconds: float = SECONDS, magnitudes: dict[str, np.ndarray] | None = None,
-                    verified: bool = False, call: int = 0) -> CheckReport:
+                    verified: bool = False, call: int = 0, steps: dict[str, int] | None = None) -> CheckReport:
     """Check one backward call: `computed[name]` is what it added to `leaves[name].grad`.
 
     `gradient` is the tensor backward started from (None: ones, for a one-element output).
@@ -113,7 +113,8 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     `verified`: an earlier call of this graph structure was verified element by element. Then a
     graph whose element-wise differences would replay more than `DIRECTIONAL_WORK` terms is
     checked along random directions instead (`numeric.directional_check`, drawn with `seed` and
-    `call`), and element by element again only where that fails or cannot judge.
+    `call`), and element by element again only where that fails or cannot judge; `steps` is the
+    structure's memory of which step judged each input's direction last (see `directional_check`).
     """
     tr = hooked(trace(output, leaves), hook_line)
     computed, changed = _before_leaf_hooks(tr, dict(computed or {}))
@@ -129,7 +130,7 @@ def check_gradients(output: Tensor, leaves: dict[str, Tensor], gradient: Any = N
     rest = sel
     if verified and mode == "numeric" and 2 * size * terms_estimate(tr) > DIRECTIONAL_WORK:
         directional = directional_check(tr, weights, computed, names, _tolerances(tr, names, True, rtol, atol),
-                                        gamma, [seed, call]) or {}
+                                        gamma, [seed, call], steps) or {}
         rest = {name: select(tr.leaves[name]._data.size, budget, LATER_SAMPLE, seed + call + n)
                 for n, name in enumerate(names) if name not in directional or directional[name].status == FAIL}
     judged = {name: dataclasses.replace(check, note=DIRECTIONAL_NOTE) for name, check in directional.items()
@@ -255,19 +256,22 @@ def _through_backward(check: InputCheck, tr: Trace) -> InputCheck:
     from gradcli.engine.function import runs_program
     if check.status != FAIL:
         return check
-    found = []
     nodes = list(tr.nodes)
     for node in tr.nodes:  # a create_graph result's meaning runs through its output's graph, Functions and all
         made = derived(node)
         if made is not None:
             nodes += graph_nodes(made.output)[0]
-    for node in nodes:
-        if runs_program(node.op):
-            cls = node.params["state"].cls
-            line = hook_line(getattr(cls, "backward", None))
-            found.append(f"{cls.__name__}.backward" + ("" if line is None else f" at {place(line)}"))
-    if not found:
+    return _through_program(check, [node.params["state"].cls for node in nodes if runs_program(node.op)], "backward")
+
+
+def _through_program(check: InputCheck, classes: list[type], method: str) -> InputCheck:
+    """A failing check noted with the program's own Function methods its value came through (`Cube.jvp at line 21`)."""
+    if check.status != FAIL or not classes:
         return check
+    found = []
+    for cls in classes:
+        line = hook_line(getattr(cls, method, None))
+        found.append(f"{cls.__name__}.{method}" + ("" if line is None else f" at {place(line)}"))
     text = "through the program's own " + ", ".join(dict.fromkeys(found))
     return dataclasses.replace(check, note="; ".join(filter(None, (check.note, text))))
 
@@ -337,11 +341,12 @@ def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians
                    mode: str = "symbolic", *, rtol: float | None = None, atol: float | None = None,
                    exact: bool = False, sample: int = 64, budget: int = BUDGET, seed: int = 0,
                    progress: Progress | None = None, of: str = "y", seconds: float = SECONDS,
-                   magnitudes: dict[str, np.ndarray] | None = None) -> CheckReport:
+                   magnitudes: dict[str, np.ndarray] | None = None, jvps: tuple[type, ...] = ()) -> CheckReport:
     """Check Jacobian blocks (shape output.shape + leaf.shape, PyTorch's layout) by the witnesses of `mode`.
 
     Outputs and inputs above `budget` elements are each sampled, so a check stays bounded.
-    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry.
+    Tolerances and `magnitudes` work as in `check_gradients`, per checked entry. `jvps`: the program's
+    Functions whose own `jvp` made the values checked (a tangent), named beside a failure.
     """
     of = operand(of)
     tr = trace(output, leaves)
@@ -361,6 +366,7 @@ def jacobian_check(output: Tensor, leaves: dict[str, Tensor], computed_jacobians
                                       of, bar, _rounding(gamma, magnitudes,
                                                          {name: len(v) * len(rows) for name, v in sel.items()}))
     results = _witnessed(mode, symbolic, numeric, progress, sum(len(v) for v in sel.values()))
+    results = {name: _through_program(check, list(jvps), "jvp") for name, check in results.items()}
     return CheckReport(overall(results), "jacobian", of, results)
 
 

@@ -173,7 +173,6 @@ class Meaning:
     floor = _elementwise(_float_step(math.floor), Floor)
     ceil = _elementwise(_float_step(math.ceil), Ceil)
     trunc = _elementwise(_float_step(math.trunc), Trunc)
-    atan2 = _binary(math.atan2, sp.atan2)
 
     def log2(self, u: Any) -> Any:
         return self.div(self.log(u), sp.log(2))
@@ -212,19 +211,12 @@ class Meaning:
     def frac(self, u: Any) -> Any:
         return self.sub(u, self.trunc(u))
 
-    def hypot(self, u: Any, v: Any) -> Any:
-        return self.sqrt(self.add(self.mul(u, u), self.mul(v, v)))
-
-    def fmod(self, u: Any, v: Any) -> Any:
-        return self.sub(u, self.mul(v, self.trunc(self.div(u, v))))
-
-    def remainder(self, u: Any, v: Any) -> Any:
-        return self.sub(u, self.mul(v, self.floor(self.div(u, v))))
-
-    def xlogy(self, u: Any, v: Any) -> Any:
+    @staticmethod
+    def zero_where_zero(u: Any, otherwise: Callable[[], Any]) -> Any:
+        """u's own zero where u is zero (a float or SymPy's), else `otherwise()`: xlogy's 0·log y is 0 for any y."""
         if _value(u) == 0:
             return 0.0 if type(u) is float else sp.S.Zero
-        return self.mul(u, self.log(v))
+        return otherwise()
 
     def lerp(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
         a, b, w = np.broadcast_arrays(a, b, w)
@@ -580,10 +572,24 @@ class Meaning:
 
 
 def _declared_elements() -> None:
-    """`S.<name>` for every function the op table declares with an `element` meaning."""
+    """`S.<name>` for every function the op table declares with an `element` meaning: of one element, of two
+    (float arithmetic when both are known), or made of the other meanings."""
     for op in TABLE:
-        if op.element is not None:
-            setattr(Meaning, op.name, _elementwise(guard(op.element.numeric), op.element.symbolic(sp)))
+        element = op.element
+        if element is None:
+            continue
+        if element.of is not None:
+            setattr(Meaning, op.name, _composed(element.of))
+        elif len(op.vjps) == 2:
+            setattr(Meaning, op.name, _binary(guard(element.numeric), element.symbolic(sp)))
+        else:
+            setattr(Meaning, op.name, _elementwise(guard(element.numeric), element.symbolic(sp)))
+
+
+def _composed(of: Callable[..., Any]) -> Callable[..., Any]:
+    def meaning(self: Meaning, *elements: Any) -> Any:
+        return of(self, *elements)
+    return meaning
 
 
 _declared_elements()

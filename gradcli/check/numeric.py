@@ -89,14 +89,11 @@ def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] 
     weights does not replay the first layer. `native`: in the program's own dtypes instead, as
     autograd computed them (where float32 ties that float64 tells apart).
     """
-    widen = (lambda x: x) if native else widened
     values: dict[Any, Any] = dict(leaf_values) if base is None else {**base, **leaf_values}
     cuts = tr.cuts
     with np.errstate(all="ignore"):
-        for node in tr.nodes:
-            if redo is not None and node not in redo:
-                continue
-            args = [widen(tr.resolve(x, values)) for x in node.inputs]
+        for node in tr.nodes if redo is None else [n for n in tr.nodes if n in redo]:
+            args = [_slot(x, values, native) for x in node.inputs]
             if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f" and not native:
                 values[node] = args[0]
             else:
@@ -104,6 +101,23 @@ def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] 
             if cuts and node in cuts:
                 values[(CUT, node)], values[node] = values[node], cuts[node].held
     return values
+
+
+def _slot(x: Any, values: dict[Any, Any], native: bool) -> Any:
+    """An input slot's value in a replay (`Trace.resolve`, then `widened` unless `native`), inlined: an LSTM's
+    replays evaluate 40,000 slots a call."""
+    kind = type(x)
+    if kind is Node:
+        value = values[x]
+    elif kind is Tensor:
+        value = values.get(id(x), x._data)
+    else:
+        value = x
+    if native:
+        return value
+    if type(value) is np.ndarray:
+        return value if value.dtype.kind != "f" or value.dtype.itemsize == 8 else value.astype(np.float64)
+    return widened(value)
 
 
 def hooked(tr: Trace, line: Callable[[Any], int | None]) -> Trace:
@@ -212,6 +226,14 @@ def _moved(tr: Trace, values: dict[Any, Any], sites: list[Site]) -> Site | None:
     return next((site for site in moved if isinstance(site, Tie)), moved[0] if moved else None)  # a tie decides
 
 
+def _constants(tr: Trace) -> dict[int, Any]:
+    """The graph's constant tensors (by id) in float64, widened once for all of a point's replays: a float32 batch
+    of 64x1000 was widened again by each of a training step's ten replays."""
+    leaves = {id(t) for t in tr.leaves.values()}
+    return {id(x): widened(x._data) for node in tr.nodes for x in node.inputs
+            if type(x) is Tensor and id(x) not in leaves}
+
+
 class Point:
     """The leaves' values (float64, by id) and every node's value there: what each nudge starts from.
 
@@ -221,15 +243,36 @@ class Point:
     def __init__(self, tr: Trace) -> None:
         self.tr = tr
         self.leaves = leaf_values(tr)
-        self.values = forward(tr, self.leaves)
+        self.values = forward(tr, {**_constants(tr), **self.leaves})
         self._reach: dict[frozenset[int], set[Node]] = {}
+        self._masks: dict[Node, int] | None = None
+        self._bits: dict[int, int] = {}
 
     def moved(self, leaves: dict[int, np.ndarray]) -> dict[Any, Any]:
         """Every node's value with these leaves (by id) at new values."""
         keys = frozenset(leaves)
         if keys not in self._reach:
-            self._reach[keys] = downstream(self.tr, set(keys))
+            self._reach[keys] = self._downstream(keys)
         return forward(self.tr, leaves, self.values, self._reach[keys])
+
+    def _downstream(self, keys: frozenset[int]) -> set[Node]:
+        """`graph.downstream`, from one pass over the graph for all its leaves (a bit per leaf): a transformer's
+        26 parameters each walked its 700 nodes again, every call."""
+        if self._masks is None:
+            bits = {id(t): 1 << k for k, t in enumerate(self.tr.leaves.values())}
+            self._bits = bits
+            self._masks = masks = {}
+            for node in self.tr.nodes:
+                mask = 0
+                for x in node.inputs:
+                    mask |= masks.get(x, 0) if type(x) is Node else bits.get(id(x), 0) if type(x) is Tensor else 0
+                masks[node] = mask
+        if not keys <= self._bits.keys():
+            return downstream(self.tr, set(keys))
+        want = 0
+        for key in keys:
+            want |= self._bits[key]
+        return {node for node, mask in self._masks.items() if mask & want}
 
     def nudged(self, steps: list[tuple[int, int, float]]) -> dict[Any, Any]:
         """Every node's value with leaf elements moved (`(leaf id, flat index, step)` each)."""
@@ -423,6 +466,8 @@ def numeric_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray
     return results
 
 
+SHORTER = (1, 10, 100)
+"""A direction's steps: `_direction_step`'s, then 10 and 100 times shorter."""
 DIRECTIONS = 1
 """Random directions per input for the directional witness, two replays each (gradcheck's fast mode takes one)."""
 DRAWS = 4
@@ -453,7 +498,7 @@ def _direction_step(scale: float, slope: float) -> float:
 
 def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.ndarray | None], names: list[str],
                       tolerances: dict[str, tuple[float, float]], gamma: float,
-                      seed: int | list[int]) -> dict[str, InputCheck] | None:
+                      seed: int | list[int], steps: dict[str, int] | None = None) -> dict[str, InputCheck] | None:
     """v·∇L from autograd against the central difference of L = Σ weights·output along v, per input.
 
     gradcheck's fast mode, for a call whose graph structure an earlier call verified element by
@@ -472,6 +517,11 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
     steps 10 and 100 times shorter, then replaced by another draw. An input whose `DRAWS` do not give
     `DIRECTIONS` that can judge is left out of the result (a nudge of w2 may judge where every
     direction of w1 moves a kink); None when float32's rounding cannot be measured (a Function's VJP).
+
+    `steps` (by input, kept by the caller across a loop's calls of one structure) remembers which of the
+    three steps judged last time, and that one is tried first, the others after it: the same steps and the
+    same test, in an order that spares a training loop's replays (its first layer's direction was judged
+    at the shortest step in most calls, after two pairs of full replays that could not judge).
     """
     point = Point(tr)
     weights = np.asarray(weights, dtype=np.float64)
@@ -495,10 +545,13 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
         rtol, atol = tolerances[name]
         expected, got, allowance = [], [], []
         directions: list[np.ndarray] = []
+        first = 0 if steps is None else steps.get(name, 0)
+        order = [first, *(k for k in range(len(SHORTER)) if k != first)]
         for _ in range(DRAWS):
             drawn = rng.standard_normal(leaf.shape)
-            h = _direction_step(scale, float(np.sum(gradient * drawn)))
-            for h in (h, h / 10, h / 100):  # curvature over the step shrinks with it
+            longest = _direction_step(scale, float(np.sum(gradient * drawn)))
+            for level in order:  # curvature over the step shrinks with it
+                h = longest / SHORTER[level]
                 ends = [point.moved({key: start + step * drawn}) for step in (h, -h)]
                 if any(_moved(tr, moved, sites) is not None for moved in ends):
                     break
@@ -512,6 +565,8 @@ def directional_check(tr: Trace, weights: np.ndarray, computed: dict[str, np.nda
                     got.append(float(np.sum(gradient * v)))
                     allowance.append(gamma * _spread(up, down, h) + resolution)
                     directions.append(v)
+                    if steps is not None:
+                        steps[name] = level
                     break
             if len(expected) == DIRECTIONS:
                 break

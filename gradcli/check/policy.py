@@ -205,6 +205,8 @@ class LoopPolicy:
         """CPU seconds spent in proofs so far (see `RUN_PROOF_SECONDS`)."""
         self._verified: set[Hashable] = set()
         """Backward structures whose first call passed element by element: later calls may go by directions."""
+        self._steps: dict[Hashable, dict[str, int]] = {}
+        """By verified structure: which step judged each input's direction last (`numeric.directional_check`)."""
         self.sites: dict[tuple[int, str], SiteSummary] = {}
         self.where: Callable[[int], str] | None = None
         """How the notes name a program line (a notebook's `cell 3, line 2`); None: `line N`."""
@@ -226,10 +228,10 @@ class LoopPolicy:
         return verdict
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
-                 of: str, progress: Any = None) -> Verdict:
+                 of: str, progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
         """Check one call's Jacobian blocks (see `jacobian_check`) by the policy."""
         return self._checked("jacobian", output, leaves, line, what, progress, lambda mode, **options: jacobian_check(
-            output, leaves, blocks, mode, of=of, **options))
+            output, leaves, blocks, mode, of=of, jvps=jvps, **options))
 
     def hessian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, dict[str, Any]], *, line: int,
                 what: str, of: str, progress: Any = None) -> Verdict:
@@ -336,7 +338,8 @@ class LoopPolicy:
         key = kind, structure(trace(output, leaves))
         known = self._proofs.get(key)
         magnitudes: dict[str, np.ndarray] = {} if known is None else known
-        later = {"verified": True, "call": self._calls[key]} if key in self._verified else {}
+        later = {"verified": True, "call": self._calls[key], "steps": self._steps.setdefault(key, {})} \
+            if key in self._verified else {}
         spent = known is None and self.mode != "numeric" and self._proving >= RUN_PROOF_SECONDS
         proving = known is None and not spent
         start = time.process_time()

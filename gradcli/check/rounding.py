@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.check.graph import CUT, Trace, widened
+from gradcli.engine import narrow
 from gradcli.engine import ops as O
 from gradcli.engine.function import runs_program
 from gradcli.engine.tensor import Node, Tensor
@@ -40,7 +41,7 @@ def growth(tr: Trace) -> float:
     floats = [d for d in dtypes if d.kind == "f"]
     if not floats:
         return 0.0
-    unit = max(float(np.finfo(d).eps) for d in floats) / 2
+    unit = max(narrow.eps(d) for d in floats) / 2  # bfloat16's 2**-7 too: ~3 significant digits
     sizes = [math.prod(n.shape) for n in tr.nodes] + [t._data.size for t in tr.leaves.values()]
     sizes += [x._data.size if type(x) is Tensor else np.size(x) for n in tr.nodes for x in n.inputs
               if type(x) is not Node]

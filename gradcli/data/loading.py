@@ -118,14 +118,56 @@ def default_collate(batch: list) -> Any:
     return _wrap(np.array(batch, dtype=kind))
 
 
+class Sampler:
+    """gradcli's samplers (`torch.utils.data.distributed.DistributedSampler`...): the indices of one pass, in
+    order, which `DataLoader(sampler=...)` batches."""
+
+    def indices(self) -> list[int]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices())
+
+
+class RandomSampler(Sampler):
+    """PyTorch's RandomSampler without replacement: a permutation from `generator`, or from a generator seeded
+    by one int64 draw of the global one (so the global generator moves on as PyTorch's does). With a
+    generator, one more permutation is drawn when the pass runs out, as PyTorch's sampler draws it."""
+
+    program_attributes = frozenset({"data_source", "replacement", "num_samples", "generator"})
+
+    def __init__(self, data_source: Any, replacement: bool = False, num_samples: Any = None,
+                 generator: Any = None) -> None:
+        if replacement or num_samples is not None:
+            raise ArgumentError("RandomSampler(): replacement= and num_samples= are not supported by gradcli",
+                                hint="RandomSampler(dataset) draws a permutation; DataLoader(shuffle=True) does too")
+        self.data_source, self.replacement, self.num_samples = data_source, False, len(data_source)
+        self.generator = None if generator is None else generator_arg(generator, "RandomSampler")
+
+    def indices(self) -> list[int]:
+        n = len(self.data_source)
+        if self.generator is None:
+            return Generator(_int64_seed(generator_arg(None))).permutation(n).tolist()
+        order = self.generator.permutation(n).tolist()
+        self.generator.permutation(n)
+        return order
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class DataLoader:
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Any = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Any = None, generator: Any = None,
                  prefetch_factor: Any = None, persistent_workers: bool = False) -> None:
-        if sampler is not None or batch_sampler is not None:
-            raise ArgumentError("DataLoader(): sampler and batch_sampler are not supported by gradcli",
+        if batch_sampler is not None or sampler is not None and not isinstance(sampler, Sampler):
+            raise ArgumentError("DataLoader(): batch_sampler, and samplers other than gradcli's own "
+                                "(DistributedSampler), are not supported by gradcli",
                                 hint="use shuffle=True (and generator=) for a random order")
+        if sampler is not None and shuffle:
+            raise ValueDomainError("sampler option is mutually exclusive with shuffle",
+                                   hint="the sampler decides the order: leave shuffle out")
         if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool)
                                        or batch_size <= 0):
             raise ValueDomainError(f"batch_size should be a positive integer value, but got batch_size={batch_size}",
@@ -137,9 +179,10 @@ class DataLoader:
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.collate_fn, self.num_workers = collate_fn, num_workers
         self.generator = None if generator is None else generator_arg(generator, "DataLoader")
+        self.sampler = sampler
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset) if self.sampler is None else len(self.sampler)
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
@@ -157,8 +200,8 @@ class DataLoader:
         takes it for its remainder of `num_samples % n`, none here), so g's next epoch is PyTorch's too.
         The sampler runs out while the last batch is gathered when that batch is a partial one, else at
         the request after the last batch."""
-        n = len(self.dataset)
-        order = list(range(n))
+        order = list(range(len(self.dataset))) if self.sampler is None else self.sampler.indices()
+        n = len(order)
         if self.shuffle:
             order = (gen if self.generator is not None else Generator(_int64_seed(gen))).permutation(n).tolist()
         own = self.shuffle and self.generator is not None
@@ -204,7 +247,7 @@ class DataLoader:
 
 
 CLASSES: dict[str, type] = {cls.__name__: cls for cls in (Dataset, IterableDataset, TensorDataset, Subset,
-                                                           DataLoader)}
+                                                           DataLoader, RandomSampler)}
 """The classes of `torch.utils.data` a program can make, by name."""
 FUNCTIONS = {"random_split": random_split, "default_collate": default_collate}
 

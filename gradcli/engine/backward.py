@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from gradcli.engine import budget
+from gradcli.engine import budget, narrow
 from gradcli.engine import ops as O
 from gradcli.engine.anomaly import AnomalyMode, watched
 from gradcli.errors import BackwardError
@@ -142,15 +142,15 @@ def _accumulate(leaf: Tensor, g: Any, owned: bool, create_graph: bool) -> None:
         elif g.requires_grad:
             leaf.grad = apply(O.CLONE, g, name="CopyBackwards")
         else:
-            leaf.grad = _wrap(np.array(g._data))
+            leaf.grad = _wrap(np.array(g._data, subok=True))
         return
-    if g.dtype != leaf._data.dtype:
-        g = g.astype(leaf._data.dtype)
+    if not narrow.same(g.dtype, leaf._data.dtype) or narrow.unrounded(g, leaf._data.dtype):
+        g = narrow.astype(g, leaf._data.dtype)
         owned = True
     grad = leaf.grad
     if grad is None:
         if not owned or type(g) is not np.ndarray or g.base is not None or not g.flags.writeable:
-            g = np.array(g)
+            g = np.array(g, subok=True)
         leaf.grad = _wrap(g)
     elif grad.requires_grad or not grad._data.flags.writeable:
         leaf.grad = _wrap(grad._data + g)
@@ -246,6 +246,9 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
     if trace is not None:
         passed, summed = [None] * len(inputs), [()] * len(inputs)
     vjps, params, n = node.op.vjps, node.params, len(args)
+    narrowed = narrow.SEEN and not create_graph
+    if narrowed:  # PyTorch's bfloat16 backward kernels: float32 inside, one rounding per input's gradient
+        g, out, args = narrow.plain(g), narrow.plain(out), tuple([narrow.plain(a) for a in args])
     nxt = nxt_g = None
     for i in node.needs:
         x = inputs[i]
@@ -258,7 +261,9 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
             gi = vjps[i](ns, g, out, args[0])
         else:
             gi = vjps[i](ns, g, out, args[0], args[1])
-        if gi.dtype != x.dtype and x.dtype.kind == "f":  # PyTorch's engine casts to the input's dtype
+        if narrowed and narrow.is_bfloat16(x.dtype):
+            gi = narrow.as_bfloat16(gi)
+        elif gi.dtype != x.dtype and x.dtype.kind == "f":  # PyTorch's engine casts to the input's dtype
             # a VJP of 0-d inputs may give NumPy's scalar (np.maximum of two 0-d arrays), never a tensor
             gi = np.asarray(gi).astype(x.dtype) if isinstance(gi, (np.ndarray, np.generic)) else \
                 ns.to_dtype(gi, x.dtype)

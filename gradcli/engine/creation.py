@@ -10,12 +10,14 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.errors import ArgumentError, DtypeError, ValueDomainError
+from gradcli.engine import narrow as N
 from gradcli.engine.random import Generator
 from gradcli.engine.tensor import READS, Tensor, _wrap, broadcast_shape, check_elements
 
 _DTYPES = {"float64": np.float64, "float32": np.float32, "double": np.float64, "float": np.float32,
            "int64": np.int64, "long": np.int64, "int32": np.int32, "int16": np.int16,
-           "short": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+           "short": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
+           "float16": np.float16, "half": np.float16, "bfloat16": N.BFLOAT16}
 DTYPE_NAMES = tuple(_DTYPES)
 
 
@@ -72,6 +74,8 @@ def resolve_dtype(dtype: Any) -> Any:
         if name not in _DTYPES:
             raise DtypeError(f"unknown dtype {dtype!r}", hint="use float64 or float32")
         return _DTYPES[name]
+    if N.is_bfloat16(dtype):
+        return dtype
     if isinstance(dtype, (type, np.dtype)):
         return np.dtype(dtype).type
     raise DtypeError(f"dtype must be a dtype such as torch.float32, not {type(dtype).__name__}",
@@ -85,7 +89,7 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
         READS[-1] = True  # a tensor's values copied into a new one, as `.tolist()` would
     if isinstance(data, Tensor):
         arr = data._data
-        return arr.astype(dtype) if dtype is not None and arr.dtype != dtype else arr.copy()
+        return N.astype(arr, dtype) if dtype is not None and not N.same(arr.dtype, dtype) else arr.copy()
     if isinstance(data, (list, tuple)) and _first_leaf_is_tensor(data):
         kinds: list[np.dtype] = []
         data = _scalars(data, kinds)
@@ -101,7 +105,7 @@ def as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if dtype is None and arr.dtype.kind == "f":
         arr = arr.astype(Defaults.dtype, copy=False)
     check_elements(arr.shape, "tensor", arr.dtype)
-    return arr
+    return N.settle(arr)
 
 
 def _first_leaf_is_tensor(data: list | tuple) -> bool:
@@ -174,7 +178,7 @@ def _filled(size: tuple, value: float, dtype: Any, requires_grad: bool) -> Tenso
 
 
 def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
-    t = _wrap(array)
+    t = _wrap(N.settle(array))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -255,6 +259,7 @@ def linspace(start: float, end: float, steps: int, requires_grad: bool = False, 
 def _random(size: tuple, dtype: Any, requires_grad: bool, fill: Callable[[Tensor], Tensor]) -> Tensor:
     """A new tensor filled in place, as PyTorch makes `empty(size).uniform_()` (one code path for both)."""
     t = fill(_wrap(np.empty(_shape(size), dtype=resolve_dtype(dtype) or Defaults.dtype)))
+    t._data = N.settle(t._data)
     return t.requires_grad_(True) if requires_grad else t
 
 

@@ -94,6 +94,7 @@ def set_default_device(spec: Any) -> None:
 def to(x: Tensor, *args: Any, dtype: Any = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`x.to(device)`, `x.to(dtype)`, `x.to(device, dtype)`, `x.to(other)`: a dtype change or `x` itself."""
     from gradcli.engine.functions import to_dtype
+    from gradcli.engine.narrow import same
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = arg.dtype
@@ -103,6 +104,6 @@ def to(x: Tensor, *args: Any, dtype: Any = None, copy: bool = False, non_blockin
             dtype = arg  # another tensor's dtype: mask.to(x.dtype)
         else:
             check_device(arg)
-    if dtype is None or resolve_dtype(dtype) == x.dtype:
+    if dtype is None or same(resolve_dtype(dtype), x.dtype):
         return x.clone() if copy else x
     return to_dtype(x, resolve_dtype(dtype))

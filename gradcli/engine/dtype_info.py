@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine.narrow import is_bfloat16
 from gradcli.engine.creation import Defaults, float_tensor, resolve_dtype, set_default_dtype
 from gradcli.errors import ArgumentError
 
@@ -20,11 +21,17 @@ class FInfo:
     program_attributes = frozenset({"bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"})
 
     def __init__(self, dtype: np.dtype) -> None:
+        if is_bfloat16(dtype):  # NumPy has no bfloat16: float32's exponent with 8 bits of significand
+            self.bits, self.dtype, self.eps, self.resolution = 16, "bfloat16", 2.0 ** -7, 0.01
+            self.max = float((2 - 2.0 ** -7) * 2.0 ** 127)
+            self.min, self.tiny = -self.max, float(np.finfo(np.float32).smallest_normal)
+            self.smallest_normal = self.tiny
+            return
         info = np.finfo(dtype)
         self.bits, self.dtype = int(info.bits), np.dtype(dtype).name
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)  # PyTorch's: NumPy gives float16 0.0010004
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -36,7 +43,7 @@ def finfo(dtype: Any = None) -> FInfo:
     if resolved is None or np.dtype(resolved).kind != "f":
         raise ArgumentError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'", hint="torch.finfo(torch.float32) or torch.finfo(torch.float64)")
-    return FInfo(np.dtype(resolved))
+    return FInfo(np.dtype(resolved))  # a bfloat16 dtype keeps its metadata through np.dtype
 
 
 def set_default_tensor_type(t: Any) -> None:

@@ -70,6 +70,8 @@ class Level:
         self.follow = Directions.on and batch is None
         self.shadows: dict[int, tuple[weakref.ref, Tensor]] = {}
         self.s: Tensor | None = None
+        self.customs: list[type] = []
+        """The program's Functions whose jvp gave a tangent that shadows follow: a failing one names them."""
 
     def tangent(self, t: Any) -> np.ndarray | None:
         if type(t) is not Tensor:
@@ -213,10 +215,15 @@ def paused() -> Iterator[None]:
         Observe.add(_propagate)
 
 
-def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: Any) -> None:
+def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: Any, args: tuple,
+               recorded: Any = None) -> None:
     """`Function.jvp(ctx, *tangents)`: its results become the outputs' tangents (zeros stand in for an
     argument without a tangent, as PyTorch materializes them). Under jacfwd (a batched level) it runs
-    once per direction (the Function's vmap support was required when it was called)."""
+    once per direction (the Function's vmap support was required when it was called).
+
+    In a level --check follows, the outputs' shadows are the forward's `recorded` primitives (see
+    `engine.function.Recorded`) replayed on the arguments' shadows, so the tangent the program's jvp
+    returned is judged against the derivative of the forward, never against the jvp itself."""
     if getattr(cls, "jvp", None) is None:
         raise BackwardError("You must implement the jvp function for custom autograd.Function to use it with "
                             "forward mode AD.", hint="define @staticmethod def jvp(ctx, *tangents) returning "
@@ -232,6 +239,47 @@ def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: A
         for out, tangent in zip(outputs, found):
             if tangent is not None:
                 level.set(out, tangent)
+        if level.follow and recorded is not None and not recorded.read_out:
+            _follow_forward(level, cls, args, outputs, recorded)
+
+
+def _follow_forward(level: Level, cls: type, args: tuple, outputs: tuple, recorded: Any) -> None:
+    """The shadows of a Function's outputs: its recorded forward's nodes applied again, in order, to the
+    arguments' shadows (constants elsewhere). Only primitives run, never the program's forward: nothing it
+    prints, draws or counts happens twice. A forward that read values out of the graph is not followed
+    (those values would be constants), nor one whose arguments have no shadow here."""
+    from gradcli.engine.tensor import GradMode, Node, apply
+    given = {id(s): level.shadow(a) for s, a in zip(recorded.stand_ins, args) if isinstance(a, Tensor)}
+    if all(v is None for v in given.values()):
+        return
+    nodes: dict[int, Node] = {}
+    stack = [node for _, node in recorded.outputs if node is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) not in nodes:
+            nodes[id(node)] = node
+            stack.extend(x for x in node.inputs if type(x) is Node)
+    values: dict[int, Tensor] = {}
+
+    def resolve(x: Any) -> Any:
+        if type(x) is Node:
+            return values[id(x)]
+        if type(x) is Tensor:
+            found = given.get(id(x))
+            return found if found is not None else _wrap(x._data)
+        return x
+    previous, GradMode.enabled = GradMode.enabled, True
+    try:
+        for node in sorted(nodes.values(), key=lambda n: n.seq):
+            values[id(node)] = apply(node.op, *[resolve(x) for x in node.inputs], name=node.name, **node.params)
+    finally:
+        GradMode.enabled = previous
+    for k, (made, node) in zip(recorded.places, recorded.outputs):
+        out = outputs[k]
+        if isinstance(out, Tensor):
+            shadow = resolve(made if node is None else node)
+            _keyed(level.shadows, out, shadow)
+    level.customs.append(cls)
 
 
 def _custom_tangents(cls: type, ctx: Any, tangents: tuple, outputs: tuple) -> list[np.ndarray | None]:

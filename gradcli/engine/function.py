@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -53,6 +53,8 @@ class FunctionCtx:
         self._dirty: tuple = ()
         self._non_differentiable: tuple = ()
         self._materialize = True
+        self._shown: tuple = ()
+        """The outputs a separate setup_context was shown while the forward was recorded (see `_forward`)."""
 
     def save_for_backward(self, *tensors: Any) -> None:
         for t in tensors:
@@ -150,45 +152,79 @@ def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     if not levels:
         return _apply_reverse(cls, args, kwargs)
     ctx_of: list = []
+    followed = RECORD_FORWARD[0] and any(level.follow for level, _ in levels)
     with forward_ad.paused():  # the forward sees primals only; the tangent is the Function's own jvp
-        output = _apply_reverse(cls, args, kwargs, ctx_of)
-    forward_ad.custom_jvp(cls, ctx_of[0], levels, output)
+        output = _apply_reverse(cls, args, kwargs, ctx_of, followed)
+    forward_ad.custom_jvp(cls, ctx_of[0], levels, output, args, ctx_of[1] if len(ctx_of) > 1 else None)
     return output
 
 
-def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = None) -> Any:
+def _apply_reverse(cls: type, args: tuple, kwargs: dict, ctx_of: list | None = None, followed: bool = False) -> Any:
+    """`followed`: --check follows dual tensors' shadows through this call (see `forward_ad.Directions`), so the
+    forward is recorded over stand-ins of every float tensor argument even where none requires grad, and the
+    record is handed back in `ctx_of` after the ctx (`Recorded`), for the shadow of its output."""
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(needs)
     if ctx_of is not None:
         ctx_of.append(ctx)
-    recording = RECORD_FORWARD[0] and GradMode.enabled and any(needs)
-    stand_ins = tuple(_wrap(a._data).requires_grad_(True) if n else a for a, n in zip(args, needs)) \
+    differentiating = GradMode.enabled and any(needs)
+    recording = RECORD_FORWARD[0] and (differentiating or followed)
+    tracked = tuple(n or followed and isinstance(a, Tensor) and a.dtype.kind == "f" for a, n in zip(args, needs))
+    stand_ins = tuple(_wrap(a._data).requires_grad_(True) if t else a for a, t in zip(args, tracked)) \
         if recording else args
     if recording:
         READS.append(False)
         since = next(_sequence)
     try:
-        output = _forward(cls, ctx, stand_ins, kwargs, recording)
+        output = _forward(cls, ctx, stand_ins, kwargs, recording, args if recording else None)
     finally:
         read_out = READS.pop() if recording else False
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
-    if not (GradMode.enabled and any(needs)):
+    if not (differentiating or recording):
         return output
     made = tuple(o._node if isinstance(o, Tensor) else None for o in outputs)  # before _record gives them its node
-    wrapped = tuple(_fresh(o, stand_ins, ctx) for o in outputs)
+    wrapped = tuple(_fresh(o, stand_ins, ctx) if differentiating else _unrecorded(o, stand_ins, args)
+                    for o in outputs)
     if recording:
         swap = {id(s): a for s, a in zip(stand_ins, args)}
         swap.update({id(o): w for o, w in zip(outputs, wrapped)})
+        swap.update({id(o): w for o, w in zip(ctx._shown, wrapped) if o is not w})
         _settle(ctx, swap, since)
     differentiable = [k for k, o in enumerate(wrapped) if isinstance(o, Tensor) and
                       not any(o is t for t in ctx._non_differentiable) and o.dtype.kind in "fc"]
-    if differentiable:
+    recorded = Recorded(stand_ins, tuple((outputs[k], made[k]) for k in differentiable), differentiable, read_out) \
+        if recording else None
+    if followed and ctx_of is not None:
+        ctx_of.append(recorded)
+    if differentiating and differentiable:
         state = _record(cls, ctx, args, wrapped, differentiable)
         if recording:
-            state.recorded = (stand_ins, tuple((outputs[k], made[k]) for k in differentiable))
+            state.recorded = recorded.stand_ins, recorded.outputs
             state.read_out = read_out
     return wrapped[0] if single else wrapped
+
+
+class Recorded(NamedTuple):
+    """A forward recorded under --check: the stand-ins it ran on, its differentiable outputs (at positions
+    `places` of what it returned) each with the node that made it (None: a stand-in returned as it is, or a
+    constant), and whether it read values out of the graph (`tensor.READS`)."""
+
+    stand_ins: tuple
+    outputs: tuple
+    places: list[int]
+    read_out: bool
+
+
+def _unrecorded(output: Any, stand_ins: tuple, args: tuple) -> Any:
+    """An output of a forward recorded for --check alone (no input requires grad) as a plain run returns it:
+    the argument itself for a stand-in returned as it is, a tensor without grad for one the recording made."""
+    if not isinstance(output, Tensor):
+        return output
+    for s, a in zip(stand_ins, args):
+        if output is s:
+            return a
+    return _wrap(output._data) if output.requires_grad else output
 
 
 def _settle(ctx: FunctionCtx, swap: dict[int, Tensor], since: int) -> None:
@@ -218,13 +254,25 @@ def _settle(ctx: FunctionCtx, swap: dict[int, Tensor], since: int) -> None:
             setattr(ctx, key, settled(value))
 
 
-def _forward(cls: type, ctx: FunctionCtx, args: tuple, kwargs: dict, recording: bool) -> Any:
-    """The program's forward, with gradients off (PyTorch's rule) unless its primitives are being recorded."""
+def _forward(cls: type, ctx: FunctionCtx, args: tuple, kwargs: dict, recording: bool,
+             originals: tuple | None = None) -> Any:
+    """The program's forward, with gradients off (PyTorch's rule) unless its primitives are being recorded.
+
+    A separate `setup_context` always runs with gradients off, on the program's own arguments (`originals`,
+    when `args` are a recording's stand-ins) and the output as a plain run makes it (`_unrecorded`), so what
+    it sees and saves (`output.requires_grad`, `3 * x ** 2`) is what it sees without --check."""
     previous, GradMode.enabled = GradMode.enabled, recording
     try:
         if cls.setup_context is not Function.setup_context:
             output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
+            GradMode.enabled = False
+            if originals is None:
+                cls.setup_context(ctx, args, output)
+            else:
+                single = not isinstance(output, tuple)
+                shown = tuple(_unrecorded(o, args, originals) for o in ((output,) if single else output))
+                ctx._shown = shown
+                cls.setup_context(ctx, originals, shown[0] if single else shown)
             return output
         return cls.forward(ctx, *args, **kwargs)
     finally:

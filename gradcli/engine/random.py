@@ -91,19 +91,21 @@ class Generator:
 
     # -- distributions ----------------------------------------------------------------
     def standard_uniform(self, count: int, dtype: type) -> np.ndarray:
-        """[0, 1) with the 24 (float32) or 53 (float64) random bits PyTorch keeps."""
-        if np.dtype(dtype) == np.float32:
+        """[0, 1) with the random bits PyTorch keeps: 24 of one word in float32 (float16 and bfloat16 too, rounded
+        where the values land), or 53 of two for float64."""
+        if np.dtype(dtype) != np.float64:
             return (self._words(count) & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
         return (self._words64(count) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
 
     def uniform(self, count: int, dtype: type, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-        kind = np.dtype(dtype).type
+        """In float32 for float16 and bfloat16 (PyTorch's accumulate type), rounded where the values land."""
+        kind = np.float64 if np.dtype(dtype) == np.float64 else np.float32
         low_, high_ = kind(low), kind(high)
-        return fma(self.standard_uniform(count, kind), high_ - low_, low_)
+        return fma(self.standard_uniform(count, dtype), high_ - low_, low_)
 
     def normal(self, count: int, dtype: type, mean: float = 0.0, std: float = 1.0,
                contiguous: bool = True) -> np.ndarray:
-        kind = np.dtype(dtype).type
+        kind = np.float64 if np.dtype(dtype) == np.float64 else np.float32  # float32 for the narrow floats
         if count < 16 or not contiguous:
             return self._normal_one_by_one(count, mean, std).astype(kind)
         box_muller = _box_muller32 if kind is np.float32 else _box_muller64

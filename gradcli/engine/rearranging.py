@@ -213,7 +213,7 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(nonzero, ("nonzero",), ("nonzero",)),
     Composite(hstack, ("hstack",), (), O.CAT),
     Composite(vstack, ("vstack", "row_stack"), (), O.CAT),
-    Composite(index_add, ("index_add",), ("index_add",), O.SCATTER_ADD),
+    Composite(index_add, ("index_add",), ("index_add",), O.SCATTER_ADD, in_place=True),
     Composite(broadcast_to, ("broadcast_to",), ("broadcast_to",), O.EXPAND),
     Composite(unique, ("unique",), ("unique",)),
     Composite(argsort, ("argsort",), ("argsort",)),

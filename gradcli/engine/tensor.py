@@ -11,6 +11,7 @@ one place that decides what a node keeps.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import weakref
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import budget
+from gradcli.engine import narrow as N
 from gradcli.engine import ops as O
 from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
                                     InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
@@ -300,7 +302,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
     if arrays and type(arrays[0]) is np.ndarray and arrays[0].nbytes >= budget.LARGE:
         budget.reserve(arrays[0].nbytes, f"the result of {op.name}")
     try:
-        out = op.forward(*arrays, **params)
+        out = N.forward(op.forward, arrays, params) if N.SEEN else op.forward(*arrays, **params)
     except (ValueError, IndexError) as exc:
         raise _shape_error(op, inputs, exc) from None
     except TypeError:
@@ -308,7 +310,7 @@ def apply(op: O.Op, *inputs: Any, name: str | None = None, **params: Any) -> "Te
             raise
         raise _dtype_error(op, arrays) from None
     if type(out) is not np.ndarray:
-        out = np.asarray(out)
+        out = out if isinstance(out, np.ndarray) else np.asarray(out)
     if out.dtype is _F64 and not (arrays and type(arrays[0]) is np.ndarray and arrays[0].dtype is _F64):
         arrays, out = _narrowed(op.forward, arrays, params) or (arrays, out)
     t = _wrap(out)
@@ -342,13 +344,13 @@ def _elementwise1(op: O.Op, params: dict = _NO_PARAMS) -> Callable[["Tensor"], "
             return apply(op, x, **params)
         data = x._data
         try:
-            out = forward(data)
+            out = N.forward(forward, (data,), _NO_PARAMS) if N.SEEN else forward(data)
         except TypeError:
             if not _refused_dtype((data,)):
                 raise
             raise _dtype_error(op, (data,)) from None
         if type(out) is not np.ndarray:
-            out = np.asarray(out)
+            out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if data.dtype is not out.dtype and out.dtype is _F64:
             (data,), out = _narrowed(forward, (data,), _NO_PARAMS) or ((data,), out)
         t = Tensor.__new__(Tensor)
@@ -487,13 +489,13 @@ def _elementwise(op: O.Op, name: str | None = None) -> Callable[[Any, Any], "Ten
         else:
             return _general_binary(op, a, b, name)
         try:
-            out = forward(x, y)
+            out = N.forward(forward, (x, y), _NO_PARAMS) if N.SEEN else forward(x, y)
         except TypeError:
             if not _refused_dtype((x, y)):
                 raise
             raise _dtype_error(op, (x, y)) from None
         if type(out) is not np.ndarray:
-            out = np.asarray(out)
+            out = out if isinstance(out, np.ndarray) else np.asarray(out)
         if (x if ta is Tensor else y).dtype is not out.dtype and out.dtype is _F64:
             (x, y), out = _narrowed(forward, (x, y), _NO_PARAMS) or ((x, y), out)
         t = Tensor.__new__(Tensor)
@@ -530,12 +532,14 @@ MINIMUM = _elementwise(O.MINIMUM)
 NORM2 = _elementwise1(O.NORM, {"p": 2.0, "dim": None, "keepdim": False})  # x.norm(), torch.norm(x)
 
 
-def _unary_in_place(method: str) -> Callable[["Tensor"], "Tensor"]:
-    """`x.exp_()` and its kind: the out-of-place method's result, written back into `x` by
-    `inplace.update` (which keeps the version counter, the views and the graph right)."""
-    def run(self: "Tensor") -> "Tensor":
-        return I.update(self, getattr(self, method))
+def _in_place(method: str) -> Callable[..., "Tensor"]:
+    """`x.exp_()`, `x.clamp_(0, 1)` and their kind: the out-of-place method's result for the same arguments,
+    written back into `x` by `inplace.update` (which keeps the version counter, the views and the graph right,
+    and refuses a result the tensor's dtype cannot hold). A wrong call is told the method's usage."""
+    def run(self: "Tensor", *args: Any, **kwargs: Any) -> "Tensor":
+        return I.update(self, lambda: getattr(self, method)(*args, **kwargs))
     run.__name__ = run.__qualname__ = method + "_"
+    run.__signature__ = inspect.signature(getattr(Tensor, method))  # type: ignore[attr-defined]
     return run
 
 
@@ -766,9 +770,6 @@ class Tensor(TensorMethods):
     def pow_(self, exponent: Any) -> "Tensor":
         return I.update(self, lambda: self ** exponent)
 
-    def clamp_(self, min: float | None = None, max: float | None = None) -> "Tensor":
-        return I.update(self, lambda: F.clamp(self, min, max))
-
     def zero_(self) -> "Tensor":
         return I.zero_(self)
 
@@ -781,21 +782,7 @@ class Tensor(TensorMethods):
     def __setitem__(self, key: Any, value: Any) -> None:
         I.setitem(self, key, value)
 
-    clip_ = clamp_
-
     # -- methods the census of tutorial code found missing (engine/rearranging.py, creation.py) ----------
-    def masked_fill_(self, mask: Any, value: Any) -> "Tensor":
-        return I.update(self, lambda: F.masked_fill(self, mask, value))
-
-    def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None) -> "Tensor":
-        return I.update(self, lambda: F.scatter(self, dim, index, src, value))
-
-    def scatter_add_(self, dim: int, index: Any, src: Any) -> "Tensor":
-        return I.update(self, lambda: F.scatter_add(self, dim, index, src))
-
-    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> "Tensor":
-        return I.update(self, lambda: R.index_add(self, dim, index, source, alpha=alpha))
-
     def new(self, *data: Any) -> "Tensor":
         """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
         if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
@@ -852,13 +839,10 @@ class Tensor(TensorMethods):
 
 def _declare_methods() -> None:
     """`Tensor.X` (and its aliases) for every method the op table declares: the one-input kernels
-    themselves, and `x.X_()` where PyTorch has one; `-x` and `abs(x)` are the same kernels."""
+    themselves; `-x` and `abs(x)` are the same kernels."""
     kernels: dict[int, Callable] = {}
     for name, op in O.named("methods", unary=True).items():
-        kernel = kernels.setdefault(id(op), _elementwise1(op))
-        setattr(Tensor, name, kernel)
-        if op.names.in_place and name == op.name:
-            setattr(Tensor, name + "_", _unary_in_place(name))
+        setattr(Tensor, name, kernels.setdefault(id(op), _elementwise1(op)))
     Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs
 
 
@@ -928,9 +912,14 @@ def _declare_delegates() -> None:
     for name, op in O.named("methods").items():
         if op.names.signature:
             setattr(Tensor, name, getattr(F, op.name))
+    from gradcli.engine.functions.declared import composite_method
     for composite in F.COMPOSITES + R.COMPOSITES:  # declared with their names (functions/, rearranging.py)
+        method = composite_method(composite)
         for name in composite.methods:
-            setattr(Tensor, name, composite.method or composite.function)
+            setattr(Tensor, name, method)
+    in_place = [*O.named("in_place_methods"), *(name for c in F.COMPOSITES + R.COMPOSITES for name in c.in_place_methods)]
+    for name in in_place:  # x.X_(...) where the declaration says PyTorch has it
+        setattr(Tensor, name, _in_place(name[:-1]))
 
 
 _declare_delegates()

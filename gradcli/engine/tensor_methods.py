@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import tensor as T
+from gradcli.engine.narrow import BFLOAT16
 from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_inference
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
@@ -290,39 +291,13 @@ class TensorMethods:
     def __invert__(self) -> "Tensor":
         return T.L.invert(self)
 
-
-    def outer(self, other: Any) -> "Tensor":
-        return T.F.outer(self, other)
-
-    def where(self, condition: Any, other: Any) -> "Tensor":
-        """`x.where(cond, y)` is `torch.where(cond, x, y)`, as in PyTorch."""
-        return T.F.where(condition, self, other)
-
-    def polygamma(self, n: int) -> "Tensor":
-        return T.F.polygamma(n, self)
-
     def __mod__(self, other: Any) -> "Tensor":
         return T.F.remainder(self, other)
 
     def __rmod__(self, other: Any) -> "Tensor":
         return T.F.remainder(other, self)
 
-    # -- reductions, shapes and linear algebra live in functions.py -------------------------
-    def mm(self, other: Any) -> "Tensor":
-        return T.F.mm(self, other)
-
-    def dot(self, other: Any) -> "Tensor":
-        return T.F.dot(self, other)
-
-    def permute(self, *dims: Any) -> "Tensor":
-        return T.F.permute(self, *dims)
-
-    def reshape(self, *shape: Any) -> "Tensor":
-        return T.F.reshape(self, *shape)
-
-    def view(self, *shape: Any) -> "Tensor":
-        return T.F.view(self, *shape)
-
+    # -- memory layout (the functions with methods are declared in their families: engine/functions/) --
     def contiguous(self) -> "Tensor":
         """Itself when its memory is in row-major order, else a row-major copy (CloneBackward0), as in
         PyTorch: what `view` needs after a transpose."""
@@ -335,41 +310,20 @@ class TensorMethods:
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
-
-    def swapaxes(self, axis0: int, axis1: int) -> "Tensor":
-        return T.F.transpose(self, axis0, axis1)
-
-    swapdims = swapaxes
-
-    def flip(self, *dims: Any) -> "Tensor":
-        return T.F.flip(self, dims[0] if len(dims) == 1 else dims)
-
-    def repeat(self, *sizes: Any) -> "Tensor":
-        return T.F.repeat(self, *sizes)
-
-    def tile(self, *dims: Any) -> "Tensor":
-        return T.F.tile(self, *dims)
-
-    def split(self, split_size: Any, dim: int = 0) -> tuple:
-        return T.F.split(self, split_size, dim)
-
-    def bmm(self, other: Any) -> "Tensor":
-        return T.F.bmm(self, other)
-
-    def cross(self, other: Any, dim: Any = -1) -> "Tensor":
-        return T.F.cross(self, other, dim)
-
-    def expand(self, *sizes: Any) -> "Tensor":
-        return T.F.expand(self, *sizes)
-
     def expand_as(self, other: "Tensor") -> "Tensor":
         return T.F.expand(self, T.F._tensor_arg(other, "expand_as").shape)
 
     def float(self) -> "Tensor":
-        return self if self._data.dtype == np.float32 else T.F.to_dtype(self, np.float32)
+        return T.F.to_dtype(self, np.float32)
 
     def double(self) -> "Tensor":
         return self if self._data.dtype == np.float64 else T.F.to_dtype(self, np.float64)
+
+    def half(self) -> "Tensor":
+        return T.F.to_dtype(self, np.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return T.F.to_dtype(self, BFLOAT16)
 
     def long(self) -> "Tensor":
         return self if self._data.dtype == np.int64 else T.F.to_dtype(self, np.int64)

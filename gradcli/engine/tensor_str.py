@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gradcli.engine.creation import get_default_dtype
+from gradcli.engine.narrow import name_of, same
 from gradcli.engine.tensor import WeakIds
 
 if TYPE_CHECKING:
@@ -177,9 +178,9 @@ def tensor_repr(t: "Tensor") -> str:
     extras = []
     if arr.size == 0 and arr.ndim != 1 or arr.size and not o.edgeitems:  # an empty tensor shows its shape
         extras.append(f"size={tuple(arr.shape)}")  # (unless (0,)), as does a print of no edge items
-    if arr.dtype.kind == "f" and arr.dtype != get_default_dtype() or (
+    if arr.dtype.kind == "f" and not same(arr.dtype, get_default_dtype()) or (
             arr.dtype.kind in "iub" and (arr.dtype not in (np.int64, np.bool_) or arr.size == 0)):
-        extras.append(f"dtype=torch.{arr.dtype}")
+        extras.append(f"dtype=torch.{name_of(arr.dtype)}")
     if t._node is not None:
         extras.append(f"grad_fn=<{t._node.name}>")
     elif t.requires_grad:

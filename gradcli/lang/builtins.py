@@ -30,7 +30,7 @@ from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.data import loading as data
 import gradcli.distributions as DIST
-from gradcli.nn import layers
+from gradcli.nn import compiled, layers
 from gradcli.optim import lbfgs
 from gradcli.optim import lr_scheduler
 from gradcli.nn import conv as nn_conv
@@ -47,7 +47,8 @@ from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.lang import containers, module_paths
+from gradcli.distributed import parallel as DDP
+from gradcli.lang import containers, distributed_names, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
@@ -121,17 +122,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "manual_seed": C.manual_seed,
     "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
     "true_divide": F.true_divide, "floor_divide": F.floor_divide,
-    "where": F.where, **L.FUNCTIONS,
+    **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
-    "softplus": F.softplus, "polygamma": F.polygamma,
+    "softplus": F.softplus,
     "round": _round,
     "abs": _number_or_tensor(F.abs, py.abs, 1),
     "max": _number_or_tensor(F.max, py.max, 2), "min": _number_or_tensor(F.min, py.min, 2),
-    "mm": F.mm, "dot": F.dot, "outer": F.outer, "permute": F.permute, "reshape": F.reshape, "view": F.view,
-    "expand": F.expand, "cat": F.cat, "concat": F.cat, "stack": F.stack,
-    "swapaxes": F.transpose, "swapdims": F.transpose, "flip": F.flip, "tile": F.tile, "split": F.split,
-    "einsum": F.einsum, "bmm": F.bmm, "tensordot": F.tensordot, "cross": F.cross,
     "grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,
     "allclose": allclose,
 }
@@ -169,15 +166,11 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
-OP_OF.update({**O.named("functions"), **O.named("methods")})  # the declared aliases (arcsin, fix, ...)
+OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods")})  # aliases (arcsin, ...), X_
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"view": O.RESHAPE, "mm": O.MATMUL, "dot": O.MATMUL, "outer": O.MUL, "concat": O.CAT, "float": O.CAST,
-              "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "swapaxes": O.TRANSPOSE,
-              "swapdims": O.TRANSPOSE, "tile": O.REPEAT, "split": O.INDEX, "bmm": O.MATMUL, "tensordot": O.MATMUL,
-              "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"masked_fill_": O.WHERE, "scatter_": O.SCATTER,
-              "scatter_add_": O.SCATTER_ADD, "index_add_": O.SCATTER_ADD})
+OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -225,10 +218,10 @@ def _constructor(cls: type) -> Callable[..., Any]:
 
 
 _NN_FUNCTIONS = {name: getattr(NF, name) for name in NF.NAMES}
-FUNCTIONS.update({name: _NN_FUNCTIONS[name] for name in (
+FUNCTIONS.update({name: getattr(NF, name) for name in (
     "selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
-    "binary_cross_entropy_with_logits", "kl_div")})
-OP_OF.update(NF.OPS)
+    "binary_cross_entropy_with_logits", "kl_div")})  # torch.X too (without the deprecated size_average/reduce)
+OP_OF.update({**NF.OPS, **losses.OPS})
 NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
     "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
 NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
@@ -315,7 +308,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
-               "range": C.range_, "finfo": DTYPE_INFO.finfo, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo, **compiled.NAMES, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
                "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
@@ -383,6 +376,7 @@ TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUN
 
 # What `import ...` / `from ... import` binds. Keys are dotted module names.
 MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg": NUMPY.members["linalg"],
+                                 "numpy.matlib": NUMPY.members["matlib"],
                                  "torch.autograd": AUTOGRAD,
                                  "torch.nn": NN, "torch.nn.functional": NN_FUNCTIONAL, "torch.nn.init": NN_INIT,
                                  "torch.linalg": LINALG,
@@ -396,6 +390,13 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
 MODULES.update(module_paths.paths(NN, DATA))
+MODULES.update(distributed_names.namespaces(_constructor))
+TORCH.members.update(distributed=MODULES["torch.distributed"], multiprocessing=MODULES["torch.multiprocessing"])
+DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+MODULES["torch.nn.parallel"] = NN.members["parallel"] = Namespace("torch.nn.parallel", {
+    **MODULES["torch.nn.parallel"].members, "DistributedDataParallel": _constructor(DDP.DistributedDataParallel)},
+    refusal=distributed_names.PARALLEL_REFUSAL)
+MODULE_MEMBERS.update(distributed_names.MEMBERS)
 MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -406,25 +407,24 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "mm", "dot", "permute", "reshape", "view", "expand", "expand_as", "float", "double", "long", "int",
-    "short", "char", "byte", "bool", "type", "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
-    "polygamma", "swapaxes", "swapdims", "flip", "repeat", "tile", "split", "bmm", "cross", "outer", "where",
+    "pow", "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
-TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place form
-TENSOR_METHODS |= {op.name + "_" for op in O.TABLE if op.names and op.names.in_place}
+TENSOR_METHODS |= frozenset(O.named("methods"))  # every method the op table declares, and its in-place forms
+TENSOR_METHODS |= frozenset(O.named("in_place_methods"))
+TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name in c.in_place_methods}
 # In-place random fills (torch.nn.init and dropout build on them).
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"masked_fill_", "scatter_", "scatter_add_", "index_add_",
-                   "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
                    "swapdims_"}  # the census's
@@ -687,8 +687,7 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
-    "torch.nn.modules.loss": "BCELoss BCEWithLogitsLoss CosineEmbeddingLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss "
-                             "MSELoss NLLLoss SmoothL1Loss " + " ".join(losses.LAYERS),
+    "torch.nn.modules.loss": " ".join(losses.LAYERS),
     "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",

@@ -421,7 +421,7 @@ MODULE_ATTRIBUTES = frozenset({
     "named_buffers", "zero_grad", "train", "eval", "training", "requires_grad_", "forward", "state_dict",
     "load_state_dict", "add_module", "register_module", "register_buffer", "register_parameter",
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-    "register_full_backward_pre_hook", "register_backward_hook", "apply", "to", "cpu", "double", "float",
+    "register_full_backward_pre_hook", "register_backward_hook", "apply", "to", "cpu", "double", "float", "half", "bfloat16",
     "extra_repr"})
 """nn.Module's API as a program reads it, on built-in modules and the program's own."""
 OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group",

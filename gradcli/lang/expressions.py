@@ -480,6 +480,8 @@ class Expressions:
         if isinstance(owner, B.Namespace):
             if attr in owner.members:
                 return owner.members[attr]
+            if attr == "__name__":
+                return owner.name  # a module's dotted name, as Python's own modules answer
         elif attr in READABLE_ATTRIBUTES:
             return S.class_view(owner, attr)
         elif isinstance(owner, C.OWNERS):
@@ -507,6 +509,9 @@ class Expressions:
                 numpy_refusal(attr):
             raise NotAllowedError(f"'{attr}' of NumPy is not available: gradcli refuses {numpy_refusal(attr)}",
                                   hint="gradcli's NumPy is its numeric API on arrays of numbers")
+        if isinstance(owner, B.Namespace) and owner.refusal:
+            raise NotAllowedError(f"'{owner.name}.{attr}' is not available: {owner.refusal}",
+                                  hint="docs/library.md lists what gradcli runs of torch.distributed")
         allowed = B.attribute_names(owner)
         what = f"'{owner.name}'" if isinstance(owner, B.Namespace) else f"a {type_name(owner)}"
         hint = _suggest(attr, allowed) or "`gradcli ops` lists what a program can use"

@@ -22,6 +22,7 @@ import numpy as np
 from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.devices import Device
 from gradcli.engine.forward_ad import UnpackedDualTensor
+from gradcli.engine.narrow import name_of
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import Size, tensor_repr
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
@@ -49,7 +50,7 @@ class DtypeName(str):
     prints as PyTorch prints the dtype (`torch.float64`; an alias by its dtype: `torch.float` is float32)."""
 
     def program_text(self) -> str:
-        return f"torch.{np.dtype(resolve_dtype(str(self))).name}"
+        return f"torch.{name_of(resolve_dtype(str(self)))}"
 
 
 def is_dtype(value: Any) -> bool:
@@ -116,7 +117,7 @@ def to_repr(value: Any, budget: list[int] | None = None) -> str:
     if isinstance(value, str) and hasattr(type(value), "program_text"):
         return value.program_text()
     if is_dtype(value):
-        return f"torch.{np.dtype(value).name}"  # a dtype as PyTorch prints it (torch.float32)
+        return f"torch.{name_of(value)}"  # a dtype as PyTorch prints it (torch.float32, torch.bfloat16)
     if isinstance(value, np.generic):
         return repr(value)  # NumPy's own scalar, as NumPy writes it: np.float64(1.5)
     if isinstance(value, (bool, np.bool_)):

@@ -65,6 +65,8 @@ class Hooks:
 
     `func` is the function called; `run(target)` calls `target` (by default `func` itself) with the
     call's arguments, so the hook may call a traced variant that also returns what it differentiated."""
+    on_cell_end: Callable[[], None] | None = None
+    """After a top-level statement that ends a notebook cell: where Jupyter draws the cell's figures."""
 
 
 @dataclass
@@ -98,7 +100,7 @@ class Interpreter(Expressions):
 
     def __init__(self, source: str, env: dict[str, Any] | None = None, hooks: Hooks | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, filename: str | None = None, timeout: float | None = None,
-                 displayed: set[int] | None = None) -> None:
+                 displayed: set[int] | None = None, cell_ends: set[int] | None = None) -> None:
         self.source = source
         self.filename = filename
         self.env: dict[str, Any] = dict(env or {})
@@ -117,6 +119,7 @@ class Interpreter(Expressions):
         self._declared: dict[str, str] = {}  # while compiling a function: its `global` / `nonlocal` names
         self._displayed = displayed
         """The lines whose bare expression is shown (a notebook cell's last); None: every top-level one."""
+        self._cell_ends = cell_ends or set()
         self.handling: list[Any] = []  # the exceptions being handled (`raise` alone re-raises the innermost)
         self.generators = G.live_set()  # the program's generators started and unfinished, closed when the run ends
         self.own = S.own_builtins(self)
@@ -153,7 +156,7 @@ class Interpreter(Expressions):
         runtime.GETTERS.append(self.own["getattr"])
         stdlib.reset_all()
         try:
-            body = self._block(tree.body)
+            body = self._cells(tree.body)
             with program_clock(self.budget.timeout), SAVED.identities(_reads_saved_tensors(tree)):
                 self.budget.left()  # a program started past the deadline (a plot's next point) stops at once
                 body()
@@ -167,6 +170,26 @@ class Interpreter(Expressions):
         name = self._outcome_name
         self.outcome.name = self.text(name) if isinstance(name, ast.AST) else name
         return self.outcome
+
+    def _cells(self, body: list[ast.stmt]) -> Callable[[], Any]:
+        """The module's statements, cut after each notebook cell's last one to tell `on_cell_end`."""
+        on_end = self.hooks.on_cell_end
+        if not self._cell_ends or on_end is None:
+            return self._block(body)
+        parts: list[Callable[[], Any]] = []
+        start = 0
+        for at, statement in enumerate(body):
+            if statement.lineno in self._cell_ends:
+                parts.append(self._block(body[start:at + 1]))
+                start = at + 1
+        rest = self._block(body[start:])
+
+        def cells() -> Any:
+            for part in parts:
+                part()
+                on_end()
+            return rest()
+        return cells
 
     def eval(self, node: ast.expr) -> Any:
         """The value of one expression (an input spec's), compiled and run."""
@@ -556,6 +579,9 @@ class Interpreter(Expressions):
             module = _module(node.module or "")
             for alias in node.names:
                 value = module.lookup(alias.name)
+                if value is None and module.refusal:
+                    raise NotAllowedError(f"'{module.name}.{alias.name}' is not available: {module.refusal}",
+                                          hint="docs/library.md lists what gradcli runs of torch.distributed")
                 if value is None:
                     raise NameLookupError(f"cannot import name '{alias.name}' from '{node.module}'",
                                           hint=_suggest(alias.name, module.members))

@@ -11,6 +11,8 @@ class Namespace:
 
     name: str
     members: dict
+    refusal: str = ""
+    """Why the members this namespace lacks are not there (a part of torch gradcli cannot run honestly)."""
 
     def lookup(self, attr: str) -> Any:
         return self.members.get(attr)

@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
+from gradcli.engine.narrow import same
 from gradcli.data.loading import Dataset
 from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from gradcli.nn.modules import Module, Sequential
@@ -198,7 +199,8 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
         return fn(left, right)
     if isinstance(left, Instance) or isinstance(right, Instance):
         return dunders.compare(SYMBOLS[type(op)], left, right, truth)
-    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype)):
+    if isinstance(op, (ast.Eq, ast.NotEq)) and (isinstance(left, np.dtype) or isinstance(right, np.dtype) or
+                                               isinstance(left, T.DtypeName) and isinstance(right, T.DtypeName)):
         return _same_dtype(left, right) == isinstance(op, ast.Eq)  # x.dtype == torch.float64 (a dtype's name)
     if sets.is_set(left) and sets.is_set(right):  # subset order; a view equals the set of its items
         left, right = sets.plain(left), sets.plain(right)
@@ -227,7 +229,7 @@ def compare(op: ast.cmpop, left: Any, right: Any) -> Any:
 
 def _same_dtype(left: Any, right: Any) -> bool:
     try:
-        return bool(_dtype(left) == _dtype(right)) if isinstance(left, (np.dtype, str)) and \
+        return same(_dtype(left), _dtype(right)) if isinstance(left, (np.dtype, str)) and \
             isinstance(right, (np.dtype, str)) else False
     except TypeError:  # a string that names no dtype
         return False

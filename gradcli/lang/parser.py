@@ -38,7 +38,7 @@ _BLOCKS_TOO_DEEP = f"blocks nested too deeply (over {MAX_DEPTH} levels)"
 _SPLIT_IT = "split it into steps with intermediate variables (t = a + b, then u = t * c)"
 _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gradcli ops`"
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
-                            "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "torch.autograd.function",
+                            "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "numpy.matlib", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
                             "torch.backends.cudnn", "torch.backends.cuda", "torch.version",
@@ -55,7 +55,11 @@ _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
 _MODULE_PATHS = frozenset({"torch.nn.modules", "torch.nn.parameter", "torch.nn.parallel", "torch.utils.data.dataset",
                            "torch.utils.data.dataloader"} | {f"torch.nn.modules.{f}" for f in module_paths.NN_MODULE_FILES})
 """Where PyTorch defines its classes (`from torch.nn.modules.linear import Linear`): lang/module_paths.py."""
-_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | stdlib.NAMES
+DISTRIBUTED_MODULES = frozenset({"torch.distributed", "torch.multiprocessing", "torch.utils.data.distributed"} | {
+    f"torch.distributed.{name}" for name in ("rpc", "fsdp", "tensor", "autograd", "optim", "checkpoint", "nn",
+                                             "algorithms", "device_mesh", "pipelining")})
+"""torch.distributed's modules (lang/distributed_names.py makes them; the refused ones say why at their use)."""
+_IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | DISTRIBUTED_MODULES | stdlib.NAMES
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",

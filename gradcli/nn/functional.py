@@ -513,10 +513,9 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
 
 NAMES = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softsign", "hardtanh", "hardsigmoid",
          "hardswish", "logsigmoid", "softmin", "softplus", "normalize", "cosine_similarity", "pairwise_distance",
-         "linear", "one_hot", "pad", "layer_norm", "dropout", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-         "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-         "cosine_embedding_loss")
-"""The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`)."""
+         "linear", "one_hot", "pad", "layer_norm", "dropout")
+"""The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`); its losses are
+declared in `nn/losses.py`."""
 
 # The primitive behind each function, for `gradcli ops` (the top node for a composition).
 OPS: dict[str, O.Op] = {
@@ -524,8 +523,5 @@ OPS: dict[str, O.Op] = {
     "celu": O.ELU, "gelu": O.GELU, "silu": O.SILU, "mish": O.MISH, "softsign": O.DIV, "hardsigmoid": O.HARDSIGMOID,
     "hardswish": O.HARDSWISH, "logsigmoid": O.LOGSIGMOID, "softmin": O.SOFTMAX, "softplus": O.SOFTPLUS,
     "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM, "linear": O.ADDMM, "pad": O.CONSTANT_PAD,
-    "layer_norm": O.LAYER_NORM, "dropout": O.MUL, "mse_loss": O.MSE_LOSS, "l1_loss": O.MEAN,
-    "smooth_l1_loss": O.SMOOTH_L1_LOSS, "huber_loss": O.HUBER_LOSS, "cross_entropy": O.NLL_LOSS,
-    "nll_loss": O.NLL_LOSS, "binary_cross_entropy": O.BINARY_CROSS_ENTROPY,
-    "binary_cross_entropy_with_logits": O.BCE_WITH_LOGITS, "kl_div": O.MEAN, "cosine_embedding_loss": O.MEAN,
+    "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
 }

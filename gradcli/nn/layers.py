@@ -600,14 +600,10 @@ class ParameterDict(_Named):
         return _parameter_lines(self._parameters.items(), typename=True)
 
 
-CosineEmbeddingLoss = _module("CosineEmbeddingLoss", NF.cosine_embedding_loss, {"margin": 0.0, "reduction": "mean"},
-                              ("margin",))
-
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     Conv1d, Conv2d, LazyConv1d, LazyConv2d, LazyLinear, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, AvgPool2d,
     AdaptiveAvgPool2d, AdaptiveAvgPool1d, AdaptiveMaxPool2d, BatchNorm1d, BatchNorm2d, Dropout2d, Embedding, Unflatten, ModuleList, ModuleDict,
-    ParameterList, ParameterDict,
-    CosineEmbeddingLoss)}
+    ParameterList, ParameterDict)}
 """The module classes of this file, by their `torch.nn` name."""
 
 MEMBERS: dict[type, frozenset] = {

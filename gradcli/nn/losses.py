@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import ops as O
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.nn import functional as NF
@@ -199,30 +201,56 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
     return _reduced(loss, reduction, fn)
 
 
-_LEGACY = {name: accepting_legacy(getattr(NF, name)) for name in (
-    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss")}
-FUNCTIONS: dict[str, Callable[..., Tensor]] = {**_LEGACY, **{fn.__name__: accepting_legacy(fn) for fn in (
-    margin_ranking_loss, triplet_margin_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
-    multi_margin_loss, poisson_nll_loss)}, "triplet_margin_with_distance_loss": triplet_margin_with_distance_loss,
-    "gaussian_nll_loss": gaussian_nll_loss}
-"""The functions of `torch.nn.functional` this file adds, and the losses that also take size_average/reduce."""
+@dataclass(frozen=True)
+class Loss:
+    """A loss declared once: its function (`F.<name>`), its module class `nn.<module>` and the primitive `gradcli ops`
+    shows for it. The module takes `options` (with their defaults), `reduction='mean'` and the options PyTorch
+    lists after it (`later`), the `positional` ones also by position; the function and the module take PyTorch's deprecated `size_average=` and `reduce=` too,
+    unless not `legacy` (the losses added after PyTorch deprecated them)."""
 
-_MEAN = {"reduction": "mean"}
-LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
-    _module("MarginRankingLoss", margin_ranking_loss, {"margin": 0.0, **_MEAN}, ("margin",)),
-    _module("TripletMarginLoss", triplet_margin_loss, {"margin": 1.0, "p": 2.0, "eps": 1e-06, "swap": False, **_MEAN},
-            ("margin", "p", "eps", "swap")),
-    _module("TripletMarginWithDistanceLoss", triplet_margin_with_distance_loss,
-            {"distance_function": None, "margin": 1.0, "swap": False, **_MEAN}),
-    _module("HingeEmbeddingLoss", hinge_embedding_loss, {"margin": 1.0, **_MEAN}, ("margin",)),
-    _module("SoftMarginLoss", soft_margin_loss, dict(_MEAN)),
-    _module("MultiLabelSoftMarginLoss", multilabel_soft_margin_loss, {"weight": None, **_MEAN}, ("weight",)),
-    _module("MultiMarginLoss", multi_margin_loss, {"p": 1, "margin": 1.0, "weight": None, **_MEAN},
-            ("p", "margin", "weight")),
-    _module("PoissonNLLLoss", poisson_nll_loss, {"log_input": True, "full": False, "eps": 1e-08, **_MEAN},
-            ("log_input", "full")),
-    _module("GaussianNLLLoss", gaussian_nll_loss, {"full": False, "eps": 1e-06, **_MEAN}),
-)}
-"""The loss modules of this file, by their `torch.nn` name."""
+    function: Callable[..., Tensor]
+    module: str
+    options: dict[str, Any] = field(default_factory=dict)
+    positional: tuple[str, ...] = ()
+    op: O.Op | None = None
+    legacy: bool = True
+    later: dict[str, Any] = field(default_factory=dict)
+
+
+LOSSES: tuple[Loss, ...] = (
+    Loss(NF.mse_loss, "MSELoss", op=O.MSE_LOSS),
+    Loss(NF.l1_loss, "L1Loss", op=O.MEAN),
+    Loss(NF.smooth_l1_loss, "SmoothL1Loss", op=O.SMOOTH_L1_LOSS, later={"beta": 1.0}),
+    Loss(NF.huber_loss, "HuberLoss", op=O.HUBER_LOSS, later={"delta": 1.0}),
+    Loss(NF.cross_entropy, "CrossEntropyLoss", {"weight": None, "ignore_index": -100}, ("weight",), O.NLL_LOSS,
+         later={"label_smoothing": 0.0}),
+    Loss(NF.nll_loss, "NLLLoss", {"weight": None, "ignore_index": -100}, ("weight",), O.NLL_LOSS),
+    Loss(NF.binary_cross_entropy, "BCELoss", {"weight": None}, ("weight",), O.BINARY_CROSS_ENTROPY),
+    Loss(NF.binary_cross_entropy_with_logits, "BCEWithLogitsLoss", {"weight": None}, ("weight",), O.BCE_WITH_LOGITS,
+         later={"pos_weight": None}),
+    Loss(NF.kl_div, "KLDivLoss", op=O.MEAN, later={"log_target": False}),
+    Loss(NF.cosine_embedding_loss, "CosineEmbeddingLoss", {"margin": 0.0}, ("margin",), O.MEAN),
+    Loss(margin_ranking_loss, "MarginRankingLoss", {"margin": 0.0}, ("margin",)),
+    Loss(triplet_margin_loss, "TripletMarginLoss", {"margin": 1.0, "p": 2.0, "eps": 1e-06, "swap": False},
+         ("margin", "p", "eps", "swap")),
+    Loss(triplet_margin_with_distance_loss, "TripletMarginWithDistanceLoss",
+         {"distance_function": None, "margin": 1.0, "swap": False}, legacy=False),
+    Loss(hinge_embedding_loss, "HingeEmbeddingLoss", {"margin": 1.0}, ("margin",)),
+    Loss(soft_margin_loss, "SoftMarginLoss"),
+    Loss(multilabel_soft_margin_loss, "MultiLabelSoftMarginLoss", {"weight": None}, ("weight",)),
+    Loss(multi_margin_loss, "MultiMarginLoss", {"p": 1, "margin": 1.0, "weight": None}, ("p", "margin", "weight")),
+    Loss(poisson_nll_loss, "PoissonNLLLoss", {"log_input": True, "full": False, "eps": 1e-08}, ("log_input", "full")),
+    Loss(gaussian_nll_loss, "GaussianNLLLoss", {"full": False, "eps": 1e-06}, legacy=False),
+)
+"""Every loss, declared once: `F.X`, `nn.XLoss`, the language's tables and `gradcli ops` are derived from these."""
+
+FUNCTIONS: dict[str, Callable[..., Tensor]] = {
+    loss.function.__name__: accepting_legacy(loss.function) if loss.legacy else loss.function for loss in LOSSES}
+"""`F.X` of every loss (with size_average/reduce where PyTorch still takes them)."""
+LAYERS: dict[str, type] = {loss.module: _module(loss.module, loss.function,
+                                                {**loss.options, "reduction": "mean", **loss.later}, loss.positional)
+                           for loss in LOSSES}
+"""The loss modules, by their `torch.nn` name."""
+OPS: dict[str, O.Op] = {loss.function.__name__: loss.op for loss in LOSSES if loss.op}
+"""The primitive behind each loss, for `gradcli ops` (the top node for a composition)."""
 MEMBERS: dict[type, frozenset] = {}

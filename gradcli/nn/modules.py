@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import narrow
 from gradcli.nn import init as I
 from gradcli.nn import functional as NF
 from gradcli.engine.hooks import RemovableHandle
@@ -325,9 +326,9 @@ class Module:
             for table in ("_parameters", "_buffers"):
                 for value in m.__dict__[table].values():
                     if value is not None and value.dtype.kind == "f":
-                        value._data = value._data.astype(dtype)
+                        value._data = narrow.astype(value._data, dtype)
                         if value.grad is not None:
-                            value.grad._data = value.grad._data.astype(dtype)
+                            value.grad._data = narrow.astype(value.grad._data, dtype)
         return self
 
     def double(self) -> "Module":
@@ -335,6 +336,12 @@ class Module:
 
     def float(self) -> "Module":
         return self._cast(np.float32)
+
+    def half(self) -> "Module":
+        return self._cast(np.float16)
+
+    def bfloat16(self) -> "Module":
+        return self._cast(narrow.BFLOAT16)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """`model.to(device)`, `model.to(torch.float64)`: the CPU is the only device; a dtype casts."""
@@ -381,7 +388,7 @@ class IncompatibleKeys:
         return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
 
-_DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half"})
+_DTYPES = frozenset({"float32", "float64", "float", "double", "float16", "half", "bfloat16"})
 
 
 def registered(module: Module, name: str) -> bool:
@@ -681,22 +688,8 @@ Hardsigmoid = _module("Hardsigmoid", NF.hardsigmoid, {})
 Hardswish = _module("Hardswish", NF.hardswish, {})
 LogSigmoid = _module("LogSigmoid", NF.logsigmoid, {})
 
-MSELoss = _module("MSELoss", NF.mse_loss, {"reduction": "mean"})
-L1Loss = _module("L1Loss", NF.l1_loss, {"reduction": "mean"})
-SmoothL1Loss = _module("SmoothL1Loss", NF.smooth_l1_loss, {"reduction": "mean", "beta": 1.0})
-HuberLoss = _module("HuberLoss", NF.huber_loss, {"reduction": "mean", "delta": 1.0})
-CrossEntropyLoss = _module("CrossEntropyLoss", NF.cross_entropy, {"weight": None, "ignore_index": -100,
-                                                                  "reduction": "mean", "label_smoothing": 0.0},
-                           ("weight",))
-NLLLoss = _module("NLLLoss", NF.nll_loss, {"weight": None, "ignore_index": -100, "reduction": "mean"}, ("weight",))
-BCELoss = _module("BCELoss", NF.binary_cross_entropy, {"weight": None, "reduction": "mean"}, ("weight",))
-BCEWithLogitsLoss = _module("BCEWithLogitsLoss", NF.binary_cross_entropy_with_logits,
-                            {"weight": None, "reduction": "mean", "pos_weight": None}, ("weight",))
-KLDivLoss = _module("KLDivLoss", NF.kl_div, {"reduction": "mean", "log_target": False})
-
 MODULES: dict[str, type] = {cls.__name__: cls for cls in (
     Linear, Sequential, Flatten, Identity, LayerNorm, Dropout, ReLU, ReLU6, Sigmoid, Tanh, Softmax, LogSoftmax,
     Softmin, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Softplus, Softsign, Hardtanh, Hardsigmoid, Hardswish,
-    LogSigmoid, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
-    KLDivLoss)}
-"""Every module class a program can make, by its `torch.nn` name."""
+    LogSigmoid)}
+"""The module classes of this file, by their `torch.nn` name (the losses are declared in `nn/losses.py`)."""

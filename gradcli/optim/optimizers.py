@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine import narrow
 from gradcli.engine.functions import _type_name, number_arg
 from gradcli.engine.inplace import assign
 from gradcli.engine.tensor import Tensor
@@ -163,7 +164,7 @@ class Optimizer:
 
 def _scalar(value: float, dtype: np.dtype) -> Any:
     """A Python number in a tensor op: PyTorch computes with it in the tensor's dtype."""
-    return np.asarray(value, dtype=dtype)
+    return narrow.astype(np.asarray(value, dtype=np.float64), dtype)  # bfloat16 too: rounded to it
 
 
 class SGD(Optimizer):
@@ -234,15 +235,15 @@ class Adam(Optimizer):
             else:
                 grad = grad + param * _scalar(wd, dt)
         exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = state["exp_avg_sq"] = state["exp_avg_sq"] * _scalar(beta2, dt) \
-            + grad * grad * _scalar(1 - beta2, dt)
+        exp_avg_sq = state["exp_avg_sq"] = narrow.fused(  # mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            lambda s, g, v: s + g * g * v, state["exp_avg_sq"] * _scalar(beta2, dt), grad, _scalar(1 - beta2, dt))
         step = state["step"]
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         if o["amsgrad"]:
             exp_avg_sq = state["max_exp_avg_sq"] = np.maximum(state["max_exp_avg_sq"], exp_avg_sq)
         denom = np.sqrt(exp_avg_sq) / _scalar(bias_correction2_sqrt, dt) + _scalar(eps, dt)
-        return param + exp_avg / denom * _scalar(-step_size, dt)
+        return narrow.fused(lambda p, a, d, v: p + a / d * v, param, exp_avg, denom, _scalar(-step_size, dt))
 
 
 class AdamW(Adam):
@@ -260,8 +261,8 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
     """PyTorch's lerp: from the nearer end, so weight 1 lands exactly on `end`."""
     w = _scalar(weight, start.dtype)
     if weight < 0.5:
-        return start + w * (end - start)
-    return end - (end - start) * _scalar(1 - weight, start.dtype)
+        return narrow.fused(lambda s, e, w: s + w * (e - s), start, end, w)  # one kernel, one rounding
+    return narrow.fused(lambda s, e, w: e - (e - s) * w, start, end, _scalar(1 - weight, start.dtype))
 
 
 OPTIMIZERS: dict[str, type] = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}

@@ -20,6 +20,7 @@ from gradcli.engine.tensor_str import PrintOptions
 from gradcli.engine.backward import Trace, run_backward
 from gradcli.engine.budget import DEFAULT_MAX_MEMORY
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
+from gradcli.distributed import process_group
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.operators import type_name
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -65,6 +66,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
     printing, detecting = PrintOptions.saved(), (AnomalyMode.enabled, AnomalyMode.check_nan)
     switches = cuda.saved()
+    world = process_group.fresh()
     AnomalyMode.enabled, AnomalyMode.check_nan = False, True  # a program starts without anomaly detection
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
@@ -83,6 +85,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
         Observe.refresh()
         PrintOptions.restore(printing)
         cuda.restore(switches)
+        process_group.restore(world)
 
 
 @dataclass

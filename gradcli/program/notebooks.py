@@ -48,23 +48,31 @@ class Notebook:
     notes: list[tuple[int, str]] = field(default_factory=list)
     """(program line, text): one per skipped magic or shell line."""
 
-    def displayed(self, tree: ast.Module) -> set[int]:
-        """The program lines of each cell's last statement when it is a bare expression, as Jupyter shows it."""
-        shown: set[int] = set()
-        lasts: dict[int, ast.stmt] = {}  # cell position -> its last statement, in one pass over both
+    def last_statements(self, tree: ast.Module) -> dict[int, ast.stmt]:
+        """Each cell's last top-level statement, by cell position: where Jupyter shows a value and draws figures."""
+        lasts: dict[int, ast.stmt] = {}
         at = 0
         for statement in tree.body:
             while at < len(self.cells) and statement.lineno >= self.cells[at].first + len(self.cells[at].lines):
                 at += 1
             if at < len(self.cells) and statement.lineno >= self.cells[at].first:
                 lasts[at] = statement
-        for at, end in lasts.items():
+        return lasts
+
+    def displayed(self, tree: ast.Module) -> set[int]:
+        """The program lines of each cell's last statement when it is a bare expression, as Jupyter shows it."""
+        shown: set[int] = set()
+        for at, end in self.last_statements(tree).items():
             cell = self.cells[at]
             if isinstance(end, ast.Expr):
                 text = cell.lines[end.end_lineno - cell.first] if end.end_lineno is not None else ""
                 if not text[end.end_col_offset or 0:].split("#")[0].strip().startswith(";"):
                     shown.add(end.lineno)
         return shown
+
+    def cell_ends(self, tree: ast.Module) -> set[int]:
+        """The program lines of each cell's last statement: after it, the inline backend draws the cell's figures."""
+        return {statement.lineno for statement in self.last_statements(tree).values()}
 
     def cell_of(self, line: int) -> Cell | None:
         for cell in self.cells:

@@ -76,8 +76,9 @@ class Checker(Protocol):
         """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
-                 of: str, progress: Any = None) -> Verdict:
-        """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf)."""
+                 of: str, progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
+        """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf; `jvps`, the program's
+        Functions whose own jvp it came through)."""
 
     def unchecked(self, line: int, what: str, of: str) -> Verdict:
         """A call no witness can judge, counted as such."""
@@ -352,13 +353,12 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                 tree = parse_program(source, str(path))
                 interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
                                           timeout=settings.timeout,
-                                          displayed=notebook.displayed(tree) if notebook is not None else None)
+                                          displayed=notebook.displayed(tree) if notebook is not None else None,
+                                          cell_ends=notebook.cell_ends(tree) if notebook is not None else None)
                 session.env = interpreter.env
                 session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
                 with _figures_to(session):
                     interpreter.run(tree)
-                    if notebook is not None:
-                        session.unshown_figures()
         except GradcliError as exc:
             exc.filename = label or exc.filename or str(path)
             result.error, result.status = exc, "error"
@@ -424,7 +424,8 @@ class _Session:
 
     def hooks(self) -> Hooks:
         return Hooks(on_print=self._print, on_display=self._display, on_backward=self._backward,
-                     on_gradient=self._gradient if self.checker is not None else None)
+                     on_gradient=self._gradient if self.checker is not None else None,
+                     on_cell_end=self._unshown_figures)
 
     def _emit(self, event: Event) -> None:
         self.result.events.append(event)
@@ -438,8 +439,8 @@ class _Session:
     def figure(self, shown: Any) -> None:
         self._emit(Figure(shown.figure, shown.name, shown.line))
 
-    def unshown_figures(self) -> None:
-        """A notebook's figures that no `show()` drew are drawn after its cells, as Jupyter's inline backend does."""
+    def _unshown_figures(self) -> None:
+        """A notebook cell's figures that no `show()` drew are drawn after the cell, as Jupyter's inline backend does."""
         from gradcli.lang import stdlib
         if stdlib.loaded("matplotlib.pyplot") or stdlib.loaded("matplotlib"):
             from gradcli.lang.stdlib.pyplot_module import pending
@@ -578,15 +579,16 @@ class _Session:
 
     def _directional(self, level: Any, t: Tensor, tangent: Tensor, line: int, subject: str, what: str) -> None:
         """A tangent judged as d(shadow of t)/ds at s = 0: SymPy's directional derivative along the seeds."""
-        from gradcli.engine.forward_ad import shadow_of
+        from gradcli.engine.forward_ad import LEVELS, shadow_of
         followed = shadow_of(t, level)
-        if followed is None:  # through a custom Function's jvp: nothing to replay it by
+        if followed is None:  # through a Function's jvp whose forward read values out of the graph: no replay
             self._unchecked(line, what, subject)
             return
         shadow, s = followed
+        jvps = tuple((level or LEVELS[-1]).customs)
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.jacobian(
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
-            progress=progress))
+            progress=progress, jvps=jvps))
 
     def _unchecked(self, line: int, what: str, subject: str) -> None:
         """A call no witness covers: counted at its site, and its first call shown as `check (not checked)`."""

@@ -1,7 +1,8 @@
 """`run --check` on tutorial-sized training loops (issue 34's target: each within 20 s on the shared machine).
 
-A script, not a test: for the two-layer net as an nn.Module (`two_layer_module.py`, 500 iterations, float32) and an
-MNIST-style CNN with StepLR (`mnist_cnn_steplr.py`), it prints the wall and CPU time with and without `--check`,
+A script, not a test: for the two-layer net as an nn.Module (`two_layer_module.py`, 500 iterations, float32), an
+MNIST-style CNN with StepLR (`mnist_cnn_steplr.py`), an LSTM then GRU (`lstm_gru_loop.py`, 200 iterations) and a
+two-layer transformer encoder (`transformer_loop.py`, 200 iterations), it prints the wall and CPU time with and without `--check`,
 their ratio, the exit codes and the load average (other processes share the machine: CPU time is what a busy
 machine does not inflate). Run `python tests/bench/bench_tutorial_loops.py`.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 from bench_two_layer_net import timed
 
 HERE = Path(__file__).resolve().parent
-LOOPS = ("two_layer_module.py", "mnist_cnn_steplr.py")
+LOOPS = ("two_layer_module.py", "mnist_cnn_steplr.py", "lstm_gru_loop.py", "transformer_loop.py")
 
 
 def main() -> None:

@@ -11,11 +11,13 @@ import inspect
 from typing import Any, Callable, NamedTuple
 
 from gradcli.engine import ops as O
-from gradcli.engine.ops.op import REQUIRED, Arg, Signature
-from gradcli.engine.tensor import Tensor, _elementwise, apply
+from gradcli.engine.ops.op import REQUIRED, Arg, Composite, Signature
+import numpy as np
+
+from gradcli.engine.tensor import Tensor, _elementwise, _wrap, apply
 from gradcli.engine.functions.arguments import _TORCH_NAMES, _dim, _dims, number_arg, _tensor_arg
 from gradcli.engine.functions.shape import reshape, to_dtype
-from gradcli.errors import ValueDomainError
+from gradcli.errors import ArgumentError, ValueDomainError
 
 
 def _dims_of(value: Any, x: Tensor, fn: str) -> Any:
@@ -27,9 +29,20 @@ def _count(value: Any, x: Tensor, fn: str, name: str) -> Any:
     return None if value is None else number_arg(value, fn, name, integer=True)
 
 
+def _implicit_dim(value: Any, x: Tensor, fn: str) -> int:
+    """softmax's dim: left out only where there is one way to read it (a tensor of at most one dimension)."""
+    if value is None:
+        if x.ndim > 1:
+            raise ArgumentError(f"{fn}(): dim must be given for a tensor of {x.ndim} dimensions",
+                                hint=f"e.g. {fn}(x, dim=1) to normalise each row")
+        return 0
+    return _dim(value, x.ndim)
+
+
 _READERS: dict[str, Callable[[Any, Tensor, str, str], Any]] = {
     "dims": lambda value, x, fn, name: _dims_of(value, x, fn),
     "dim": lambda value, x, fn, name: _dim(value, x.ndim),
+    "implicit_dim": lambda value, x, fn, name: _implicit_dim(value, x, fn),
     "flag": lambda value, x, fn, name: bool(value),
     "count": _count,
     "any": lambda value, x, fn, name: value,
@@ -94,11 +107,49 @@ def _reduction(plan: _Plan, values: dict[str, Any]) -> Tensor:
 
 def _scan(plan: _Plan, values: dict[str, Any]) -> Tensor:
     """Along one dim; a 0-d input is scanned as one element, as in PyTorch."""
-    x = _tensor_arg(values["input"], plan.fn)
-    if x.ndim == 0:
-        return reshape(apply(plan.op, reshape(x, 1), dim=0), ())
     x, params = _one_input(plan, values)
+    if x.ndim == 0:
+        return reshape(apply(plan.op, reshape(x, 1), **params), ())
     return apply(plan.op, x, **params)
+
+
+class MaxMin(NamedTuple):
+    """What PyTorch's `max(dim)` returns: the values and where they are."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _extremum(plan: _Plan, values: dict[str, Any]) -> Tensor | MaxMin:
+    """PyTorch's three overloads of max and min: of every element (node X1), along `dim` with where it is
+    (values, indices; node X0), and of two tensors elementwise (`max(x, y)` is `maximum(x, y)`)."""
+    fn, op, dim = plan.fn, plan.op, values["dim"]
+    if isinstance(dim, Tensor):
+        return plan.kernels[0](values["input"], dim)
+    x = _tensor_arg(values["input"], fn)
+    if x.numel() == 0:
+        raise ValueDomainError(f"{fn}(): expected a non-empty tensor",
+                               hint="an empty tensor has no largest or smallest element")
+    if dim is None:
+        return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
+    d, keepdim = _dim(dim, x.ndim), bool(values["keepdim"])
+    return MaxMin(apply(op, x, dim=(d,), keepdim=keepdim, name=op.node), arg_along(plan.sig.indices, x, d, keepdim))
+
+
+def arg_along(arg: Any, x: Tensor, d: int | None, keepdim: bool) -> Tensor:
+    """Indices (int64, outside the graph) along d, or of the flattened tensor (d None), first on ties. Inside
+    vmap they are taken on every example at once, past the examples' leading dims."""
+    from gradcli.engine.batched import levels_of, physical, rewrap
+    levels = levels_of(x)
+    lead, data = len(levels), physical(x)._data
+    if d is None:
+        idx = arg(data.reshape(data.shape[:lead] + (-1,)), axis=lead)
+        shape = data.shape[:lead] + ((1,) * x.ndim if keepdim else ())
+    else:
+        data = data.reshape(data.shape[:lead] + (1,)) if x.ndim == 0 else data
+        idx = arg(data, axis=d + lead)
+        shape = data.shape[:lead + d] + ((1,) if keepdim and x.ndim else ()) + data.shape[lead + d + 1:]
+    return rewrap(_wrap(np.asarray(idx, dtype=np.int64).reshape(shape)), levels)
 
 
 def _binary(plan: _Plan, values: dict[str, Any]) -> Tensor:
@@ -119,8 +170,8 @@ def two_operands(a: Any, b: Any, fn: str) -> tuple[Any, Any]:
     return a, b
 
 
-_FORMS: dict[str, Callable[[_Plan, dict[str, Any]], Tensor]] = {
-    "reduction": _reduction, "scan": _scan, "binary": _binary}
+_FORMS: dict[str, Callable[[_Plan, dict[str, Any]], Any]] = {
+    "reduction": _reduction, "scan": _scan, "binary": _binary, "extremum": _extremum}
 """How the read arguments reach the op, by the declaration's `form`."""
 
 
@@ -162,7 +213,8 @@ def _binder(args: tuple[Arg, ...]) -> Callable[[tuple, dict], dict[str, Any]]:
 def declared_function(op: O.Op) -> Callable[..., Any]:
     """`torch.X` for an op whose names carry a `Signature` with a form (not `written`)."""
     sig = op.names.signature
-    kernels = (_elementwise(op), _elementwise(op, sig.scalar_node)) if sig.form == "binary" else ()
+    kernels = (_elementwise(op), _elementwise(op, sig.scalar_node)) if sig.form == "binary" else \
+        (declared_function(sig.pair),) if sig.pair else ()
     plan = _Plan(op, sig, op.name, tuple((a.name, _READERS[a.kind]) for a in sig.args[1:] if a.kind in _READERS),
                  tuple(_CHECKS[c] for c in sig.checks), kernels)
     form, bind = _FORMS[sig.form], _binder(sig.args)
@@ -183,3 +235,38 @@ def declared(ops: tuple[O.Op, ...]) -> dict[str, Callable[..., Any]]:
             made.update({name: function for name in op.names.functions or (op.name,)})
     return made
 
+
+
+def composite_method(composite: Composite) -> Callable[..., Any]:
+    """`Tensor.X` of a declared composite: the function itself where PyTorch's method takes the same arguments;
+    else the function with the tensor put in its place (`input_at`), the arguments after it packed into the
+    function's one sequence (`packs`), and the method's keywords given the function's names (`renamed`). Its
+    `__signature__` is the method's, which a wrong call is told (`x.where(condition, other)`)."""
+    if composite.method is not None:
+        return composite.method
+    function, at, renamed = composite.function, composite.input_at, dict(composite.renamed)
+    if not (at or composite.packs or renamed):
+        return function
+    params = list(inspect.signature(function).parameters.values())
+    input_name = params[at].name
+    tensor = params.pop(at).replace(name="self")
+    if composite.packs:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return function(self, *((args[0] if len(args) == 1 else args,) if args or not kwargs else ()), **kwargs)
+        params = [params[0].replace(kind=inspect.Parameter.VAR_POSITIONAL, default=inspect.Parameter.empty)]
+    else:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            for mine, theirs in renamed.items():
+                if theirs in kwargs:  # the function's name for it is not the method's
+                    raise TypeError(f"got an unexpected keyword argument '{theirs}'")
+                if mine in kwargs:
+                    kwargs[theirs] = kwargs.pop(mine)
+            if len(args) < at:  # the arguments before the tensor come by keyword (`x.polygamma(n=1)`)
+                return function(*args, **{input_name: self}, **kwargs)
+            return function(*args[:at], self, *args[at:], **kwargs)
+        given = {theirs: mine for mine, theirs in renamed.items()}
+        params = [p.replace(name=given.get(p.name, p.name)) for p in params]
+    method.__name__ = method.__qualname__ = composite.methods[0]
+    method.__doc__ = function.__doc__
+    method.__signature__ = inspect.Signature([tensor, *params])  # type: ignore[attr-defined]
+    return method

@@ -76,12 +76,12 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 
 
-def where(condition: Any, a: Any, b: Any) -> Tensor:
-    """Select from `a` where `condition`, else `b`; the condition is never differentiated."""
+def where(condition: Any, input: Any, other: Any) -> Tensor:
+    """Select from `input` where `condition`, else `other`; the condition is never differentiated."""
     cond = as_tensor(condition)._data
     if cond.dtype != bool:
         cond = cond.astype(bool)
-    a, b = as_operand(a, O.WHERE), as_operand(b, O.WHERE)
+    a, b = as_operand(input, O.WHERE), as_operand(other, O.WHERE)
     shape = cond.shape
     for x in (a, b):
         if isinstance(x, Tensor):
@@ -139,11 +139,11 @@ def square(x: Any) -> Tensor:
     return POW(_tensor_arg(x, "square"), 2)
 
 
-def polygamma(n: int, x: Any) -> Tensor:
+def polygamma(n: int, input: Any) -> Tensor:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
         raise ArgumentError(f"polygamma(n, x) does not support negative n (got {n!r})",
                             hint="n is the order of the derivative of digamma: 0, 1, 2, ...")
-    x = _tensor_arg(x, "polygamma")
+    x = _tensor_arg(input, "polygamma")
     if n == 0:
         return digamma(x)
     return apply(O.POLYGAMMA, x, n=int(n))
@@ -205,14 +205,16 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:
 
 
 COMPOSITES: tuple[Composite, ...] = (
-    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP),
-    Composite(square, ("square",), ("square",), O.POW),
-    Composite(logit, ("logit",), ("logit",), O.LOGIT),
-    Composite(round, ("round",), ("round",), O.ROUND),
-    Composite(lerp, ("lerp",), ("lerp",), O.LERP),
-    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL),
-    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV),
+    Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP, in_place=True),
+    Composite(square, ("square",), ("square",), O.POW, in_place=True),
+    Composite(logit, ("logit",), ("logit",), O.LOGIT, in_place=True),
+    Composite(round, ("round",), ("round",), O.ROUND, in_place=True),
+    Composite(lerp, ("lerp",), ("lerp",), O.LERP, in_place=True),
+    Composite(addcmul, ("addcmul",), ("addcmul",), O.ADDCMUL, in_place=True),
+    Composite(addcdiv, ("addcdiv",), ("addcdiv",), O.ADDCDIV, in_place=True),
     Composite(dist, ("dist",), ("dist",), O.NORM),
+    Composite(where, ("where",), ("where",), O.WHERE, input_at=1),
+    Composite(polygamma, ("polygamma",), ("polygamma",), O.POLYGAMMA, input_at=1),
 )
 """The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
 primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,

@@ -290,6 +290,10 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(inverse, ("inverse",), ("inverse",), O.INVERSE),
     Composite(matrix_power, ("matrix_power",), ("matrix_power",), O.MATMUL),
     Composite(cholesky, ("cholesky",), ("cholesky",), O.CHOLESKY),
+    Composite(mm, ("mm",), ("mm",), O.MATMUL),
+    Composite(dot, ("dot",), ("dot",), O.MATMUL),
+    Composite(outer, ("outer",), ("outer",), O.MUL),
+    Composite(tensordot, ("tensordot",), (), O.MATMUL),
 )
 """The torch.X of this family that are also Tensor.X with the same arguments, declared with their names and the
 primitive they record: Tensor.X and the language's tables are derived from these (`engine/tensor.py`,

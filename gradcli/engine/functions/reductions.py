@@ -2,7 +2,7 @@
 argmax, sort, topk, kthvalue, median, cumsum/cumprod."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -10,62 +10,18 @@ from gradcli.engine import budget, costs
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine.ties import note_order
-from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
+from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
 from gradcli.engine.functions.arguments import _dim, _dims, size, _tensor_arg
-from gradcli.engine.functions.elementwise import abs, maximum, minimum
-from gradcli.engine.functions.shape import reshape, _same
-from gradcli.engine.functions.declared import declared, _nonempty_input as _nonempty
+from gradcli.engine.functions.elementwise import abs
+from gradcli.engine.functions.shape import _same
+from gradcli.engine.functions.declared import MaxMin, arg_along as _arg_along, declared, _nonempty_input as _nonempty
 
 
 # -- reductions --------------------------------------------------------------------------
 globals().update(declared(O.reductions.OPS))
-"""sum, mean, prod, var, std, logsumexp, amax, amin, cumsum and cumprod, from their declarations."""
-
-
-class MaxMin(NamedTuple):
-    """What PyTorch's `max(dim)` returns: the values and where they are."""
-
-    values: Tensor
-    indices: Tensor
-
-
-def _extremum(op: O.Op, x: Any, dim: Any, keepdim: bool, fn: str) -> Tensor | MaxMin:
-    x = _tensor_arg(x, fn)
-    if isinstance(dim, Tensor):
-        return maximum(x, dim) if op is O.MAX else minimum(x, dim)
-    if x.numel() == 0:
-        raise ValueDomainError(f"{fn}(): expected a non-empty tensor",
-                               hint="an empty tensor has no largest or smallest element")
-    if dim is None:
-        return apply(op, x, dim=None, keepdim=False, name=op.node[:-1] + "1")
-    d = _dim(dim, x.ndim)
-    values = apply(op, x, dim=(d,), keepdim=bool(keepdim), name=op.node)
-    return MaxMin(values, _arg_along(np.argmax if op is O.MAX else np.argmin, x, d, keepdim))
-
-
-def _arg_along(arg: Any, x: Tensor, d: int | None, keepdim: bool) -> Tensor:
-    """Indices (int64, outside the graph) along d, or of the flattened tensor (d None), first on ties. Inside
-    vmap they are taken on every example at once, past the examples' leading dims."""
-    from gradcli.engine.batched import levels_of, physical, rewrap
-    levels = levels_of(x)
-    lead, data = len(levels), physical(x)._data
-    if d is None:
-        idx = arg(data.reshape(data.shape[:lead] + (-1,)), axis=lead)
-        shape = data.shape[:lead] + ((1,) * x.ndim if keepdim else ())
-    else:
-        data = data.reshape(data.shape[:lead] + (1,)) if x.ndim == 0 else data
-        idx = arg(data, axis=d + lead)
-        shape = data.shape[:lead + d] + ((1,) if keepdim and x.ndim else ()) + data.shape[lead + d + 1:]
-    return rewrap(_wrap(np.asarray(idx, dtype=np.int64).reshape(shape)), levels)
-
-
-def max(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
-    return _extremum(O.MAX, x, dim, keepdim, "max")
-
-
-def min(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor | MaxMin:
-    return _extremum(O.MIN, x, dim, keepdim, "min")
+"""sum, mean, prod, var, std, logsumexp, amax, amin, max, min, softmax, log_softmax, cumsum and cumprod, from their
+declarations."""
 
 
 def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -114,31 +70,6 @@ def linalg_norm(x: Any, ord: Any = None, dim: Any = None, keepdim: bool = False)
     if matrix:
         return matrix_norm(x, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim)
     return norm(x, 2 if ord is None else ord, dim, keepdim)
-
-
-def softmax(x: Any, dim: Any = None) -> Tensor:
-    return _normalised(O.SOFTMAX, _tensor_arg(x, "softmax"), dim)
-
-
-def log_softmax(x: Any, dim: Any = None) -> Tensor:
-    return _normalised(O.LOG_SOFTMAX, _tensor_arg(x, "log_softmax"), dim)
-
-
-def _normalised(op: O.Op, x: Tensor, dim: Any) -> Tensor:
-    """A 0-d input is a one-element distribution, as in PyTorch (softmax 1, log_softmax 0)."""
-    d = _softmax_dim(x, dim, op.name)
-    if x.ndim == 0:
-        return reshape(apply(op, reshape(x, 1), dim=0), ())
-    return apply(op, x, dim=d)
-
-
-def _softmax_dim(x: Tensor, dim: Any, fn: str) -> int:
-    if dim is None:
-        if x.ndim > 1:
-            raise ArgumentError(f"{fn}(): dim must be given for a tensor of {x.ndim} dimensions",
-                                hint=f"e.g. {fn}(x, dim=1) to normalise each row")
-        return 0
-    return _dim(dim, x.ndim)
 
 
 def cummax(x: Any, dim: int) -> MaxMin:

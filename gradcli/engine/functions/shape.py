@@ -10,6 +10,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
+from gradcli.engine.narrow import is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
@@ -240,8 +241,8 @@ def _sequence_arg(tensors: Any, fn: str) -> list:
 
 def to_dtype(x: Any, dtype: Any) -> Tensor:
     x = _tensor_arg(x, "to")
-    dt = np.dtype(dtype)
-    return x if x.dtype == dt else apply(O.CAST, x, dtype=dt)
+    dt = dtype if is_bfloat16(dtype) else np.dtype(dtype)
+    return x if same(x.dtype, dt) else apply(O.CAST, x, dtype=dt)
 
 cast = to_dtype
 
@@ -605,9 +606,9 @@ def bmm(input: Any, mat2: Any) -> Tensor:
     return apply(O.MATMUL, a, b, name="BmmBackward0")
 
 
-def cross(a: Any, b: Any, dim: Any = -1) -> Tensor:
+def cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
     """`torch.linalg.cross`: along `dim` (default the last), which must have 3 elements."""
-    a, b = _tensor_arg(a, "cross"), _tensor_arg(b, "cross")
+    a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross")
     if a.ndim != b.ndim:
         raise ShapeError("linalg.cross: inputs must have the same number of dimensions.",
                          hint=f"the shapes are {tuple(a.shape)} and {tuple(b.shape)}; unsqueeze one to match")
@@ -621,7 +622,21 @@ def cross(a: Any, b: Any, dim: Any = -1) -> Tensor:
 
 COMPOSITES: tuple[Composite, ...] = (
     Composite(t, ("t",), ("t",), O.TRANSPOSE),
-    Composite(transpose, ("transpose",), ("transpose",), O.TRANSPOSE),
+    Composite(transpose, ("transpose", "swapdims"), ("transpose", "swapdims"), O.TRANSPOSE),
+    Composite(transpose, ("swapaxes",), ("swapaxes",), O.TRANSPOSE, renamed=(("axis0", "dim0"), ("axis1", "dim1"))),
+    Composite(reshape, ("reshape",), ("reshape",), O.RESHAPE),
+    Composite(view, ("view",), ("view",), O.RESHAPE),
+    Composite(permute, ("permute",), ("permute",), O.PERMUTE),
+    Composite(expand, ("expand",), ("expand",), O.EXPAND),
+    Composite(repeat, (), ("repeat",), O.REPEAT),
+    Composite(tile, ("tile",), ("tile",), O.REPEAT),
+    Composite(flip, ("flip",), ("flip",), O.FLIP, packs=True),
+    Composite(split, ("split",), ("split",), O.INDEX, renamed=(("split_size", "split_size_or_sections"),)),
+    Composite(cat, ("cat", "concat"), (), O.CAT),
+    Composite(stack, ("stack",), (), O.STACK),
+    Composite(einsum, ("einsum",), (), O.EINSUM),
+    Composite(bmm, ("bmm",), ("bmm",), O.MATMUL),
+    Composite(cross, ("cross",), ("cross",), O.CROSS),
     Composite(flatten, ("flatten",), ("flatten",), O.RESHAPE),
     Composite(unflatten, ("unflatten",), ("unflatten",), O.RESHAPE),
     Composite(view_as, ("view_as",), ("view_as",), O.RESHAPE),
@@ -630,8 +645,8 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(fliplr, ("fliplr",), ("fliplr",), O.FLIP),
     Composite(flipud, ("flipud",), ("flipud",), O.FLIP),
     Composite(roll, ("roll",), ("roll",), O.ROLL),
-    Composite(tril, ("tril",), ("tril",), O.TRIL),
-    Composite(triu, ("triu",), ("triu",), O.TRIU),
+    Composite(tril, ("tril",), ("tril",), O.TRIL, in_place=True),
+    Composite(triu, ("triu",), ("triu",), O.TRIU, in_place=True),
     Composite(diag, ("diag",), ("diag",), O.INDEX),
     Composite(diagonal, ("diagonal",), ("diagonal",), O.INDEX),
     Composite(diag_embed, ("diag_embed",), ("diag_embed",), O.DIAG_EMBED),
@@ -640,10 +655,10 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(chunk, ("chunk",), ("chunk",), O.INDEX),
     Composite(unbind, ("unbind",), ("unbind",), O.INDEX),
     Composite(gather, ("gather",), ("gather",), O.INDEX),
-    Composite(scatter, ("scatter",), ("scatter",), O.SCATTER),
-    Composite(scatter_add, ("scatter_add",), ("scatter_add",), O.SCATTER_ADD),
+    Composite(scatter, ("scatter",), ("scatter",), O.SCATTER, in_place=True),
+    Composite(scatter_add, ("scatter_add",), ("scatter_add",), O.SCATTER_ADD, in_place=True),
     Composite(index_select, ("index_select",), ("index_select",), O.INDEX),
-    Composite(masked_fill, ("masked_fill",), ("masked_fill",), O.WHERE),
+    Composite(masked_fill, ("masked_fill",), ("masked_fill",), O.WHERE, in_place=True),
     Composite(masked_select, ("masked_select",), ("masked_select",), O.INDEX),
     Composite(take, ("take",), ("take",), O.INDEX),
     Composite(squeeze, ("squeeze",), ("squeeze",), O.RESHAPE),

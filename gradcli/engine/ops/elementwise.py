@@ -145,7 +145,8 @@ EXP = _unary(name="exp", node="ExpBackward0", forward=np.exp, vjp=lambda ns, g, 
 LOG = _unary(name="log", node="LogBackward0", forward=np.log, vjp=lambda ns, g, o, x: g / x, rule="∂log(x)/∂x = 1/x",
              in_place=True, element=Element(math.log, lambda sp: sp.log),
              domain=((lambda x: x < 0, "log is nan below 0"), (lambda x: x == 0, "log is -inf at 0")))
-LOG1P = _unary(name="log1p", node="Log1PBackward0", forward=np.log1p, vjp=lambda ns, g, o, x: g / (x + 1.0),
+LOG1P = _unary(name="log1p", in_place=True,
+               node="Log1PBackward0", forward=np.log1p, vjp=lambda ns, g, o, x: g / (x + 1.0),
                rule="∂log1p(x)/∂x = 1/(1+x)",
                sym=lambda S, x: S.map(lambda u: S.log(u + 1), x),
                domain=((lambda x: x < -1, "log1p is nan below -1"), (lambda x: x == -1, "log1p is -inf at -1")))
@@ -156,16 +157,16 @@ SQRT = _unary(name="sqrt", node="SqrtBackward0", forward=np.sqrt, vjp=lambda ns,
 ABS = _unary(name="abs", node="AbsBackward0", forward=np.abs, vjp=lambda ns, g, o, x: g * ns.sign(x),
              rule="∂|x|/∂x = sign(x) (0 at 0)", in_place=True,
              sym=_sym_map("Abs"), kink=lambda K, x: K.zero_kink(x))
-SIGN = _unary(name="sign", node="SignBackward0", forward=np.sign, vjp=lambda ns, g, o, x: g * 0.0,
+SIGN = _unary(name="sign", in_place=True, node="SignBackward0", forward=np.sign, vjp=lambda ns, g, o, x: g * 0.0,
               rule="∂sign(x)/∂x = 0", saves="",
               sym=_sym_map("sign"), kink=lambda K, x: K.zero_kink(x))
-SIN = _unary(name="sin", node="SinBackward0", forward=np.sin, vjp=lambda ns, g, o, x: g * ns.cos(x),
+SIN = _unary(name="sin", in_place=True, node="SinBackward0", forward=np.sin, vjp=lambda ns, g, o, x: g * ns.cos(x),
              rule="∂sin(x)/∂x = cos(x)",
              element=Element(math.sin, lambda sp: sp.sin))
-COS = _unary(name="cos", node="CosBackward0", forward=np.cos, vjp=lambda ns, g, o, x: -g * ns.sin(x),
+COS = _unary(name="cos", in_place=True, node="CosBackward0", forward=np.cos, vjp=lambda ns, g, o, x: -g * ns.sin(x),
              rule="∂cos(x)/∂x = -sin(x)",
              element=Element(math.cos, lambda sp: sp.cos))
-TAN = _unary(name="tan", node="TanBackward0", forward=np.tan, vjp=lambda ns, g, o, x: g * (o * o + 1.0),
+TAN = _unary(name="tan", in_place=True, node="TanBackward0", forward=np.tan, vjp=lambda ns, g, o, x: g * (o * o + 1.0),
              rule="∂tan(x)/∂x = 1 + tan²(x)", saves="o",
              element=Element(math.tan, lambda sp: sp.tan))
 TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns, g, o, x: g * (1.0 - o * o),
@@ -221,7 +222,7 @@ def _zero_vjp(ns: Any, g: Any, o: Any, x: Any, **params: Any) -> Any:
 
 def _step(name: str, node: str, forward: Callable, kink: Callable, aliases: tuple[str, ...] = ()) -> Op:
     return _unary(name=name, node=node, forward=forward, vjp=_zero_vjp, rule=f"∂{name}(x)/∂x = 0 (0 at the jumps too)",
-                  saves="", sym=_sym_map(name), kink=kink, aliases=aliases)
+                  saves="", sym=_sym_map(name), kink=kink, aliases=aliases, in_place=True)
 
 
 def _round_forward(x: np.ndarray, decimals: int = 0) -> np.ndarray:
@@ -267,17 +268,20 @@ def _nan_free_binary(forward: Callable) -> Callable:
             return forward(a, b)
     return run
 
-ASIN = _unary(name="asin", node="AsinBackward0", forward=np.arcsin, vjp=lambda ns, g, o, x: g / ns.sqrt(1.0 - x * x),
+ASIN = _unary(name="asin", in_place=True,
+              node="AsinBackward0", forward=np.arcsin, vjp=lambda ns, g, o, x: g / ns.sqrt(1.0 - x * x),
               rule="∂asin(x)/∂x = 1/√(1-x²)", aliases=("arcsin",), element=Element(math.asin, lambda sp: sp.asin),
                domain=((lambda x: np.abs(x) > 1, "asin is nan outside [-1, 1]"),))
-ACOS = _unary(name="acos", node="AcosBackward0", forward=np.arccos, vjp=lambda ns, g, o, x: -g / ns.sqrt(1.0 - x * x),
+ACOS = _unary(name="acos", in_place=True,
+              node="AcosBackward0", forward=np.arccos, vjp=lambda ns, g, o, x: -g / ns.sqrt(1.0 - x * x),
               rule="∂acos(x)/∂x = -1/√(1-x²)", aliases=("arccos",), element=Element(math.acos, lambda sp: sp.acos),
                domain=((lambda x: np.abs(x) > 1, "acos is nan outside [-1, 1]"),))
-ATAN = _unary(name="atan", node="AtanBackward0", forward=np.arctan, vjp=lambda ns, g, o, x: g / (x * x + 1.0),
+ATAN = _unary(name="atan", in_place=True,
+              node="AtanBackward0", forward=np.arctan, vjp=lambda ns, g, o, x: g / (x * x + 1.0),
               rule="∂atan(x)/∂x = 1/(1+x²)", aliases=("arctan",), element=Element(math.atan, lambda sp: sp.atan))
-SINH = _unary(name="sinh", node="SinhBackward0", forward=np.sinh, vjp=lambda ns, g, o, x: g * ns.cosh(x),
+SINH = _unary(name="sinh", in_place=True, node="SinhBackward0", forward=np.sinh, vjp=lambda ns, g, o, x: g * ns.cosh(x),
               rule="∂sinh(x)/∂x = cosh(x)", element=Element(math.sinh, lambda sp: sp.sinh))
-COSH = _unary(name="cosh", node="CoshBackward0", forward=np.cosh, vjp=lambda ns, g, o, x: g * ns.sinh(x),
+COSH = _unary(name="cosh", in_place=True, node="CoshBackward0", forward=np.cosh, vjp=lambda ns, g, o, x: g * ns.sinh(x),
               rule="∂cosh(x)/∂x = sinh(x)", element=Element(math.cosh, lambda sp: sp.cosh))
 ASINH = _unary(name="asinh", node="AsinhBackward0", forward=np.arcsinh,
                vjp=lambda ns, g, o, x: g / ns.sqrt(x * x + 1.0), rule="∂asinh(x)/∂x = 1/√(x²+1)",
@@ -286,41 +290,44 @@ ACOSH = _unary(name="acosh", node="AcoshBackward0", forward=np.arccosh,
                vjp=lambda ns, g, o, x: g / ns.sqrt(x * x - 1.0), rule="∂acosh(x)/∂x = 1/√(x²-1)",
                aliases=("arccosh",), element=Element(math.acosh, lambda sp: sp.acosh),
                domain=((lambda x: x < 1, "acosh is nan below 1"),))
-ATANH = _unary(name="atanh", node="AtanhBackward0", forward=np.arctanh, vjp=lambda ns, g, o, x: g / (1.0 - x * x),
+ATANH = _unary(name="atanh",
+               node="AtanhBackward0", forward=np.arctanh, vjp=lambda ns, g, o, x: g / (1.0 - x * x),
                rule="∂atanh(x)/∂x = 1/(1-x²)", aliases=("arctanh",), element=Element(math.atanh, lambda sp: sp.atanh),
                domain=((lambda x: np.abs(x) > 1, "atanh is nan outside [-1, 1]"),
                        (lambda x: np.abs(x) == 1, "atanh is infinite at ±1")))
-LOG2 = _unary(name="log2", node="Log2Backward0", forward=np.log2, vjp=lambda ns, g, o, x: g / (x * _LN2),
+LOG2 = _unary(name="log2", in_place=True, node="Log2Backward0", forward=np.log2, vjp=lambda ns, g, o, x: g / (x * _LN2),
               rule="∂log₂(x)/∂x = 1/(x·ln 2)", sym=_sym_map("log2"),
               domain=((lambda x: x < 0, "log2 is nan below 0"), (lambda x: x == 0, "log2 is -inf at 0")))
-LOG10 = _unary(name="log10", node="Log10Backward0", forward=np.log10, vjp=lambda ns, g, o, x: g / (x * _LN10),
+LOG10 = _unary(name="log10", in_place=True,
+               node="Log10Backward0", forward=np.log10, vjp=lambda ns, g, o, x: g / (x * _LN10),
                rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", sym=_sym_map("log10"),
                domain=((lambda x: x < 0, "log10 is nan below 0"), (lambda x: x == 0, "log10 is -inf at 0")))
-EXP2 = _unary(name="exp2", node="Exp2Backward0", forward=np.exp2, vjp=lambda ns, g, o, x: g * o * _LN2,
+EXP2 = _unary(name="exp2", in_place=True, node="Exp2Backward0", forward=np.exp2, vjp=lambda ns, g, o, x: g * o * _LN2,
               rule="∂2ˣ/∂x = 2ˣ·ln 2", saves="o", sym=_sym_map("exp2"))
-EXPM1 = _unary(name="expm1", node="Expm1Backward0", forward=np.expm1, vjp=lambda ns, g, o, x: g * (o + 1.0),
+EXPM1 = _unary(name="expm1", in_place=True,
+               node="Expm1Backward0", forward=np.expm1, vjp=lambda ns, g, o, x: g * (o + 1.0),
                rule="∂(eˣ-1)/∂x = eˣ", saves="o", sym=_sym_map("expm1"))
-ERF = _unary(name="erf", node="ErfBackward0", forward=special.erf,
+ERF = _unary(name="erf", in_place=True, node="ErfBackward0", forward=special.erf,
              vjp=lambda ns, g, o, x: g * _TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
              rule="∂erf(x)/∂x = 2/√π·e^(-x²)", element=Element(math.erf, lambda sp: sp.erf))
-ERFC = _unary(name="erfc", node="ErfcBackward0", forward=special.erfc,
+ERFC = _unary(name="erfc", in_place=True, node="ErfcBackward0", forward=special.erfc,
               vjp=lambda ns, g, o, x: g * -_TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
               rule="∂erfc(x)/∂x = -2/√π·e^(-x²)", element=Element(math.erfc, lambda sp: sp.erfc))
-ERFINV = _unary(name="erfinv", node="ErfinvBackward0", forward=special.erfinv,
+ERFINV = _unary(name="erfinv", in_place=True, node="ErfinvBackward0", forward=special.erfinv,
                 vjp=lambda ns, g, o, x: g * _ROOT_PI_OVER_TWO * ns.exp(o * o),
                 rule="∂erfinv(x)/∂x = √π/2·e^(erfinv(x)²)", saves="o",
                 element=Element(lambda v: float(special.erfinv(np.float64(v))), lambda sp: sp.erfinv))
-RSQRT = _unary(name="rsqrt", node="RsqrtBackward0", forward=lambda x: 1.0 / np.sqrt(x),
+RSQRT = _unary(name="rsqrt", in_place=True, node="RsqrtBackward0", forward=lambda x: 1.0 / np.sqrt(x),
                vjp=lambda ns, g, o, x: g * -0.5 * o * o * o, rule="∂x^(-1/2)/∂x = -½·x^(-3/2)", saves="o",
                sym=_sym_map("rsqrt"), kink=lambda K, x: K.zero_kink(x),
                domain=((lambda x: x < 0, "rsqrt is nan below 0"), (lambda x: x == 0, "rsqrt is inf at 0")))
-RECIPROCAL = _unary(name="reciprocal", node="ReciprocalBackward0", forward=lambda x: 1.0 / x,
+RECIPROCAL = _unary(name="reciprocal", in_place=True, node="ReciprocalBackward0", forward=lambda x: 1.0 / x,
                     vjp=lambda ns, g, o, x: -g * o * o, rule="∂(1/x)/∂x = -1/x²", saves="o",
                     sym=_sym_map("reciprocal"))
-LGAMMA = _unary(name="lgamma", node="LgammaBackward0", forward=special.lgamma,
+LGAMMA = _unary(name="lgamma", in_place=True, node="LgammaBackward0", forward=special.lgamma,
                 vjp=lambda ns, g, o, x: g * ns.digamma(x), rule="∂log|Γ(x)|/∂x = ψ(x)",
                 element=Element(lambda v: float(special.lgamma(np.float64(v))), lambda sp: sp.loggamma))
-DIGAMMA = _unary(name="digamma", node="DigammaBackward0", forward=special.digamma,
+DIGAMMA = _unary(name="digamma", in_place=True, node="DigammaBackward0", forward=special.digamma,
                  vjp=lambda ns, g, o, x: g * ns.polygamma(1, x), rule="∂ψ(x)/∂x = ψ⁽¹⁾(x)",
                  element=Element(lambda v: float(special.digamma(np.float64(v))), lambda sp: sp.digamma))
 POLYGAMMA = Op(name="polygamma", batching="broadcast", node="PolygammaBackward0", forward=lambda x, n: special.polygamma(n, x),
@@ -337,7 +344,8 @@ TRUNC = _step("trunc", "TruncBackward0", np.trunc, lambda K, x: K.jump_kink(x, 0
 ROUND = Op(name="round", batching="broadcast", node="RoundBackward0", forward=_round_forward, vjps=(_zero_vjp,),
            jvp=diagonal_jvp, rule="∂round(x)/∂x = 0 (0 at the jumps too)", sym=lambda S, x, decimals=0: S.map(
                lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
-FRAC = _unary(name="frac", node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
+FRAC = _unary(name="frac", in_place=True,
+              node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
               rule="∂(x - trunc(x))/∂x = 1", saves="", sym=_sym_map("frac"), kink=lambda K, x: K.jump_kink(x, 0.0))
 
 
@@ -357,23 +365,23 @@ ATAN2 = Op(name="atan2", batching="broadcast", node="Atan2Backward0", forward=np
            vjps=(lambda ns, g, o, a, b: g * b * _inverse_square_radius(ns, a, b),
                  lambda ns, g, o, a, b: -g * a * _inverse_square_radius(ns, a, b)),
            jvp=diagonal_jvp, rule="∂atan2(a,b)/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.atan2, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
-           names=_two("atan2", aliases=("arctan2",)))
+           element=Element(math.atan2, lambda sp: sp.atan2), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("atan2", aliases=("arctan2",), in_place=True))
 HYPOT = Op(name="hypot", batching="broadcast", node="HypotBackward0", forward=np.hypot,
            vjps=(lambda ns, g, o, a, b: g * a / o, lambda ns, g, o, a, b: g * b / o),
            jvp=diagonal_jvp, rule="∂√(a²+b²)/∂a = a/√(a²+b²)", saves=("ao", "bo"),
-           sym=lambda S, a, b: _binary_sym(S, S.hypot, a, b), kink=lambda K, a, b: K.origin_kink(a, b),
-           names=_two("hypot"))
+           element=Element(of=lambda S, u, v: S.sqrt(S.add(S.mul(u, u), S.mul(v, v)))), kink=lambda K, a, b: K.origin_kink(a, b),
+           names=_two("hypot", in_place=True))
 FMOD = Op(name="fmod", batching="broadcast", node="FmodBackward1", forward=_nan_free_binary(np.fmod),
           vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.trunc(a / b)),
           jvp=diagonal_jvp, rule="∂fmod(a,b)/∂a = 1, ∂/∂b = -trunc(a/b)", saves=("", "ab"),
-          sym=lambda S, a, b: _binary_sym(S, S.fmod, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
-          names=_two("fmod", other="operand", scalar_node="FmodBackward0"))
+          element=Element(of=lambda S, u, v: S.sub(u, S.mul(v, S.trunc(S.div(u, v))))), kink=lambda K, a, b: K.divides_kink(a, b),
+          names=_two("fmod", other="operand", scalar_node="FmodBackward0", in_place=True))
 REMAINDER = Op(name="remainder", batching="broadcast", node="RemainderBackward1", forward=_nan_free_binary(np.remainder),
                vjps=(lambda ns, g, o, a, b: g, lambda ns, g, o, a, b: -g * ns.floor(a / b)),
                jvp=diagonal_jvp, rule="∂remainder(a,b)/∂a = 1, ∂/∂b = -floor(a/b)", saves=("", "ab"),
-               sym=lambda S, a, b: _binary_sym(S, S.remainder, a, b), kink=lambda K, a, b: K.divides_kink(a, b),
-               names=_two("remainder", "operand", "operand", scalar_node="RemainderBackward0"))
+               element=Element(of=lambda S, u, v: S.sub(u, S.mul(v, S.floor(S.div(u, v))))), kink=lambda K, a, b: K.divides_kink(a, b),
+               names=_two("remainder", "operand", "operand", scalar_node="RemainderBackward0", in_place=True))
 
 
 def _rounded_division(rounding: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
@@ -399,8 +407,8 @@ XLOGY = Op(name="xlogy", batching="broadcast", node="XlogyBackward0", forward=_x
            vjps=(lambda ns, g, o, a, b: g * ns.where(a == 0, ns.where(b <= 0, 0.0, ns.log(b)), ns.log(b)),
                  lambda ns, g, o, a, b: g * a / b),
            jvp=diagonal_jvp, rule="∂(a·log b)/∂a = log b (0 where a = 0 and b ≤ 0), ∂/∂b = a/b", saves=("ab", "ab"),
-           sym=lambda S, a, b: _binary_sym(S, S.xlogy, a, b), kink=lambda K, a, b: K.zero_first_kink(a, b),
-           names=_two("xlogy", "operand", "operand"))
+           element=Element(of=lambda S, u, v: S.zero_where_zero(u, lambda: S.mul(u, S.log(v)))), kink=lambda K, a, b: K.zero_first_kink(a, b),
+           names=_two("xlogy", "operand", "operand", in_place=True))
 FMAX = Op(name="fmax", batching="broadcast", node="FmaxBackward0", forward=np.fmax,
           vjps=(lambda ns, g, o, a, b: g * _fmax_winner(ns, a, b, lambda u, v: u >= v),
                 lambda ns, g, o, a, b: g * (1.0 - _fmax_winner(ns, a, b, lambda u, v: u >= v))),
@@ -432,7 +440,7 @@ ADDCDIV = Op(name="addcdiv", batching="broadcast", node="AddcdivBackward0", forw
 LOGADDEXP = Op(name="logaddexp", node="LogaddexpBackward0", forward=np.logaddexp,
                vjps=(lambda ns, g, o, a, b: g * ns.exp(a - o), lambda ns, g, o, a, b: g * ns.exp(b - o)),
                jvp=diagonal_jvp, rule="∂log(eᵃ+eᵇ)/∂a = eᵃ⁻ᵒ, ∂/∂b = eᵇ⁻ᵒ", saves=("ao", "bo"), elementwise=True,
-               sym=lambda S, a, b: _binary_sym(S, lambda u, v: S.log(S.add(S.exp(u), S.exp(v))), a, b),
+               element=Element(of=lambda S, u, v: S.log(S.add(S.exp(u), S.exp(v)))),
                names=_two("logaddexp"))
 
 OPS: tuple[Op, ...] = (

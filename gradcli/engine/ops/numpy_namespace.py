@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.engine import sliding, special
+from gradcli.engine import narrow, sliding, special
 from gradcli.engine.ops.op import Op
 from gradcli.engine.ops.elementwise import _softplus_forward
 from gradcli.engine.ops.linalg import _cross_forward, _einsum_forward, _solve_forward, _solve_triangular_forward
@@ -59,7 +59,7 @@ class _NumpyNamespace:
 
     @staticmethod
     def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        return x.astype(dtype)
+        return narrow.astype(x, dtype)
 
     @staticmethod
     def reshape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -73,6 +73,8 @@ class Op:
     batching: str = ""
 
     def __post_init__(self) -> None:
+        if self.sym is None and self.element is not None:
+            object.__setattr__(self, "sym", (_sym_map if len(self.vjps) == 1 else _sym_pair)(self.name))
         if len(self.vjps) <= 3:
             names = self.args or ("x" if len(self.vjps) == 1 else "ab")
             plans = []
@@ -100,7 +102,8 @@ REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "<required>"})()
 class Arg:
     """One argument of a declared function, as PyTorch names it. `kind` says how a value is read (the
     readers are `engine/functions/declared.py`'s: `tensor`, `operand` (a tensor or a number), `dims`,
-    `dim`, `flag`, `dtype`, `count` (an integer or None), `any`); a keyword argument comes after `*`."""
+    `dim`, `implicit_dim` (a dim, or None for a tensor of at most one dimension), `flag`, `dtype`, `count` (an
+    integer or None), `any`); a keyword argument comes after `*`."""
 
     name: str
     kind: str
@@ -113,12 +116,15 @@ class Signature:
     """How `torch.X(...)` reads its arguments and applies the op, for a primitive with arguments of its own.
 
     `form` is how the read arguments reach the op (the forms are `engine/functions/declared.py`'s:
-    `reduction` and `scan` over one input, `binary` of two operands; `written` when `torch.X` is the
+    `reduction` and `scan` over one input, `binary` of two operands, `extremum` for max and min's three
+    overloads; `written` when `torch.X` is the
     function of that name its family of `engine/functions/` writes by hand, whose names, Tensor method and
     tables are still derived from the declaration). `checks` are what the input must be (`float`,
     `nonempty`); `numbered` names the node X0 over the whole tensor and X1 over dims (sum, mean, prod);
     `scalar_node` is a binary op's node when `other` is a number; `prepare` turns the read arguments into
-    the op's params where they are not the same (var's `unbiased` and `correction`)."""
+    the op's params where they are not the same (var's `unbiased` and `correction`). An `extremum` (max, min)
+    names the binary op its two-tensor overload is (`pair`: max(x, y) is maximum(x, y)) and how it finds the
+    index along a dim (`indices`, np.argmax)."""
 
     form: str
     args: tuple[Arg, ...] = ()
@@ -126,12 +132,15 @@ class Signature:
     numbered: bool = False
     scalar_node: str | None = None
     prepare: Callable[[dict], dict] | None = None
+    pair: "Op | None" = None
+    indices: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
 class Names:
     """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
-    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for the first method.
+    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for each of them (where PyTorch has
+    it: `tests/test_in_place_declared.py` holds the list to torch's).
     `signature` declares the arguments of a function that has more than its one input (None: an
     elementwise function of one input, `torch.X(input)`)."""
 
@@ -140,29 +149,51 @@ class Names:
     in_place: bool = False
     signature: Signature | None = None
 
+    @property
+    def in_place_methods(self) -> tuple[str, ...]:
+        """`Tensor.X_`: the method's result written back into the tensor (`engine/tensor.py`'s `_in_place`)."""
+        return tuple(name + "_" for name in self.methods) if self.in_place else ()
+
 
 @dataclass(frozen=True)
 class Composite:
     """A public function built from primitives rather than one of them (`engine/rearranging.py`): declared
     whole, as a primitive's names are, by the function, its names (`torch.X`, `Tensor.X`) and the primitive it
-    records for `gradcli ops` (None: it records none). The Tensor method is the function itself (Python binds
-    the tensor as its input) unless `method` is given, where PyTorch's method takes other arguments."""
+    records for `gradcli ops` (None: it records none).
+
+    The Tensor method is the function itself (Python binds the tensor as its input) unless PyTorch's method
+    takes its arguments otherwise, which the declaration says (`engine/functions/declared.py` makes the method):
+    `input_at`, the tensor's place among the function's arguments (`x.where(c, y)` is `torch.where(c, x, y)`,
+    `x.polygamma(n)` is `torch.polygamma(n, x)`); `packs`, the method's arguments after the tensor are the
+    function's one sequence (`x.flip(0, 1)` is `torch.flip(x, (0, 1))`); `renamed`, the method's keywords that
+    the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand. `in_place` adds
+    `Tensor.X_` for each method, as `Names.in_place` does."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     op: "Op | None" = None
     method: Callable[..., Any] | None = None
+    input_at: int = 0
+    packs: bool = False
+    renamed: tuple[tuple[str, str], ...] = ()
+    in_place: bool = False
+
+    in_place_methods = Names.in_place_methods
 
 
 @dataclass(frozen=True)
 class Element:
-    """An elementwise function at one element, as `--check` replays it: `numeric` on a known float (its math
-    domain errors become nan or inf) and `symbolic(sp)`, the SymPy function. SymPy is handed in, never
-    imported, so `gradcli eval` without `--check` stays free of it."""
+    """An elementwise function at one element (of one input, or of two for a binary op), as `--check` replays
+    it: `numeric` on known floats (its math domain errors become nan or inf) and `symbolic(sp)`, the SymPy
+    function; or, for a meaning made of the checker's others, `of(S, *elements)` (hypot is √(a² + b²)), which
+    walks floats and symbols alike. SymPy is handed in, never imported, so `gradcli eval` without `--check`
+    stays free of it. `S.<name>` is derived from it (`check/meaning.py`), and the op's SymPy meaning maps it
+    over the elements (broadcasting two inputs) unless the op says otherwise."""
 
-    numeric: Callable[[float], float]
-    symbolic: Callable[[Any], Any]
+    numeric: Callable[..., float] | None = None
+    symbolic: Callable[[Any], Any] | None = None
+    of: Callable[..., Any] | None = None
 
 
 def _kept(keep: tuple[bool, ...]) -> Any:
@@ -266,10 +297,10 @@ def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, sa
     """An elementwise function of one input, declared whole: its primitive (whose JVP is therefore
     `diagonal_jvp`, and whose SymPy meaning is `element` mapped over the elements unless `sym` says
     otherwise) and its public names: `torch.<name>` unless not `function`, `Tensor.<name>` unless not
-    `method`, both under each alias too, and `Tensor.<name>_` when `in_place`."""
+    `method`, and `Tensor.<name>_` when `in_place`, each under every alias too."""
     public = (name,) + aliases
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
-              sym=sym or (_sym_map(name) if element else None), kink=kink, nests=nests, elementwise=True,
+              sym=sym, kink=kink, nests=nests, elementwise=True,
               jvp=diagonal_jvp, element=element, domain=domain,
               names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place))
 
@@ -279,14 +310,20 @@ def _sym_map(fn_name: str) -> Callable:
     return lambda S, x: S.map(getattr(S, fn_name), x)
 
 
+def _sym_pair(fn_name: str) -> Callable:
+    """The SymPy meaning of an elementwise function of two inputs: `S.<fn_name>` of each broadcast pair."""
+    return lambda S, a, b: S.broadcast(getattr(S, fn_name), a, b)
+
+
 def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
     return S.broadcast(fn, a, b)
 
 
 def _public(name: str, form: str, *args: Arg, aliases: tuple[str, ...] = (), function: bool = True,
-            method: bool = True, **options: Any) -> Names:
+            method: bool = True, in_place: bool = False, **options: Any) -> Names:
     """The public names of a function with arguments of its own, declared whole: `torch.<name>` unless not
-    `function`, `Tensor.<name>` unless not `method`, both under each alias, read by `Signature(form, args)`."""
+    `function`, `Tensor.<name>` unless not `method`, both under each alias, and `Tensor.<name>_` when `in_place`,
+    read by `Signature(form, args)`."""
     public = (name,) + aliases
-    return Names(functions=public if function else (), methods=public if method else (),
+    return Names(functions=public if function else (), methods=public if method else (), in_place=in_place,
                  signature=Signature(form, args, **options))

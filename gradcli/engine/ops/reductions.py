@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine.ops.elementwise import MAXIMUM, MINIMUM
 from gradcli.engine.ops.op import Arg, Names, linear_jvp, Op, _public, reduced_shape, transposed_jvp
 
 _INPUT = Arg("input", "tensor")
@@ -39,9 +40,19 @@ def _extreme(name: str) -> Names:
     return _public(name, "reduction", _INPUT, Arg("dim", "dims", ()), _KEEPDIM, checks=("nonempty",))
 
 
+def _extremes(name: str, pair: Op, indices: Callable) -> Names:
+    """max and min: `max(input)`, `max(input, dim, keepdim=False)` with the indices, and `max(input, other)`."""
+    return _public(name, "extremum", _INPUT, Arg("dim", "any", None), _KEEPDIM, pair=pair, indices=indices)
+
+
+def _normalised(name: str) -> Names:
+    """softmax and log_softmax: along `dim`, which a tensor of at most one dimension may leave out."""
+    return _public(name, "scan", _INPUT, Arg("dim", "implicit_dim", None))
+
+
 def _scan(name: str) -> Names:
     """cumsum and cumprod: along one dim, which must be given."""
-    return _public(name, "scan", _INPUT, Arg("dim", "dim"))
+    return _public(name, "scan", _INPUT, Arg("dim", "dim"), in_place=True)
 
 
 def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
@@ -194,9 +205,9 @@ MEAN = Op(name="mean", batching="along_dim", node="MeanBackward1", forward=_mean
           nests=False, sym=lambda S, x, dim=None, keepdim=False: S.reduce(S.mean_all, x, dim, keepdim),
           names=_public("mean", "reduction", *_DIMS, _DTYPE, checks=("float",), numbered=True))
 MAX = _extremum_op("max", "MaxBackward0", np.max, _extremum_vjp, "∂max(x)/∂xᵢ = [xᵢ is the max] (ties share)",
-                   _written("max"), "along_given_dim")
+                   _extremes("max", MAXIMUM, np.argmax), "along_given_dim")
 MIN = _extremum_op("min", "MinBackward0", np.min, _extremum_vjp, "∂min(x)/∂xᵢ = [xᵢ is the min] (ties share)",
-                   _written("min"), "along_given_dim")
+                   _extremes("min", MINIMUM, np.argmin), "along_given_dim")
 PROD = Op(name="prod", batching="along_dim", node="ProdBackward1", forward=lambda x, dim=None,
           keepdim=False: np.prod(x, axis=dim, keepdims=keepdim, dtype=_accumulator(x)),
           vjps=(_prod_vjp,), jvp=transposed_jvp, rule="∂Πx/∂xᵢ = Π_{j≠i} xⱼ", saves=("xo",),
@@ -220,11 +231,11 @@ NORM = Op(name="norm", batching="along_dim", node="LinalgVectorNormBackward0", f
 SOFTMAX = Op(name="softmax", batching="along_dim", node="SoftmaxBackward0", forward=_softmax_forward,
              vjps=(lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
              jvp=transposed_jvp, rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),
-             sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim), names=_written("softmax"))
+             sym=lambda S, x, dim: S.along(S.softmax_1d, x, dim), names=_normalised("softmax"))
 LOG_SOFTMAX = Op(name="log_softmax", batching="along_dim", node="LogSoftmaxBackward0", forward=_log_softmax_forward,
                  vjps=(lambda ns, g, o, x, dim: g - ns.exp(o) * ns.sum(g, dim=(dim,), keepdim=True),),
                  jvp=transposed_jvp, rule="∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - sⱼ", saves=("o",),
-                 sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim), names=_written("log_softmax"))
+                 sym=lambda S, x, dim: S.along(S.log_softmax_1d, x, dim), names=_normalised("log_softmax"))
 
 
 # -- more reductions and scans (torch.cumsum ... torch.median) --------------------------------------

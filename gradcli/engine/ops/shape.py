@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gradcli.engine.narrow import astype
 from gradcli.engine.ops.op import diagonal_jvp, linear_jvp, Op, sum_linear_jvp, _unary
 
 
@@ -214,7 +215,7 @@ SEEN_THROUGH = _unary(name="detach", node="AliasBackward0", forward=lambda x: x,
 """Recorded only while `--check` records a Function's forward (`engine.function`): PyTorch runs that forward
 with gradients off, so a detach there cuts nothing and the forward's math goes through it. Not in `OPS`:
 no program calls it."""
-CAST = Op(name="to", node="ToCopyBackward0", forward=lambda x, dtype: x.astype(dtype),
+CAST = Op(name="to", node="ToCopyBackward0", forward=astype,
           vjps=(lambda ns, g, o, x, dtype: ns.cast(g, x.dtype),),
           jvp=diagonal_jvp, rule="cast the gradient back to the input's dtype",
           nests=False, elementwise=True, sym=lambda S, x, dtype: x)

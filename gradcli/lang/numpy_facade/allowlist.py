@@ -57,7 +57,7 @@ swapaxes take tolist trace transpose var
 NDARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "T", "mT", "itemsize", "nbytes", "real", "imag"})
 """`a.NAME` on an ndarray (values, not methods)."""
 
-SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+SCALAR_TYPES = ("bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                 "float32", "float64", "complex64", "complex128", "intp", "longlong", "double", "single", "half",
                 "short", "intc", "ubyte", "byte")
 """`np.float32` and kin: dtypes that, called, make NumPy's scalars."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.errors import NotAllowedError, ValueDomainError
+from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 from gradcli.lang import type_tests
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import allowlist, dispatch, index_tricks
@@ -74,11 +74,24 @@ RESETS.append(_reset_printing)
 LINALG = Namespace("numpy.linalg", {name: dispatch.function(f"np.linalg.{name}", getattr(np.linalg, name))
                                     for name in sorted(allowlist.LINALG)})
 
+def _repmat(a: Any, m: int, n: int) -> Any:
+    """`numpy.matlib.repmat(a, m, n)`: `a` seen as a matrix (a number 1x1, a vector one row), tiled m by n."""
+    arr = np.asarray(a)
+    if arr.ndim > 2:
+        raise ArgumentError(f"repmat(): a must have at most 2 dimensions, not {arr.ndim}",
+                            hint="np.tile(a, reps) repeats an array of any dimension")
+    rows, cols = (1, 1) if arr.ndim == 0 else (1, arr.shape[0]) if arr.ndim == 1 else arr.shape
+    return _TILE(arr.reshape(rows, cols), (m, n))
+
+
+_TILE = dispatch.function("np.tile", np.tile)
+MATLIB = Namespace("numpy.matlib", {"repmat": _repmat})
+
 NUMPY = Namespace("numpy", {
     **{name: dispatch.function(f"np.{name}", getattr(np, name)) for name in sorted(allowlist.FUNCTIONS)},
     **_SCALARS,
     **{name: getattr(np, name) for name in allowlist.CONSTANTS},
-    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG, "finfo": _finfo,
+    "set_printoptions": _set_printoptions, "ndarray": ndarray, "linalg": LINALG, "matlib": MATLIB, "finfo": _finfo,
     **index_tricks.NAMES,
 })
 """`np`: the random module joins it where the standard modules are made (`builtins`)."""
