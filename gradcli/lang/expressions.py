@@ -493,7 +493,7 @@ class Expressions:
                 B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
-            if type(owner) is np.ndarray:
+            if isinstance(owner, (np.ndarray, np.generic)):
                 return ARR.attribute(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape" and type(owner) is not np.ndarray:
