@@ -37,3 +37,22 @@ def test_numpy_matlib_bool_and_module_names_print_as_python_does():
 ])
 def test_wrong_uses_are_told(source: str, words: str):
     assert words in str(fails(source, GradcliError))
+
+
+def test_mT_transposes_the_last_two_dimensions_as_torch():
+    source = ("import torch\nx = torch.arange(12.).reshape(2, 2, 3).requires_grad_()\ny = x.mT\n"
+              "print(y.shape, y[1].tolist())\ny.sum().backward()\nprint(x.grad.shape)\n")
+    assert run(source).printed == torch_printed(source)
+    assert run(source)["y"].grad_fn.name == "TransposeBackward0"
+    error = fails("import torch\ntorch.ones(3).mT", GradcliError)
+    assert "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor." in str(error)
+
+
+def test_a_binary_ufunc_reduces_as_numpy_does():
+    source = ("import numpy as np\n"
+              "m = np.logical_or.reduce([np.array([True, False]), np.array([False, False]), np.array([False, True])])\n"
+              "print(m, np.add.reduce(np.arange(6).reshape(2, 3), axis=1), np.maximum.reduce([3, 9, 2]))\n"
+              "print(np.add(1, 2), np.add, np.add.__name__, np.multiply(np.ones(2), 3))\n")
+    assert run(source).printed == torch_printed(source)
+    assert "axis 2 is out of bounds" in str(fails("import numpy as np\nnp.add.reduce(np.ones((2, 2)), axis=2)",
+                                                  GradcliError))

@@ -81,18 +81,20 @@ def _ties(tr: Trace, values: dict[Any, Any]) -> list[Tie]:
 
 
 def forward(tr: Trace, leaf_values: dict[int, np.ndarray], base: dict[Any, Any] | None = None,
-            redo: set[Node] | None = None, native: bool = False) -> dict[Any, Any]:
+            redo: set[Node] | list[Node] | None = None, native: bool = False) -> dict[Any, Any]:
     """Every node's value from these leaf values, computed in float64 (casts to a float type are skipped).
 
     With `base` (another point's values) and `redo` (the nodes the changed leaves reach, see
-    `graph.downstream`), the other nodes keep their `base` values: a nudge of the last layer's
-    weights does not replay the first layer. `native`: in the program's own dtypes instead, as
-    autograd computed them (where float32 ties that float64 tells apart).
+    `graph.downstream`; a list is taken to be in graph order), the other nodes keep their `base`
+    values: a nudge of the last layer's weights does not replay the first layer. `native`: in the
+    program's own dtypes instead, as autograd computed them (where float32 ties that float64 tells
+    apart).
     """
     values: dict[Any, Any] = dict(leaf_values) if base is None else {**base, **leaf_values}
     cuts = tr.cuts
+    nodes = tr.nodes if redo is None else redo if isinstance(redo, list) else [n for n in tr.nodes if n in redo]
     with np.errstate(all="ignore"):
-        for node in tr.nodes if redo is None else [n for n in tr.nodes if n in redo]:
+        for node in nodes:
             args = [_slot(x, values, native) for x in node.inputs]
             if node.op is O.CAST and np.dtype(node.params["dtype"]).kind == "f" and not native:
                 values[node] = args[0]
@@ -244,7 +246,7 @@ class Point:
         self.tr = tr
         self.leaves = leaf_values(tr)
         self.values = forward(tr, {**_constants(tr), **self.leaves})
-        self._reach: dict[frozenset[int], set[Node]] = {}
+        self._reach: dict[frozenset[int], list[Node]] = {}
         self._masks: dict[Node, int] | None = None
         self._bits: dict[int, int] = {}
 
@@ -255,7 +257,7 @@ class Point:
             self._reach[keys] = self._downstream(keys)
         return forward(self.tr, leaves, self.values, self._reach[keys])
 
-    def _downstream(self, keys: frozenset[int]) -> set[Node]:
+    def _downstream(self, keys: frozenset[int]) -> list[Node]:
         """`graph.downstream`, from one pass over the graph for all its leaves (a bit per leaf): a transformer's
         26 parameters each walked its 700 nodes again, every call."""
         if self._masks is None:
@@ -268,11 +270,12 @@ class Point:
                     mask |= masks.get(x, 0) if type(x) is Node else bits.get(id(x), 0) if type(x) is Tensor else 0
                 masks[node] = mask
         if not keys <= self._bits.keys():
-            return downstream(self.tr, set(keys))
+            reached = downstream(self.tr, set(keys))
+            return [node for node in self.tr.nodes if node in reached]
         want = 0
         for key in keys:
             want |= self._bits[key]
-        return {node for node, mask in self._masks.items() if mask & want}
+        return [node for node, mask in self._masks.items() if mask & want]
 
     def nudged(self, steps: list[tuple[int, int, float]]) -> dict[Any, Any]:
         """Every node's value with leaf elements moved (`(leaf id, flat index, step)` each)."""

@@ -198,16 +198,25 @@ def full(size: Any, fill_value: float, requires_grad: bool = False, dtype: Any =
     return _filled(size, float(number_arg(fill_value, "full", "fill_value")), dtype, requires_grad)
 
 
-def ones_like(x: Tensor, requires_grad: bool = False) -> Tensor:
-    from gradcli.engine.functions import _tensor_arg
-    x = _tensor_arg(x, "ones_like")
-    return _filled(x.shape, 1.0, x.dtype, requires_grad)
+def ones_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return full_like(x, 1.0, requires_grad, dtype, name="ones_like")
 
 
-def zeros_like(x: Tensor, requires_grad: bool = False) -> Tensor:
-    from gradcli.engine.functions import _tensor_arg
-    x = _tensor_arg(x, "zeros_like")
-    return _filled(x.shape, 0.0, x.dtype, requires_grad)
+def zeros_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    return full_like(x, 0.0, requires_grad, dtype, name="zeros_like")
+
+
+def empty_like(x: Tensor, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """Uninitialised memory in PyTorch; zeros here, as `torch.empty`, since a program must not read garbage."""
+    return full_like(x, 0.0, requires_grad, dtype, name="empty_like")
+
+
+def full_like(x: Tensor, fill_value: float, requires_grad: bool = False, dtype: Any = None, *,
+              name: str = "full_like") -> Tensor:
+    """x's shape, and x's dtype unless `dtype=` names another (`ones_like(x, dtype=torch.int32)`)."""
+    from gradcli.engine.functions import _tensor_arg, number_arg
+    x = _tensor_arg(x, name)
+    return _filled(x.shape, float(number_arg(fill_value, name, "fill_value")), dtype or x.dtype, requires_grad)
 
 
 def eye(n: int, m: int | None = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:

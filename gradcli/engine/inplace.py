@@ -247,6 +247,41 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     update(t, assigned, view=True)
 
 
+def index_put_(t: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """`t.index_put_(indices, values, accumulate)`: `t[indices] = values`, or with `accumulate=True` each value
+    added at its index, a repeated index adding each time (IndexPutBackward0: t's gradient passes unchanged,
+    the values' is gathered at the indices)."""
+    from gradcli.engine import functions as F
+    if not isinstance(indices, (tuple, list)):
+        raise DtypeError("index_put_(): argument 'indices' must be tuple of Tensors",
+                         hint="give one index tensor per indexed dimension: x.index_put_((rows,), values)")
+    key = tuple(indices)
+    if not accumulate:
+        setitem(t, key, values)
+        return t
+    check_leaf(t)
+    k = F.index_key(key)
+    slot = F.index(_wrap(t._data), key)  # validates the key with PyTorch's messages
+    v = values if isinstance(values, Tensor) else F.as_tensor(values, t.dtype)
+    try:
+        spread = np.broadcast_to(v._data, slot.shape)
+    except ValueError:
+        raise ShapeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to indexing "
+                         f"result of shape {list(slot.shape)}", hint="one value per indexed element, or one for all") \
+            from None
+    target = np.array(t._data)
+    np.add.at(target, k, spread.astype(t.dtype))
+
+    def accumulated() -> Tensor:
+        if not (GradMode.enabled and (t.requires_grad or v.requires_grad)):
+            return _wrap(target)
+        placed = F.index_put(F.expand(v, slot.shape) if v.shape != slot.shape else v, t.shape, k)
+        out = apply(O.ADD, t, placed, name="IndexPutBackward0")
+        out._data = target
+        return out
+    return update(t, accumulated)
+
+
 def _assignment_node(key: Any) -> str:
     """PyTorch first applies a key's basic parts (ints, slices, None) as a view, then `index_put_` its tensor
     and list parts into that view: when the basic parts leave the whole tensor (only `:` and `...` beside an

@@ -12,7 +12,8 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
-from gradcli.engine.functions import cat, expand, index_select, number_arg, reshape, sort, unsqueeze
+from gradcli.engine.functions import (cat, expand, index_select, number_arg, permute, reshape, sort, sub, unsqueeze,
+                                      vector_norm)
 from gradcli.engine.functions.arguments import _dim, _tensor_arg
 from gradcli.engine.functions.shape import _along_key, _index_array, _sequence_arg
 
@@ -200,6 +201,73 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:
     return _wrap(np.bincount(x._data, weights=w._data, minlength=length).astype(w.dtype))
 
 
+def unfold(x: Any, dimension: int, size: int, step: int) -> Tensor:
+    """`x.unfold(dim, size, step)`: every window of `size` elements along `dim`, `step` apart, in a new last
+    dimension (the sliding windows of time-series tutorials). Recorded as an index_select and views, so its
+    gradient sums each element's windows, as PyTorch's UnfoldBackward0 does."""
+    x = _tensor_arg(x, "unfold")
+    if x.ndim == 0:
+        return reshape(unfold(reshape(x, 1), 0, size, step), -1)
+    d = _dim(dimension, x.ndim)
+    size = int(number_arg(size, "unfold", "size", integer=True))
+    step = int(number_arg(step, "unfold", "step", integer=True))
+    length = x.shape[d]
+    if size > length or size < 0:
+        raise ShapeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}",
+                         hint=f"a window holds at most the {length} elements along dimension {d}")
+    if step <= 0:
+        raise ArgumentError(f"step is {step} but must be > 0", hint="windows start `step` elements apart: 1 or more")
+    count = (length - size) // step + 1
+    check_elements(x.shape[:d] + (count, size) + x.shape[d + 1:], "the result of unfold")
+    starts = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    windows = reshape(index_select(x, d, _wrap(starts.reshape(-1))), *x.shape[:d], count, size, *x.shape[d + 1:])
+    return permute(windows, *range(d + 1), *range(d + 2, x.ndim + 1), d + 1)
+
+
+def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
+    """`torch.cdist`: the p-norm distance between each row of x1 and each row of x2 (batched over leading
+    dimensions), as the norm of their differences, so a zero distance has PyTorch's zero gradient."""
+    a, b = _tensor_arg(x1, "cdist"), _tensor_arg(x2, "cdist")
+    if a.ndim < 2 or b.ndim < 2:
+        raise ShapeError(f"cdist only supports at least 2D tensors, X{1 if a.ndim < 2 else 2} got: "
+                         f"{a.ndim if a.ndim < 2 else b.ndim}D", hint="rows of points: shape (n, features)")
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}",
+                         hint="both sets of points need the same number of features")
+    p = float(number_arg(p, "cdist", "p"))
+    if p < 0:
+        raise ArgumentError("cdist only supports non-negative p values", hint="p = 1, 2, ... or float('inf')")
+    differences = sub(unsqueeze(a, -2), unsqueeze(b, -3))
+    if p == 0:  # how many coordinates differ: a count, outside the graph
+        return _wrap((differences._data != 0).sum(-1).astype(differences.dtype))
+    return vector_norm(differences, p, -1)
+
+
+def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Any = None) -> Tensor:
+    """Where each value of `input` would go in `sorted_sequence` (one sorted sequence, or one per row of the
+    leading dimensions); a count, so no gradient flows, as in PyTorch."""
+    edges = _tensor_arg(sorted_sequence, "searchsorted")
+    if side not in (None, "left", "right") or side == "left" and right:
+        raise ArgumentError("torch.searchsorted(): side can only be 'left' or 'right', and side='left' with "
+                            "right=True conflicts", hint="give one of right=True or side='right'")
+    if sorter is not None:
+        edges = _wrap(np.take_along_axis(edges._data, _tensor_arg(sorter, "searchsorted")._data, -1))
+    where = "right" if right or side == "right" else "left"
+    scalar = not isinstance(input, Tensor)
+    values = np.asarray(number_arg(input, "searchsorted", "input")) if scalar else input._data
+    if edges.ndim == 1:
+        found = np.searchsorted(edges._data, values, side=where)
+    elif scalar or values.shape[:-1] != edges.shape[:-1]:
+        raise ShapeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                         "of boundaries tensor and input value tensor must match",
+                         hint=f"input's leading dimensions must be {tuple(edges.shape[:-1])}")
+    else:
+        rows, inputs = edges._data.reshape(-1, edges.shape[-1]), values.reshape(-1, values.shape[-1])
+        found = np.stack([np.searchsorted(r, v, side=where) for r, v in zip(rows, inputs)]).reshape(values.shape)
+    return _wrap(np.asarray(found, dtype=np.int32 if out_int32 else np.int64))
+
+
 def _repeat_interleave_method(x: Any, repeats: Any, dim: int | None = None, *,
                               output_size: int | None = None) -> Tensor:
     """`x.repeat_interleave(repeats)`: the method needs `repeats`, as PyTorch's does."""
@@ -222,6 +290,9 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(any_, ("any",)),
     Composite(bucketize, ("bucketize",)),
     Composite(bincount, ("bincount",), ("bincount",)),
+    Composite(unfold, (), ("unfold",), O.INDEX),
+    Composite(cdist, ("cdist",), (), O.NORM),
+    Composite(searchsorted, ("searchsorted",)),
 )
 """The functions this module adds, declared with their names: torch.X, Tensor.X (`engine/tensor.py`) and the
 language's tables (`lang/builtins.py`) are derived from these. Tensor's `all()` and `any()` of the whole

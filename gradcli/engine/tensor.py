@@ -782,9 +782,14 @@ class Tensor(TensorMethods):
         I.setitem(self, key, value)
 
     # -- methods the census of tutorial code found missing (engine/rearranging.py, creation.py) ----------
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> "Tensor":
+        return I.index_put_(self, indices, values, accumulate)
+
     def new(self, *data: Any) -> "Tensor":
-        """The legacy constructor: `x.new(2, 3)` uninitialised (zeros here) or `x.new([1, 2])`, in x's dtype."""
-        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        """The legacy constructor: `x.new(2, 3)` or `x.new(x.size())` uninitialised (zeros here), or `x.new([1, 2])`
+        with that data, in x's dtype. A `torch.Size` is a shape, a list or tuple is data, as in PyTorch."""
+        from gradcli.engine.tensor_str import Size
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer, Size)):
             return C.new_tensor(self, data[0])
         return C.new_full(self, data, 0)
 

@@ -15,7 +15,6 @@ import numpy as np
 from gradcli.engine.autograd import as_tensor_backward
 from gradcli.engine.backward import run_backward
 from gradcli.engine.logical import invert
-from gradcli.nn.modules import Module, registered
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError, ValueDomainError
@@ -28,6 +27,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
+from gradcli.lang.library import Module, registered
 from gradcli.lang.exceptions import EXCEPTIONS, RaisedError, builtins_own
 from gradcli.lang import generators as G
 from gradcli.lang.limits import check_list, check_string
@@ -493,7 +493,7 @@ class Expressions:
                 B.refuse_uninitialized(attr)
             if type(owner) in B.SEQUENCE_METHODS:
                 return B.bound_method(owner, attr)
-            if type(owner) is np.ndarray:
+            if isinstance(owner, (np.ndarray, np.generic)):
                 return ARR.attribute(owner, attr)
             value = getattr(owner, attr)
             if attr == "shape" and type(owner) is not np.ndarray:

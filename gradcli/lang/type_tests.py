@@ -8,6 +8,7 @@ as in Python.
 """
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any, Callable
 
 import numpy as np
@@ -85,6 +86,8 @@ def type_(value: Any) -> Any:
     program_class = getattr(type(value), "_gradcli_class", None)  # an object of the program's class
     if program_class is not None:
         return program_class
+    if type(value).__module__ == "collections":  # a state_dict() is an OrderedDict before any `import collections`
+        import_module("gradcli.lang.stdlib.collections_module")  # whose facade registers the stand-in
     for key, test in _TESTS.items():
         if test(value):
             return _STAND_INS[key][2]

@@ -145,8 +145,30 @@ def run(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
 
 
 def function(where: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """NumPy's `fn` as a program calls it (`np.vstack`, `np.linalg.norm`)."""
+    """NumPy's `fn` as a program calls it (`np.vstack`, `np.linalg.norm`); a ufunc of two inputs also has its
+    `.reduce` (`np.logical_or.reduce(masks)`), sized and checked as the call is."""
+    if isinstance(fn, np.ufunc) and fn.nin == 2:
+        return BinaryUfunc(where, fn)
+
     @functools.wraps(fn, assigned=("__name__", "__doc__"))
     def numpy_function(*args: Any, **kwargs: Any) -> Any:
         return call(where, fn, *args, **kwargs)
     return numpy_function
+
+
+class BinaryUfunc:
+    """`np.add`, `np.logical_or`...: called as the function, and `.reduce(arrays, axis=0)` along an axis."""
+
+    program_attributes = frozenset({"reduce", "__name__"})
+
+    def __init__(self, where: str, ufunc: np.ufunc) -> None:
+        self.where, self.ufunc, self.__name__ = where, ufunc, ufunc.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call(self.where, self.ufunc, *args, **kwargs)
+
+    def reduce(self, *args: Any, **kwargs: Any) -> Any:
+        return call(f"{self.where}.reduce", self.ufunc.reduce, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<ufunc '{self.ufunc.__name__}'>"
