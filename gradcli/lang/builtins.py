@@ -179,7 +179,8 @@ _TORCH_DTYPES = {name: DtypeName(name) for name in C.DTYPE_NAMES}
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
                                                                "jvp": jvp, "hvp": hvp, "vhp": vhp})
 AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
-                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
+                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx,
+                                                                                            module="torch.autograd.function"),
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autograd_backward, "Variable": Variable,
                                         "set_detect_anomaly": ANOMALY.set_detect_anomaly,
@@ -338,6 +339,7 @@ def _load_optim() -> None:
     OPTIM.members.update({**{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()},
                           "LBFGS": _constructor(lbfgs.LBFGS)})
     _register_classes(OPTIM, _DEFINED_IN)
+    _register_classes(LR_SCHEDULER, {})  # isinstance(s, StepLR); printed under torch.optim.lr_scheduler
 
 
 def _load_data() -> None:
@@ -346,6 +348,8 @@ def _load_data() -> None:
                          "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET, **data.FUNCTIONS})
     DATA.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.DATA_PATHS})
     DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+    _register_classes(DATA, {"DataLoader": "torch.utils.data.dataloader", "RandomSampler": "torch.utils.data.sampler",
+                             "TensorDataset": "torch.utils.data.dataset", "Subset": "torch.utils.data.dataset"})
 
 
 def _load_distributed() -> None:

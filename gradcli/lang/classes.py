@@ -68,11 +68,14 @@ class UserClass(ProgramType):
 class BaseClass(ProgramType):
     """One of gradcli's classes a program may subclass: `nn.Module`, `torch.autograd.Function`, ..."""
 
-    def __init__(self, name: str, pytype: type | LibraryType, make: Callable[..., Any] | None = None) -> None:
+    def __init__(self, name: str, pytype: type | LibraryType, make: Callable[..., Any] | None = None,
+                 module: str = "") -> None:
         self.name = self.__name__ = name
         self._pytype = pytype
         self.make = make
         self.bases = ()
+        self.module = module
+        """Where PyTorch (or Python) defines the class, for its printed text: `torch.nn.modules.module`."""
 
     @property
     def pytype(self) -> type:
@@ -94,7 +97,7 @@ class BaseClass(ProgramType):
         return isinstance(value, self._pytype)
 
     def __repr__(self) -> str:
-        return f"<class '{self.pytype.__module__.replace('gradcli.engine', 'torch')}.{self.name}'>"
+        return f"<class '{self.module + '.' if self.module else ''}{self.name}'>"
 
 
 class _Object:
@@ -102,11 +105,13 @@ class _Object:
 
 
 OBJECT = BaseClass("object", _Object)
-MODULE = BaseClass("Module", LibraryType("gradcli.nn.modules", "Module"), deferred("gradcli.nn.modules", "Module"))
-FUNCTION = BaseClass("Function", AF.Function)
-OPTIMIZER = BaseClass("Optimizer", LibraryType("gradcli.optim.optimizers", "Optimizer"))
-DATASET = BaseClass("Dataset", LibraryType("gradcli.data.loading", "Dataset"))
-ITERABLE_DATASET = BaseClass("IterableDataset", LibraryType("gradcli.data.loading", "IterableDataset"))
+MODULE = BaseClass("Module", LibraryType("gradcli.nn.modules", "Module"), deferred("gradcli.nn.modules", "Module"),
+                   "torch.nn.modules.module")
+FUNCTION = BaseClass("Function", AF.Function, module="torch.autograd.function")
+OPTIMIZER = BaseClass("Optimizer", LibraryType("gradcli.optim.optimizers", "Optimizer"), module="torch.optim.optimizer")
+DATASET = BaseClass("Dataset", LibraryType("gradcli.data.loading", "Dataset"), module="torch.utils.data.dataset")
+ITERABLE_DATASET = BaseClass("IterableDataset", LibraryType("gradcli.data.loading", "IterableDataset"),
+                             module="torch.utils.data.dataset")
 
 
 class Super:
