@@ -43,12 +43,24 @@ SNIPPETS = {
         "y.index_put_((torch.tensor([0, 0]), torch.tensor([1, 1])), v, accumulate=True)\nprint(y)\n"
         "(y * torch.arange(6.).view(2, 3)).sum().backward()\nprint(w.grad, v.grad)\nz = torch.zeros(2, 2)\n"
         "z.index_put_((torch.tensor([1]),), torch.tensor(7.))\nprint(z)\n",
+    "torch.index_put and torch.index_put_ as functions":
+        "import torch\nx = torch.zeros(4, requires_grad=True)\nv = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = torch.index_put(x * 1, (torch.tensor([0, 2]),), v, accumulate=True)\nprint(y, x)\n"
+        "z = torch.index_put_(y, (torch.tensor([1]),), torch.tensor(5.0))\nprint(z, z is y)\n"
+        "(z * torch.arange(4.)).sum().backward()\nprint(x.grad, v.grad)\n",
 }
 
 
 @pytest.mark.parametrize("source", SNIPPETS.values(), ids=SNIPPETS.keys())
 def test_a_fresh_snippets_construct_prints_what_pytorch_prints(source):
     assert "\n".join(run(source).printed).splitlines() == torch_printed(source)
+
+
+def test_index_put_the_function_leaves_its_input_and_index_put__changes_it():
+    ran = run("import torch\nx = torch.zeros(3)\ny = torch.index_put(x, (torch.tensor([1]),), torch.tensor(4.0))\n"
+              "z = torch.index_put_(x, (torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]), True)\n"
+              "a = (x.tolist(), y.tolist(), z is x)\n")
+    assert ran["a"] == ([3.0, 0.0, 0.0], [0.0, 4.0, 0.0], True)
 
 
 def test_new_with_a_size_makes_a_tensor_of_that_shape_not_of_those_numbers():

@@ -1207,7 +1207,11 @@ def _no_grad(m: Any) -> Any:
 
 
 def _in_place_args(m: Any, name: str) -> tuple:
-    return tuple(m.tensor(a.tolist()) if isinstance(a, gradcli.Tensor) else a for a in IN_PLACE_CALLS[name])
+    def made(a: Any) -> Any:  # index_put_'s indices are a tuple of tensors
+        if isinstance(a, tuple):
+            return tuple(made(b) for b in a)
+        return m.tensor(a.tolist()) if isinstance(a, gradcli.Tensor) else a
+    return tuple(made(a) for a in IN_PLACE_CALLS[name])
 
 
 @pytest.mark.parametrize("name", sorted(IN_PLACE_CALLS))

@@ -274,6 +274,16 @@ def _repeat_interleave_method(x: Any, repeats: Any, dim: int | None = None, *,
     return repeat_interleave(x, repeats, dim, output_size=output_size)
 
 
+def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """`torch.index_put(x, indices, values)`: `x.index_put_` on a copy, so `x` keeps its values."""
+    return index_put_(_tensor_arg(input, "index_put").clone(), indices, values, accumulate)
+
+
+def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """`torch.index_put_(x, indices, values)`, the function spelling of `x.index_put_(...)`."""
+    return _tensor_arg(input, "index_put_").index_put_(indices, values, accumulate)
+
+
 COMPOSITES: tuple[Composite, ...] = (
     Composite(ravel, ("ravel",), ("ravel",), O.RESHAPE),
     Composite(repeat_interleave, ("repeat_interleave",), ("repeat_interleave",), O.INDEX,
@@ -282,6 +292,8 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(hstack, ("hstack",), (), O.CAT),
     Composite(vstack, ("vstack", "row_stack"), (), O.CAT),
     Composite(index_add, ("index_add",), ("index_add",), O.SCATTER_ADD, in_place=True),
+    Composite(index_put, ("index_put",), ("index_put",), O.INDEX_PUT),
+    Composite(index_put_, ("index_put_",), (), O.INDEX_PUT),  # the method is engine/inplace.py's
     Composite(broadcast_to, ("broadcast_to",), ("broadcast_to",), O.EXPAND),
     Composite(unique, ("unique",), ("unique",)),
     Composite(argsort, ("argsort",), ("argsort",)),
