@@ -37,7 +37,7 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "sparse": ("Embedding",),
     "transformer": ("Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
                     "TransformerEncoderLayer"),
-    "upsampling": ("Upsample",),
+    "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
 }
 """torch.nn.modules.FILE: the classes PyTorch 2.13 defines in each file of torch/nn/modules that gradcli has."""
 
