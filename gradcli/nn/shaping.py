@@ -63,6 +63,10 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if (size is None) == (scale_factor is None):
         raise ArgumentError("only one of size or scale_factor should be defined",
                             hint="e.g. scale_factor=2, or size=(8, 8)")
+    if antialias:
+        raise ArgumentError("interpolate(): antialias=True is not supported by gradcli",
+                            hint="leave antialias out: gradcli does not build the filter PyTorch widens when "
+                                 "downsampling")
     if mode in R.MODES:
         return R.interpolate(x, mode, size, scale_factor, align_corners, recompute_scale_factor)
     if align_corners is not None:
