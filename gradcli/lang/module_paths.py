@@ -23,7 +23,7 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "fold": ("Fold", "Unfold"),
     "instancenorm": ("InstanceNorm1d", "InstanceNorm2d"),
     "linear": ("Identity", "LazyLinear", "Linear"),
-    "loss": ("BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
+    "loss": ("BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
              "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
              "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
              "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"),
