@@ -66,3 +66,36 @@ def test_bad_ctc_calls_are_errors(call, words):
     with pytest.raises(GradcliError) as info:
         run(f"import torch\nimport torch.nn.functional as F\nlp = torch.randn(3, 1, 3).log_softmax(2)\ny = {call}\n")
     assert words in info.value.message
+
+
+IMPOSSIBLE = """import torch
+import torch.nn.functional as F
+torch.manual_seed(1)
+logits = torch.randn(4, 2, 3, dtype=torch.{dtype}, requires_grad=True)
+loss = F.ctc_loss(logits.log_softmax(2), torch.tensor([[1, 1, 2], [1, 2, 2]]), torch.tensor([3, 4]), torch.tensor([3, 1]), reduction='{reduction}')
+loss.sum().backward()
+values, grad = loss.tolist(), logits.grad.tolist()
+"""
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_impossible_target_has_torchs_infinite_loss_and_nan_gradient(dtype, reduction):
+    """[1, 1, 2] needs four frames and has three: inf, and nan over every class of those three frames only."""
+    source = IMPOSSIBLE.format(dtype=dtype, reduction=reduction)
+    mine, torch_ = run(source), oracle(source)
+    assert np.allclose(mine["values"], torch_["values"], equal_nan=True) and np.isinf(np.sum(mine["values"]))
+    assert np.allclose(mine["grad"], torch_["grad"], atol=1e-6, equal_nan=True)
+    assert np.isnan(mine["grad"]).sum() == 9
+
+
+def test_the_gradient_at_log_probs_themselves_is_the_true_one():
+    """PyTorch's own backward returns exp(log_probs) − occupancy, the gradient *through* a log_softmax
+    (pytorch/pytorch#52241, #82545): right only once a log_softmax precedes it. gradcli's is the derivative
+    of the loss it prints (−occupancy, summing to −1 over each frame inside the input length; 0 after it),
+    equal to PyTorch's wherever a log_softmax makes the log-probabilities, as the tests above show."""
+    ran = run("import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n"
+              "lp = torch.randn(4, 1, 3).log_softmax(2).requires_grad_()\n"
+              "F.ctc_loss(lp, torch.tensor([[1, 2]]), torch.tensor([3]), torch.tensor([2]), reduction='sum').backward()\n"
+              "g = lp.grad\n")
+    assert np.allclose(ran["g"].numpy().sum(axis=2).ravel(), [-1, -1, -1, 0], atol=1e-6)

@@ -6,7 +6,8 @@ labels, each step a logsumexp of the three predecessors plus the frame's log-pro
 step together over a padded extended target; a sample past its own input length keeps its alphas.
 Unreachable states hold a finite stand-in for log 0 (−1e30, whose exp is exactly 0 in float32 and
 float64) so no logsumexp sees only −inf; a target no alignment fits is decided in advance (its loss is
-inf, or 0 with `zero_infinity`), so the stand-in never reaches a printed number. Built from gather,
+inf, with PyTorch's nan gradient over its frames, or 0 with `zero_infinity`), so the stand-in never
+reaches a printed number. Built from gather,
 logsumexp and where, `--check` proves it with no new primitive; the per-sample losses carry PyTorch's
 node name `CtcLossBackward0`.
 """
@@ -105,8 +106,10 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     last = alpha[_wrap(rows), _wrap(2 * tg_lens)]
     before = F.where(_wrap(tg_lens > 0), alpha[_wrap(rows), _wrap(np.maximum(2 * tg_lens - 1, 0))], floor[:, 0])
     total = F.logsumexp(F.stack([last, before]), 0)
-    if not feasible.all():
-        total = F.where(_wrap(feasible), total, _wrap(np.array(0.0 if zero_infinity else -np.inf, lp.dtype)))
+    if not feasible.all() and zero_infinity:
+        total = F.where(_wrap(feasible), total, _wrap(np.zeros((), lp.dtype)))
+    elif not feasible.all():
+        total = F.where(_wrap(feasible), total, _wrap(np.array(-np.inf, lp.dtype))) - _nan_gradient(lp, feasible, in_lens)
     loss = apply(O.NEG, total, name="CtcLossBackward0")
     if reduction == "mean":
         return F.mean(loss / _wrap(np.maximum(tg_lens, 1).astype(lp.dtype)))
@@ -114,3 +117,11 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
         return F.sum(loss)
     return F.squeeze(loss, 0) if unbatched else loss
 
+
+
+def _nan_gradient(lp: Tensor, feasible: np.ndarray, in_lens: np.ndarray) -> Tensor:
+    """Zeros, one per sample, whose gradient is PyTorch's for an infinite loss: nan over every class of the
+    impossible samples' frames (√ of an exact 0 has an infinite slope, times the 0 that made it), 0 elsewhere."""
+    frames = np.arange(lp.shape[0])[:, None] < np.where(feasible, 0, in_lens)[None, :]
+    zeros = F.where(_wrap(frames[:, :, None]), lp * 0, _wrap(np.zeros((), lp.dtype)))
+    return F.sqrt(F.sum(zeros, (0, 2)))
