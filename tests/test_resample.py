@@ -85,6 +85,8 @@ def test_bilinear_by_hand():
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=(2, 2, 2), mode='bilinear')", "same number of spatial"),
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=0.2, mode='bilinear')", "greater than 0"),
     ("F.interpolate(torch.ones(1, 1, 4, 4), scale_factor=0.5, mode='bilinear', antialias=True)", "antialias=True"),
+    ("F.interpolate(torch.tensor([[[[1.0, float('inf')], [2.0, 3.0]]]]), scale_factor=2, mode='bilinear')",
+     "holding inf or nan"),
     ("F.interpolate(torch.ones(1, 1, 2, 2, dtype=torch.int64), scale_factor=2, mode='bilinear')", "not implemented"),
 ])
 def test_bad_interpolation_calls_are_errors(source, words):

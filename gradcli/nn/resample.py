@@ -93,6 +93,10 @@ def interpolate(x: Tensor, mode: str, size: Any, scale_factor: Any, align_corner
     if not np.issubdtype(x.dtype, np.floating):
         raise ArgumentError(f'"upsample_{mode}" not implemented for \'{x.dtype}\'',
                             hint="convert the input with .float() first")
+    if not np.isfinite(x._data).all():
+        raise ArgumentError(f"interpolate(): mode='{mode}' of an input holding inf or nan is not supported by gradcli",
+                            hint="its weighted sums run over whole rows, so an inf would spread nan further than "
+                                 "PyTorch's; replace them first, e.g. torch.nan_to_num(x)")
     sizes, factors = output_sizes(x, size, scale_factor, spatial)
     if any(n <= 0 for n in sizes):
         raise ShapeError(f"Input and output sizes should be greater than 0, but got input ({', '.join(map(str, x.shape[2:]))}) "
