@@ -99,3 +99,11 @@ def test_the_gradient_at_log_probs_themselves_is_the_true_one():
               "F.ctc_loss(lp, torch.tensor([[1, 2]]), torch.tensor([3]), torch.tensor([2]), reduction='sum').backward()\n"
               "g = lp.grad\n")
     assert np.allclose(ran["g"].numpy().sum(axis=2).ravel(), [-1, -1, -1, 0], atol=1e-6)
+
+
+def test_full_takes_its_dtype_from_the_fill_value():
+    """`torch.full((8,), 100)` is int64 in PyTorch (so it can be a length tensor), True gives bool, 1.5 floats."""
+    source = ("import torch\nkinds = [str(torch.full((2,), v).dtype) for v in (100, True, 1.5)] + "
+              "[str(torch.full((2,), 3, dtype=torch.float64).dtype)]\n")
+    assert run(source)["kinds"] == oracle(source)["kinds"] == ["torch.int64", "torch.bool", "torch.float32",
+                                                               "torch.float64"]
