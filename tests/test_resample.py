@@ -50,6 +50,24 @@ def test_interpolation_matches_torch(mode, shape, how, corners, dtype):
     assert (mine["node"], mine["kind"]) == (torch_["node"], torch_["kind"])
 
 
+NEAREST = [("(1, 2, 5)", "scale_factor=1.5"), ("(1, 2, 5)", "size=3"), ("(2, 1, 3, 4)", "scale_factor=(2.5, 0.7)"),
+           ("(1, 1, 3, 4)", "size=(6, 8)"), ("(1, 1, 7, 5)", "scale_factor=0.6, recompute_scale_factor=True"),
+           ("(1, 1, 2, 3, 4)", "scale_factor=(1.5, 2, 0.5)"), ("(1, 1, 3, 4)", "scale_factor=3")]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, how", NEAREST)
+def test_nearest_resampling_matches_torch(shape, how, dtype, mode):
+    """Fractional factors and downsampling pick PyTorch's positions; the gradient sums each pick's uses."""
+    source = program(mode, shape, how, "None", dtype).replace(", align_corners=None", "")
+    mine, torch_ = run(source), oracle(source)
+    assert np.asarray(mine["values"]).shape == np.asarray(torch_["values"]).shape
+    assert mine["values"] == torch_["values"]
+    assert np.allclose(mine["grad"], torch_["grad"], atol=1e-5)
+    assert (mine["node"], mine["kind"]) == (torch_["node"], torch_["kind"])
+
+
 MODULES = """import torch
 import torch.nn as nn
 torch.manual_seed(0)

@@ -1,4 +1,9 @@
-"""Interpolating upsampling (`mode='linear'`, `'bilinear'`, `'bicubic'`, `'trilinear'` of `F.interpolate`).
+"""Resampling by `F.interpolate`: the nearest modes (`'nearest'`, `'nearest-exact'`) and the interpolating ones
+(`'linear'`, `'bilinear'`, `'bicubic'`, `'trilinear'`).
+
+A nearest mode picks one source position per output position along each axis, by PyTorch's
+`nearest_idx` (float32 arithmetic, clamped to the last position), so it is one gather (INDEX) under
+PyTorch's node name (`UpsampleNearest2DBackward0`, ...) whose gradient sums what it picked.
 
 Every one of these modes is separable: along each spatial axis the output is a fixed weighted sum of
 input positions, so resampling is one constant (out, in) matrix per axis, applied with `matmul`. The
@@ -80,6 +85,40 @@ def _matrix(n_in: int, n_out: int, factor: float | None, align_corners: bool, cu
     np.add.at(weights, (rows, low), 1 - frac)
     np.add.at(weights, (rows, high), frac)
     return weights
+
+
+NEAREST = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact"}
+"""Each nearest mode and the stem of the node PyTorch records (`UpsampleNearest2DBackward0`, ...)."""
+
+
+def _picks(n_in: int, n_out: int, factor: float | None, exact: bool) -> np.ndarray:
+    """PyTorch's `nearest_idx` / `nearest_neighbor_exact_compute_source_index`, in float32 as it computes."""
+    dst = np.arange(n_out)
+    if not exact and n_out == n_in:
+        return dst
+    if not exact and n_out == 2 * n_in:
+        return dst >> 1
+    scale = np.float32(1.0 / factor) if factor is not None and factor > 0 else np.float32(n_in / n_out)
+    src = (dst.astype(np.float32) + np.float32(0.5 if exact else 0)) * scale
+    return np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+
+
+def nearest(x: Tensor, mode: str, size: Any, scale_factor: Any, recompute_scale_factor: Any) -> Tensor:
+    """Nearest-neighbour resampling of `x` (N, C, *spatial) at any sizes, as one gather."""
+    spatial = x.ndim - 2
+    if spatial > 3:
+        raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
+                         hint="(N, C, L), (N, C, H, W) or (N, C, D, H, W)")
+    sizes, factors = output_sizes(x, size, scale_factor, spatial)
+    if any(n <= 0 for n in sizes):
+        raise ShapeError(f"Input and output sizes should be greater than 0, but got input ({', '.join(map(str, x.shape[2:]))}) "
+                         f"and output ({', '.join(map(str, sizes))})", hint="use a larger size or scale_factor")
+    if recompute_scale_factor:
+        factors = None
+    picks = [_picks(n, m, None if factors is None else factors[d], mode == "nearest-exact")
+             for d, (n, m) in enumerate(zip(x.shape[2:], sizes))]
+    key = (slice(None), slice(None)) + np.ix_(*picks)
+    return apply(O.INDEX, x, key=key, name=f"{NEAREST[mode]}{spatial}DBackward0")
 
 
 def interpolate(x: Tensor, mode: str, size: Any, scale_factor: Any, align_corners: Any,

@@ -3,8 +3,7 @@
 forms of `unfold`, `fold` and `avg_pool1d`.
 
 Each is indexing, padding, reshaping, permuting or matmul on the op table, so gradients flow and
-`--check` covers them. Nearest-neighbour upsampling repeats each value over its block (whole factors
-only); the interpolating modes are in `resample`.
+`--check` covers them. Upsampling itself (nearest and interpolating modes) is in `resample`.
 """
 from __future__ import annotations
 
@@ -50,14 +49,12 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Tensor:
 
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: Any = None, recompute_scale_factor: Any = None, antialias: bool = False) -> Tensor:
-    """Nearest-neighbour upsampling by whole factors (each value repeated over an s×s block), or one of the
-    interpolating modes of `resample`."""
+    """Nearest-neighbour resampling, or one of the interpolating modes, both in `resample`."""
     x = NF._tensor(input, "interpolate")
-    if mode not in ("nearest", *R.MODES):
+    if mode not in (*R.NEAREST, *R.MODES):
         raise ArgumentError(f"interpolate(): mode='{mode}' is not supported by gradcli",
-                            hint=f"one of 'nearest' (whole factors), {', '.join(map(repr, R.MODES))}")
-    spatial = x.ndim - 2
-    if spatial < 1:
+                            hint=f"one of {', '.join(map(repr, (*R.NEAREST, *R.MODES)))}")
+    if x.ndim < 3:
         raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
                          hint="(N, C, L) or (N, C, H, W)")
     if (size is None) == (scale_factor is None):
@@ -72,24 +69,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if align_corners is not None:
         raise ArgumentError("align_corners option can only be set with the interpolating modes: "
                             "linear | bilinear | bicubic | trilinear", hint="leave align_corners out for 'nearest'")
-    if size is not None:
-        wanted = C.ntuple(size, spatial, "interpolate", "size")
-        factors = tuple(w // n if n and w % n == 0 else 0 for w, n in zip(wanted, x.shape[2:]))
-    else:
-        given = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
-        factors = tuple(int(s) if float(s) == int(s) and s >= 1 else 0 for s in given)
-    if len(factors) != spatial or not all(factors):
-        raise ArgumentError("interpolate(): gradcli upsamples by whole factors only (each size a multiple of the "
-                            "input's)", hint="scale_factor=2, or a size that is a multiple of the input's")
-    y = x
-    for d, s in enumerate(factors):
-        axis = 2 + d
-        if s > 1:
-            shape = tuple(y.shape)
-            y = F.unsqueeze(y, axis + 1)
-            y = F.expand(y, *shape[:axis + 1], s, *shape[axis + 1:])
-            y = F.reshape(y, shape[:axis] + (shape[axis] * s,) + shape[axis + 1:])
-    return y
+    return R.nearest(x, mode, size, scale_factor, recompute_scale_factor)
 
 
 class _ConstantPadNd(Module):
@@ -169,9 +149,9 @@ class Upsample(Module):
             self.scale_factor = tuple(float(s) for s in scale_factor)
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
-        if mode not in ("nearest", *R.MODES):
+        if mode not in (*R.NEAREST, *R.MODES):
             raise ArgumentError(f"Upsample(): mode='{mode}' is not supported by gradcli",
-                                hint=f"one of 'nearest' (whole factors), {', '.join(map(repr, R.MODES))}")
+                                hint=f"one of {', '.join(map(repr, (*R.NEAREST, *R.MODES)))}")
 
     def forward(self, input: Any) -> Tensor:
         return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
