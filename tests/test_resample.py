@@ -68,6 +68,23 @@ def test_nearest_resampling_matches_torch(shape, how, dtype, mode):
     assert (mine["node"], mine["kind"]) == (torch_["node"], torch_["kind"])
 
 
+AREA = [("(1, 2, 7)", "size=3"), ("(2, 1, 5, 7)", "scale_factor=0.6"), ("(1, 1, 4, 6)", "size=(4, 3)"),
+        ("(1, 1, 3, 5, 7)", "size=(2, 3, 4)"), ("(1, 1, 3, 4)", "size=(5, 6)")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, how", AREA)
+def test_area_resampling_matches_torch(shape, how, dtype):
+    """Uneven, overlapping windows of PyTorch's adaptive average pooling, up and down, 1-D to 3-D."""
+    source = program("area", shape, how, "None", dtype).replace(", align_corners=None", "")
+    mine, torch_ = run(source), oracle(source)
+    tol = 1e-6 if dtype == "float32" else 1e-13
+    assert np.asarray(mine["values"]).shape == np.asarray(torch_["values"]).shape
+    assert np.allclose(mine["values"], torch_["values"], atol=tol, rtol=tol)
+    assert np.allclose(mine["grad"], torch_["grad"], atol=tol, rtol=tol)
+    assert (mine["node"], mine["kind"]) == (torch_["node"], torch_["kind"])
+
+
 MODULES = """import torch
 import torch.nn as nn
 torch.manual_seed(0)
@@ -98,7 +115,7 @@ def test_bilinear_by_hand():
 @pytest.mark.parametrize("source, words", [
     ("F.interpolate(torch.ones(1, 1, 2), scale_factor=2, mode='bilinear')", "Got 3D input, but bilinear mode needs 4D"),
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, mode='trilinear')", "trilinear mode needs 5D"),
-    ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, mode='area')", "mode='area' is not supported"),
+    ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, mode='lanczos')", "mode='lanczos' is not supported"),
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, align_corners=True)", "align_corners option can only"),
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=(2, 2, 2), mode='bilinear')", "same number of spatial"),
     ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=0.2, mode='bilinear')", "greater than 0"),

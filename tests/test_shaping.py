@@ -35,7 +35,7 @@ def test_shaping_layers_match_torch():
 
 @pytest.mark.parametrize("source, words", [
     ("nn.PixelShuffle(3)(torch.ones(1, 4, 2, 2))", "is not divisible by 9"),
-    ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, mode='area')", "mode='area' is not supported"),
+    ("F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2, mode='box')", "mode='box' is not supported"),
     ("F.interpolate(torch.ones(1, 1, 2, 2))", "only one of size or scale_factor should be defined"),
 ])
 def test_bad_shaping_calls_are_errors(source, words):

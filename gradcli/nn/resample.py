@@ -3,7 +3,8 @@
 
 A nearest mode picks one source position per output position along each axis, by PyTorch's
 `nearest_idx` (float32 arithmetic, clamped to the last position), so it is one gather (INDEX) under
-PyTorch's node name (`UpsampleNearest2DBackward0`, ...) whose gradient sums what it picked.
+PyTorch's node name (`UpsampleNearest2DBackward0`, ...) whose gradient sums what it picked. `'area'` is
+PyTorch's adaptive average pooling: an averaging matrix per axis, like the interpolating modes.
 
 Every one of these modes is separable: along each spatial axis the output is a fixed weighted sum of
 input positions, so resampling is one constant (out, in) matrix per axis, applied with `matmul`. The
@@ -105,14 +106,9 @@ def _picks(n_in: int, n_out: int, factor: float | None, exact: bool) -> np.ndarr
 
 def nearest(x: Tensor, mode: str, size: Any, scale_factor: Any, recompute_scale_factor: Any) -> Tensor:
     """Nearest-neighbour resampling of `x` (N, C, *spatial) at any sizes, as one gather."""
-    spatial = x.ndim - 2
-    if spatial > 3:
-        raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
-                         hint="(N, C, L), (N, C, H, W) or (N, C, D, H, W)")
+    spatial = _spatial(x)
     sizes, factors = output_sizes(x, size, scale_factor, spatial)
-    if any(n <= 0 for n in sizes):
-        raise ShapeError(f"Input and output sizes should be greater than 0, but got input ({', '.join(map(str, x.shape[2:]))}) "
-                         f"and output ({', '.join(map(str, sizes))})", hint="use a larger size or scale_factor")
+    _positive(x, sizes)
     if recompute_scale_factor:
         factors = None
     picks = [_picks(n, m, None if factors is None else factors[d], mode == "nearest-exact")
@@ -132,18 +128,62 @@ def interpolate(x: Tensor, mode: str, size: Any, scale_factor: Any, align_corner
     if not np.issubdtype(x.dtype, np.floating):
         raise ArgumentError(f'"upsample_{mode}" not implemented for \'{x.dtype}\'',
                             hint="convert the input with .float() first")
-    if not np.isfinite(x._data).all():
-        raise ArgumentError(f"interpolate(): mode='{mode}' of an input holding inf or nan is not supported by gradcli",
-                            hint="its weighted sums run over whole rows, so an inf would spread nan further than "
-                                 "PyTorch's; replace them first, e.g. torch.nan_to_num(x)")
+    _finite(x, mode)
     sizes, factors = output_sizes(x, size, scale_factor, spatial)
-    if any(n <= 0 for n in sizes):
-        raise ShapeError(f"Input and output sizes should be greater than 0, but got input ({', '.join(map(str, x.shape[2:]))}) "
-                         f"and output ({', '.join(map(str, sizes))})", hint="use a larger size or scale_factor")
+    _positive(x, sizes)
     if recompute_scale_factor:
         factors = None
     matrices = [_matrix(n, m, None if factors is None else factors[d], bool(align_corners), mode == "bicubic",
                         x.dtype) for d, (n, m) in enumerate(zip(x.shape[2:], sizes))]
+    return _weighted(x, matrices, node)
+
+
+def area(x: Tensor, size: Any, scale_factor: Any) -> Tensor:
+    """`mode='area'`: PyTorch's adaptive average pooling to the output size, window i spanning
+    [floor(i·in/out), ceil((i+1)·in/out)) along each axis, so also one averaging matrix per axis."""
+    spatial = _spatial(x)
+    _finite(x, "area")
+    sizes, _ = output_sizes(x, size, scale_factor, spatial)
+    _positive(x, sizes)
+    matrices = []
+    for n, m in zip(x.shape[2:], sizes):
+        weights = np.zeros((m, n), dtype=x.dtype)
+        for i in range(m):
+            start, end = (i * n) // m, -((-(i + 1) * n) // m)
+            weights[i, start:end] = 1 / (end - start)
+        matrices.append(weights)
+    return _weighted(x, matrices, AREA_NODES[spatial])
+
+
+ALL_MODES = (*NEAREST, *MODES, "area")
+"""Every mode gradcli's `interpolate` offers."""
+AREA_NODES = {1: "SqueezeBackward1", 2: "AdaptiveAvgPool2DBackward0", 3: "AdaptiveAvgPool3DBackward0"}
+"""The node PyTorch leaves on `mode='area'` (its 1-D adaptive pooling ends in a squeeze)."""
+
+
+def _spatial(x: Tensor) -> int:
+    if not 1 <= x.ndim - 2 <= 3:
+        raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
+                         hint="(N, C, L), (N, C, H, W) or (N, C, D, H, W)")
+    return x.ndim - 2
+
+
+def _finite(x: Tensor, mode: str) -> None:
+    if not np.isfinite(x._data).all():
+        raise ArgumentError(f"interpolate(): mode='{mode}' of an input holding inf or nan is not supported by gradcli",
+                            hint="its weighted sums run over whole rows, so an inf would spread nan further than "
+                                 "PyTorch's; replace them first, e.g. torch.nan_to_num(x)")
+
+
+def _positive(x: Tensor, sizes: tuple[int, ...]) -> None:
+    if any(n <= 0 for n in sizes):
+        raise ShapeError(f"Input and output sizes should be greater than 0, but got input "
+                         f"({', '.join(map(str, x.shape[2:]))}) and output ({', '.join(map(str, sizes))})",
+                         hint="use a larger size or scale_factor")
+
+
+def _weighted(x: Tensor, matrices: list[np.ndarray], node: str) -> Tensor:
+    """x with each spatial axis multiplied by its (out, in) matrix; the last product carries `node`."""
     y = x
     for d, a in enumerate(matrices[:-1]):
         axis = 2 + d

@@ -51,9 +51,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 align_corners: Any = None, recompute_scale_factor: Any = None, antialias: bool = False) -> Tensor:
     """Nearest-neighbour resampling, or one of the interpolating modes, both in `resample`."""
     x = NF._tensor(input, "interpolate")
-    if mode not in (*R.NEAREST, *R.MODES):
+    if mode not in R.ALL_MODES:
         raise ArgumentError(f"interpolate(): mode='{mode}' is not supported by gradcli",
-                            hint=f"one of {', '.join(map(repr, (*R.NEAREST, *R.MODES)))}")
+                            hint=f"one of {', '.join(map(repr, R.ALL_MODES))}")
     if x.ndim < 3:
         raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
                          hint="(N, C, L) or (N, C, H, W)")
@@ -69,6 +69,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if align_corners is not None:
         raise ArgumentError("align_corners option can only be set with the interpolating modes: "
                             "linear | bilinear | bicubic | trilinear", hint="leave align_corners out for 'nearest'")
+    if mode == "area":
+        return R.area(x, size, scale_factor)
     return R.nearest(x, mode, size, scale_factor, recompute_scale_factor)
 
 
@@ -149,9 +151,9 @@ class Upsample(Module):
             self.scale_factor = tuple(float(s) for s in scale_factor)
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
-        if mode not in (*R.NEAREST, *R.MODES):
+        if mode not in R.ALL_MODES:
             raise ArgumentError(f"Upsample(): mode='{mode}' is not supported by gradcli",
-                                hint=f"one of {', '.join(map(repr, (*R.NEAREST, *R.MODES)))}")
+                                hint=f"one of {', '.join(map(repr, R.ALL_MODES))}")
 
     def forward(self, input: Any) -> Tensor:
         return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
