@@ -11,16 +11,22 @@ checked training loop's time.
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from gradcli.engine.creation import (arange, eye, float_tensor, full, get_default_dtype, linspace, manual_seed, ones,
-                              ones_like, rand, randn, set_default_dtype, tensor, zeros, zeros_like)
-from gradcli.errors import GradcliError
-from gradcli.program.evaluation import evaluate
-from gradcli.engine.autograd import grad, hessian, jacobian
-from gradcli.engine.functions import (abs, add, cat, clamp, cos, div, dot, exp, expand, flatten, index, log, log1p,
-                               log_softmax, matmul, max, maximum, mean, min, minimum, mm, mul, neg, norm, outer,
-                               permute, pow, prod, relu, reshape, sigmoid, sign, sin, softmax, softplus, sqrt, squeeze,
-                               stack, std, sub, sum, t, tan, tanh, transpose, unsqueeze, var, view, where)
-from gradcli.engine.tensor import Tensor
+import importlib
+from typing import Any
+
+_PUBLIC = {
+    "gradcli.engine.creation": "arange eye float_tensor full get_default_dtype linspace manual_seed ones ones_like rand "
+                               "randn set_default_dtype tensor zeros zeros_like",
+    "gradcli.errors": "GradcliError",
+    "gradcli.program.evaluation": "evaluate",
+    "gradcli.engine.autograd": "grad hessian jacobian",
+    "gradcli.engine.functions": "abs add cat clamp cos div dot exp expand flatten index log log1p log_softmax matmul "
+                                "max maximum mean min minimum mm mul neg norm outer permute pow prod relu reshape "
+                                "sigmoid sign sin softmax softplus sqrt squeeze stack std sub sum t tan tanh transpose "
+                                "unsqueeze var view where",
+    "gradcli.engine.tensor": "Tensor",
+}
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names.split()}
 
 __version__ = "0.1.0"
 
@@ -29,8 +35,21 @@ def load_ipython_extension(ipython: object) -> None:
     """`%load_ext gradcli` in IPython or Jupyter: the `%gradcli` and `%%gradcli` magics. IPython looks
     for this function on the package; the magics live with the commands (gradcli.jupyter), loaded
     by name so that the public API never imports the command line that imports it."""
-    import importlib
     importlib.import_module("gradcli.jupyter").load_ipython_extension(ipython)
+
+
+def __getattr__(name: str) -> Any:
+    """The public API loads on first use (PEP 562): `import gradcli.cli` for `gradcli --help` must not pay for
+    the engine, the language and the program runner that `gradcli.evaluate` needs."""
+    if name not in _HOME:
+        raise AttributeError(f"module 'gradcli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
 
 
 __all__ = [

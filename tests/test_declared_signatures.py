@@ -27,7 +27,7 @@ PRE = "import torch\nx = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64, requ
      "usage: sum(dim=None, keepdim=False, dtype=None)"),
     ("torch.sum(x, 0, dim=0)", "torch.sum(): multiple values for argument 'dim'",
      "usage: sum(input, dim=None, keepdim=False, dtype=None)"),
-    ("torch.cumsum(x)", "torch.cumsum(): missing a required argument: 'dim'", "usage: cumsum(input, dim)"),
+    ("torch.cumsum(x)", "torch.cumsum(): missing a required argument: 'dim'", "usage: cumsum(input, dim, dtype=None)"),
     ("torch.atan2(x)", "torch.atan2(): missing a required argument: 'other'", "usage: atan2(input, other)"),
     ("torch.max(x, 0, True, 1)", "torch.max(): too many positional arguments",
      "usage: max(input, dim=None, keepdim=False)"),

@@ -133,3 +133,107 @@ def test_the_graph_sees_lazy_and_upward_imports() -> None:
     assert imports_in("def f():\n    if True:\n        from gradcli.check import checker\n") == {"gradcli.check"}
     assert "check" not in ALLOWED["program"]
     assert sorted(map(sorted, strongly_connected({"a": {"b"}, "b": {"a"}, "c": set()}))) == [["a", "b"], ["c"]]
+
+
+# -- start-up: what a command imports (module names, never times) ------------------------------------------
+LIBRARY_MODULES = tuple(f"gradcli.{name}" for name in sorted(LIBRARY))
+
+
+def loaded_by(code: str) -> set[str]:
+    """The gradcli modules (and sympy) a fresh interpreter holds after running `code`."""
+    import subprocess
+    import sys
+    probe = code + "\nimport sys\nprint(' '.join(m for m in sys.modules if m.startswith(('gradcli', 'sympy'))))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                          cwd=PACKAGE.parent, env={**__import__("os").environ, "PYTHONPATH": str(PACKAGE.parent)})
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split("\n")[-2].split())
+
+
+def gradcli_main(*argv: str) -> str:
+    """Run the `gradcli` command in-process (--debug: no watchdog fork, so the modules are this process's)."""
+    return (f"import sys\nsys.argv = ['gradcli', *{list(argv)!r}, '--debug']\nfrom gradcli.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n")
+
+
+def library_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.startswith(LIBRARY_MODULES) or m == "sympy")
+
+
+def test_eval_of_one_line_imports_no_library_package_and_no_sympy() -> None:
+    modules = loaded_by(gradcli_main("eval", "z = torch.sin(x) * (x + 2) ** 2", "x=ones(2)"))
+    assert "gradcli.lang.interpreter" in modules  # the probe ran the command
+    assert library_in(modules) == []
+
+
+def test_run_of_a_script_on_core_tensors_imports_no_library_package(tmp_path: Path) -> None:
+    script = tmp_path / "core.py"
+    script.write_text("import torch\nimport math\nx = torch.ones(2, requires_grad=True)\n"
+                      "y = (x * math.pi).sin().sum()\ny.backward()\nprint(x.grad)\n")
+    modules = loaded_by(gradcli_main("run", str(script)))
+    assert "gradcli.program.scripts" in modules
+    assert library_in(modules) == []
+
+
+def test_a_program_that_reaches_into_a_library_namespace_loads_that_family_only() -> None:
+    modules = loaded_by(gradcli_main("eval", "import torch.nn as nn\nimport torch.optim\nout = nn.Linear(2, 1)(x).sum()",
+                                     "x=ones(1,2)"))
+    assert "gradcli.nn.layers" in modules
+    assert not any(m.startswith(("gradcli.optim", "gradcli.distributions", "gradcli.func", "gradcli.data"))
+                   for m in modules)
+
+
+def test_the_command_line_and_the_public_api_load_no_language_runner_views_or_library() -> None:
+    """`gradcli --help` needs the commands' options (and the limits' defaults they print), nothing that runs a
+    program; `import gradcli` nothing at all until a name of its API is used."""
+    assert not any(m.startswith("gradcli.") for m in loaded_by("import gradcli"))
+    modules = loaded_by("import gradcli.cli")
+    assert "gradcli.commands.eval" in modules
+    assert not any(m.startswith(("gradcli.program.", "gradcli.views.", "gradcli.check")) for m in modules)
+    assert not {"gradcli.lang.builtins", "gradcli.lang.interpreter", "gradcli.lang.parser"} & modules
+    assert library_in(modules) == []
+
+
+@pytest.mark.parametrize("first", ["gradcli.engine.functions", "gradcli.engine.rearranging", "gradcli.engine.logical"])
+def test_the_engine_can_be_entered_through_any_of_its_modules(first: str) -> None:
+    """Tensor's module, the functional API and the op table import each other; the circle closes whichever
+    engine module a caller imports first (the engine package enters through Tensor's module)."""
+    assert first in loaded_by(f"import {first}")
+
+
+def test_a_library_type_tests_values_without_importing_its_module() -> None:
+    code = ("from gradcli.lang.library import Module\nfrom gradcli.engine.creation import ones\n"
+            "assert not isinstance(ones(2), Module) and not issubclass(int, Module)\n")
+    assert library_in(loaded_by(code)) == []
+    code += ("from gradcli.nn.layers import Linear\nassert isinstance(Linear(2, 1), Module) and issubclass(Linear, Module)\n"
+             "assert not isinstance(ones(2), Module)\n")
+    assert "gradcli.nn.modules" in loaded_by(code)
+
+
+def test_a_library_function_called_wrongly_before_its_family_loads_is_told_its_usage() -> None:
+    """`torch.selu` stands deferred in the table until `gradcli.nn` loads; a wrong first call is still the
+    user's error with the function's own usage, as after the load."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gradcli", "eval", "y = torch.selu(x, 1, 2, 3)", "x=1"],
+                          capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent,
+                          env={**__import__("os").environ, "PYTHONPATH": str(PACKAGE.parent), "NO_COLOR": "1"})
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == "error[argument]: torch.selu(): too many positional arguments"
+
+
+def test_a_family_whose_load_failed_is_loaded_again_on_the_next_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcli.lang import builtins as B
+    space = B._lazy("torch.trial", "trial")
+    calls: list[int] = []
+
+    def load() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        space.members["x"] = 1
+    monkeypatch.setitem(B._LOADERS, "trial", load)
+    with pytest.raises(KeyboardInterrupt):
+        space.lookup("x")
+    assert space.lookup("x") == 1
+    assert space.lookup("x") == 1 and len(calls) == 2

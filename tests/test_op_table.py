@@ -52,7 +52,8 @@ FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu"
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits", "hstack", "vstack",
                  "row_stack", "meshgrid", "cdist"}
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
-METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "unfold", "index_put_"}
+METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "unfold", "index_put_", "view", "expand",
+               "view_as", "reshape_as"}
 """Methods of a primitive that torch has no function for, besides the in-place forms (x.X_ of a method x.X)."""
 
 

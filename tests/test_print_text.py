@@ -35,6 +35,14 @@ PROGRAMS = {
     "types": "import torch\nimport torch.nn as nn\nprint(type(1), type([]), type('a'), type(2.5), type({}))\n"
              "print(type(torch.ones(1)), type(torch.ones(1)) is torch.Tensor, type(nn.Linear(2, 1)))\n"
              "print(type(nn.Sequential()), torch.optim.SGD, type(nn.ReLU()).__name__)\n",
+    "classes to subclass and data": "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, Dataset, "
+                                    "TensorDataset\nprint(nn.Module, torch.optim.Optimizer, torch.autograd.Function)\n"
+                                    "print(Dataset, DataLoader, TensorDataset, torch.optim.lr_scheduler.StepLR)\n"
+                                    "ds = TensorDataset(torch.ones(4, 2))\ndl = DataLoader(ds, batch_size=2)\n"
+                                    "opt = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)\n"
+                                    "s = torch.optim.lr_scheduler.StepLR(opt, 1)\n"
+                                    "print(isinstance(dl, DataLoader), isinstance(ds, TensorDataset), "
+                                    "isinstance(s, torch.optim.lr_scheduler.StepLR), type(dl), type(s))\n",
     "a state_dict": "import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\ntorch.manual_seed(0)\n"
                     "m = nn.Sequential(nn.Linear(2, 1), nn.ReLU())\nprint(m.state_dict())\nprint(OrderedDict(a=1))\n"
                     "print(list(m.state_dict().keys()), OrderedDict())\n",
@@ -83,6 +91,16 @@ def test_dtypes_and_types_print_as_pytorchs(cli, tmp_path):
     assert text.split("\n")[:2] == ["torch.float32 torch.float64 torch.int64 [torch.int32]", "torch.float32 True True False"]
     text, _ = run_texts(cli, tmp_path, PROGRAMS["types"])
     assert text.split("\n")[1] == "<class 'torch.Tensor'> True <class 'torch.nn.modules.linear.Linear'>"
+
+
+def test_the_classes_a_program_subclasses_or_tests_print_where_pytorch_defines_them(cli, tmp_path):
+    text, _ = run_texts(cli, tmp_path, PROGRAMS["classes to subclass and data"])
+    assert text.split("\n")[:3] == [
+        "<class 'torch.nn.modules.module.Module'> <class 'torch.optim.optimizer.Optimizer'> "
+        "<class 'torch.autograd.function.Function'>",
+        "<class 'torch.utils.data.dataset.Dataset'> <class 'torch.utils.data.dataloader.DataLoader'> "
+        "<class 'torch.utils.data.dataset.TensorDataset'> <class 'torch.optim.lr_scheduler.StepLR'>",
+        "True True True <class 'torch.utils.data.dataloader.DataLoader'> <class 'torch.optim.lr_scheduler.StepLR'>"]
 
 
 def test_a_state_dict_prints_as_pytorchs_ordered_dict(cli, tmp_path):

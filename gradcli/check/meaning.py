@@ -174,24 +174,6 @@ class Meaning:
     ceil = _elementwise(_float_step(math.ceil), Ceil)
     trunc = _elementwise(_float_step(math.trunc), Trunc)
 
-    def log2(self, u: Any) -> Any:
-        return self.div(self.log(u), sp.log(2))
-
-    def log10(self, u: Any) -> Any:
-        return self.div(self.log(u), sp.log(10))
-
-    def exp2(self, u: Any) -> Any:
-        return self.pow(sp.Integer(2), u)
-
-    def expm1(self, u: Any) -> Any:
-        return self.sub(self.exp(u), sp.Integer(1))
-
-    def rsqrt(self, u: Any) -> Any:
-        return self.pow(u, sp.Rational(-1, 2))
-
-    def reciprocal(self, u: Any) -> Any:
-        return self.div(sp.Integer(1), u)
-
     def polygamma(self, n: int, u: Any) -> Any:
         if type(u) is float:
             return float(special.polygamma(n, np.float64(u)))
@@ -207,9 +189,6 @@ class Meaning:
         if type(u) is float:
             return float(np.round(u, decimals))
         return Round(u * scale) / scale
-
-    def frac(self, u: Any) -> Any:
-        return self.sub(u, self.trunc(u))
 
     @staticmethod
     def zero_where_zero(u: Any, otherwise: Callable[[], Any]) -> Any:

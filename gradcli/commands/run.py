@@ -19,8 +19,6 @@ from gradcli.commands.common import (EXIT_FAILED, EXIT_OK, EXIT_USER, check_mode
 from gradcli.commands import options
 from gradcli.commands.options import DEFAULT_MAX_MEMORY_TEXT, Atol, Debug, Rtol
 from gradcli.lang.limits import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_STEPS, DEFAULT_TIMEOUT
-from gradcli.views.render import display_view
-from gradcli.views.script_view import FileHeading, backward_text, failure_view, sites_view, summary_table
 
 if TYPE_CHECKING:
 
@@ -206,11 +204,14 @@ class _Terminal:
             self.open_line = False
 
     def start(self, path: str) -> None:
+        from gradcli.views.script_view import FileHeading
         if not self.quiet:
             self.out.print(FileHeading(path))
 
     def _event(self, event: Event) -> None:
         from gradcli.program.scripts import BackwardCheck, Explanation, Figure, Output
+        from gradcli.views.render import display_view
+        from gradcli.views.script_view import backward_text
         if isinstance(event, Output) and event.kind == "print":
             from rich.text import Text
 
@@ -252,11 +253,13 @@ class _Terminal:
         from rich.text import Text
 
         from gradcli.views.check_view import check_view
+        from gradcli.views.script_view import backward_text
         later = "" if event.call == 1 else f" (call {event.call:,})"
         self.out.print(Text(f"{backward_text(event)} at {event.site or f'line {event.line}'}{later}", style="dim"))
         self.out.print(check_view(event.report))
 
     def finish(self, result: FileResult) -> None:
+        from gradcli.views.script_view import failure_view, sites_view
         self._close_line()
         self.drawn.clear()
         for path in _write_figures(result, self.plots):
@@ -271,6 +274,7 @@ class _Terminal:
             print_error(failure_view(result))
 
     def summary(self, results: list[FileResult], summary: dict) -> None:
+        from gradcli.views.script_view import summary_table
         self.out.print(summary_table(results, summary, self.progress is not None))
 
 

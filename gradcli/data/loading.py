@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import kinds
 from gradcli.engine.creation import generator_arg
 from gradcli.engine.random import Generator
 from gradcli.engine.tensor import Tensor, _wrap
@@ -27,7 +28,7 @@ def _int64_seed(generator: Generator) -> int:
     return int(generator.full_range(1, np.dtype(np.int64))[0])
 
 
-class Dataset:
+class Dataset(kinds.Dataset):
     """The base of map-style datasets: `dataset[i]` and `len(dataset)`."""
 
     def __getitem__(self, index: int) -> Any:
@@ -37,7 +38,7 @@ class Dataset:
         raise NotImplementedError
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset, kinds.IterableDataset):
     """A dataset read by iterating over it (a DataLoader never shuffles one)."""
 
     def __iter__(self) -> Iterator[Any]:
@@ -156,7 +157,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class DataLoader:
+class DataLoader(kinds.DataLoader):
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Any = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Any = None, generator: Any = None,

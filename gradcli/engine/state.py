@@ -30,6 +30,25 @@ class GradMode:
     enabled = True
 
 
+WARNINGS: list[Callable[[str], None]] = []
+"""Where PyTorch's warnings go: the running program's printer (lang fills it), innermost last. Empty outside
+a program, where a warning has nobody to read it."""
+
+_WARNED: set[str] = set()
+
+
+def warn_once(text: str) -> None:
+    """A warning PyTorch gives once (TORCH_WARN_ONCE): once per program run, as once per process in torch."""
+    if WARNINGS and text not in _WARNED:
+        _WARNED.add(text)
+        WARNINGS[-1](text)
+
+
+def reset_warnings() -> None:
+    """A new run has warned nothing yet."""
+    _WARNED.clear()
+
+
 VMAP_LEVELS: list = []
 """The running vmap levels that batch by rules (engine/batched.py), innermost last: empty outside them, so
 `apply` pays one emptiness test."""

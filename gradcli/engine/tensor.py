@@ -529,7 +529,6 @@ POW_TENSOR = _elementwise(O.POW, "PowBackward1")
 RPOW = _elementwise(O.POW, "PowBackward2")
 MAXIMUM = _elementwise(O.MAXIMUM)
 MINIMUM = _elementwise(O.MINIMUM)
-NORM2 = _elementwise1(O.NORM, {"p": 2.0, "dim": None, "keepdim": False})  # x.norm(), torch.norm(x)
 
 
 def _in_place(method: str) -> Callable[..., "Tensor"]:

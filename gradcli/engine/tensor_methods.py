@@ -391,7 +391,11 @@ class TensorMethods:
     def transpose_(self, dim0: int, dim1: int) -> "Tensor":
         return T.ST.reshaped_(self, lambda t: t.transpose(dim0, dim1), "transpose_", "TransposeBackward1")
 
-    swapaxes_ = swapdims_ = transpose_
+    swapdims_ = transpose_
+
+    def swapaxes_(self, axis0: int, axis1: int) -> "Tensor":
+        """NumPy's names, PyTorch's only keywords for it."""
+        return self.transpose_(axis0, axis1)
 
     def type_as(self, other: Any) -> "Tensor":
         return self.type(T.F._tensor_arg(other, "type_as").dtype)

@@ -10,49 +10,38 @@ import re
 
 import builtins as py
 import collections
+import importlib
 from typing import Any, Callable
 
 import numpy as np
 
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
-import gradcli.nn.init as I
 import gradcli.engine.logical as L
-import gradcli.nn.functional as NF
 from gradcli.engine import function as AF
 from gradcli.engine.gradcheck import gradcheck, gradgradcheck
-from gradcli.nn import modules as nn
-from gradcli.optim import optimizers as optim
 from gradcli.engine import forward_ad as FWD, hooks as HK  # forward AD, graph hooks
-from gradcli.func import transforms as FUNC  # torch.func
 from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
-from gradcli.data import loading as data
-import gradcli.distributions as DIST
-from gradcli.nn import compiled, layers
-from gradcli.optim import lbfgs
-from gradcli.optim import lr_scheduler
-from gradcli.nn import conv as nn_conv
-from gradcli.nn import utils as nn_utils
-from gradcli.nn import (activations, checkpoint, conv_transpose, losses, normalization, packing, recurrent, shaping,
-                        parallel, transformer, volumes)
 from gradcli.lang import classes
 from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
-from gradcli.engine import saved as SAVED
+from gradcli.engine import saved as SAVED, state as STATE
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
 from gradcli.engine import ops as O
+from gradcli.engine.budget import Checking
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.engine.autograd import backward as autograd_backward, grad as autograd_grad
 from gradcli.engine.autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from gradcli.engine.tensor import READS, AccumulateGrad, GradMode, Node, Tensor
-from gradcli.distributed import parallel as DDP
 from gradcli.lang import containers, distributed_names, module_paths
 from gradcli.lang.exceptions import ExceptionValue
 from gradcli.lang import torch_testing as TESTING, type_tests
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.formatting import DtypeName, format_template
+from gradcli.lang import library
+from gradcli.lang.library import Deferred, loaded
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.numpy_facade import dispatch as numpy_dispatch
 from gradcli.lang.numpy_facade.namespace import NUMPY
@@ -157,7 +146,8 @@ _GRADIENT_KINDS = {id(f): kind for kind, f in GRADIENT_FUNCTIONS.items()}  # the
 def gradient_kind(func: Any) -> str | None:
     """The kind of gradient `func` computes (GRADIENT_FUNCTIONS' names; "func:<kind>" for torch.func's,
     see `FUNC.check_kind`; "tangent" for unpack_dual), or None for a function that computes none."""
-    transform = FUNC.check_kind(func)
+    transforms = loaded("gradcli.func.transforms")  # none of torch.func's transforms exists before it is
+    transform = transforms.check_kind(func) if transforms is not None else None
     if transform is not None:
         return "func:" + transform
     if func is FWD.unpack_dual:
@@ -189,7 +179,8 @@ _TORCH_DTYPES = {name: DtypeName(name) for name in C.DTYPE_NAMES}
 AUTOGRAD_FUNCTIONAL = Namespace("torch.autograd.functional", {"jacobian": jacobian, "hessian": hessian, "vjp": vjp,
                                                                "jvp": jvp, "hvp": hvp, "vhp": vhp})
 AUTOGRAD_FUNCTION = Namespace("torch.autograd.function", {"Function": classes.FUNCTION,
-                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx),
+                                                          "FunctionCtx": classes.BaseClass("FunctionCtx", AF.FunctionCtx,
+                                                                                            module="torch.autograd.function"),
                                                           "once_differentiable": AF.once_differentiable})
 AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autograd_backward, "Variable": Variable,
                                         "set_detect_anomaly": ANOMALY.set_detect_anomaly,
@@ -198,7 +189,7 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autog
                                         "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
                                         "gradgradcheck": gradgradcheck})
 LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
-                                    "norm": F.linalg_norm, "cross": F.cross, "det": F.det, "slogdet": F.slogdet,
+                                    "norm": F.linalg_norm, "cross": F.linalg_cross, "det": F.det, "slogdet": F.slogdet,
                                     "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
                                     "cholesky": F.cholesky, "solve_triangular": F.solve_triangular})
 
@@ -219,34 +210,6 @@ def _constructor(cls: type) -> Callable[..., Any]:
     return make
 
 
-_NN_FUNCTIONS = {name: getattr(NF, name) for name in NF.NAMES}
-FUNCTIONS.update({name: getattr(NF, name) for name in (
-    "selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
-    "binary_cross_entropy_with_logits", "kl_div")})  # torch.X too (without the deprecated size_average/reduce)
-OP_OF.update({**NF.OPS, **losses.OPS})
-NN_FUNCTIONAL = Namespace("torch.nn.functional", {**{k: FUNCTIONS[k] for k in (
-    "relu", "sigmoid", "tanh", "softmax", "log_softmax")}, **_NN_FUNCTIONS})
-NN_INIT = Namespace("torch.nn.init", {name: getattr(I, name) for name in (
-    "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
-    "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
-NN_INIT.members.update({name.rstrip("_"): NN_INIT.members[name] for name in (
-    "normal_", "constant_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-    "orthogonal_")})  # PyTorch's deprecated names without the underscore, which call the same initialisers
-NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
-OP_OF.update(nn_conv.OPS)
-NN_UTILS = Namespace("torch.nn.utils", {name: getattr(nn_utils, name) for name in nn_utils.NAMES})
-NN = Namespace("torch.nn", {"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
-                            "UninitializedParameter": nn.UninitializedParameter,
-                            "Module": classes.MODULE, "utils": NN_UTILS,
-                            **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
-_NN_FAMILIES = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping, volumes,
-                parallel)
-"""The modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`) and maybe functions (`FUNCTIONS`)."""
-for _family in _NN_FAMILIES:
-    NN.members.update({name: _constructor(cls) for name, cls in _family.LAYERS.items()})
-    NN_FUNCTIONAL.members.update(getattr(_family, "FUNCTIONS", {}))
-
-
 def _with_statics(cls: type, statics: tuple[str, ...]) -> Any:
     """A class as a program calls it, with the static and class methods tutorials call on the class itself
     (`nn.Transformer.generate_square_subsequent_mask(5)`, `nn.Embedding.from_pretrained(w)`): a class of
@@ -259,32 +222,147 @@ def _with_statics(cls: type, statics: tuple[str, ...]) -> Any:
     return kind()
 
 
-NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
-NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
-NN_UTILS_CLIP_GRAD = Namespace("torch.nn.utils.clip_grad", {name: getattr(nn_utils, name) for name in (
-    "clip_grad_norm_", "clip_grad_value_")})
-NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
-NN_UTILS_RNN = Namespace("torch.nn.utils.rnn", {**packing.NAMES,
-                                                "PackedSequence": _constructor(packing.PackedSequence)})
-NN_UTILS.members["rnn"] = NN_UTILS_RNN
-LR_SCHEDULER = Namespace("torch.optim.lr_scheduler", {name: _constructor(cls)
-                                                      for name, cls in lr_scheduler.SCHEDULERS.items()})
+# The torch library's namespaces are made empty and filled by family the first time a program reads one of them
+# (`Namespace`'s fill): `_load(family)` imports the family's packages and fills all its namespaces at once.
+_LOADED_FAMILIES: set[str] = set()
+
+
+def _load(family: str) -> None:
+    """Importing a family is gradcli's start-up, paid for when a program first needs it: it runs outside the
+    program's clock (`Checking`), so a time limit never leaves a family half-imported. Should it fail all the
+    same (a memory limit, an interrupt), the next read tries again."""
+    if family not in _LOADED_FAMILIES:
+        _LOADED_FAMILIES.add(family)
+        try:
+            with Checking(1):
+                _LOADERS[family]()
+        except BaseException:
+            _LOADED_FAMILIES.discard(family)
+            raise
+
+
+def _lazy(name: str, family: str, members: dict | None = None, refusal: str = "") -> Namespace:
+    return Namespace(name, {} if members is None else members, lambda filling: _load(family), refusal)
+
+
+def _deferred(module: str, name: str, family: str) -> Deferred:
+    """`module.name` in a table until its family loads (which puts the function itself in the table)."""
+    def resolve() -> Callable[..., Any]:
+        _load(family)
+        return getattr(importlib.import_module(module), name)
+    return Deferred(module, name, resolve)
+
+
+def load_library() -> None:
+    """Every family loaded: for what must see every name at once (`gradcli ops`, a listing of `torch.nn`)."""
+    for family in _LOADERS:
+        _load(family)
+
+
+_TORCH_NN_FUNCTIONS = ("selu", "celu", "cosine_similarity", "pairwise_distance", "layer_norm", "dropout",
+                       "binary_cross_entropy_with_logits", "kl_div")
+"""`torch.X` for these of `torch.nn.functional`, without the deprecated size_average/reduce (deferred until
+`gradcli.nn` is loaded, then the functions)."""
+FUNCTIONS.update({name: _deferred("gradcli.nn.functional", name, "nn") for name in _TORCH_NN_FUNCTIONS})
+NN_FUNCTIONAL = _lazy("torch.nn.functional", "nn")
+NN_INIT = _lazy("torch.nn.init", "nn")
+NN_UTILS = _lazy("torch.nn.utils", "nn")
+NN_UTILS_CLIP_GRAD = _lazy("torch.nn.utils.clip_grad", "nn")
+NN_UTILS_RNN = _lazy("torch.nn.utils.rnn", "nn")
+NN = _lazy("torch.nn", "nn")
+LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim")
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
-OPTIM = Namespace("torch.optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
-                                  "lr_scheduler": LR_SCHEDULER,
-                                  **{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()},
-                                  "LBFGS": _constructor(lbfgs.LBFGS)})
-DATA = Namespace("torch.utils.data", {**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
-                                      "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET,
-                                      **data.FUNCTIONS})
-CHECKPOINT = Namespace("torch.utils.checkpoint", dict(checkpoint.NAMES))
+OPTIM = _lazy("torch.optim", "optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
+                                       "lr_scheduler": LR_SCHEDULER})
+DATA = _lazy("torch.utils.data", "data")
+CHECKPOINT = _lazy("torch.utils.checkpoint", "nn")
 UTILS = Namespace("torch.utils", {"data": DATA, "checkpoint": CHECKPOINT})
 MODULE_ATTRIBUTES = classes.MODULE_ATTRIBUTES
-MODULE_MEMBERS = {**layers.MEMBERS, **{k: v for f in _NN_FAMILIES for k, v in f.MEMBERS.items()},
-                  nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
-                  nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
-                  nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
-                  nn.Sequential: frozenset({"append"})}
+MODULE_MEMBERS: dict[type, frozenset] = {}
+"""What a program may read on each built-in module besides `MODULE_ATTRIBUTES` (filled when `gradcli.nn` loads)."""
+
+
+def _load_nn() -> None:
+    from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
+                            recurrent, shaping, transformer, utils as nn_utils, volumes)
+    from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
+    nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
+    FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
+    TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
+    OP_OF.update({**NF.OPS, **losses.OPS})
+    NN_FUNCTIONAL.members.update({**{k: FUNCTIONS[k] for k in ("relu", "sigmoid", "tanh", "softmax", "log_softmax")},
+                                  **nn_functions})
+    NN_INIT.members.update({name: getattr(I, name) for name in (
+        "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
+        "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
+    NN_INIT.members.update({name.rstrip("_"): NN_INIT.members[name] for name in (
+        "normal_", "constant_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+        "orthogonal_")})  # PyTorch's deprecated names without the underscore, which call the same initialisers
+    NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
+    OP_OF.update(nn_conv.OPS)
+    NN_UTILS.members.update({name: getattr(nn_utils, name) for name in nn_utils.NAMES})
+    NN.members.update({"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
+                       "UninitializedParameter": nn.UninitializedParameter, "Module": classes.MODULE,
+                       "utils": NN_UTILS,
+                       **{name: _constructor(cls) for name, cls in {**nn.MODULES, **layers.LAYERS}.items()}})
+    families = (recurrent, transformer, conv_transpose, normalization, losses, activations, shaping, volumes,
+                parallel)  # the modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`), maybe functions
+    for family in families:
+        NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
+        NN_FUNCTIONAL.members.update(getattr(family, "FUNCTIONS", {}))
+    NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
+    NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
+    NN_UTILS_CLIP_GRAD.members.update({name: getattr(nn_utils, name) for name in (
+        "clip_grad_norm_", "clip_grad_value_")})
+    NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
+    NN_UTILS_RNN.members.update({**packing.NAMES, "PackedSequence": _constructor(packing.PackedSequence)})
+    NN_UTILS.members["rnn"] = NN_UTILS_RNN
+    CHECKPOINT.members.update(checkpoint.NAMES)
+    NN.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.NN_PATHS})
+    MODULE_MEMBERS.update({**layers.MEMBERS, **{k: v for f in families for k, v in f.MEMBERS.items()},
+                          nn.Linear: frozenset({"weight", "bias", "in_features", "out_features"}),
+                          nn.LayerNorm: frozenset({"weight", "bias", "normalized_shape", "eps"}),
+                          nn.Dropout: frozenset({"p"}), nn.Flatten: frozenset({"start_dim", "end_dim"}),
+                          nn.Sequential: frozenset({"append"})})
+    _register_classes(NN, {**_DEFINED_IN, **{name: "torch.nn.modules.loss" for name in losses.LAYERS}})
+    type_tests.register(NN_UTILS_RNN.members["PackedSequence"], "PackedSequence", (packing.PackedSequence,),
+                        "torch.nn.utils.rnn")
+    type_tests.register(nn.UninitializedParameter, "UninitializedParameter", (Tensor,), "torch.nn.parameter",
+                        test=lambda v: type(v) is Tensor and bool(tensor_str.UNINITIALIZED) and tensor_str.UNINITIALIZED.has(v))
+    type_tests.register(nn.Parameter, "Parameter", (Tensor,), "torch.nn.parameter",
+                        test=lambda v: type(v) is Tensor and tensor_str.PARAMETERS.has(v))
+
+
+def _load_optim() -> None:
+    from gradcli.optim import lbfgs, lr_scheduler, optimizers as optim
+    LR_SCHEDULER.members.update({name: _constructor(cls) for name, cls in lr_scheduler.SCHEDULERS.items()})
+    OPTIM.members.update({**{name: _constructor(cls) for name, cls in optim.OPTIMIZERS.items()},
+                          "LBFGS": _constructor(lbfgs.LBFGS)})
+    _register_classes(OPTIM, _DEFINED_IN)
+    _register_classes(LR_SCHEDULER, {})  # isinstance(s, StepLR); printed under torch.optim.lr_scheduler
+
+
+def _load_data() -> None:
+    from gradcli.data import loading as data
+    DATA.members.update({**{name: _constructor(cls) for name, cls in data.CLASSES.items()},
+                         "Dataset": classes.DATASET, "IterableDataset": classes.ITERABLE_DATASET, **data.FUNCTIONS})
+    DATA.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.DATA_PATHS})
+    DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
+    _register_classes(DATA, {"DataLoader": "torch.utils.data.dataloader", "RandomSampler": "torch.utils.data.sampler",
+                             "TensorDataset": "torch.utils.data.dataset", "Subset": "torch.utils.data.dataset"})
+
+
+def _load_distributed() -> None:
+    """torch.distributed on a world of one, torch.multiprocessing, DistributedDataParallel beside DataParallel."""
+    from gradcli.distributed import parallel as DDP
+    for path, space in distributed_names.namespaces(_constructor).items():
+        _DISTRIBUTED[path].members.update({name: _DISTRIBUTED[value.name] if isinstance(value, Namespace) else value
+                                           for name, value in space.members.items()})  # the same sub-namespaces
+    MODULES["torch.nn.parallel"].members.update(DataParallel=NN.members["DataParallel"],
+                                                DistributedDataParallel=_constructor(DDP.DistributedDataParallel))
+    MODULE_MEMBERS.update(distributed_names.members())
+
+
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "load_state_dict",
                                   "add_param_group"})
 SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
@@ -310,25 +388,13 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
-               "range": C.range_, "finfo": DTYPE_INFO.finfo, **compiled.NAMES, "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
+               "range": C.range_, "finfo": DTYPE_INFO.finfo,
+               "compile": _deferred("gradcli.nn.compiled", "compile_model", "nn"), "set_default_tensor_type": DTYPE_INFO.set_default_tensor_type,
                "random": Namespace("torch.random", {name: FUNCTIONS[name] for name in ("manual_seed", "initial_seed")}),
                "get_float32_matmul_precision": CUDA_BUILD.get_float32_matmul_precision,
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
-_DIST_CONSTRUCTORS = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
-DIST_CONSTRAINTS = Namespace("torch.distributions.constraints", {
-    name: _constructor(value) if isinstance(value, type) else value for name, value in DIST.constraints.NAMES.items()})
-DIST_KL = Namespace("torch.distributions.kl", {name: DIST.FUNCTIONS[name] for name in ("kl_divergence", "register_kl")})
-DIST_REGISTRIES = Namespace("torch.distributions.constraint_registry",
-                            {name: DIST.FUNCTIONS[name] for name in ("biject_to", "transform_to")})
-_DIST_TRANSFORMS = {name: _constructor(cls) for name, cls in DIST.TRANSFORMS.items()}
-DIST_TRANSFORMS = Namespace("torch.distributions.transforms", _DIST_TRANSFORMS)
-DISTRIBUTIONS = Namespace("torch.distributions", {
-    **_DIST_CONSTRUCTORS, **DIST.FUNCTIONS, **_DIST_TRANSFORMS, "constraints": DIST_CONSTRAINTS, "kl": DIST_KL,
-    "transforms": DIST_TRANSFORMS, "constraint_registry": DIST_REGISTRIES,
-    "Distribution": Namespace("torch.distributions.Distribution",
-                              {"set_default_validate_args": DIST.set_default_validate_args})})
 _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
                       "bernoulli": "Bernoulli", "categorical": "Categorical",
                       "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
@@ -343,19 +409,53 @@ _DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Lapl
                       "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
                       "mixture_same_family": "MixtureSameFamily"}
 """`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
-for _module, _name in _DIST_MODULE_PATHS.items():
-    DISTRIBUTIONS.members[_module] = Namespace(f"torch.distributions.{_module}", {_name: _DIST_CONSTRUCTORS[_name]})
-    type_tests.register(_DIST_CONSTRUCTORS[_name], _name, (DIST.CLASSES[_name],), f"torch.distributions.{_module}")
-for _name, _cls in DIST.TRANSFORMS.items():
-    type_tests.register(_DIST_TRANSFORMS[_name], _name, (_cls,), "torch.distributions.transforms")
-runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
-DIST.kl.WARNINGS.append(runtime.show)
-_DIST_MODULES = {namespace.name: namespace for namespace in DISTRIBUTIONS.members.values()
-                 if isinstance(namespace, Namespace) and namespace is not DISTRIBUTIONS.members["Distribution"]}
+STATE.WARNINGS.append(runtime.show)  # PyTorch's warnings print where the program's prints do
+runtime.RESETS.append(STATE.reset_warnings)  # a warning given once is given once per run
+DISTRIBUTIONS = _lazy("torch.distributions", "distributions")
+_DIST_MODULES = {f"torch.distributions.{module}": _lazy(f"torch.distributions.{module}", "distributions")
+                 for module in ("constraints", "kl", "transforms", "constraint_registry", *_DIST_MODULE_PATHS)}
+
+
+def _load_distributions() -> None:
+    import gradcli.distributions as DIST
+    constructors = {name: _constructor(cls) for name, cls in DIST.CLASSES.items()}
+    transforms = {name: _constructor(cls) for name, cls in DIST.TRANSFORMS.items()}
+    TORCH.members.update(poisson=DIST.poisson, binomial=DIST.binomial)
+    spaces = {module.rsplit(".", 1)[1]: space for module, space in _DIST_MODULES.items()}
+    spaces["constraints"].members.update({name: _constructor(value) if isinstance(value, type) else value
+                                          for name, value in DIST.constraints.NAMES.items()})
+    spaces["kl"].members.update({name: DIST.FUNCTIONS[name] for name in ("kl_divergence", "register_kl")})
+    spaces["constraint_registry"].members.update({name: DIST.FUNCTIONS[name] for name in ("biject_to", "transform_to")})
+    spaces["transforms"].members.update(transforms)
+    DISTRIBUTIONS.members.update({
+        **constructors, **DIST.FUNCTIONS, **transforms,
+        **{module: spaces[module] for module in ("constraints", "kl", "transforms", "constraint_registry")},
+        "Distribution": Namespace("torch.distributions.Distribution",
+                                  {"set_default_validate_args": DIST.set_default_validate_args})})
+    for module, name in _DIST_MODULE_PATHS.items():
+        spaces[module].members[name] = constructors[name]
+        DISTRIBUTIONS.members[module] = spaces[module]
+        type_tests.register(constructors[name], name, (DIST.CLASSES[name],), f"torch.distributions.{module}")
+    for name, cls in DIST.TRANSFORMS.items():
+        type_tests.register(transforms[name], name, (cls,), "torch.distributions.transforms")
+    runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
+    DIST.kl.WARNINGS.append(runtime.show)
+
 
 # -- torch.func / functorch, torch.autograd.forward_ad and torch.autograd.graph (func/transforms.py, forward_ad.py)
-TORCH_FUNC = Namespace("torch.func", dict(FUNC.NAMES))
-FUNCTORCH = Namespace("functorch", dict(FUNC.NAMES))
+TORCH_FUNC = _lazy("torch.func", "func")
+FUNCTORCH = _lazy("functorch", "func")
+
+
+def _load_func() -> None:
+    from gradcli.func import transforms as FUNC
+    TORCH_FUNC.members.update(FUNC.NAMES)
+    FUNCTORCH.members.update(FUNC.NAMES)
+    TORCH.members["vmap"] = FUNC.vmap
+
+
+_LOADERS = {"nn": _load_nn, "optim": _load_optim, "data": _load_data, "distributions": _load_distributions,
+            "func": _load_func, "distributed": _load_distributed}
 AUTOGRAD_GRAPH = Namespace("torch.autograd.graph", {
     "Node": Node, "saved_tensors_hooks": _constructor(HK.saved_tensors_hooks),
     "save_on_cpu": _constructor(HK.save_on_cpu)})
@@ -368,9 +468,15 @@ CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMA
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
 
-TORCH = Namespace("torch", {**FUNCTIONS, "autograd": AUTOGRAD, "func": TORCH_FUNC, "vmap": FUNC.vmap,
-                            "distributions": DISTRIBUTIONS, "poisson": DIST.poisson,
-                            "binomial": DIST.binomial,
+NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus")
+"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name) or in
+torch.nn.functional (softplus, a bare name of `gradcli eval`): `torch.view(x, 4)` is PyTorch's AttributeError,
+and gradcli's refusal says where the name is (lang/expressions.py)."""
+TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD,
+                            "func": TORCH_FUNC,
+                            "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,
+                            "poisson": _deferred("gradcli.distributions", "poisson", "distributions"),
+                            "binomial": _deferred("gradcli.distributions", "binomial", "distributions"),
                             "__version__": "2.13.0+cpu",  # the PyTorch whose semantics gradcli follows
                             "testing": Namespace("torch.testing", {"assert_close": TESTING.assert_close}),
                             "nn": NN, "linalg": LINALG, "optim": OPTIM, **_TORCH_DTYPES, **_CONSTANTS, **_TORCH_ONLY})
@@ -391,14 +497,12 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
                                  "torch.distributions": DISTRIBUTIONS, **_DIST_MODULES}
 MODULES["torch.testing"] = TORCH.members["testing"]
-MODULES.update(module_paths.paths(NN, DATA))
-MODULES.update(distributed_names.namespaces(_constructor))
+MODULES.update(module_paths.paths(NN, DATA))  # their namespaces fill from NN's and DATA's when first read
+MODULES["torch.nn.parallel"] = Namespace("torch.nn.parallel", {}, lambda filling: _load("distributed"),
+                                         refusal=distributed_names.PARALLEL_REFUSAL)
+_DISTRIBUTED = {path: _lazy(path, "distributed", refusal=reason) for path, reason in distributed_names.PATHS.items()}
+MODULES.update(_DISTRIBUTED)
 TORCH.members.update(distributed=MODULES["torch.distributed"], multiprocessing=MODULES["torch.multiprocessing"])
-DATA.members["distributed"] = MODULES["torch.utils.data.distributed"]
-MODULES["torch.nn.parallel"] = NN.members["parallel"] = Namespace("torch.nn.parallel", {
-    **MODULES["torch.nn.parallel"].members, "DistributedDataParallel": _constructor(DDP.DistributedDataParallel)},
-    refusal=distributed_names.PARALLEL_REFUSAL)
-MODULE_MEMBERS.update(distributed_names.MEMBERS)
 MODULES["torch.backends.cudnn"] = CUDA_BUILD.CUDNN  # type: ignore[assignment]  # a module of switches
 
 # Names bound before any import, so a one-liner can say torch.mean(...) or np.exp(...).
@@ -466,15 +570,16 @@ def _attribute_names(value: Any) -> frozenset:
         return ARR.NDARRAY_ATTRIBUTES | frozenset(ARR.NDARRAY_METHODS)
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
-    if isinstance(value, nn.Module):
+    if isinstance(value, library.Module):
         return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
-    if isinstance(value, optim.Optimizer):
+    if isinstance(value, library.Optimizer):
         return OPTIMIZER_ATTRIBUTES
-    if isinstance(value, lr_scheduler.LRScheduler):
+    if isinstance(value, library.LRScheduler):
         return SCHEDULER_ATTRIBUTES
     if isinstance(value, RNG.Generator):
         return GENERATOR_ATTRIBUTES
-    if type(value) in data.MEMBERS:
+    data = loaded("gradcli.data.loading")
+    if data is not None and type(value) in data.MEMBERS:
         return data.MEMBERS[type(value)]
     if type(value) in SEQUENCE_METHODS:
         return frozenset(SEQUENCE_METHODS[type(value)])
@@ -660,22 +765,13 @@ def refuse_uninitialized(attr: str) -> None:
                                "before calling torch functions", hint="call the model once on a batch first: model(x)")
 
 
-def _register_stand_ins() -> None:
-    """`isinstance(x, torch.Tensor)`, `isinstance(m, nn.Linear)`: the callables that stand for these types."""
-    type_tests.register(C.float_tensor, "Tensor", (Tensor,), "torch")
-    modules = {name: module for module, names in _PYTORCH_MODULES.items() for name in names.split()}
-    for namespace in (NN, OPTIM):
-        for member in namespace.members.values():
-            cls = getattr(member, "__wrapped__", None)
-            if isinstance(cls, type):
-                type_tests.register(member, cls.__name__, (cls,), modules.get(cls.__name__, namespace.name))
-    type_tests.register(NN_UTILS_RNN.members["PackedSequence"], "PackedSequence", (packing.PackedSequence,),
-                        "torch.nn.utils.rnn")
-    type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
-    type_tests.register(nn.UninitializedParameter, "UninitializedParameter", (Tensor,), "torch.nn.parameter",
-                        test=lambda v: type(v) is Tensor and bool(tensor_str.UNINITIALIZED) and tensor_str.UNINITIALIZED.has(v))
-    type_tests.register(nn.Parameter, "Parameter", (Tensor,), "torch.nn.parameter",
-                        test=lambda v: type(v) is Tensor and tensor_str.PARAMETERS.has(v))
+def _register_classes(namespace: Namespace, defined_in: dict[str, str]) -> None:
+    """`isinstance(m, nn.Linear)`: the callables of a library namespace that stand for its classes (each printed
+    under the module `defined_in` names for it, else under the namespace)."""
+    for member in list(namespace.members.values()):
+        cls = getattr(member, "__wrapped__", None)
+        if isinstance(cls, type):
+            type_tests.register(member, cls.__name__, (cls,), defined_in.get(cls.__name__, namespace.name))
 
 
 # Where PyTorch defines each class gradcli offers, for `print(type(m))` (read from torch 2.13).
@@ -689,7 +785,6 @@ _PYTORCH_MODULES = {
     "torch.nn.modules.dropout": "Dropout Dropout2d",
     "torch.nn.modules.flatten": "Flatten Unflatten",
     "torch.nn.modules.linear": "Identity LazyLinear Linear",
-    "torch.nn.modules.loss": " ".join(losses.LAYERS),
     "torch.nn.modules.normalization": "LayerNorm GroupNorm RMSNorm",
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.padding": "ConstantPad1d ConstantPad2d ZeroPad1d ZeroPad2d",
@@ -705,9 +800,11 @@ _PYTORCH_MODULES = {
     "torch.optim.adamw": "AdamW", "torch.optim.lbfgs": "LBFGS", "torch.optim.rmsprop": "RMSprop",
     "torch.optim.sgd": "SGD",
 }
+_DEFINED_IN = {name: module for module, names in _PYTORCH_MODULES.items() for name in names.split()}
 
 
-_register_stand_ins()
+type_tests.register(C.float_tensor, "Tensor", (Tensor,), "torch")  # isinstance(x, torch.Tensor)
+type_tests.register(Node, "Node", (Node, AccumulateGrad), "torch.autograd.graph")  # covers every node
 
 
 def _standard_modules() -> None:

@@ -21,15 +21,14 @@ import functools
 from typing import Any, Callable
 
 from gradcli.engine import function as AF
-from gradcli.data import loading as data
-from gradcli.nn import modules as nn
-from gradcli.optim import optimizers as optim
 from gradcli.errors import ArgumentError, LimitError, NameLookupError, NotAllowedError
 from gradcli.lang.limits import MAX_MRO
 from gradcli.lang import own_names
 from gradcli.lang.class_syntax import SPECIAL_METHODS, is_private
 from gradcli.lang.objects import Instance
 from gradcli.lang.exceptions import ProgramType, RaisedError
+from gradcli.lang import library
+from gradcli.lang.library import LibraryType, deferred, registered
 from gradcli.lang.user_functions import UserFunction
 
 
@@ -69,11 +68,21 @@ class UserClass(ProgramType):
 class BaseClass(ProgramType):
     """One of gradcli's classes a program may subclass: `nn.Module`, `torch.autograd.Function`, ..."""
 
-    def __init__(self, name: str, pytype: type, make: Callable[..., Any] | None = None) -> None:
+    def __init__(self, name: str, pytype: type | LibraryType, make: Callable[..., Any] | None = None,
+                 module: str = "") -> None:
         self.name = self.__name__ = name
-        self.pytype = pytype
+        self._pytype = pytype
         self.make = make
         self.bases = ()
+        self.module = module
+        """Where PyTorch (or Python) defines the class, for its printed text: `torch.nn.modules.module`."""
+
+    @property
+    def pytype(self) -> type:
+        """The class, its library package imported when first asked (to subclass it, to print it)."""
+        if isinstance(self._pytype, LibraryType):
+            self._pytype = self._pytype.load()
+        return self._pytype
 
     @property
     def base_members(self) -> frozenset[str]:
@@ -85,10 +94,10 @@ class BaseClass(ProgramType):
         return self.make(*args, **kwargs)
 
     def covers(self, value: Any) -> bool:
-        return isinstance(value, self.pytype)
+        return isinstance(value, self._pytype)
 
     def __repr__(self) -> str:
-        return f"<class '{self.pytype.__module__.replace('gradcli.engine', 'torch')}.{self.name}'>"
+        return f"<class '{self.module + '.' if self.module else ''}{self.name}'>"
 
 
 class _Object:
@@ -96,11 +105,13 @@ class _Object:
 
 
 OBJECT = BaseClass("object", _Object)
-MODULE = BaseClass("Module", nn.Module, nn.Module)
-FUNCTION = BaseClass("Function", AF.Function)
-OPTIMIZER = BaseClass("Optimizer", optim.Optimizer)
-DATASET = BaseClass("Dataset", data.Dataset)
-ITERABLE_DATASET = BaseClass("IterableDataset", data.IterableDataset)
+MODULE = BaseClass("Module", LibraryType("gradcli.nn.modules", "Module"), deferred("gradcli.nn.modules", "Module"),
+                   "torch.nn.modules.module")
+FUNCTION = BaseClass("Function", AF.Function, module="torch.autograd.function")
+OPTIMIZER = BaseClass("Optimizer", LibraryType("gradcli.optim.optimizers", "Optimizer"), module="torch.optim.optimizer")
+DATASET = BaseClass("Dataset", LibraryType("gradcli.data.loading", "Dataset"), module="torch.utils.data.dataset")
+ITERABLE_DATASET = BaseClass("IterableDataset", LibraryType("gradcli.data.loading", "IterableDataset"),
+                             module="torch.utils.data.dataset")
 
 
 class Super:
@@ -199,7 +210,7 @@ BUILTINS = {"staticmethod": _marker(StaticMethod, "staticmethod"), "classmethod"
 
 OWNERS = (Instance, UserClass, BaseClass, Super, Property, AF.FunctionCtx)
 """The values whose attributes `attribute` decides (the interpreter asks here for these)."""
-SETTABLE = (Instance, UserClass, AF.FunctionCtx, nn.Module)
+SETTABLE = (Instance, UserClass, AF.FunctionCtx, library.Module)
 """The values whose attributes a program may assign (`set_attribute` decides which)."""
 
 
@@ -372,7 +383,7 @@ def _allowed_on(pytype: type, attr: str, obj: Any) -> bool:
         return True
     if attr in getattr(obj, "__dict__", {}):
         return True
-    if isinstance(obj, nn.Module) and nn.registered(obj, attr):
+    if isinstance(obj, library.Module) and registered(obj, attr):
         return True
     return attr in _base_members(pytype)
 
@@ -382,7 +393,7 @@ def set_attribute(owner: Any, attr: str, value: Any) -> None:
     target = owner.pytype if isinstance(owner, UserClass) else owner
     if _private_refused(owner, attr):
         raise NotAllowedError(f"assignment to attribute '{attr}' is not supported", hint=_PRIVATE_HINT)
-    if isinstance(owner, AF.FunctionCtx) and attr in AF.CTX_MEMBERS or isinstance(owner, nn.Module) and \
+    if isinstance(owner, AF.FunctionCtx) and attr in AF.CTX_MEMBERS or isinstance(owner, library.Module) and \
             not registered_or_new(owner, attr):
         raise NotAllowedError(f"cannot assign to attribute '{attr}' of {_described(owner)}",
                               hint=f"'{attr}' is part of the object's API; choose another name")
@@ -396,20 +407,20 @@ def set_attribute(owner: Any, attr: str, value: Any) -> None:
         raise NotAllowedError(f"cannot assign to attribute '{attr}': {exc}") from None
 
 
-def registered_or_new(module: nn.Module, attr: str) -> bool:
+def registered_or_new(module: Any, attr: str) -> bool:
     """Whether assigning `attr` on a module keeps gradcli's own methods intact: a registered name, an
     attribute the program set, or a name the module's gradcli class does not define."""
     base = next(t for t in type(module).__mro__ if not issubclass(t, Instance) or t is Instance)
     if base is Instance:
-        base = nn.Module
-    return nn.registered(module, attr) or attr in module.__dict__ or not hasattr(base, attr) or \
+        base = MODULE.pytype
+    return registered(module, attr) or attr in module.__dict__ or not hasattr(base, attr) or \
         attr in getattr(getattr(type(module), "_gradcli_class", None), "own", ())
 
 
 @functools.cache
 def _base_members(pytype: type) -> frozenset[str]:
     names: set[str] = set()
-    for base, members in ((nn.Module, MODULE_ATTRIBUTES), (optim.Optimizer, OPTIMIZER_MEMBERS),
+    for base, members in ((library.Module, MODULE_ATTRIBUTES), (library.Optimizer, OPTIMIZER_MEMBERS),
                           (AF.Function, FUNCTION_MEMBERS)):
         if issubclass(pytype, base):
             names |= members

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from gradcli.distributed import parallel as P
-from gradcli.distributed import process_group as PG
 from gradcli.lang.namespace import Namespace
 
 _MANY = "it needs other processes or machines, and gradcli runs one process"
@@ -24,22 +22,33 @@ _REFUSED = {
 }
 
 
+_WORLD_OF_ONE = f"gradcli runs torch.distributed on a world of one; the rest {_MANY}"
+_ONE_PROCESS = "gradcli runs one process: mp.spawn(fn, args=(...), nprocs=1) calls fn(0, *args) in it"
+PATHS = {"torch.distributed": _WORLD_OF_ONE, "torch.distributed.ReduceOp": "",
+         **{f"torch.distributed.{name}": reason for name, reason in _REFUSED.items()},
+         "torch.multiprocessing": _ONE_PROCESS, "torch.utils.data.distributed": ""}
+"""Every module path of `namespaces`, with its refusal, known before gradcli/distributed is imported."""
+
+
 def namespaces(constructor: Callable[[type], Any]) -> dict[str, Namespace]:
     """Every module path, keyed by its dotted name; `constructor` makes a class callable by a program."""
+    from gradcli.distributed import parallel as P, process_group as PG
     refused = {name: Namespace(f"torch.distributed.{name}", {}, refusal=reason) for name, reason in _REFUSED.items()}
     reduce_op = Namespace("torch.distributed.ReduceOp", {op.name: op for op in PG.ReduceOp})
     distributed = Namespace("torch.distributed", {**PG.NAMES, "ReduceOp": reduce_op, **refused},
-                            refusal=f"gradcli runs torch.distributed on a world of one; the rest {_MANY}")
+                            refusal=_WORLD_OF_ONE)
     multiprocessing = Namespace("torch.multiprocessing", {
         "spawn": P.spawn, "set_start_method": P.set_start_method, "get_start_method": P.get_start_method},
-        refusal="gradcli runs one process: mp.spawn(fn, args=(...), nprocs=1) calls fn(0, *args) in it")
+        refusal=_ONE_PROCESS)
     data = Namespace("torch.utils.data.distributed", {"DistributedSampler": constructor(P.DistributedSampler)})
     return {"torch.distributed": distributed, "torch.distributed.ReduceOp": reduce_op,
             **{f"torch.distributed.{name}": space for name, space in refused.items()},
             "torch.multiprocessing": multiprocessing, "torch.utils.data.distributed": data}
 
 
-MEMBERS: dict[type, frozenset] = {P.DistributedDataParallel: frozenset({"module", "device_ids", "no_sync"})}
-"""The attributes a program may read on DistributedDataParallel besides nn.Module's."""
+def members() -> dict[type, frozenset]:
+    """The attributes a program may read on DistributedDataParallel besides nn.Module's."""
+    from gradcli.distributed import parallel as P
+    return {P.DistributedDataParallel: frozenset({"module", "device_ids", "no_sync"})}
 
 PARALLEL_REFUSAL = "scatter, gather, replicate and parallel_apply split a batch across GPUs, and gradcli has none"

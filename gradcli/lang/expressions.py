@@ -15,7 +15,6 @@ import numpy as np
 from gradcli.engine.autograd import as_tensor_backward
 from gradcli.engine.backward import run_backward
 from gradcli.engine.logical import invert
-from gradcli.nn.modules import Module, registered
 from gradcli.engine.tensor import AccumulateGrad, Node, Tensor, program_node
 from gradcli.engine.tensor_str import UNINITIALIZED, Size
 from gradcli.errors import ArgumentError, GradcliError, NameLookupError, NotAllowedError, ValueDomainError
@@ -28,6 +27,7 @@ from gradcli.lang import formatting as T
 from gradcli.lang import statements as S
 from gradcli.lang.stdlib import runtime
 from gradcli.lang.objects import Instance
+from gradcli.lang.library import Module, registered
 from gradcli.lang.exceptions import EXCEPTIONS, RaisedError, builtins_own
 from gradcli.lang import generators as G
 from gradcli.lang.limits import check_list, check_string
@@ -518,6 +518,10 @@ class Expressions:
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
             hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
                    f"{getattr(owner, '__name__', 't')}"
+        if owner is B.TORCH and attr in B.NOT_IN_TORCH:
+            raise NameLookupError(f"module 'torch' has no attribute '{attr}'",
+                                  hint=f"write torch.nn.functional.{attr}(x)" if attr in B.NN_FUNCTIONAL.members
+                                  else f"it is a Tensor method: write x.{attr}(...)")
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
 

@@ -6,13 +6,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gradcli.data.loading import DataLoader, Dataset
-from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError
 from gradcli.lang import arrays, dunders
 from gradcli.lang.generators import ProgramGenerator
+from gradcli.lang.library import DataLoader, Dataset, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from gradcli.lang.limits import Lazy, check_list
 from gradcli.lang.objects import Instance
 

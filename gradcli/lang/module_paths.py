@@ -6,6 +6,8 @@ in PyTorch); the table lists only classes gradcli has, so a path shows what can 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from gradcli.lang.namespace import Namespace
 
 NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
@@ -23,10 +25,7 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "fold": ("Fold", "Unfold"),
     "instancenorm": ("InstanceNorm1d", "InstanceNorm2d"),
     "linear": ("Identity", "LazyLinear", "Linear"),
-    "loss": ("BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
-             "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-             "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
-             "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"),
+    "loss": (),  # every loss nn/losses.py declares, read when the path is first filled (`_names`)
     "module": ("Module",),
     "normalization": ("GroupNorm", "LayerNorm", "RMSNorm"),
     "padding": ("ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d"),
@@ -42,21 +41,38 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
 """torch.nn.modules.FILE: the classes PyTorch 2.13 defines in each file of torch/nn/modules that gradcli has."""
 
 
+NN_PATHS = ("torch.nn.modules", "torch.nn.parameter", "torch.nn.parallel")
+DATA_PATHS = ("torch.utils.data.dataset", "torch.utils.data.dataloader")
+"""The paths that are also members of their parent (`torch.nn.modules`, `torch.utils.data.dataset`)."""
+
+
+_OTHER_FILES: dict[str, tuple[str, ...]] = {
+    "parameter": ("Parameter", "UninitializedParameter"), "parallel": ("DataParallel",),
+    "dataset": ("Dataset", "IterableDataset", "TensorDataset", "Subset", "random_split"),
+    "dataloader": ("DataLoader", "default_collate")}
+
+
+def _names(file: str) -> tuple[str, ...]:
+    """A file's classes; the losses' are read from their declarations, so naming the path loads no nn."""
+    if file == "loss":
+        from gradcli.nn.losses import LOSSES
+        return tuple(sorted(loss.module for loss in LOSSES))
+    return NN_MODULE_FILES.get(file) or _OTHER_FILES[file]
+
+
 def paths(nn: Namespace, data: Namespace) -> dict[str, Namespace]:
-    """Every path above as a Namespace, keyed by its dotted name, each also reachable from its parent."""
-    files = {f"torch.nn.modules.{file}": Namespace(f"torch.nn.modules.{file}", {name: nn.members[name] for name in names})
-             for file, names in NN_MODULE_FILES.items()}
-    modules = Namespace("torch.nn.modules", {**{path.rsplit(".", 1)[1]: space for path, space in files.items()},
-                                             **{name: nn.members[name] for names in NN_MODULE_FILES.values()
-                                                for name in names}})
-    parameter = Namespace("torch.nn.parameter", {name: nn.members[name] for name in ("Parameter",
-                                                                                      "UninitializedParameter")})
-    parallel = Namespace("torch.nn.parallel", {"DataParallel": nn.members["DataParallel"]})
-    dataset = Namespace("torch.utils.data.dataset", {name: data.members[name] for name in (
-        "Dataset", "IterableDataset", "TensorDataset", "Subset", "random_split")})
-    dataloader = Namespace("torch.utils.data.dataloader", {name: data.members[name] for name in (
-        "DataLoader", "default_collate")})
-    nn.members.update({"modules": modules, "parameter": parameter, "parallel": parallel})
-    data.members.update({"dataset": dataset, "dataloader": dataloader})
+    """Every path above as a Namespace, keyed by its dotted name, each filled from `nn` or `data` when first read
+    (so that naming them loads nothing); the parent adds those of NN_PATHS and DATA_PATHS when it fills."""
+    def taken(space: Namespace, *files: str) -> Callable[[dict], None]:
+        return lambda members: members.update({name: space.members[name] for file in files for name in _names(file)})
+
+    files = {f"torch.nn.modules.{file}": Namespace(f"torch.nn.modules.{file}", {}, taken(nn, file))
+             for file in NN_MODULE_FILES}
+    modules = Namespace("torch.nn.modules", {path.rsplit(".", 1)[1]: space for path, space in files.items()},
+                        taken(nn, *NN_MODULE_FILES))
+    parameter = Namespace("torch.nn.parameter", {}, taken(nn, "parameter"))
+    parallel = Namespace("torch.nn.parallel", {}, taken(nn, "parallel"))
+    dataset = Namespace("torch.utils.data.dataset", {}, taken(data, "dataset"))
+    dataloader = Namespace("torch.utils.data.dataloader", {}, taken(data, "dataloader"))
     return {"torch.nn.modules": modules, **files, "torch.nn.parameter": parameter, "torch.nn.parallel": parallel,
             "torch.utils.data.dataset": dataset, "torch.utils.data.dataloader": dataloader}

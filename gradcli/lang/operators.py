@@ -17,13 +17,11 @@ import numpy as np
 from gradcli.engine import functions as F
 from gradcli.engine.creation import resolve_dtype
 from gradcli.engine.narrow import same
-from gradcli.data.loading import Dataset
-from gradcli.nn.layers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from gradcli.nn.modules import Module, Sequential
-from gradcli.optim.optimizers import Optimizer
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, LimitError, ValueDomainError
 from gradcli.lang import arrays, dunders
+from gradcli.lang.library import (Dataset, Module, ModuleDict, ModuleList, Optimizer, ParameterDict, ParameterList,
+                                  Sequential)
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.objects import Instance
 from gradcli.lang import formatting as T

@@ -14,10 +14,10 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
-from gradcli.nn.modules import Sequential
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ValueDomainError
 from gradcli.lang import arrays, containers, dunders
+from gradcli.lang.library import Sequential
 from gradcli.lang import type_tests
 from gradcli.lang.dict_views import VIEWS
 from gradcli.lang.exceptions import EXCEPTIONS, ProgramType, raise_python

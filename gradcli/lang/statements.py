@@ -10,10 +10,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from gradcli.nn import modules as nn
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, NameLookupError, NotAllowedError
 from gradcli.lang import classes as C
+from gradcli.lang.library import Module, registered
 from gradcli.lang import containers as D
 from gradcli.lang import type_tests
 from gradcli.lang.exceptions import (ExceptionType, ExceptionValue, ProgramType, catchable, python_value,
@@ -159,10 +159,10 @@ def delete_attribute(owner: Any, attr: str) -> None:
     if isinstance(owner, Tensor) and attr == "grad":
         owner.grad = None
         return
-    if not isinstance(owner, (C.Instance, nn.Module)):
+    if not isinstance(owner, (C.Instance, Module)):
         raise NotAllowedError(f"cannot delete attribute '{attr}' of a {type_name(owner)}",
                               hint="del removes attributes the program set on its own objects")
-    if isinstance(owner, nn.Module) and nn.registered(owner, attr):
+    if isinstance(owner, Module) and registered(owner, attr):
         for table in ("_parameters", "_buffers", "_modules"):
             owner.__dict__[table].pop(attr, None)
     elif attr in owner.__dict__:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import kinds
 from gradcli.nn import init as I
 from gradcli.nn import conv as C
 from gradcli.nn import functional as NF
@@ -481,7 +482,7 @@ class _Named(_Container):
         return list(self._entries().items())
 
 
-class ModuleList(_Positional):
+class ModuleList(_Positional, kinds.ModuleList):
     """Sub-modules by position, registered so their parameters are the model's."""
 
     _kind = _takes = "modules"
@@ -509,7 +510,7 @@ class ModuleList(_Positional):
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)" if lines else "ModuleList()"
 
 
-class ModuleDict(_Named):
+class ModuleDict(_Named, kinds.ModuleDict):
     """Sub-modules by name, in insertion order."""
 
     def __init__(self, modules: Any = None) -> None:
@@ -550,7 +551,7 @@ def _parameter_lines(pairs: Any, typename: bool) -> str:
                      f" of size {'x'.join(str(n) for n in p.shape)}]" for key, p in pairs)
 
 
-class ParameterList(_Positional):
+class ParameterList(_Positional, kinds.ParameterList):
     """Parameters by position, registered so they are the model's (`for w in self.ws`)."""
 
     _registry = "_parameters"
@@ -567,7 +568,7 @@ class ParameterList(_Positional):
         return _parameter_lines(enumerate(self), typename=False)
 
 
-class ParameterDict(_Named):
+class ParameterDict(_Named, kinds.ParameterDict):
     """Parameters by name, in insertion order."""
 
     _registry = "_parameters"

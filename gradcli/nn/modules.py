@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine import kinds
 from gradcli.engine import narrow
 from gradcli.nn import init as I
 from gradcli.nn import functional as NF
@@ -45,7 +46,7 @@ def UninitializedParameter(requires_grad: bool = True, device: Any = None, dtype
     return p
 
 
-class Module:
+class Module(kinds.Module):
     """Parameters, buffers and sub-modules by name, in the order they were set, as PyTorch keeps them.
 
     Assigning a parameter or a module to an attribute registers it (`__setattr__`), so a program's
@@ -499,7 +500,7 @@ class Generated:
 Generated.__name__ = "generator"  # errors name its type as Python names a generator's
 
 
-class Sequential(Module):
+class Sequential(Module, kinds.Sequential):
     """Modules applied one after the other; `model[i]` is the i-th, named "0", "1", ..."""
 
     def __init__(self, *modules: Any) -> None:

@@ -11,12 +11,13 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
+from gradcli.engine import kinds
 from gradcli.engine.functions import number_arg
 from gradcli.optim.optimizers import Optimizer
 from gradcli.errors import ArgumentError, ValueDomainError
 
 
-class LRScheduler:
+class LRScheduler(kinds.LRScheduler):
     computes_first = False
     """Whether epoch 0 has a rate of its own (OneCycleLR starts at max_lr/div_factor); the others keep lr."""
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcli.engine import kinds
 from gradcli.engine import narrow
 from gradcli.engine.functions import _type_name, number_arg
 from gradcli.engine.inplace import assign
@@ -49,7 +50,7 @@ def _invalid(condition: bool, message: str, hint: str) -> None:
         raise ValueDomainError(message, hint=hint)
 
 
-class Optimizer:
+class Optimizer(kinds.Optimizer):
     """Groups of parameters, each with its own options (PyTorch's `param_groups`), and per-parameter state."""
 
     defaults: dict[str, Any] = {}

@@ -66,6 +66,7 @@ def entries() -> list[Entry]:
     from gradcli.lang import builtins as B
     from gradcli.engine.tensor import Tensor
     from gradcli.lang.python_builtins import PYTHON
+    B.load_library()  # the catalogue lists every name, the library's too
     rows = [Entry(name, "function", name + _signature(fn, bound=False), B.OP_OF.get(name))
             for name, fn in B.FUNCTIONS.items()]
     rows += [Entry(name, "python", name + _signature(fn, bound=False), None) for name, fn in PYTHON.items()]
@@ -122,6 +123,7 @@ def namespaces(text: str | None = None) -> dict[str, str]:
     only the names that contain it, in the modules that have one (`gradcli ops softmax` asks where softmax
     is, not for every name of every module)."""
     from gradcli.lang import builtins as B
+    B.load_library()
     out: dict[str, str] = {}
     for module, space in B.MODULES.items():
         names = {n for n, v in space.members.items() if callable(v)}

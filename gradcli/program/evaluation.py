@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
@@ -20,7 +21,6 @@ from gradcli.engine.tensor_str import PrintOptions
 from gradcli.engine.backward import Trace, run_backward
 from gradcli.engine.budget import DEFAULT_MAX_MEMORY
 from gradcli.engine.creation import Defaults, manual_seed, resolve_dtype
-from gradcli.distributed import process_group
 from gradcli.errors import ArgumentError, BackwardError, InputSpecError
 from gradcli.lang.operators import type_name
 from gradcli.lang.interpreter import Hooks, Interpreter
@@ -57,6 +57,11 @@ class Settings:
                                 hint="e.g. --timeout 60")
 
 
+_WORLD = "gradcli.distributed.process_group"
+"""torch.distributed's process group, which each program starts outside of: reset around a run once some program
+has loaded it (a one-line eval loads no library package)."""
+
+
 @contextlib.contextmanager
 def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     """Apply `settings` to the engine's globals for one run, and put the previous ones back.
@@ -66,7 +71,7 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
     saved = (Defaults.dtype, Defaults.generator, Limits.max_elements, Anomaly.watching, Anomaly.first)
     printing, detecting = PrintOptions.saved(), (AnomalyMode.enabled, AnomalyMode.check_nan)
     switches = cuda.saved()
-    world = process_group.fresh()
+    world = sys.modules[_WORLD].fresh() if _WORLD in sys.modules else None
     AnomalyMode.enabled, AnomalyMode.check_nan = False, True  # a program starts without anomaly detection
     Defaults.dtype = resolve_dtype(settings.dtype)
     manual_seed(settings.seed)
@@ -85,7 +90,8 @@ def engine_settings(settings: Settings, watch: bool = True) -> Iterator[None]:
         Observe.refresh()
         PrintOptions.restore(printing)
         cuda.restore(switches)
-        process_group.restore(world)
+        if _WORLD in sys.modules:  # a program may have loaded torch.distributed: its world ends with it
+            sys.modules[_WORLD].restore(world)
 
 
 @dataclass

@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 _FIXED = 34
@@ -40,10 +42,10 @@ def busy(console: Console, what: str, after: float = 1.0) -> Iterator[None]:
 
     A timer thread starts it, so the work itself is never interrupted to ask; rich redraws it
     from its own thread until the work ends."""
-    from rich.status import Status
-    if not redraws(console):
+    if not redraws(console):  # rich's live displays are imported only where they can be drawn
         yield
         return
+    from rich.status import Status
     lock = threading.Lock()
     state: dict[str, Any] = {"open": True, "status": None}
 
@@ -77,6 +79,7 @@ def progress_reporter(console: Console, after: float = 1.0, what: str = "checkin
         if "bar" not in state:
             if not redraws(console) or time.perf_counter() - start < after:
                 return
+            from rich.progress import Progress
             bar = Progress(console=console, transient=True)
             bar.start()
             state["bar"], state["task"] = bar, bar.add_task(what, total=total)
@@ -110,6 +113,7 @@ class RunProgress:
         self.clock = clock or time.monotonic
         self.bar: Progress | None = None
         if redraws(self.host):
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
             self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
                                 TimeElapsedColumn(), console=self.host, transient=True, get_time=self.clock,
                                 redirect_stdout=False, redirect_stderr=False)

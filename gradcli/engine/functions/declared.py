@@ -39,7 +39,19 @@ def _implicit_dim(value: Any, x: Tensor, fn: str) -> int:
     return _dim(value, x.ndim)
 
 
+def _norm_p(value: Any, x: Tensor, fn: str) -> float:
+    """norm's p: a nonzero number, or 'fro' (2); gradcli has no p=0 (a count, not a norm to differentiate)."""
+    if isinstance(value, str) and value == "fro":
+        return 2.0
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0:
+        raise ArgumentError(f"{fn}(): p must be a nonzero number, 'fro', inf or -inf, got {value!r}",
+                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf')); "
+                                 "count nonzero elements with (x != 0).sum()")
+    return float(value)
+
+
 _READERS: dict[str, Callable[[Any, Tensor, str, str], Any]] = {
+    "norm_p": lambda value, x, fn, name: _norm_p(value, x, fn),
     "dims": lambda value, x, fn, name: _dims_of(value, x, fn),
     "dim": lambda value, x, fn, name: _dim(value, x.ndim),
     "implicit_dim": lambda value, x, fn, name: _implicit_dim(value, x, fn),

@@ -11,7 +11,7 @@ from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine.ties import note_order
 from gradcli.errors import ArgumentError, ShapeError
-from gradcli.engine.tensor import NORM2, _NUMBER, Tensor, _wrap, apply
+from gradcli.engine.tensor import Tensor, _wrap, apply
 from gradcli.engine.functions.arguments import _dim, _dims, size, _tensor_arg
 from gradcli.engine.functions.elementwise import abs
 from gradcli.engine.functions.shape import _same
@@ -20,21 +20,8 @@ from gradcli.engine.functions.declared import MaxMin, arg_along as _arg_along, d
 
 # -- reductions --------------------------------------------------------------------------
 globals().update(declared(O.reductions.OPS))
-"""sum, mean, prod, var, std, logsumexp, amax, amin, max, min, softmax, log_softmax, cumsum and cumprod, from their
+"""sum, mean, prod, var, std, norm, logsumexp, amax, amin, max, min, softmax, log_softmax, cumsum and cumprod, from their
 declarations."""
-
-
-def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
-    if type(x) is Tensor and type(p) in _NUMBER and p == 2 and dim is None and keepdim is False:
-        return NORM2(x)
-    x = _tensor_arg(x, "norm")
-    if isinstance(p, str) and p == "fro":
-        p = 2
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or p == 0:
-        raise ArgumentError(f"norm(): p must be a nonzero number, 'fro', inf or -inf, got {p!r}",
-                            hint="e.g. x.norm() for the Euclidean norm, x.norm(1), or x.norm(float('inf')); "
-                                 "count nonzero elements with (x != 0).sum()")
-    return apply(O.NORM, x, p=float(p), dim=_dims(dim, x.ndim), keepdim=bool(keepdim))
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:

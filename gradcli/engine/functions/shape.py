@@ -13,6 +13,7 @@ from gradcli.engine import views as V
 from gradcli.engine.narrow import is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
+from gradcli.engine.state import warn_once
 from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _number, _shape_args, size, _tensor_arg, _with_dims
 
@@ -71,6 +72,11 @@ def transpose(x: Any, dim0: int, dim1: int) -> Tensor:
     if x.ndim == 0:
         return _same(x, "TransposeBackward0")
     return apply(O.TRANSPOSE, x, dim0=d0, dim1=d1)
+
+
+def swapaxes(input: Any, axis0: int, axis1: int) -> Tensor:
+    """`torch.swapaxes`/`x.swapaxes`: transpose under NumPy's names, which are its only keywords in PyTorch."""
+    return transpose(input, axis0, axis1)
 
 
 def t(x: Any) -> Tensor:
@@ -281,7 +287,7 @@ def movedim(x: Any, source: Any, destination: Any) -> Tensor:
     return apply(O.PERMUTE, x, dims=tuple(order))
 
 moveaxis = movedim
-swapaxes = swapdims = transpose
+swapdims = transpose
 
 
 def flip(x: Any, dims: Any) -> Tensor:
@@ -606,7 +612,12 @@ def bmm(input: Any, mat2: Any) -> Tensor:
     return apply(O.MATMUL, a, b, name="BmmBackward0")
 
 
-def cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
+_CROSS_DIM_DEPRECATED = ("UserWarning: Using torch.cross without specifying the dim arg is deprecated.\n"
+                         "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+                         "The default value of dim will change to agree with that of linalg.cross in a future release.")
+
+
+def linalg_cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
     """`torch.linalg.cross`: along `dim` (default the last), which must have 3 elements."""
     a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross")
     if a.ndim != b.ndim:
@@ -620,14 +631,27 @@ def cross(input: Any, other: Any, dim: Any = -1) -> Tensor:
     return apply(O.CROSS, a, b, dim=d - len(shape))
 
 
+def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
+    """`torch.cross`/`x.cross(y)`: without `dim`, PyTorch 2 crosses along the input's FIRST dimension of
+    size 3, not the last as `torch.linalg.cross` does, and warns that this default will change."""
+    if dim is None:
+        warn_once(_CROSS_DIM_DEPRECATED)
+        sizes = _tensor_arg(input, "cross").shape
+        if 3 not in sizes:
+            raise ShapeError("no dimension of size 3 in input",
+                             hint=f"the input's shape is {tuple(sizes)}; the cross product is of 3-vectors")
+        dim = sizes.index(3)
+    return linalg_cross(input, other, dim)
+
+
 COMPOSITES: tuple[Composite, ...] = (
     Composite(t, ("t",), ("t",), O.TRANSPOSE),
     Composite(transpose, ("transpose", "swapdims"), ("transpose", "swapdims"), O.TRANSPOSE),
-    Composite(transpose, ("swapaxes",), ("swapaxes",), O.TRANSPOSE, renamed=(("axis0", "dim0"), ("axis1", "dim1"))),
+    Composite(swapaxes, ("swapaxes",), ("swapaxes",), O.TRANSPOSE),
     Composite(reshape, ("reshape",), ("reshape",), O.RESHAPE),
-    Composite(view, ("view",), ("view",), O.RESHAPE),
+    Composite(view, (), ("view",), O.RESHAPE),
     Composite(permute, ("permute",), ("permute",), O.PERMUTE),
-    Composite(expand, ("expand",), ("expand",), O.EXPAND),
+    Composite(expand, (), ("expand",), O.EXPAND),
     Composite(repeat, (), ("repeat",), O.REPEAT),
     Composite(tile, ("tile",), ("tile",), O.REPEAT),
     Composite(flip, ("flip",), ("flip",), O.FLIP, packs=True),
@@ -639,8 +663,8 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(cross, ("cross",), ("cross",), O.CROSS),
     Composite(flatten, ("flatten",), ("flatten",), O.RESHAPE),
     Composite(unflatten, ("unflatten",), ("unflatten",), O.RESHAPE),
-    Composite(view_as, ("view_as",), ("view_as",), O.RESHAPE),
-    Composite(reshape_as, ("reshape_as",), ("reshape_as",), O.RESHAPE),
+    Composite(view_as, (), ("view_as",), O.RESHAPE),
+    Composite(reshape_as, (), ("reshape_as",), O.RESHAPE),
     Composite(movedim, ("movedim", "moveaxis"), ("movedim", "moveaxis"), O.PERMUTE),
     Composite(fliplr, ("fliplr",), ("fliplr",), O.FLIP),
     Composite(flipud, ("flipud",), ("flipud",), O.FLIP),

@@ -296,17 +296,17 @@ ATANH = _unary(name="atanh",
                domain=((lambda x: np.abs(x) > 1, "atanh is nan outside [-1, 1]"),
                        (lambda x: np.abs(x) == 1, "atanh is infinite at ±1")))
 LOG2 = _unary(name="log2", in_place=True, node="Log2Backward0", forward=np.log2, vjp=lambda ns, g, o, x: g / (x * _LN2),
-              rule="∂log₂(x)/∂x = 1/(x·ln 2)", sym=_sym_map("log2"),
+              rule="∂log₂(x)/∂x = 1/(x·ln 2)", element=Element(of=lambda S, u: S.div(S.log(u), S.log(S.number(2)))),
               domain=((lambda x: x < 0, "log2 is nan below 0"), (lambda x: x == 0, "log2 is -inf at 0")))
 LOG10 = _unary(name="log10", in_place=True,
                node="Log10Backward0", forward=np.log10, vjp=lambda ns, g, o, x: g / (x * _LN10),
-               rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", sym=_sym_map("log10"),
+               rule="∂log₁₀(x)/∂x = 1/(x·ln 10)", element=Element(of=lambda S, u: S.div(S.log(u), S.log(S.number(10)))),
                domain=((lambda x: x < 0, "log10 is nan below 0"), (lambda x: x == 0, "log10 is -inf at 0")))
 EXP2 = _unary(name="exp2", in_place=True, node="Exp2Backward0", forward=np.exp2, vjp=lambda ns, g, o, x: g * o * _LN2,
-              rule="∂2ˣ/∂x = 2ˣ·ln 2", saves="o", sym=_sym_map("exp2"))
+              rule="∂2ˣ/∂x = 2ˣ·ln 2", saves="o", element=Element(of=lambda S, u: S.pow(S.number(2), u)))
 EXPM1 = _unary(name="expm1", in_place=True,
                node="Expm1Backward0", forward=np.expm1, vjp=lambda ns, g, o, x: g * (o + 1.0),
-               rule="∂(eˣ-1)/∂x = eˣ", saves="o", sym=_sym_map("expm1"))
+               rule="∂(eˣ-1)/∂x = eˣ", saves="o", element=Element(of=lambda S, u: S.sub(S.exp(u), S.number(1))))
 ERF = _unary(name="erf", in_place=True, node="ErfBackward0", forward=special.erf,
              vjp=lambda ns, g, o, x: g * _TWO_OVER_ROOT_PI * ns.exp(-(x * x)),
              rule="∂erf(x)/∂x = 2/√π·e^(-x²)", element=Element(math.erf, lambda sp: sp.erf))
@@ -319,11 +319,11 @@ ERFINV = _unary(name="erfinv", in_place=True, node="ErfinvBackward0", forward=sp
                 element=Element(lambda v: float(special.erfinv(np.float64(v))), lambda sp: sp.erfinv))
 RSQRT = _unary(name="rsqrt", in_place=True, node="RsqrtBackward0", forward=lambda x: 1.0 / np.sqrt(x),
                vjp=lambda ns, g, o, x: g * -0.5 * o * o * o, rule="∂x^(-1/2)/∂x = -½·x^(-3/2)", saves="o",
-               sym=_sym_map("rsqrt"), kink=lambda K, x: K.zero_kink(x),
+               element=Element(of=lambda S, u: S.pow(u, S.div(S.number(-1), S.number(2)))), kink=lambda K, x: K.zero_kink(x),
                domain=((lambda x: x < 0, "rsqrt is nan below 0"), (lambda x: x == 0, "rsqrt is inf at 0")))
 RECIPROCAL = _unary(name="reciprocal", in_place=True, node="ReciprocalBackward0", forward=lambda x: 1.0 / x,
                     vjp=lambda ns, g, o, x: -g * o * o, rule="∂(1/x)/∂x = -1/x²", saves="o",
-                    sym=_sym_map("reciprocal"))
+                    element=Element(of=lambda S, u: S.div(S.number(1), u)))
 LGAMMA = _unary(name="lgamma", in_place=True, node="LgammaBackward0", forward=special.lgamma,
                 vjp=lambda ns, g, o, x: g * ns.digamma(x), rule="∂log|Γ(x)|/∂x = ψ(x)",
                 element=Element(lambda v: float(special.lgamma(np.float64(v))), lambda sp: sp.loggamma))
@@ -346,7 +346,7 @@ ROUND = Op(name="round", batching="broadcast", node="RoundBackward0", forward=_r
                lambda u: S.round(u, decimals), x), kink=lambda K, x, decimals=0: K.jump_kink(x * 10.0 ** decimals, 0.5))
 FRAC = _unary(name="frac", in_place=True,
               node="FracBackward0", forward=lambda x: x - np.trunc(x), vjp=lambda ns, g, o, x: g,
-              rule="∂(x - trunc(x))/∂x = 1", saves="", sym=_sym_map("frac"), kink=lambda K, x: K.jump_kink(x, 0.0))
+              rule="∂(x - trunc(x))/∂x = 1", saves="", element=Element(of=lambda S, u: S.sub(u, S.trunc(u))), kink=lambda K, x: K.jump_kink(x, 0.0))
 
 
 def _sinc_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:

@@ -102,8 +102,8 @@ REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "<required>"})()
 class Arg:
     """One argument of a declared function, as PyTorch names it. `kind` says how a value is read (the
     readers are `engine/functions/declared.py`'s: `tensor`, `operand` (a tensor or a number), `dims`,
-    `dim`, `implicit_dim` (a dim, or None for a tensor of at most one dimension), `flag`, `dtype`, `count` (an
-    integer or None), `any`); a keyword argument comes after `*`."""
+    `dim`, `implicit_dim` (a dim, or None for a tensor of at most one dimension), `flag`, `dtype`, `norm_p` (a
+    nonzero number or 'fro'), `count` (an integer or None), `any`); a keyword argument comes after `*`."""
 
     name: str
     kind: str

@@ -51,8 +51,8 @@ def _normalised(name: str) -> Names:
 
 
 def _scan(name: str) -> Names:
-    """cumsum and cumprod: along one dim, which must be given."""
-    return _public(name, "scan", _INPUT, Arg("dim", "dim"), in_place=True)
+    """cumsum and cumprod: along one dim, which must be given, accumulated in `dtype=` when given."""
+    return _public(name, "scan", _INPUT, Arg("dim", "dim"), _DTYPE, in_place=True)
 
 
 def _back_to(ns: Any, g: Any, x: Any, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
@@ -227,7 +227,8 @@ NORM = Op(name="norm", batching="along_dim", node="LinalgVectorNormBackward0", f
           jvp=transposed_jvp, rule="∂‖x‖₂/∂xᵢ = xᵢ/‖x‖₂ (0 at 0)",
           saves=("xo",),
           sym=lambda S, x, p=2.0, dim=None, keepdim=False: S.reduce(lambda v: S.norm_all(v, p), x, dim, keepdim),
-          kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim), names=_written("norm"))
+          kink=lambda K, x, p=2.0, dim=None, keepdim=False: K.norm_kink(x, p, dim),
+          names=_public("norm", "reduction", _INPUT, Arg("p", "norm_p", 2), Arg("dim", "dims", None), _KEEPDIM))
 SOFTMAX = Op(name="softmax", batching="along_dim", node="SoftmaxBackward0", forward=_softmax_forward,
              vjps=(lambda ns, g, o, x, dim: o * (g - ns.sum(g * o, dim=(dim,), keepdim=True)),),
              jvp=transposed_jvp, rule="∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)", saves=("o",),

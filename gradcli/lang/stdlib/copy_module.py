@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcli.nn import modules as nn
-from gradcli.optim import optimizers as optim
 from gradcli.engine.tensor import Tensor
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, BackwardError
+from gradcli.lang.library import Module, Optimizer
 from gradcli.lang.namespace import Namespace
 from gradcli.lang.limits import check_list
 
@@ -31,7 +30,8 @@ def _tensor_copy(tensor: Tensor) -> Tensor:
         raise BackwardError(_LEAVES_ONLY, hint="deep-copy the leaf, or copy t.detach() (a leaf) instead")
     out = Tensor(tensor._data.copy(), dtype=tensor.dtype)
     if tensor in PARAMETERS:
-        out = nn.Parameter(out, requires_grad=tensor.requires_grad)
+        from gradcli.nn.modules import Parameter  # loaded already: the tensor is one of its Parameters
+        out = Parameter(out, requires_grad=tensor.requires_grad)
     elif tensor.requires_grad:
         out.requires_grad_(True)
     if tensor.grad is not None:
@@ -58,7 +58,7 @@ def deepcopy(value: Any, memo: dict | None = None) -> Any:
             out[deepcopy(key, memo)] = deepcopy(item, memo)
     elif type(value) is set:
         out = {deepcopy(v, memo) for v in value}
-    elif isinstance(value, (nn.Module, optim.Optimizer)):
+    elif isinstance(value, (Module, Optimizer)):
         out = memo[id(value)] = object.__new__(type(value))
         for name, item in vars(value).items():
             out.__dict__[name] = deepcopy(item, memo)
@@ -78,7 +78,7 @@ def copy(value: Any) -> Any:
         return value.copy()
     if isinstance(value, Tensor):
         return _tensor_copy(value) if value.is_leaf else value.clone()
-    if isinstance(value, (nn.Module, optim.Optimizer)):
+    if isinstance(value, (Module, Optimizer)):
         return _python_copy.copy(value)
     return value
 

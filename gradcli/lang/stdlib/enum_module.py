@@ -64,4 +64,4 @@ class EnumBase(Instance):
         return iter(list(_MEMBERS.get(cls, {}).values()))
 
 
-ENUM = Namespace("enum", {"Enum": BaseClass("Enum", EnumBase), "auto": lambda: Auto()})
+ENUM = Namespace("enum", {"Enum": BaseClass("Enum", EnumBase, module="enum"), "auto": lambda: Auto()})
