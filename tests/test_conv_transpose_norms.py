@@ -67,3 +67,37 @@ def test_bad_calls_are_pytorch_errors(source, words):
     with pytest.raises(GradcliError) as info:
         run(HEAD + f"y = {source}\n")
     assert words in info.value.message
+
+
+VOLUME = HEAD + """
+torch.set_default_dtype(torch.{dtype})
+torch.manual_seed(0)
+ct = nn.ConvTranspose3d(4, 6, (2, 3, 2), stride=(2, 1, 3), padding=(1, 0, 1), output_padding=(1, 0, 2), groups=2,
+                        dilation=(1, 2, 1))
+x = torch.randn(2, 4, 3, 2, 3, requires_grad=True)
+y = ct(x)
+plain = nn.ConvTranspose3d(2, 3, 2, bias=False)
+u = torch.randn(2, 2, 3, 2, requires_grad=True)
+y1 = plain(u, output_size=[3, 4, 3])
+y2 = F.conv_transpose3d(x[:, :2], torch.ones(2, 1, 2, 1, 2), stride=2, padding=(0, 1, 1))
+(y.pow(2).sum() + y1.sin().sum() + y2.pow(2).sum()).backward()
+values = [y.tolist(), y1.tolist(), y2.tolist(), x.grad.tolist(), u.grad.tolist(), ct.weight.grad.tolist(),
+          ct.bias.grad.tolist(), plain.weight.grad.tolist(), ct.weight.tolist()]
+texts = [str(ct), str(plain), str(type(ct))]
+nodes = [y.grad_fn.name(), y1.grad_fn.name(), y2.grad_fn.name()]
+torch.set_default_dtype(torch.float32)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_transposed_3d_convolution_matches_torch(dtype):
+    """Strides, padding, output padding, groups, dilation, an unbatched input with output_size=, the functional."""
+    source = VOLUME.format(dtype=dtype)
+    mine, torch_ = run(source), oracle(source)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for a, b in zip(mine["values"], torch_["values"]):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        assert a.shape == b.shape
+        assert np.allclose(a, b, atol=tol, rtol=tol)
+    assert mine["texts"] == torch_["texts"]
+    assert mine["nodes"] == torch_["nodes"]

@@ -89,7 +89,7 @@ def test_a_loss_declaration_gives_its_function_module_and_tables() -> None:
 
     from gradcli.lang import builtins as B
     from gradcli.nn import losses as L
-    assert len(L.LOSSES) == len({loss.module for loss in L.LOSSES}) == 19
+    assert len(L.LOSSES) == len({loss.module for loss in L.LOSSES}) == 20
     for loss in L.LOSSES:
         name, module = loss.function.__name__, L.LAYERS[loss.module]
         member = B.NN_FUNCTIONAL.members[name]

@@ -193,8 +193,12 @@ def zeros(*shape: Any, size: Any = None, requires_grad: bool = False, dtype: Any
 
 
 def full(size: Any, fill_value: float, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """Without `dtype=`, the fill value's kind decides, as in PyTorch: bool, int64, else the default float."""
     from gradcli.engine.functions import number_arg
     size = tuple(size) if isinstance(size, (list, tuple)) else (size,)
+    if dtype is None and isinstance(fill_value, (bool, int, np.integer, np.bool_)):
+        kind = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else np.int64
+        return _leaf(np.full(_shape(size), fill_value, dtype=kind), requires_grad)
     return _filled(size, float(number_arg(fill_value, "full", "fill_value")), dtype, requires_grad)
 
 

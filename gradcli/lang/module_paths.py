@@ -17,8 +17,8 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
                    "Threshold"),
     "batchnorm": ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"),
     "container": ("ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"),
-    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "LazyConv1d", "LazyConv2d",
-             "LazyConv3d"),
+    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+             "LazyConv2d", "LazyConv3d"),
     "distance": ("CosineSimilarity", "PairwiseDistance"),
     "dropout": ("Dropout", "Dropout2d"),
     "flatten": ("Flatten", "Unflatten"),
@@ -36,7 +36,7 @@ NN_MODULE_FILES: dict[str, tuple[str, ...]] = {
     "sparse": ("Embedding",),
     "transformer": ("Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
                     "TransformerEncoderLayer"),
-    "upsampling": ("Upsample",),
+    "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
 }
 """torch.nn.modules.FILE: the classes PyTorch 2.13 defines in each file of torch/nn/modules that gradcli has."""
 

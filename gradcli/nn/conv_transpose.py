@@ -1,4 +1,4 @@
-"""Transposed convolution (`F.conv_transpose1d/2d`, `nn.ConvTranspose1d/2d`), composed of the convolution primitive.
+"""Transposed convolution (`F.conv_transpose1d/2d/3d`, `nn.ConvTranspose1d/2d/3d`), composed of the convolution primitive.
 
 A transposed convolution is the gradient of a convolution with respect to its input, and equals a
 plain convolution of the input spread out by the stride (zeros between its elements), padded by
@@ -85,6 +85,12 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                            dilation)
 
 
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
 class _ConvTransposeNd(_ConvNd):
     functional = staticmethod(conv_transpose2d)
     _shown_unless = _ConvNd._shown_unless + (("output_padding", 0),)
@@ -141,9 +147,14 @@ class ConvTranspose2d(_ConvTransposeNd):
     functional = staticmethod(conv_transpose2d)
 
 
-LAYERS: dict[str, type] = {"ConvTranspose1d": ConvTranspose1d, "ConvTranspose2d": ConvTranspose2d}
-MEMBERS: dict[type, frozenset] = dict.fromkeys((ConvTranspose1d, ConvTranspose2d), frozenset({
+class ConvTranspose3d(_ConvTransposeNd):
+    nd = 3
+    functional = staticmethod(conv_transpose3d)
+
+
+LAYERS: dict[str, type] = {cls.__name__: cls for cls in (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)}
+MEMBERS: dict[type, frozenset] = dict.fromkeys(LAYERS.values(), frozenset({
     "weight", "bias", "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
     "output_padding"}))
-FUNCTIONS = {"conv_transpose1d": conv_transpose1d, "conv_transpose2d": conv_transpose2d}
+FUNCTIONS = {fn.__name__: fn for fn in (conv_transpose1d, conv_transpose2d, conv_transpose3d)}
 """The functions of `torch.nn.functional` this file adds."""

@@ -18,6 +18,7 @@ from gradcli.engine import ops as O
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.nn import functional as NF
+from gradcli.nn.ctc import ctc_loss
 from gradcli.nn.modules import _module
 
 
@@ -241,6 +242,7 @@ LOSSES: tuple[Loss, ...] = (
     Loss(multi_margin_loss, "MultiMarginLoss", {"p": 1, "margin": 1.0, "weight": None}, ("p", "margin", "weight")),
     Loss(poisson_nll_loss, "PoissonNLLLoss", {"log_input": True, "full": False, "eps": 1e-08}, ("log_input", "full")),
     Loss(gaussian_nll_loss, "GaussianNLLLoss", {"full": False, "eps": 1e-06}, legacy=False),
+    Loss(ctc_loss, "CTCLoss", {"blank": 0}, ("blank",), legacy=False, later={"zero_infinity": False}),
 )
 """Every loss, declared once: `F.X`, `nn.XLoss`, the language's tables and `gradcli ops` are derived from these."""
 

@@ -1,9 +1,9 @@
-"""Layers that move values without weights: constant and zero padding, pixel (un)shuffle, nearest-neighbour
-upsampling (`nn.Upsample`, `F.interpolate`), and the module forms of `unfold`, `fold` and `avg_pool1d`.
+"""Layers that move values without weights: constant and zero padding, pixel (un)shuffle, upsampling
+(`nn.Upsample`, `nn.UpsamplingBilinear2d`, `nn.UpsamplingNearest2d`, `F.interpolate`), and the module
+forms of `unfold`, `fold` and `avg_pool1d`.
 
-Each is indexing, padding, reshaping and permuting on the op table, so gradients flow and `--check`
-covers them. Upsampling is nearest-neighbour only (each value repeated over its block); bilinear
-and the other modes are refused with the reason rather than approximated.
+Each is indexing, padding, reshaping, permuting or matmul on the op table, so gradients flow and
+`--check` covers them. Upsampling itself (nearest and interpolating modes) is in `resample`.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.nn import conv as C
 from gradcli.nn import functional as NF
+from gradcli.nn import resample as R
 from gradcli.nn.modules import Module
 
 
@@ -48,36 +49,29 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Tensor:
 
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: Any = None, recompute_scale_factor: Any = None, antialias: bool = False) -> Tensor:
-    """Nearest-neighbour upsampling by whole factors: each value repeated over an s×s block."""
+    """Nearest-neighbour resampling, or one of the interpolating modes, both in `resample`."""
     x = NF._tensor(input, "interpolate")
-    if mode != "nearest":
+    if mode not in R.ALL_MODES:
         raise ArgumentError(f"interpolate(): mode='{mode}' is not supported by gradcli",
-                            hint="mode='nearest' with a whole scale_factor; a transposed convolution also upsamples")
-    spatial = x.ndim - 2
-    if spatial < 1:
+                            hint=f"one of {', '.join(map(repr, R.ALL_MODES))}")
+    if x.ndim < 3:
         raise ShapeError(f"interpolate(): expected a 3-D, 4-D or 5-D input (batch, channels, ...), got {x.ndim}-D",
                          hint="(N, C, L) or (N, C, H, W)")
     if (size is None) == (scale_factor is None):
         raise ArgumentError("only one of size or scale_factor should be defined",
                             hint="e.g. scale_factor=2, or size=(8, 8)")
-    if size is not None:
-        wanted = C.ntuple(size, spatial, "interpolate", "size")
-        factors = tuple(w // n if n and w % n == 0 else 0 for w, n in zip(wanted, x.shape[2:]))
-    else:
-        given = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
-        factors = tuple(int(s) if float(s) == int(s) and s >= 1 else 0 for s in given)
-    if len(factors) != spatial or not all(factors):
-        raise ArgumentError("interpolate(): gradcli upsamples by whole factors only (each size a multiple of the "
-                            "input's)", hint="scale_factor=2, or a size that is a multiple of the input's")
-    y = x
-    for d, s in enumerate(factors):
-        axis = 2 + d
-        if s > 1:
-            shape = tuple(y.shape)
-            y = F.unsqueeze(y, axis + 1)
-            y = F.expand(y, *shape[:axis + 1], s, *shape[axis + 1:])
-            y = F.reshape(y, shape[:axis] + (shape[axis] * s,) + shape[axis + 1:])
-    return y
+    if antialias:
+        raise ArgumentError("interpolate(): antialias=True is not supported by gradcli",
+                            hint="leave antialias out: gradcli does not build the filter PyTorch widens when "
+                                 "downsampling")
+    if mode in R.MODES:
+        return R.interpolate(x, mode, size, scale_factor, align_corners, recompute_scale_factor)
+    if align_corners is not None:
+        raise ArgumentError("align_corners option can only be set with the interpolating modes: "
+                            "linear | bilinear | bicubic | trilinear", hint="leave align_corners out for 'nearest'")
+    if mode == "area":
+        return R.area(x, size, scale_factor)
+    return R.nearest(x, mode, size, scale_factor, recompute_scale_factor)
 
 
 class _ConstantPadNd(Module):
@@ -152,17 +146,36 @@ class Upsample(Module):
                  recompute_scale_factor: Any = None) -> None:
         super().__init__()
         self.size, self.mode = size, mode
-        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else scale_factor
-        if mode != "nearest":
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+        if isinstance(scale_factor, (tuple, list)):
+            self.scale_factor = tuple(float(s) for s in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        if mode not in R.ALL_MODES:
             raise ArgumentError(f"Upsample(): mode='{mode}' is not supported by gradcli",
-                                hint="mode='nearest' with a whole scale_factor")
+                                hint=f"one of {', '.join(map(repr, R.ALL_MODES))}")
 
     def forward(self, input: Any) -> Tensor:
-        return interpolate(input, self.size, self.scale_factor, self.mode)
+        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                           self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
         shown = f"scale_factor={self.scale_factor}" if self.scale_factor is not None else f"size={self.size}"
         return f"{shown}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """PyTorch's deprecated alias: `Upsample(mode='nearest')`."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """PyTorch's deprecated alias: `Upsample(mode='bilinear', align_corners=True)`."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class AvgPool1d(Module):
@@ -214,13 +227,14 @@ class Fold(Unfold):
 
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
-    ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d, PixelShuffle, PixelUnshuffle, Upsample, AvgPool1d, Unfold,
-    Fold)}
+    ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingNearest2d,
+    UpsamplingBilinear2d, AvgPool1d, Unfold, Fold)}
 """The module classes of this file, by their `torch.nn` name."""
 MEMBERS: dict[type, frozenset] = {
     **dict.fromkeys((ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d), frozenset({"padding", "value"})),
     PixelShuffle: frozenset({"upscale_factor"}), PixelUnshuffle: frozenset({"downscale_factor"}),
-    Upsample: frozenset({"size", "scale_factor", "mode"}),
+    **dict.fromkeys((Upsample, UpsamplingNearest2d, UpsamplingBilinear2d),
+                    frozenset({"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"})),
     AvgPool1d: frozenset({"kernel_size", "stride", "padding"}),
     **dict.fromkeys((Unfold, Fold), frozenset({"kernel_size", "dilation", "padding", "stride", "output_size"})),
 }
