@@ -36,7 +36,11 @@ SNIPPETS = {
         "import torch\ns = torch.tensor([1., 2., 3.])\nprint(torch.searchsorted(s, torch.tensor([2.5, 2.0])))\n"
         "print(torch.searchsorted(s, torch.tensor([2.0]), right=True), torch.searchsorted(s, torch.tensor([2.0]), side='right'))\n"
         "print(torch.searchsorted(torch.tensor([[1., 3.], [2., 4.]]), torch.tensor([[2.], [5.]])))\n"
-        "print(torch.searchsorted(torch.tensor([1, 5]), 3), torch.searchsorted(s, s, out_int32=True).dtype)\n",
+        "print(torch.searchsorted(torch.tensor([1, 5]), 3), torch.searchsorted(s, s, out_int32=True).dtype)\n"
+        "u = torch.tensor([3., 1., 2.])\nprint(torch.searchsorted(u, torch.tensor([2.5]), sorter=torch.tensor([1, 2, 0])))\n"
+        "for bad in [torch.tensor([1., 2., 0.]), torch.tensor([[1, 2, 0]]), torch.tensor([5, 2, 0])]:\n"
+        "    try:\n        torch.searchsorted(u, torch.tensor([2.5]), sorter=bad)\n"
+        "    except RuntimeError as e:\n        print(e)\n",
     "index_put_ with and without accumulate":
         "import torch\nx = torch.zeros(3)\nx.index_put_((torch.tensor([0, 0, 2]),), torch.tensor([1., 2., 5.]), accumulate=True)\n"
         "print(x)\nw = torch.ones(2, 3, requires_grad=True)\nv = torch.tensor([2., 3.], requires_grad=True)\ny = w * 1\n"

@@ -86,8 +86,8 @@ def update(t: Tensor, compute: Callable[[], Tensor], view: bool = False, replace
     data = out._data
     if data.dtype != memory.dtype:
         if np.result_type(data.dtype, memory.dtype) != memory.dtype:
-            raise DtypeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                             f"{_type_word(memory.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
+            raise DtypeError(f"result type {type_word(data.dtype)} can't be cast to the desired output type "
+                             f"{type_word(memory.dtype)}", hint="make the tensor float first, e.g. x = x.float()")
         data = data.astype(memory.dtype)
     node = out._node
     if node is None:
@@ -196,7 +196,7 @@ def _check(node: Node, array: np.ndarray, owner: Any) -> None:
     shape = "[" + ", ".join(map(str, array.shape)) + "]"
     raise BackwardError(
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[torch.{_type_word(array.dtype)}Tensor {shape}]{made_by} is at version {base + len(marks)}; expected version "
+        f"[torch.{type_word(array.dtype)}Tensor {shape}]{made_by} is at version {base + len(marks)}; expected version "
         f"{expected} instead.",
         hint="compute a new tensor instead (y = y + 1 rather than y += 1 or y.add_(1)), or update it only after "
              "the backward that needs it")
@@ -212,7 +212,8 @@ _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _type_word(dtype: np.dtype) -> str:
+def type_word(dtype: np.dtype) -> str:
+    """How PyTorch's messages name a dtype: Float, Long."""
     return _TYPE_WORDS.get(str(dtype), str(dtype))
 
 

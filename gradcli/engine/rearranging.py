@@ -17,6 +17,7 @@ from gradcli.engine.functions import (cat, expand, index_select, number_arg, per
 from gradcli.engine.functions.arguments import _dim, _tensor_arg
 from gradcli.engine.functions.shape import _along_key, _index_array, _sequence_arg
 
+from gradcli.engine.inplace import type_word
 from gradcli.engine.tensor import Tensor, _wrap, apply, check_elements
 from gradcli.errors import ArgumentError, DtypeError, NotAllowedError, ShapeError
 
@@ -243,6 +244,24 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str | None = None) -> 
     return vector_norm(differences, p, -1)
 
 
+def _sorter(sorter: Any, edges: Tensor) -> np.ndarray:
+    """searchsorted's `sorter`: a long tensor of the boundaries' shape holding their sorting order, as PyTorch checks."""
+    if not isinstance(sorter, Tensor):
+        raise DtypeError(f"searchsorted(): argument 'sorter' must be Tensor, not {type(sorter).__name__}",
+                         hint="sorter=torch.argsort(sorted_sequence)")
+    if sorter.dtype != np.int64:
+        raise DtypeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                         f"{type_word(sorter.dtype)}", hint="sorter=torch.argsort(sorted_sequence)")
+    if sorter.shape != edges.shape:
+        raise ShapeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
+                         f"{list(edges.shape)}and got sorter tensor {list(sorter.shape)}",
+                         hint="sorter=torch.argsort(sorted_sequence)")
+    order = sorter._data
+    if order.size and (order.min() < 0 or order.max() >= edges.shape[-1]):
+        raise ShapeError("torch.searchsorted(): sorter index out of range", hint="sorter=torch.argsort(sorted_sequence)")
+    return order
+
+
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Any = None) -> Tensor:
     """Where each value of `input` would go in `sorted_sequence` (one sorted sequence, or one per row of the
@@ -252,7 +271,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False, r
         raise ArgumentError("torch.searchsorted(): side can only be 'left' or 'right', and side='left' with "
                             "right=True conflicts", hint="give one of right=True or side='right'")
     if sorter is not None:
-        edges = _wrap(np.take_along_axis(edges._data, _tensor_arg(sorter, "searchsorted")._data, -1))
+        edges = _wrap(np.take_along_axis(edges._data, _sorter(sorter, edges), -1))
     where = "right" if right or side == "right" else "left"
     scalar = not isinstance(input, Tensor)
     values = np.asarray(number_arg(input, "searchsorted", "input")) if scalar else input._data

@@ -148,9 +148,9 @@ class Upsample(Module):
         self.size, self.mode = size, mode
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
         if isinstance(scale_factor, (tuple, list)):
-            self.scale_factor = tuple(float(s) for s in scale_factor)
+            self.scale_factor = tuple(float(F.number_arg(s, "Upsample", "scale_factor")) for s in scale_factor)
         else:
-            self.scale_factor = float(scale_factor) if scale_factor else None
+            self.scale_factor = float(F.number_arg(scale_factor, "Upsample", "scale_factor")) if scale_factor else None
         if mode not in R.ALL_MODES:
             raise ArgumentError(f"Upsample(): mode='{mode}' is not supported by gradcli",
                                 hint=f"one of {', '.join(map(repr, R.ALL_MODES))}")
