@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.check.kinks import KINKS
-from gradcli.engine.tensor import Node, Tensor
+from gradcli.engine.tensor import Node, Tensor, forward_nodes
 
 
 def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
@@ -33,13 +33,6 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
         raise TooLarge(f"the forward of {name} reads values out of the graph (.item(), .tolist(), .numpy() or "
                        "torch.tensor(t)), which SymPy would take for constants")
     given = {id(s): a for s, a in zip(stand_ins, args) if isinstance(s, Tensor)}
-    nodes: dict[int, Node] = {}
-    stack = [node for _, node in outputs if node is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) not in nodes:
-            nodes[id(node)] = node
-            stack.extend(x for x in node.inputs if type(x) is Node)
     values: dict[int, Any] = {}
 
     def resolve(x: Any) -> Any:
@@ -57,7 +50,7 @@ def replay_forward(meaning: Any, state: Any, args: tuple) -> Any:
             return numbers[id(x)]
         return x._data if type(x) is Tensor else x
 
-    for node in sorted(nodes.values(), key=lambda n: n.seq):
+    for node in forward_nodes([node for _, node in outputs if node is not None]):
         args_here = [resolve(x) for x in node.inputs]
         values[id(node)] = meaning.as_array(node.op.sym(meaning, *args_here, **node.params))
         if meaning.inner_kink is None:

@@ -15,8 +15,8 @@ import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Exponential, _LocScale, _draw
 from gradcli.distributions.distribution import broadcast_all
-from gradcli.distributions.transformed import ParametersInBase, TransformedDistribution, EULER_GAMMA
-from gradcli.distributions.transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from gradcli.distributions.transformed import Folded, TransformedDistribution, EULER_GAMMA
+from gradcli.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
 from gradcli.engine.tensor import Tensor
 
 
@@ -48,46 +48,18 @@ class Cauchy(_LocScale):
         return math.log(4 * math.pi) + F.log(self.scale)
 
 
-class HalfCauchy(ParametersInBase):
+class HalfCauchy(Folded):
     """|X| for X ~ Cauchy(0, scale)."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-    program_attributes = TransformedDistribution.program_attributes | {"scale"}
-
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    unfolded = Cauchy
 
     @property
     def mean(self) -> Tensor:
         return C.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
-    def mode(self) -> Tensor:
-        return C.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return self.base_dist.variance
-
-    def log_prob(self, value: Any) -> Tensor:
-        value = self.checked(value)
-        return F.where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
-
-    def cdf(self, value: Any) -> Tensor:
-        value = self.checked(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, value: Any) -> Tensor:
-        return self.base_dist.icdf((value + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Pareto(TransformedDistribution):

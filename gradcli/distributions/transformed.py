@@ -143,32 +143,26 @@ class ParametersInBase(TransformedDistribution):
         self.base_dist = self.base_dist.expand(shape)
 
 
-class HalfNormal(ParametersInBase):
-    """|X| for X ~ Normal(0, scale): the density doubled on the nonnegative half line."""
+class Folded(ParametersInBase):
+    """|X| for X from a family centred at 0 (`unfolded`, given `scale`): the density doubled on the
+    nonnegative half line, as PyTorch's HalfNormal and HalfCauchy."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
     program_attributes = TransformedDistribution.program_attributes | {"scale"}
+    unfolded: Any = None
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+        super().__init__(self.unfolded(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     @property
     def scale(self) -> Tensor:
         return self.base_dist.scale
 
     @property
-    def mean(self) -> Tensor:
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self) -> Tensor:
         return C.zeros_like(self.scale)
-
-    @property
-    def variance(self) -> Tensor:
-        return F.pow(self.scale, 2) * (1 - 2 / math.pi)
 
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
@@ -183,6 +177,20 @@ class HalfNormal(ParametersInBase):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(Folded):
+    """|X| for X ~ Normal(0, scale)."""
+
+    unfolded = Normal
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self) -> Tensor:
+        return F.pow(self.scale, 2) * (1 - 2 / math.pi)
 
 
 class Gumbel(TransformedDistribution):

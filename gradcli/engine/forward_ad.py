@@ -248,17 +248,10 @@ def _follow_forward(level: Level, cls: type, args: tuple, outputs: tuple, record
     arguments' shadows (constants elsewhere). Only primitives run, never the program's forward: nothing it
     prints, draws or counts happens twice. A forward that read values out of the graph is not followed
     (those values would be constants), nor one whose arguments have no shadow here."""
-    from gradcli.engine.tensor import GradMode, Node, apply
+    from gradcli.engine.tensor import GradMode, Node, apply, forward_nodes
     given = {id(s): level.shadow(a) for s, a in zip(recorded.stand_ins, args) if isinstance(a, Tensor)}
     if all(v is None for v in given.values()):
         return
-    nodes: dict[int, Node] = {}
-    stack = [node for _, node in recorded.outputs if node is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) not in nodes:
-            nodes[id(node)] = node
-            stack.extend(x for x in node.inputs if type(x) is Node)
     values: dict[int, Tensor] = {}
 
     def resolve(x: Any) -> Any:
@@ -270,7 +263,7 @@ def _follow_forward(level: Level, cls: type, args: tuple, outputs: tuple, record
         return x
     previous, GradMode.enabled = GradMode.enabled, True
     try:
-        for node in sorted(nodes.values(), key=lambda n: n.seq):
+        for node in forward_nodes([node for _, node in recorded.outputs if node is not None]):
             values[id(node)] = apply(node.op, *[resolve(x) for x in node.inputs], name=node.name, **node.params)
     finally:
         GradMode.enabled = previous

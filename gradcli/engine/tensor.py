@@ -145,6 +145,19 @@ FUNCTION_OUTPUT = "function_output"
 """The op name of the node that places one output of a program's Function with several (see `function`)."""
 
 
+def forward_nodes(ends: list[Node]) -> list[Node]:
+    """The nodes a recorded forward made to reach `ends`, each once, in the order they ran: what a replay applies
+    again (a Function's forward, followed under forward AD or in SymPy)."""
+    nodes: dict[int, Node] = {}
+    stack = list(ends)
+    while stack:
+        node = stack.pop()
+        if id(node) not in nodes:
+            nodes[id(node)] = node
+            stack.extend(x for x in node.inputs if type(x) is Node)
+    return sorted(nodes.values(), key=lambda n: n.seq)
+
+
 def output_edge(node: Node) -> tuple[Node, int]:
     """(node, output number) as PyTorch shows an edge: a Function's several outputs come from its one node."""
     if node.op.name == FUNCTION_OUTPUT:
