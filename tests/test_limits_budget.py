@@ -144,15 +144,16 @@ def test_work_that_never_returns_to_python_is_ended_from_outside(tmp_path):
         numpy.argsort = lambda *a, **k: sum(range(10 ** 12))
         import time
         from gradcli.engine import budget
-        budget.launched_at = time.monotonic  # the half second is the program's: start-up has its own test
+        budget.launched_at = time.monotonic  # the seconds are the program's: start-up has its own test
         from gradcli.cli import main
-        sys.argv = ["gradcli", "run", "--timeout", "0.5", {str(script)!r}]
+        sys.argv = ["gradcli", "run", "--timeout", "3", {str(script)!r}]
         main()
     """)
     done = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2
-    assert "error[limit]: the run took more than 0.5 seconds, in work that could not be interrupted" in done.stderr
+    # 3 s, not less: the program must reach the sort before its deadline even on a loaded machine
+    assert "error[limit]: the run took more than 3 seconds, in work that could not be interrupted" in done.stderr
     assert "Traceback" not in done.stderr
 
 
