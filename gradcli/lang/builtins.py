@@ -110,8 +110,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "full_like": C.full_like, "empty_like": C.empty_like,
     "manual_seed": C.manual_seed,
-    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
-    "true_divide": F.true_divide, "floor_divide": F.floor_divide,
     **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
@@ -157,7 +155,8 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
-OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods")})  # aliases (arcsin, ...), X_
+OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods"),  # aliases (arcsin, ...), X_
+              **O.named("functional")})  # and F.X (relu6 and hardtanh are one primitive)
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
@@ -290,8 +289,8 @@ def _load_nn() -> None:
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
     OP_OF.update({**NF.OPS, **losses.OPS})
-    NN_FUNCTIONAL.members.update({**{k: FUNCTIONS[k] for k in ("relu", "sigmoid", "tanh", "softmax", "log_softmax")},
-                                  **nn_functions})
+    NN_FUNCTIONAL.members.update({**{name: FUNCTIONS[name] if name in FUNCTIONS else getattr(NF, name)
+                                     for name in O.named("functional")}, **nn_functions})  # declared, then composed
     NN_INIT.members.update({name: getattr(I, name) for name in (
         "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
@@ -385,7 +384,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
-               "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
+               "version": VERSION,
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
                "range": C.range_, "finfo": DTYPE_INFO.finfo,
@@ -468,10 +467,11 @@ CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMA
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
 
-NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus")
-"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name) or in
-torch.nn.functional (softplus, a bare name of `gradcli eval`): `torch.view(x, 4)` is PyTorch's AttributeError,
-and gradcli's refusal says where the name is (lang/expressions.py)."""
+NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus", "Variable", "grad", "jacobian", "hessian")
+"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name), in
+torch.nn.functional (softplus) or in torch.autograd (Variable, grad; jacobian and hessian in its `functional`),
+each a bare name of `gradcli eval`: `torch.view(x, 4)` is PyTorch's AttributeError, and gradcli's refusal says
+where the name is (lang/expressions.py; `tests/test_torch_names.py` holds the namespaces to torch's)."""
 TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD,
                             "func": TORCH_FUNC,
                             "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,
@@ -513,8 +513,8 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
-    "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "all", "any",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
@@ -525,14 +525,14 @@ TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name 
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= {"index_put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                   "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
                    "swapdims_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",

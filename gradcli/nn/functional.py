@@ -140,12 +140,11 @@ def softsign(input: Any) -> Tensor:
     return x / (x.abs() + 1)
 
 
+softplus = F.softplus  # torch.nn.functional's, the same function the engine's VJPs call
+
+
 def softmin(input: Any, dim: Any = None) -> Tensor:
     return F.softmax(-_tensor(input, "softmin"), dim)
-
-
-def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return F.softplus(input, beta, threshold)
 
 
 # -- distances and normalisation -------------------------------------------------------------------
@@ -511,17 +510,14 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
-NAMES = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softsign", "hardtanh", "hardsigmoid",
-         "hardswish", "logsigmoid", "softmin", "softplus", "normalize", "cosine_similarity", "pairwise_distance",
-         "linear", "one_hot", "pad", "layer_norm", "dropout")
-"""The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`); its losses are
-declared in `nn/losses.py`."""
+NAMES = ("softsign", "softmin", "normalize", "cosine_similarity", "pairwise_distance", "linear", "one_hot", "pad",
+         "layer_norm", "dropout")
+"""The compositions of this module a program can call as `F.X` (and `torch.nn.functional.X`). The activations
+above are named by their primitives' declarations (`Names.functional`, `engine/ops/`), its losses by
+`nn/losses.py`."""
 
-# The primitive behind each function, for `gradcli ops` (the top node for a composition).
+# The primitive behind each composition, for `gradcli ops` (its top node).
 OPS: dict[str, O.Op] = {
-    "relu6": O.HARDTANH, "hardtanh": O.HARDTANH, "leaky_relu": O.LEAKY_RELU, "elu": O.ELU, "selu": O.ELU,
-    "celu": O.ELU, "gelu": O.GELU, "silu": O.SILU, "mish": O.MISH, "softsign": O.DIV, "hardsigmoid": O.HARDSIGMOID,
-    "hardswish": O.HARDSWISH, "logsigmoid": O.LOGSIGMOID, "softmin": O.SOFTMAX, "softplus": O.SOFTPLUS,
-    "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM, "linear": O.ADDMM, "pad": O.CONSTANT_PAD,
-    "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
+    "softsign": O.DIV, "softmin": O.SOFTMAX, "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM,
+    "linear": O.ADDMM, "pad": O.CONSTANT_PAD, "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
 }
