@@ -285,20 +285,17 @@ def _load_nn() -> None:
     from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
                             recurrent, shaping, transformer, utils as nn_utils, volumes)
     from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
-    nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
-    OP_OF.update({**NF.OPS, **losses.OPS})
+    OP_OF.update(losses.OPS)
     NN_FUNCTIONAL.members.update({**{name: FUNCTIONS[name] if name in FUNCTIONS else getattr(NF, name)
-                                     for name in O.named("functional")}, **nn_functions})  # declared, then composed
+                                     for name in O.named("functional")}})  # the primitives' F.X
     NN_INIT.members.update({name: getattr(I, name) for name in (
         "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
     NN_INIT.members.update({name.rstrip("_"): NN_INIT.members[name] for name in (
         "normal_", "constant_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
         "orthogonal_")})  # PyTorch's deprecated names without the underscore, which call the same initialisers
-    NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
-    OP_OF.update(nn_conv.OPS)
     NN_UTILS.members.update({name: getattr(nn_utils, name) for name in nn_utils.NAMES})
     NN.members.update({"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
                        "UninitializedParameter": nn.UninitializedParameter, "Module": classes.MODULE,
@@ -308,7 +305,10 @@ def _load_nn() -> None:
                 parallel)  # the modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`), maybe functions
     for family in families:
         NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
-        NN_FUNCTIONAL.members.update(getattr(family, "FUNCTIONS", {}))
+    NN_FUNCTIONAL.members.update(losses.FUNCTIONS)  # declared by LOSSES
+    for family in (NF, nn_conv, transformer, conv_transpose, normalization, activations, shaping):  # F.X by COMPOSITES
+        NN_FUNCTIONAL.members.update({name: c.function for c in family.COMPOSITES for name in c.functional})
+        OP_OF.update({name: c.op for c in family.COMPOSITES if c.op for name in c.functional})
     NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
     NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
     NN_UTILS_CLIP_GRAD.members.update({name: getattr(nn_utils, name) for name in (
@@ -471,7 +471,7 @@ NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus", "Variable
 """Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name), in
 torch.nn.functional (softplus) or in torch.autograd (Variable, grad; jacobian and hessian in its `functional`),
 each a bare name of `gradcli eval`: `torch.view(x, 4)` is PyTorch's AttributeError, and gradcli's refusal says
-where the name is (lang/expressions.py; `tests/test_torch_names.py` holds the namespaces to torch's)."""
+X
 TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD,
                             "func": TORCH_FUNC,
                             "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,

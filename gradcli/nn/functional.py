@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import functional
 from gradcli.engine.batched import NoRule, innermost, rewrap, unwrap
 from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape
 from gradcli.errors import ArgumentError, DtypeError, ShapeError, ValueDomainError
@@ -510,14 +511,11 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
-NAMES = ("softsign", "softmin", "normalize", "cosine_similarity", "pairwise_distance", "linear", "one_hot", "pad",
-         "layer_norm", "dropout")
-"""The compositions of this module a program can call as `F.X` (and `torch.nn.functional.X`). The activations
-above are named by their primitives' declarations (`Names.functional`, `engine/ops/`), its losses by
-`nn/losses.py`."""
-
-# The primitive behind each composition, for `gradcli ops` (its top node).
-OPS: dict[str, O.Op] = {
-    "softsign": O.DIV, "softmin": O.SOFTMAX, "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM,
-    "linear": O.ADDMM, "pad": O.CONSTANT_PAD, "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
-}
+COMPOSITES = (
+    functional(softsign, O.DIV), functional(softmin, O.SOFTMAX), functional(normalize, O.DIV),
+    functional(cosine_similarity, O.SUM), functional(pairwise_distance, O.NORM), functional(linear, O.ADDMM),
+    functional(one_hot), functional(pad, O.CONSTANT_PAD), functional(layer_norm, O.LAYER_NORM),
+    functional(dropout, O.MUL))
+"""The compositions of this module, `F.X` (and `torch.nn.functional.X`), each with the primitive behind it (its top
+node, for `gradcli ops`). The activations above are named by their primitives' declarations (`Names.functional`,
+`engine/ops/`), the losses by `nn/losses.py`'s `LOSSES`."""

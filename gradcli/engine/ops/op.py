@@ -170,7 +170,9 @@ class Composite:
     `x.polygamma(n)` is `torch.polygamma(n, x)`); `packs`, the method's arguments after the tensor are the
     function's one sequence (`x.flip(0, 1)` is `torch.flip(x, (0, 1))`); `renamed`, the method's keywords that
     the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand. `in_place` adds
-    `Tensor.X_` for each method, as `Names.in_place` does."""
+    `Tensor.X_` for each method, as `Names.in_place` does. `functional` are its `torch.nn.functional.X` names: a
+    library family of `gradcli/nn/` declares its functions so (`functional(conv2d, O.CONVOLUTION)`), and the
+    language's `F` namespace and `OP_OF` are derived from its `COMPOSITES`."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
@@ -181,8 +183,14 @@ class Composite:
     packs: bool = False
     renamed: tuple[tuple[str, str], ...] = ()
     in_place: bool = False
+    functional: tuple[str, ...] = ()
 
     in_place_methods = Names.in_place_methods
+
+
+def functional(function: Callable[..., Any], op: "Op | None" = None) -> Composite:
+    """`torch.nn.functional.<its name>`, declared with the primitive it records (its top node; None: none)."""
+    return Composite(function, op=op, functional=(function.__name__,))
 
 
 @dataclass(frozen=True)
