@@ -471,7 +471,7 @@ NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus", "Variable
 """Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name), in
 torch.nn.functional (softplus) or in torch.autograd (Variable, grad; jacobian and hessian in its `functional`),
 each a bare name of `gradcli eval`: `torch.view(x, 4)` is PyTorch's AttributeError, and gradcli's refusal says
-X
+where the name is (lang/expressions.py; `tests/test_public_names.py` holds the namespaces to torch's)."""
 TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD,
                             "func": TORCH_FUNC,
                             "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,
