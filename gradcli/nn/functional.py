@@ -8,7 +8,7 @@ Targets, class weights and dropout masks are constants of the graph.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -116,23 +116,17 @@ def gelu(input: Any, approximate: str = "none") -> Tensor:
     return apply(O.GELU, _tensor(input, "gelu"), approximate=approximate)
 
 
-def silu(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.SILU, input, inplace, "silu")
-
-
-def mish(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.MISH, input, inplace, "mish")
-
-
-def hardsigmoid(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.HARDSIGMOID, input, inplace, "hardsigmoid")
-
-
-def hardswish(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.HARDSWISH, input, inplace, "hardswish")
+def _declared_activation(op: O.Op) -> Callable[..., Tensor]:
+    """`F.X(input, inplace=False)` of an activation declared with no arguments of its own (`_activation` in
+    `engine/ops/nn.py`): made from the declaration, so such an activation is written in one place."""
+    def call(input: Any, inplace: bool = False) -> Tensor:
+        return _activation(op, input, inplace, op.name)
+    call.__name__ = call.__qualname__ = op.name
+    return call
 
 
 def logsigmoid(input: Any) -> Tensor:
+    """Written, as PyTorch's takes no `inplace`."""
     return apply(O.LOGSIGMOID, _tensor(input, "logsigmoid"))
 
 
@@ -142,6 +136,8 @@ def softsign(input: Any) -> Tensor:
 
 
 softplus = F.softplus  # torch.nn.functional's, the same function the engine's VJPs call
+globals().update({name: _declared_activation(op) for name, op in O.named("functional").items()
+                  if not op.names.signature and not op.names.functions and name not in globals()})  # silu, mish, ...
 
 
 def softmin(input: Any, dim: Any = None) -> Tensor:

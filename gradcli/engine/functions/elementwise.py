@@ -93,12 +93,12 @@ _SOFTPLUS = _elementwise1(O.SOFTPLUS)
 """softplus with its defaults, the kernel a one-input elementwise method is (torch has no Tensor.softplus)."""
 
 
-def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """`F.softplus`, and the namespace's softplus that VJPs call under create_graph (mish's, BCE with logits')."""
     beta, threshold = number_arg(beta, "softplus", "beta"), number_arg(threshold, "softplus", "threshold")
     if beta == 1 and threshold == 20:
-        return _SOFTPLUS(_tensor_arg(x, "softplus"))
-    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"), beta=float(beta), threshold=float(threshold))
+        return _SOFTPLUS(_tensor_arg(input, "softplus"))
+    return apply(O.SOFTPLUS, _tensor_arg(input, "softplus"), beta=float(beta), threshold=float(threshold))
 
 
 def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
