@@ -158,7 +158,8 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods"),  # aliases (arcsin, ...), X_
               **O.named("functional")})  # and F.X (relu6 and hardtanh are one primitive)
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "contiguous": O.CLONE})
+OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.linalg if name not in OP_OF})  # inv, vector_norm
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
 OP_OF["index_put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
@@ -187,10 +188,7 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autog
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
                                         "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
                                         "gradgradcheck": gradgradcheck})
-LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
-                                    "norm": F.linalg_norm, "cross": F.linalg_cross, "det": F.det, "slogdet": F.slogdet,
-                                    "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
-                                    "cholesky": F.cholesky, "solve_triangular": F.solve_triangular})
+LINALG = Namespace("torch.linalg", {name: c.function for c in F.COMPOSITES for name in c.linalg})  # declared
 
 
 # -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------

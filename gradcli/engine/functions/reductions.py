@@ -176,6 +176,8 @@ def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
 
 
 COMPOSITES: tuple[Composite, ...] = (
+    Composite(vector_norm, op=O.NORM, linalg=("vector_norm",)), Composite(matrix_norm, op=O.NORM, linalg=("matrix_norm",)),
+    Composite(linalg_norm, op=O.NORM, linalg=("norm",)),
     Composite(argmax, ("argmax",), ("argmax",), None),
     Composite(argmin, ("argmin",), ("argmin",), None),
     Composite(sort, ("sort",), ("sort",), O.INDEX),

@@ -172,7 +172,8 @@ class Composite:
     the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand. `in_place` adds
     `Tensor.X_` for each method, as `Names.in_place` does. `functional` are its `torch.nn.functional.X` names: a
     library family of `gradcli/nn/` declares its functions so (`functional(conv2d, O.CONVOLUTION)`), and the
-    language's `F` namespace and `OP_OF` are derived from its `COMPOSITES`."""
+    language's `F` namespace and `OP_OF` are derived from its `COMPOSITES`. `linalg` are its `torch.linalg.X`
+    names (`inverse` is `torch.linalg.inv`)."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
@@ -184,6 +185,7 @@ class Composite:
     renamed: tuple[tuple[str, str], ...] = ()
     in_place: bool = False
     functional: tuple[str, ...] = ()
+    linalg: tuple[str, ...] = ()
 
     in_place_methods = Names.in_place_methods
 
