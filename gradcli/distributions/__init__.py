@@ -13,7 +13,7 @@ from typing import Any
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import CLASSES as _CONTINUOUS
 from gradcli.distributions.discrete import CLASSES as _DISCRETE, binomial
-from gradcli.distributions.distribution import Distribution, set_default_validate_args
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, set_default_validate_args
 from gradcli.distributions.gamma import CLASSES as _GAMMA, poisson
 from gradcli.distributions.heavy_tailed import CLASSES as _HEAVY_TAILED
 from gradcli.distributions.mixture import CLASSES as _MIXTURE
@@ -41,7 +41,7 @@ def reset() -> None:
     biject_to.reset()
     transform_to.reset()
 
-__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "binomial", "constraints", "kl", "kl_divergence",
+__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "ExponentialFamily", "binomial", "constraints", "kl", "kl_divergence",
            "poisson",
            "register_kl", "reset",
            "set_default_validate_args"]

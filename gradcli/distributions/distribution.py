@@ -81,6 +81,7 @@ class Distribution:
         "sample", "rsample", "sample_n", "log_prob", "entropy", "perplexity", "cdf", "icdf", "mean", "mode",
         "stddev", "variance", "batch_shape", "event_shape", "support", "arg_constraints", "has_rsample",
         "has_enumerate_support", "enumerate_support", "expand"})
+    set_default_validate_args = staticmethod(set_default_validate_args)
 
     def __init__(self, batch_shape: tuple[int, ...] = (), event_shape: tuple[int, ...] = (),
                  validate_args: bool | None = None) -> None:
