@@ -18,7 +18,7 @@ import math
 import gradcli.engine.creation as C
 from gradcli.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from gradcli.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
-from gradcli.distributions.distribution import Distribution, ExponentialFamily, sum_rightmost
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, masked, sum_rightmost
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
 from gradcli.distributions.heavy_tailed import Cauchy, Pareto
 from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
@@ -112,13 +112,6 @@ def _x_log_x(t: Tensor) -> Tensor:
     return F.xlogy(t, t)
 
 
-def _masked(t: Tensor, mask: Any, value: float) -> Tensor:
-    """PyTorch's `t[mask] = value` on the freshly computed `t` (so the node is IndexPutBackward0, as PyTorch's;
-    the gradient is zero where the value was written)."""
-    t[mask if tuple(mask.shape) == tuple(t.shape) else F.expand(mask, *t.shape)] = value
-    return t
-
-
 def _normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = F.pow(p.scale / q.scale, 2)
     t1 = F.pow((p.loc - q.loc) / q.scale, 2)
@@ -127,15 +120,15 @@ def _normal(p: Normal, q: Normal) -> Tensor:
 
 def _bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = _masked(_masked(t1, q.probs == 0, _INF), p.probs == 0, 0.0)
+    t1 = masked(masked(t1, q.probs == 0, _INF), p.probs == 0, 0.0)
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = _masked(_masked(t2, q.probs == 1, _INF), p.probs == 1, 0.0)
+    t2 = masked(masked(t2, q.probs == 1, _INF), p.probs == 1, 0.0)
     return t1 + t2
 
 
 def _categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
-    t = _masked(_masked(t, q.probs == 0, _INF), p.probs == 0, 0.0)
+    t = masked(masked(t, q.probs == 0, _INF), p.probs == 0, 0.0)
     return F.sum(t, -1)
 
 
@@ -145,7 +138,7 @@ def _one_hot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
 
 def _uniform(p: Uniform, q: Uniform) -> Tensor:
     result = F.log((q.high - q.low) / (p.high - p.low))
-    return _masked(result, (q.low > p.low) | (q.high < p.high), _INF)
+    return masked(result, (q.low > p.low) | (q.high < p.high), _INF)
 
 
 def _laplace(p: Laplace, q: Laplace) -> Tensor:
@@ -292,7 +285,7 @@ def _binomial(p: Binomial, q: Binomial) -> Tensor:
         raise ValueDomainError("KL between Binomials where q.total_count > p.total_count is not implemented",
                                hint="p's total_count must be at least q's")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + F.log1p(-p.probs) - F.log1p(-q.probs))
-    return _masked(kl, p.total_count > q.total_count, _INF)
+    return masked(kl, p.total_count > q.total_count, _INF)
 
 
 @_register((HalfNormal, HalfNormal))
@@ -390,7 +383,7 @@ def _beta_normal(p: Beta, q: Normal) -> Tensor:
 @_register((Beta, Uniform))
 def _beta_uniform(p: Beta, q: Uniform) -> Tensor:
     result = -p.entropy() + F.log(q.high - q.low)
-    return _masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
+    return masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
 
 
 @_register((Exponential, Gamma))
@@ -497,13 +490,13 @@ def _uniform_beta(p: Uniform, q: Beta) -> Tensor:
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
     t4 = F.lgamma(q.concentration1) + F.lgamma(q.concentration0) - F.lgamma(q.concentration1 + q.concentration0)
     result = t3 + t4 - t1 - t2
-    return _masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
+    return masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
 
 
 @_register((Uniform, Exponential))
 def _uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
     result = q.rate * (p.high + p.low) / 2 - F.log((p.high - p.low) * q.rate)
-    return _masked(result, p.low < 0.0, _INF)
+    return masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gamma))
@@ -514,7 +507,7 @@ def _uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     result = -t1 + t2 + t3 + t4
-    return _masked(result, p.low < 0.0, _INF)
+    return masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gumbel))
@@ -595,7 +588,7 @@ def _pareto(p: Pareto, q: Pareto) -> Tensor:
     scale_ratio = p.scale / q.scale
     alpha_ratio = q.alpha / p.alpha
     result = q.alpha * F.log(scale_ratio) - F.log(alpha_ratio) + alpha_ratio - 1
-    return _masked(result, p.scale < q.scale, _INF)
+    return masked(result, p.scale < q.scale, _INF)
 
 
 @_register((Pareto, Beta), (Pareto, ContinuousBernoulli), (Pareto, Uniform))
@@ -609,7 +602,7 @@ def _pareto_exponential(p: Pareto, q: Exponential) -> Tensor:
     t1 = F.log(p.alpha / scale_rate_prod)
     t2 = F.reciprocal(p.alpha)
     t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
-    return _masked(t1 - t2 + t3 - 1, p.alpha <= 1, _INF)
+    return masked(t1 - t2 + t3 - 1, p.alpha <= 1, _INF)
 
 
 @_register((Pareto, Gamma))
@@ -619,7 +612,7 @@ def _pareto_gamma(p: Pareto, q: Gamma) -> Tensor:
     t2 = F.lgamma(q.concentration) - q.concentration * F.log(q.rate)
     t3 = (1 - q.concentration) * common_term
     t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
-    return _masked(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, _INF)
+    return masked(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, _INF)
 
 
 @_register((Pareto, Normal))
@@ -630,7 +623,7 @@ def _pareto_normal(p: Pareto, q: Normal) -> Tensor:
     t2 = F.reciprocal(p.alpha)
     t3 = p.alpha * F.pow(common_term, 2) / (p.alpha - 2)
     t4 = F.pow(p.alpha * common_term - q.loc, 2)
-    return _masked(t1 - t2 + (t3 + t4) / var_normal - 1, p.alpha <= 2, _INF)
+    return masked(t1 - t2 + (t3 + t4) / var_normal - 1, p.alpha <= 2, _INF)
 
 
 @_register((Uniform, Pareto))
@@ -638,7 +631,7 @@ def _uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
     support_uniform = p.high - p.low
     t1 = F.log(q.alpha * F.pow(q.scale, q.alpha) * support_uniform)
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
-    return _masked(t2 * (q.alpha + 1) - t1, p.low < q.scale, _INF)
+    return masked(t2 * (q.alpha + 1) - t1, p.low < q.scale, _INF)
 
 
 @_register((Cauchy, Cauchy))

@@ -88,5 +88,6 @@ DISTRIBUTION_FILES: dict[str, str] = {
     "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal", "cauchy": "Cauchy",
     "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
     "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
-    "mixture_same_family": "MixtureSameFamily"}
+    "mixture_same_family": "MixtureSameFamily", "von_mises": "VonMises", "fishersnedecor": "FisherSnedecor",
+    "logistic_normal": "LogisticNormal", "negative_binomial": "NegativeBinomial"}
 """`from torch.distributions.normal import Normal`: each distribution under the module PyTorch defines it in."""
