@@ -172,21 +172,19 @@ def _invalid(value: Tensor, valid: np.ndarray) -> str:
     return constraints.shown(C.tensor(value._data[~valid]))
 
 
-class Binomial(_ProbsOrLogits):
-    """Successes in `total_count` trials (a count per element, which may differ across the batch)."""
+class Counted(_ProbsOrLogits):
+    """A count and a probability of success (given as probs or logits), broadcast together: Binomial's trials,
+    NegativeBinomial's failures."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
-                       "logits": constraints.real}
-    has_enumerate_support = True
     program_attributes = Distribution.program_attributes | {"total_count", "probs", "logits", "param_shape"}
 
-    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         self._set_parameters(probs, logits)
         count, self._param = broadcast_all(total_count, probs if probs is not None else logits)
         self.total_count = F.to_dtype(count, self._param.dtype)
         self._given["probs" if probs is not None else "logits"] = self._param
-        super().__init__(self._param.shape, validate_args=validate_args)
+        Distribution.__init__(self, self._param.shape, validate_args=validate_args)
 
     def _holds_parameter(self, name: str) -> bool:
         return name == "total_count" or name in self._given
@@ -201,6 +199,18 @@ class Binomial(_ProbsOrLogits):
     def _logits_from(self, probs: Tensor) -> Tensor:
         clamped = clamp_probs(probs)
         return F.log(clamped) - F.log1p(-clamped)
+
+
+class Binomial(Counted):
+    """Successes in `total_count` trials (a count per element, which may differ across the batch)."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        super().__init__(total_count, probs, logits, validate_args=validate_args)
 
     @property
     def support(self) -> constraints.Constraint:

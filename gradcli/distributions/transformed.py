@@ -20,7 +20,8 @@ import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Normal, Uniform
 from gradcli.distributions.discrete import Categorical, _Binary, clamp_probs
 from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
-from gradcli.distributions.transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform, Transform
+from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform, SigmoidTransform,
+                                             StickBreakingTransform, Transform)
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
@@ -46,6 +47,8 @@ class TransformedDistribution(Distribution):
         self.transforms = list(transforms)
         event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        for transform in self.transforms:
+            shape = transform.forward_shape(shape)  # StickBreakingTransform adds a category
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
@@ -62,8 +65,10 @@ class TransformedDistribution(Distribution):
         return constraints.IndependentConstraint(support, extra) if extra > 0 else support
 
     def _expand_parameters(self, shape: tuple[int, ...]) -> None:
-        event = tuple(self._event_shape)
-        self.base_dist = self.base_dist.expand(shape + event[:len(event) - len(self.base_dist.event_shape)])
+        base_shape = tuple(shape) + tuple(self._event_shape)
+        for transform in reversed(self.transforms):
+            base_shape = transform.inverse_shape(base_shape)
+        self.base_dist = self.base_dist.expand(base_shape[:len(base_shape) - len(self.base_dist.event_shape)])
 
     def _pushed(self, x: Tensor) -> Tensor:
         for transform in self.transforms:
@@ -127,6 +132,32 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
+
+
+class LogisticNormal(TransformedDistribution):
+    """A normal vector broken onto the simplex (StickBreakingTransform): one more category than the normal has."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"loc", "scale"}
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand((1,))
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False  # they live in the base Normal: PyTorch prints LogisticNormal()
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
 
 
 class ParametersInBase(TransformedDistribution):
@@ -364,4 +395,5 @@ class RelaxedOneHotCategorical(_Relaxed):
 CLASSES = {"TransformedDistribution": TransformedDistribution, "LogNormal": LogNormal, "HalfNormal": HalfNormal,
            "Gumbel": Gumbel,
            "LogitRelaxedBernoulli": LogitRelaxedBernoulli, "RelaxedBernoulli": RelaxedBernoulli,
-           "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical}
+           "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical,
+           "LogisticNormal": LogisticNormal}

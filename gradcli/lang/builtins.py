@@ -392,25 +392,12 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
-_DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
-                      "bernoulli": "Bernoulli", "categorical": "Categorical",
-                      "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
-                      "beta": "Beta",
-                      "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
-                      "independent": "Independent", "transformed_distribution": "TransformedDistribution",
-                      "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
-                      "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
-                      "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal",
-                      "cauchy": "Cauchy", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
-                      "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
-                      "mixture_same_family": "MixtureSameFamily"}
-"""`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 STATE.WARNINGS.append(runtime.show)  # PyTorch's warnings print where the program's prints do
 runtime.RESETS.append(STATE.reset_warnings)  # a warning given once is given once per run
 DISTRIBUTIONS = _lazy("torch.distributions", "distributions")
 _DIST_MODULES = {f"torch.distributions.{module}": _lazy(f"torch.distributions.{module}", "distributions")
-                 for module in ("constraints", "kl", "transforms", "constraint_registry", *_DIST_MODULE_PATHS)}
+                 for module in ("constraints", "kl", "transforms", "constraint_registry",
+                               *module_paths.DISTRIBUTION_FILES)}
 
 
 def _load_distributions() -> None:
@@ -427,12 +414,13 @@ def _load_distributions() -> None:
     DISTRIBUTIONS.members.update({
         **constructors, **DIST.FUNCTIONS, **transforms,
         **{module: spaces[module] for module in ("constraints", "kl", "transforms", "constraint_registry")},
-        "Distribution": Namespace("torch.distributions.Distribution",
-                                  {"set_default_validate_args": DIST.set_default_validate_args})})
-    for module, name in _DIST_MODULE_PATHS.items():
-        spaces[module].members[name] = constructors[name]
+        "Distribution": _with_statics(DIST.Distribution, ("set_default_validate_args",)),
+        "ExponentialFamily": _constructor(DIST.ExponentialFamily)})
+    classes = {**DIST.CLASSES, "Distribution": DIST.Distribution, "ExponentialFamily": DIST.ExponentialFamily}
+    for module, name in module_paths.DISTRIBUTION_FILES.items():
+        spaces[module].members[name] = DISTRIBUTIONS.members[name]
         DISTRIBUTIONS.members[module] = spaces[module]
-        type_tests.register(constructors[name], name, (DIST.CLASSES[name],), f"torch.distributions.{module}")
+        type_tests.register(DISTRIBUTIONS.members[name], name, (classes[name],), f"torch.distributions.{module}")
     for name, cls in DIST.TRANSFORMS.items():
         type_tests.register(transforms[name], name, (cls,), "torch.distributions.transforms")
     runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
