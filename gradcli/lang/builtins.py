@@ -162,7 +162,7 @@ OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions +
 OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
-OP_OF["index_put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
+OP_OF["index_put_"] = OP_OF["put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -539,7 +539,7 @@ TENSOR_METHODS |= {
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"index_put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"index_put_", "put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
                    "swapdims_"}  # the census's
