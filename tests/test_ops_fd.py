@@ -18,6 +18,7 @@ import gradcli
 from gradcli.engine import functions as F
 from gradcli.nn import conv as NC
 from gradcli.nn import functional as NF
+from gradcli.nn.weight_norms import weight_norm_of
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import Node
 
@@ -373,6 +374,8 @@ CASES += [
     P(lambda x, w, b: NF.linear(x, w, b), [r(2, 4, 3), r(2, 3), r(2)], id="linear-3d"),
     P(lambda a: NF.pad(a, (1, -1, 0, 2), value=0.3), [r(4, 3)], id="pad"),
     P(lambda a, w, b: NF.layer_norm(a, (3,), w, b), [r(4, 3), r(3), r(3, seed=1)], id="layer_norm"),
+    P(lambda v, g: weight_norm_of(v, g, 0), [r(2, 3), r(2, 1, seed=1)], id="weight_norm-first"),
+    P(lambda v, g: weight_norm_of(v, g, 2), [r(2, 2, 3), r(1, 1, 3, seed=1)], id="weight_norm-last"),
     P(lambda a, b: NF.mse_loss(a, b), [r(4, 3), r(3)], id="mse_loss-broadcast"),
     P(lambda a, b: NF.mse_loss(a, b, reduction="none"), [r(4, 3), r(4, 3, seed=1)], id="mse_loss-none"),
     P(lambda a, b: NF.smooth_l1_loss(a, b, beta=0.8), [r(4, 3), r(4, 3, seed=1)], id="smooth_l1_loss"),

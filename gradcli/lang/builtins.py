@@ -162,7 +162,7 @@ OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.linalg if name not in OP_OF})  # inv, vector_norm
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
-OP_OF["index_put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
+OP_OF["index_put_"] = OP_OF["put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -266,6 +266,8 @@ NN_INIT = _lazy("torch.nn.init", "nn")
 NN_UTILS = _lazy("torch.nn.utils", "nn")
 NN_UTILS_CLIP_GRAD = _lazy("torch.nn.utils.clip_grad", "nn")
 NN_UTILS_RNN = _lazy("torch.nn.utils.rnn", "nn")
+NN_UTILS_PARAMETRIZATIONS = _lazy("torch.nn.utils.parametrizations", "nn")
+NN_UTILS_PARAMETRIZE = _lazy("torch.nn.utils.parametrize", "nn")
 NN = _lazy("torch.nn", "nn")
 LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim")
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
@@ -281,7 +283,7 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 
 def _load_nn() -> None:
     from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
-                            recurrent, shaping, transformer, utils as nn_utils, volumes)
+                            parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
     from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
@@ -314,6 +316,11 @@ def _load_nn() -> None:
     NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
     NN_UTILS_RNN.members.update({**packing.NAMES, "PackedSequence": _constructor(packing.PackedSequence)})
     NN_UTILS.members["rnn"] = NN_UTILS_RNN
+    NN_UTILS.members.update(weight_norms.NAMES)
+    OP_OF["weight_norm"] = weight_norms.OP
+    NN_UTILS_PARAMETRIZATIONS.members.update(weight_norms.PARAMETRIZATIONS)
+    NN_UTILS_PARAMETRIZE.members.update(parametrize.NAMES)
+    NN_UTILS.members.update({"parametrizations": NN_UTILS_PARAMETRIZATIONS, "parametrize": NN_UTILS_PARAMETRIZE})
     CHECKPOINT.members.update(checkpoint.NAMES)
     NN.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.NN_PATHS})
     MODULE_MEMBERS.update({**layers.MEMBERS, **{k: v for f in families for k, v in f.MEMBERS.items()},
@@ -478,6 +485,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
+                                 "torch.nn.utils.parametrizations": NN_UTILS_PARAMETRIZATIONS,
+                                 "torch.nn.utils.parametrize": NN_UTILS_PARAMETRIZE,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
@@ -516,7 +525,7 @@ TENSOR_METHODS |= {
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"index_put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"index_put_", "put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
                    "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
                    "swapdims_"}  # the census's
@@ -557,7 +566,9 @@ def _attribute_names(value: Any) -> frozenset:
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
     if isinstance(value, library.Module):
-        return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
+        # a parametrized module's class is made for it (ParametrizedLinear): it has its base's members
+        return MODULE_ATTRIBUTES | next((MODULE_MEMBERS[t] for t in type(value).__mro__ if t in MODULE_MEMBERS),
+                                        frozenset())
     if isinstance(value, library.Optimizer):
         return OPTIMIZER_ATTRIBUTES
     if isinstance(value, library.LRScheduler):

@@ -21,6 +21,7 @@ from gradcli.nn import conv as C
 from gradcli.nn import functional as NF
 from gradcli.nn import init as I
 from gradcli.nn.layers import _ConvNd
+from gradcli.nn.modules import weight_of
 
 
 def _conv_transpose(nd: int, fn: str, input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
@@ -120,7 +121,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def forward(self, input: Any, output_size: Any = None) -> Tensor:
         extra = self.output_padding if output_size is None else self._output_padding(input, output_size)
-        return type(self).functional(input, self._parameters["weight"], self._parameters["bias"], self.stride,
+        return type(self).functional(input, weight_of(self), self._parameters["bias"], self.stride,
                                      self.padding, extra, self.groups, self.dilation)
 
     def _output_padding(self, input: Any, output_size: Any) -> tuple[int, ...]:

@@ -556,6 +556,40 @@ BCE_WITH_LOGITS = Op(name="binary_cross_entropy_with_logits", node="BinaryCrossE
                      sym=_bce_logits_sym)
 
 
+# -- weight normalisation: w = v·(g/‖v‖), the norm over every dim but `dim` (torch._weight_norm's fused kernel) --
+def _weight_norm_of(ns: Any, v: Any, dim: int) -> Any:
+    return ns.sum(v * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True) ** 0.5
+
+
+def _weight_norm_vjp_v(ns: Any, g: Any, o: Any, v: Any, gain: Any, dim: int) -> Any:
+    n = _weight_norm_of(ns, v, dim)
+    along = ns.sum(g * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True)
+    return (gain / n) * (g - v * (along / (n * n)))
+
+
+def _weight_norm_vjp_g(ns: Any, g: Any, o: Any, v: Any, gain: Any, dim: int) -> Any:
+    return ns.sum(g * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True) / _weight_norm_of(ns, v, dim)
+
+
+def _weight_norm_sym(S: Any, v: Any, gain: Any, dim: int) -> Any:
+    moved = np.moveaxis(v, dim, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    gains = np.asarray(gain, dtype=object).reshape(-1)
+    out = np.empty(rows.shape, dtype=object)
+    for i, row in enumerate(rows):
+        S.spend(2 * len(row))
+        scale = S.div(gains[i], S.pow(S.total(S.mul(u, u) for u in row), S.number(0.5)))
+        out[i] = [S.mul(u, scale) for u in row]
+    return np.moveaxis(out.reshape(moved.shape), 0, dim)
+
+
+WEIGHT_NORM = Op(name="weight_norm_interface", node="WeightNormInterfaceBackward0",
+                 forward=lambda v, gain, dim: v * (gain / _weight_norm_of(ops.NUMPY, v, dim)),
+                 vjps=(_weight_norm_vjp_v, _weight_norm_vjp_g), jvp=transposed_jvp,
+                 rule="w = v·g/‖v‖: ∂/∂v = (g/‖v‖)·(G - v·Σ(G·v)/‖v‖²), ∂/∂g = Σ(G·v)/‖v‖ (Σ, ‖·‖ over all dims but dim)",
+                 saves=("vg", "v"), args="vg", sym=_weight_norm_sym)
+
+
 # -- sliding windows: convolution, pooling, unfold/fold (the arithmetic is in engine/sliding.py) -------
 def _conv_jvp(op: "Op", tangents: tuple, out: Any, x: Any, w: Any, b: Any, **params: Any) -> Any:
     """Bilinear in x and w (the product rule, each term without the bias), plus the bias's tangent at every position."""
@@ -599,6 +633,6 @@ AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_po
 OPS: tuple[Op, ...] = (
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
     CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
-    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
+    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL, WEIGHT_NORM,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""
