@@ -445,6 +445,17 @@ class Multinomial(_OverCategorical):
             np.add.at(row, pick, 1)
         return C.tensor(counts, dtype=self.probs.dtype)
 
+    def entropy(self) -> Tensor:
+        """PyTorch's: n·H(categorical) - log n! plus E[log xᵢ!] summed over the categories, each count xᵢ a
+        Binomial(n, pᵢ) over its support."""
+        n = C.tensor(float(self.total_count), dtype=self.probs.dtype)
+        term1 = n * self._categorical.entropy() - F.lgamma(n + 1)
+        binomial = Binomial(self.total_count, probs=self.probs)
+        support = binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = F.exp(binomial.log_prob(support))
+        term2 = F.sum(binomial_probs * F.lgamma(support + 1), (0, -1))
+        return term1 + term2
+
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
         logits, value = broadcast_all(self.logits, value)
