@@ -63,3 +63,14 @@ def test_logistic_normal_is_the_stick_broken_normal() -> None:
 ])
 def test_new_families_refuse_bad_parameters_with_pytorchs_words(source: str, words: str) -> None:
     assert words in str(fails("import torch\n" + source + "\n", ValueDomainError))
+
+
+def test_what_pytorchs_class_lacks_is_its_not_implemented_error_a_program_can_catch() -> None:
+    ran = run("import torch\nfrom torch.distributions import FisherSnedecor, NegativeBinomial, VonMises\n"
+              "for d in (VonMises(0.0, 1.0), FisherSnedecor(2.0, 3.0), NegativeBinomial(2.0, 0.5)):\n"
+              "    try:\n        d.entropy()\n    except NotImplementedError as e:\n"
+              "        print(type(d).__name__, type(e).__name__)\n")
+    assert ran.printed == ["VonMises NotImplementedError", "FisherSnedecor NotImplementedError",
+                           "NegativeBinomial NotImplementedError"]
+    error = fails("import torch\ntorch.distributions.VonMises(0.0, 1.0).cdf(torch.tensor(0.5))\n", ValueDomainError)
+    assert str(error) == "PyTorch defines no VonMises.cdf" and "NotImplementedError here too" in error.hint

@@ -70,6 +70,7 @@ class VonMises(Distribution):
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     batch_parameters = ("loc", "concentration")
     support = constraints.real
+    pytorch_lacks = frozenset({"entropy", "cdf", "icdf"})
     program_attributes = Distribution.program_attributes | {"loc", "concentration"}
 
     def __init__(self, loc: Any, concentration: Any, validate_args: bool | None = None) -> None:

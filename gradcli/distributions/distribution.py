@@ -19,7 +19,7 @@ import gradcli.distributions.constraints as constraints
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.engine.tensor_str import Size
-from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
+from gradcli.errors import ArgumentError, GradcliError, NotAllowedError, ValueDomainError
 
 
 class Validation:
@@ -211,7 +211,14 @@ class Distribution:
         for name in self.batch_parameters:
             setattr(self, name, F.expand(getattr(self, name), *shape))
 
-    def _missing(self, what: str) -> NotAllowedError:
+    pytorch_lacks: frozenset[str] = frozenset()
+    """What PyTorch's class itself does not define (VonMises's entropy): asking is PyTorch's NotImplementedError,
+    which a program may catch, rather than a gap of gradcli's."""
+
+    def _missing(self, what: str) -> GradcliError:
+        if what in self.pytorch_lacks:
+            return ValueDomainError(f"PyTorch defines no {type(self).__name__}.{what}",
+                                    hint="PyTorch raises NotImplementedError here too: estimate it from samples")
         return NotAllowedError(f"{type(self).__name__}.{what} is not available in gradcli",
                                hint="docs/distributions.md lists what each distribution offers")
 

@@ -280,6 +280,7 @@ class FisherSnedecor(Distribution):
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     batch_parameters = ("df1", "df2")
     support = constraints.positive
+    pytorch_lacks = frozenset({"entropy", "cdf", "icdf"})
     has_rsample = True
     program_attributes = Distribution.program_attributes | {"df1", "df2"}
 
@@ -334,6 +335,7 @@ class NegativeBinomial(Counted):
     arg_constraints = {"total_count": constraints.GreaterThanEq(0), "probs": constraints.HalfOpenInterval(0.0, 1.0),
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
+    pytorch_lacks = frozenset({"entropy", "cdf", "icdf"})
 
     @property
     def mean(self) -> Tensor:

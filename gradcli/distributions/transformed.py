@@ -19,9 +19,10 @@ import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Normal, Uniform
 from gradcli.distributions.discrete import Categorical, _Binary, clamp_probs
+from gradcli.distributions.gamma import Gamma
 from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
-from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform, SigmoidTransform,
-                                             StickBreakingTransform, Transform)
+from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
+                                             SigmoidTransform, StickBreakingTransform, Transform)
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
@@ -224,6 +225,44 @@ class HalfNormal(Folded):
         return F.pow(self.scale, 2) * (1 - 2 / math.pi)
 
 
+class InverseGamma(ParametersInBase):
+    """1/X for X ~ Gamma(concentration, rate): PowerTransform(-1) of the gamma draw."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"concentration", "rate"}
+
+    def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-C.ones((), dtype=base.rate.dtype)), validate_args=validate_args)
+
+    @property
+    def concentration(self) -> Tensor:
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        return F.where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        result = F.square(self.rate) / (F.square(self.concentration - 1) * (self.concentration - 2))
+        return F.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self) -> Tensor:
+        return (self.concentration + F.log(self.rate) + F.lgamma(self.concentration)
+                - (1 + self.concentration) * F.digamma(self.concentration))
+
+
 class Gumbel(TransformedDistribution):
     """Two inverse exponentials and two affine maps of a uniform draw, as PyTorch builds it."""
 
@@ -396,4 +435,4 @@ CLASSES = {"TransformedDistribution": TransformedDistribution, "LogNormal": LogN
            "Gumbel": Gumbel,
            "LogitRelaxedBernoulli": LogitRelaxedBernoulli, "RelaxedBernoulli": RelaxedBernoulli,
            "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical,
-           "LogisticNormal": LogisticNormal}
+           "LogisticNormal": LogisticNormal, "InverseGamma": InverseGamma}

@@ -424,10 +424,12 @@ def _load_distributions() -> None:
         "Distribution": _with_statics(DIST.Distribution, ("set_default_validate_args",)),
         "ExponentialFamily": _constructor(DIST.ExponentialFamily)})
     classes = {**DIST.CLASSES, "Distribution": DIST.Distribution, "ExponentialFamily": DIST.ExponentialFamily}
-    for module, name in module_paths.DISTRIBUTION_FILES.items():
-        spaces[module].members[name] = DISTRIBUTIONS.members[name]
+    for module, names in module_paths.DISTRIBUTION_FILES.items():
         DISTRIBUTIONS.members[module] = spaces[module]
-        type_tests.register(DISTRIBUTIONS.members[name], name, (classes[name],), f"torch.distributions.{module}")
+        for name in names:
+            stand_in = DISTRIBUTIONS.members[name]
+            spaces[module].members[name] = stand_in
+            type_tests.register(stand_in, name, (classes[name],), f"torch.distributions.{module}")
     for name, cls in DIST.TRANSFORMS.items():
         type_tests.register(transforms[name], name, (cls,), "torch.distributions.transforms")
     runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
