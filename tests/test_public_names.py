@@ -58,7 +58,7 @@ HAND_WRITTEN_METHODS = {
     "new", "new_empty", "new_full", "new_ones", "new_tensor", "new_zeros",
     # random fills in place (engine/random.py) and writes that replace values (engine/inplace.py)
     "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial", "zero_", "fill_", "copy_",
-    "index_put_",
+    "index_put_", "put_",
     # in place forms that change the shape, whose version and view rules differ (engine/inplace.py, storage.py)
     "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_", "resize", "resize_", "resize_as_",
     # bool reductions with no gradient, and two spellings of other primitives (expand, indexing)
