@@ -49,9 +49,8 @@ HAND_WRITTEN_METHODS = {
     # autograd on the tensor itself: backward, detaching, hooks, requires_grad
     "backward", "retain_grad", "detach", "detach_", "requires_grad_", "register_hook",
     "register_post_accumulate_grad_hook", "is_inference",
-    # dtype casts (one primitive, CAST, under a name per dtype), devices and conversions out of the graph
-    "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "to",
-    "cpu", "cuda", "numpy", "tolist", "item",
+    # casts to a dtype given as an argument, devices and conversions out of the graph
+    "type", "type_as", "to", "cpu", "cuda", "numpy", "tolist", "item",
     # shape and memory metadata
     "size", "dim", "numel", "nelement", "stride", "element_size", "data_ptr", "is_contiguous", "contiguous", "equal",
     # factories of a tensor's dtype (engine/creation.py)
