@@ -14,7 +14,6 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import tensor as T
-from gradcli.engine.narrow import BFLOAT16
 from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_inference
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
