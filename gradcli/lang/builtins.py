@@ -25,7 +25,7 @@ from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.lang import classes
-from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
+from gradcli.engine import amp as AMP, cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
 from gradcli.engine import saved as SAVED, state as STATE
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
@@ -378,6 +378,9 @@ _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e":
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
                                 "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed,
                                 **CUDA_BUILD.NAMES})
+AMP_NAMESPACE = Namespace("torch.amp", {"autocast": _constructor(AMP.autocast), "GradScaler": _constructor(AMP.GradScaler)})
+CUDA.members["amp"] = CUDA_AMP = Namespace("torch.cuda.amp", {"autocast": AMP.cuda_autocast,
+                                                              "GradScaler": AMP.cuda_grad_scaler})
 BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
 BACKENDS_CUDA = Namespace("torch.backends.cuda", {"matmul": CUDA_BUILD.MATMUL, "is_built": D.no_mps})
 BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS, "cudnn": CUDA_BUILD.CUDNN, "cuda": BACKENDS_CUDA})
@@ -392,6 +395,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "amp": AMP_NAMESPACE, "autocast": AMP_NAMESPACE.members["autocast"],
                "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
@@ -470,7 +474,8 @@ AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
 FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
 AUTOGRAD.members["forward_ad"] = FORWARD_AD
 DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice)
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice,
+                                   AMP.autocast)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
@@ -501,6 +506,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
                                  "torch.nn.utils.parametrizations": NN_UTILS_PARAMETRIZATIONS,
                                  "torch.nn.utils.parametrize": NN_UTILS_PARAMETRIZE,
+                                 "torch.amp": AMP_NAMESPACE, "torch.cuda.amp": CUDA_AMP,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
