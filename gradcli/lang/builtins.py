@@ -272,7 +272,7 @@ NN_UTILS_RNN = _lazy("torch.nn.utils.rnn", "nn")
 NN_UTILS_PARAMETRIZATIONS = _lazy("torch.nn.utils.parametrizations", "nn")
 NN_UTILS_PARAMETRIZE = _lazy("torch.nn.utils.parametrize", "nn")
 NN = _lazy("torch.nn", "nn")
-LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim")
+LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim", {"LRScheduler": classes.LR_SCHEDULER})
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = _lazy("torch.optim", "optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
                                        "lr_scheduler": LR_SCHEDULER})
@@ -372,7 +372,7 @@ def _load_distributed() -> None:
 
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "load_state_dict",
                                   "add_param_group"})
-SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
+SCHEDULER_ATTRIBUTES = classes.SCHEDULER_MEMBERS
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
