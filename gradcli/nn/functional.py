@@ -511,9 +511,25 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
+def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + g)/tau) with g = -log(E), E drawn by `exponential_` as PyTorch draws it; `hard=True`
+    is the one-hot of the largest, with the soft sample's gradient (straight-through: y_hard - y_soft.detach()
+    + y_soft, PyTorch's very arithmetic, so the forward's rounding is PyTorch's too)."""
+    x = _tensor(logits, "gumbel_softmax")
+    tau = float(F.number_arg(tau, "gumbel_softmax", "tau"))
+    noise = _wrap(np.empty(x.shape, dtype=x._data.dtype))
+    noise.exponential_()
+    y_soft = F.softmax((x - F.log(noise)) / tau, dim)
+    if not hard:
+        return y_soft
+    index = F.max(y_soft, dim, keepdim=True)[1]
+    y_hard = F.scatter(_wrap(np.zeros(x.shape, dtype=x._data.dtype)), dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 NAMES = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softsign", "hardtanh", "hardsigmoid",
          "hardswish", "logsigmoid", "softmin", "softplus", "normalize", "cosine_similarity", "pairwise_distance",
-         "linear", "one_hot", "pad", "layer_norm", "dropout")
+         "linear", "one_hot", "pad", "layer_norm", "dropout", "gumbel_softmax")
 """The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`); its losses are
 declared in `nn/losses.py`."""
 
@@ -523,5 +539,5 @@ OPS: dict[str, O.Op] = {
     "celu": O.ELU, "gelu": O.GELU, "silu": O.SILU, "mish": O.MISH, "softsign": O.DIV, "hardsigmoid": O.HARDSIGMOID,
     "hardswish": O.HARDSWISH, "logsigmoid": O.LOGSIGMOID, "softmin": O.SOFTMAX, "softplus": O.SOFTPLUS,
     "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM, "linear": O.ADDMM, "pad": O.CONSTANT_PAD,
-    "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
+    "layer_norm": O.LAYER_NORM, "dropout": O.MUL, "gumbel_softmax": O.ADD,
 }
