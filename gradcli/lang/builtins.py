@@ -285,8 +285,8 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 
 
 def _load_nn() -> None:
-    from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
-                            parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
+    from gradcli.nn import (activations, checkpoint, conv_transpose, grid_sampling, layers, losses, normalization,
+                            packing, parallel, parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
     from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
     nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
@@ -312,6 +312,7 @@ def _load_nn() -> None:
     for family in families:
         NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
         NN_FUNCTIONAL.members.update(getattr(family, "FUNCTIONS", {}))
+    NN_FUNCTIONAL.members.update(grid_sampling.FUNCTIONS)
     NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
     NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
     NN_UTILS_CLIP_GRAD.members.update({name: getattr(nn_utils, name) for name in (
