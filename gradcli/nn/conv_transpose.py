@@ -14,6 +14,7 @@ from typing import Any
 
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.nn import conv as C
@@ -157,5 +158,5 @@ LAYERS: dict[str, type] = {cls.__name__: cls for cls in (ConvTranspose1d, ConvTr
 MEMBERS: dict[type, frozenset] = dict.fromkeys(LAYERS.values(), frozenset({
     "weight", "bias", "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
     "output_padding"}))
-FUNCTIONS = {fn.__name__: fn for fn in (conv_transpose1d, conv_transpose2d, conv_transpose3d)}
-"""The functions of `torch.nn.functional` this file adds."""
+COMPOSITES = tuple(map(functional, (conv_transpose1d, conv_transpose2d, conv_transpose3d)))
+"""The functions of `torch.nn.functional` this file adds (recording no one primitive of their own)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import functional
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, _wrap, apply
 from gradcli.errors import ArgumentError, ShapeError
@@ -130,4 +131,5 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     return out
 
 
-FUNCTIONS = {"affine_grid": affine_grid, "grid_sample": grid_sample}
+COMPOSITES = (functional(affine_grid, O.RESHAPE), functional(grid_sample, O.ADD))
+"""`F.affine_grid` and `F.grid_sample`, each with the primitive of its last node (for `gradcli ops`)."""

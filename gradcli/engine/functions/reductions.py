@@ -203,6 +203,8 @@ def mode(x: Any, dim: int = -1, keepdim: bool = False) -> MaxMin:
 
 
 COMPOSITES: tuple[Composite, ...] = (
+    Composite(vector_norm, op=O.NORM, linalg=("vector_norm",)), Composite(matrix_norm, op=O.NORM, linalg=("matrix_norm",)),
+    Composite(linalg_norm, op=O.NORM, linalg=("norm",)),
     Composite(argmax, ("argmax",), ("argmax",), None),
     Composite(argmin, ("argmin",), ("argmin",), None),
     Composite(sort, ("sort",), ("sort",), O.INDEX),
