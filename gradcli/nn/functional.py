@@ -199,10 +199,12 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
     x = _tensor(input, "pad")
-    if mode != "constant":
-        raise ArgumentError(f"pad(): mode={mode!r} is not supported by gradcli",
-                            hint="gradcli pads with a constant only: pad(x, (1, 1), value=0.0)")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ArgumentError(f"Unrecognised padding mode {mode}",
+                            hint="mode is 'constant', 'reflect', 'replicate' or 'circular'")
     widths = F.ints_arg(pad, "pad", "pad")
+    if mode != "constant":
+        return _pad_by_gather(x, widths, mode)
     if len(widths) % 2:
         raise ArgumentError("Padding length must be divisible by 2", hint="give (left, right) pairs, last dim first")
     if len(widths) > 2 * x.ndim:
@@ -217,6 +219,40 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
                              hint="negative padding crops; it cannot remove more than the dimension holds")
     value = 0.0 if value is None else F.number_arg(value, "pad", "value")
     return apply(O.CONSTANT_PAD, x, pad=widths, value=float(value))
+
+
+_GATHERED = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0",
+             "circular": "CopySlices"}
+
+
+def _pad_by_gather(x: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
+    """'reflect', 'replicate' and 'circular' padding as one gather along the padded dims: each output position
+    reads the input position PyTorch's kernel reads (mirrored without repeating the edge, the edge repeated, or
+    wrapped around), so the gradient adds back what each input position gave."""
+    nd = len(widths) // 2
+    if len(widths) not in (2, 4, 6) or x.ndim not in (nd + 1, nd + 2):
+        raise ArgumentError(f"Padding size {len(widths)} is not supported for {x.ndim}D input tensor.",
+                            hint="2D or 3D input: 2 numbers; 3D or 4D: 4; 4D or 5D: 6 (last dims, last first)")
+    key: list[Any] = [slice(None)] * x.ndim
+    for k, (lo, hi) in enumerate(zip(widths[::2], widths[1::2])):
+        d = x.ndim - 1 - k
+        size = x.shape[d]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise ShapeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                             f"got: padding ({lo}, {hi}) at dimension {d} of input {list(x.shape)}",
+                             hint="reflection mirrors the dimension once: pad by less than its size")
+        if mode == "circular" and (lo > size or hi > size):
+            raise ShapeError("Padding value causes wrapping around more than once.",
+                             hint="circular padding wraps once: pad by at most the dimension's size")
+        i = np.arange(-lo, size + hi)
+        if mode == "reflect":
+            i = np.where(i < 0, -i, np.where(i >= size, 2 * (size - 1) - i, i))
+        elif mode == "replicate":
+            i = np.clip(i, 0, size - 1)
+        else:
+            i = np.mod(i, size)
+        key[d] = i.reshape((-1,) + (1,) * k)
+    return apply(O.INDEX, x, key=tuple(key), name=_GATHERED[mode].format(nd))
 
 
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
