@@ -6,7 +6,7 @@ op table, the checker and forward mode need nothing new for them.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -308,6 +308,98 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Tensor
     return _tensor_arg(input, "put").clone().put_(index, source, accumulate)
 
 
+class Histogram(NamedTuple):
+    """What `torch.histogram` returns: the counts (or weights, or densities) and the bins' edges."""
+
+    hist: Tensor
+    bin_edges: Tensor
+    program_attributes = frozenset({"hist", "bin_edges"})
+
+
+def _float_input(input: Any, fn: str) -> Tensor:
+    x = _tensor_arg(input, fn)
+    if x._data.dtype.kind != "f":
+        raise NotAllowedError(f'"histogram_cpu" not implemented for \'{type_word(x._data.dtype)}\'',
+                              hint="histogram a float tensor: x.float()")
+    return x
+
+
+def _linear_edges(lo: float, hi: float, bins: int, dtype: np.dtype) -> np.ndarray:
+    """torch.linspace(lo, hi, bins + 1) in `dtype`: each half stepped from its own end, as PyTorch steps it."""
+    lo_, hi_ = dtype.type(lo), dtype.type(hi)
+    step = (hi_ - lo_) / dtype.type(bins)
+    i = np.arange(bins + 1)
+    return np.where(i < (bins + 1) // 2, lo_ + step * i.astype(dtype), hi_ - step * (bins - i).astype(dtype)).astype(dtype)
+
+
+def _counted(x: np.ndarray, edges: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
+    """Each element in the bin whose left edge is the last at or below it (the last bin keeps its right edge);
+    elements outside the edges are left out, as PyTorch leaves them."""
+    flat = x.reshape(-1)
+    keep = (flat >= edges[0]) & (flat <= edges[-1])
+    pos = np.minimum(np.searchsorted(edges, flat[keep], side="right") - 1, len(edges) - 2)
+    w = None if weight is None else weight.reshape(-1)[keep].astype(np.float64)
+    return np.bincount(pos, weights=w, minlength=len(edges) - 1).astype(x.dtype)
+
+
+def _bins(bins: Any, fn: str) -> int:
+    n = number_arg(bins, fn, "bins", integer=True)
+    if n <= 0:
+        raise ArgumentError(f"torch.histogram(): bins must be > 0, but got {n} for dimension 0", hint="e.g. bins=10")
+    return int(n)
+
+
+def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts in `bins` equal bins over [min, max] (the data's own range when both are 0); a count, so no
+    gradient flows, as in PyTorch."""
+    x = _float_input(input, "histc")
+    n = _bins(bins, "histc")
+    lo, hi = float(number_arg(min, "histc", "min")), float(number_arg(max, "histc", "max"))
+    if lo > hi:
+        raise ArgumentError("torch.histc: max must be larger than min", hint="histc(x, bins, min=lo, max=hi) with lo < hi")
+    if lo == hi and x._data.size:
+        lo, hi = float(x._data.min()), float(x._data.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return _wrap(_counted(x._data, _linear_edges(lo, hi, n, x._data.dtype), None))
+
+
+def histogram(input: Any, bins: Any, *, range: Any = None, weight: Any = None, density: bool = False) -> Histogram:
+    """torch.histogram: `bins` equal bins over `range` (the data's range by default), or the edges given as a
+    tensor; each element counted once or by its `weight`; `density` divides by the total and the bins' widths."""
+    x = _float_input(input, "histogram")
+    dtype = x._data.dtype
+    if isinstance(bins, Tensor):
+        edges = bins._data.astype(dtype).reshape(-1)
+        if edges.size < 2 or np.any(np.diff(edges) < 0):
+            raise ArgumentError("torch.histogram(): bins must be a 1D tensor of at least 2 increasing edges",
+                                hint="e.g. bins=torch.tensor([0., 1., 2.5])")
+    else:
+        n = _bins(bins, "histogram")
+        if range is not None:
+            lo, hi = (float(number_arg(v, "histogram", "range")) for v in range)
+        elif x._data.size:
+            lo, hi = float(x._data.min()), float(x._data.max())
+        else:
+            lo = hi = 0.0
+        if lo > hi:
+            raise ArgumentError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                                "dimension 0", hint="range=(low, high) with low <= high")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _linear_edges(lo, hi, n, dtype)
+    w = None
+    if weight is not None:
+        w = _tensor_arg(weight, "histogram")._data
+        if w.shape != x.shape:
+            raise ShapeError("torch.histogram(): if weight tensor is provided it should have the same shape as the "
+                             "input tensor excluding its innermost dimension", hint="one weight per element")
+    hist = _counted(x._data, edges, w)
+    if density:
+        hist = (hist / hist.sum(dtype=dtype)).astype(dtype) / np.diff(edges).astype(dtype)
+    return Histogram(_wrap(hist.astype(dtype)), _wrap(edges))
+
+
 COMPOSITES: tuple[Composite, ...] = (
     Composite(ravel, ("ravel",), ("ravel",), O.RESHAPE),
     Composite(repeat_interleave, ("repeat_interleave",), ("repeat_interleave",), O.INDEX,
@@ -319,6 +411,8 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(index_put, ("index_put",), ("index_put",), O.INDEX_PUT),
     Composite(index_put_, ("index_put_",), (), O.INDEX_PUT),  # the method is engine/inplace.py's
     Composite(put, ("put",), ("put",), O.INDEX_PUT),
+    Composite(histc, ("histc",), ("histc",)),
+    Composite(histogram, ("histogram",), ("histogram",)),
     Composite(broadcast_to, ("broadcast_to",), ("broadcast_to",), O.EXPAND),
     Composite(unique, ("unique",), ("unique",)),
     Composite(argsort, ("argsort",), ("argsort",)),

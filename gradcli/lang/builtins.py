@@ -25,7 +25,7 @@ from gradcli.engine import anomaly as ANOMALY
 from gradcli.lang import arrays as ARR
 from gradcli.engine import random as RNG, rearranging as REARRANGING, tensor_str
 from gradcli.lang import classes
-from gradcli.engine import cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
+from gradcli.engine import amp as AMP, cuda as CUDA_BUILD, devices as D, dtype_info as DTYPE_INFO
 from gradcli.engine import saved as SAVED, state as STATE
 from gradcli.engine.hooks import RemovableHandle
 from gradcli.engine import modes as M
@@ -269,7 +269,7 @@ NN_UTILS_RNN = _lazy("torch.nn.utils.rnn", "nn")
 NN_UTILS_PARAMETRIZATIONS = _lazy("torch.nn.utils.parametrizations", "nn")
 NN_UTILS_PARAMETRIZE = _lazy("torch.nn.utils.parametrize", "nn")
 NN = _lazy("torch.nn", "nn")
-LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim")
+LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim", {"LRScheduler": classes.LR_SCHEDULER})
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
 OPTIM = _lazy("torch.optim", "optim", {"Optimizer": classes.OPTIMIZER, "optimizer": OPTIMIZER_MODULE,
                                        "lr_scheduler": LR_SCHEDULER})
@@ -282,8 +282,8 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 
 
 def _load_nn() -> None:
-    from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
-                            parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
+    from gradcli.nn import (activations, checkpoint, conv_transpose, grid_sampling, layers, losses, normalization,
+                            packing, parallel, parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
     from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
@@ -306,7 +306,8 @@ def _load_nn() -> None:
     for family in families:
         NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
     NN_FUNCTIONAL.members.update(losses.FUNCTIONS)  # declared by LOSSES
-    for family in (NF, nn_conv, transformer, conv_transpose, normalization, activations, shaping):  # F.X by COMPOSITES
+    for family in (NF, nn_conv, transformer, conv_transpose, normalization, activations, shaping,
+                   grid_sampling):  # F.X by COMPOSITES
         NN_FUNCTIONAL.members.update({name: c.function for c in family.COMPOSITES for name in c.functional})
         OP_OF.update({name: c.op for c in family.COMPOSITES if c.op for name in c.functional})
     NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
@@ -369,12 +370,15 @@ def _load_distributed() -> None:
 
 OPTIMIZER_ATTRIBUTES = frozenset({"step", "zero_grad", "param_groups", "state_dict", "load_state_dict",
                                   "add_param_group"})
-SCHEDULER_ATTRIBUTES = frozenset({"step", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
+SCHEDULER_ATTRIBUTES = classes.SCHEDULER_MEMBERS
 GENERATOR_ATTRIBUTES = frozenset({"manual_seed", "seed", "initial_seed"})
 _CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": float(np.pi), "e": float(np.e)}
 CUDA = Namespace("torch.cuda", {"is_available": D.is_available, "device_count": D.device_count,
                                 "manual_seed": D.ignore_cuda_seed, "manual_seed_all": D.ignore_cuda_seed,
                                 **CUDA_BUILD.NAMES})
+AMP_NAMESPACE = Namespace("torch.amp", {"autocast": _constructor(AMP.autocast), "GradScaler": _constructor(AMP.GradScaler)})
+CUDA.members["amp"] = CUDA_AMP = Namespace("torch.cuda.amp", {"autocast": AMP.cuda_autocast,
+                                                              "GradScaler": AMP.cuda_grad_scaler})
 BACKENDS_MPS = Namespace("torch.backends.mps", {"is_available": D.no_mps, "is_built": D.no_mps})
 BACKENDS_CUDA = Namespace("torch.backends.cuda", {"matmul": CUDA_BUILD.MATMUL, "is_built": D.no_mps})
 BACKENDS = Namespace("torch.backends", {"mps": BACKENDS_MPS, "cudnn": CUDA_BUILD.CUDNN, "cuda": BACKENDS_CUDA})
@@ -389,6 +393,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
+               "amp": AMP_NAMESPACE, "autocast": AMP_NAMESPACE.members["autocast"],
                "version": VERSION,
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
@@ -457,7 +462,8 @@ AUTOGRAD.members["graph"] = AUTOGRAD_GRAPH
 FORWARD_AD = Namespace("torch.autograd.forward_ad", {**FWD.NAMES, "dual_level": _constructor(FWD.dual_level)})
 AUTOGRAD.members["forward_ad"] = FORWARD_AD
 DUAL_ATTRIBUTES = frozenset({"primal", "tangent"})
-CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice)
+CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMALY.Switch, CUDA_BUILD.CudaDevice,
+                                   AMP.autocast)
 """What `with` takes besides the gradient modes (the interpreter enters it; nothing else is entered)."""
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
@@ -489,6 +495,7 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
                                  "torch.nn.utils.parametrizations": NN_UTILS_PARAMETRIZATIONS,
                                  "torch.nn.utils.parametrize": NN_UTILS_PARAMETRIZE,
+                                 "torch.amp": AMP_NAMESPACE, "torch.cuda.amp": CUDA_AMP,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,

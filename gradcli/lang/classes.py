@@ -109,6 +109,8 @@ MODULE = BaseClass("Module", LibraryType("gradcli.nn.modules", "Module"), deferr
                    "torch.nn.modules.module")
 FUNCTION = BaseClass("Function", AF.Function, module="torch.autograd.function")
 OPTIMIZER = BaseClass("Optimizer", LibraryType("gradcli.optim.optimizers", "Optimizer"), module="torch.optim.optimizer")
+LR_SCHEDULER = BaseClass("LRScheduler", LibraryType("gradcli.optim.lr_scheduler", "LRScheduler"),
+                         module="torch.optim.lr_scheduler")
 DATASET = BaseClass("Dataset", LibraryType("gradcli.data.loading", "Dataset"), module="torch.utils.data.dataset")
 ITERABLE_DATASET = BaseClass("IterableDataset", LibraryType("gradcli.data.loading", "IterableDataset"),
                              module="torch.utils.data.dataset")
@@ -421,6 +423,7 @@ def registered_or_new(module: Any, attr: str) -> bool:
 def _base_members(pytype: type) -> frozenset[str]:
     names: set[str] = set()
     for base, members in ((library.Module, MODULE_ATTRIBUTES), (library.Optimizer, OPTIMIZER_MEMBERS),
+                          (library.LRScheduler, SCHEDULER_MEMBERS),
                           (AF.Function, FUNCTION_MEMBERS)):
         if issubclass(pytype, base):
             names |= members
@@ -438,6 +441,8 @@ MODULE_ATTRIBUTES = frozenset({
 OPTIMIZER_MEMBERS = frozenset({"step", "zero_grad", "param_groups", "state", "defaults", "add_param_group",
                                "state_dict", "load_state_dict"})
 FUNCTION_MEMBERS = frozenset({"apply", "forward", "backward", "setup_context", "jvp", "vjp"})
+SCHEDULER_MEMBERS = frozenset({"step", "get_lr", "get_last_lr", "last_epoch", "base_lrs", "optimizer"})
+"""A learning-rate scheduler's API as a program reads it, on gradcli's schedulers and the program's own."""
 
 
 def _described(value: Any) -> str:

@@ -41,7 +41,7 @@ _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functiona
                             "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "numpy.matlib", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
                             "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.nn.utils.parametrizations",
-                            "torch.nn.utils.parametrize", "torch.backends", "torch.backends.mps",
+                            "torch.nn.utils.parametrize", "torch.amp", "torch.cuda.amp", "torch.backends", "torch.backends.mps",
                             "torch.backends.cudnn", "torch.backends.cuda", "torch.version",
                             "torch.utils.checkpoint",
                             "torch.optim.lr_scheduler",
@@ -61,7 +61,8 @@ _IMPORTABLE = _TORCH_MODULES | _DISTRIBUTION_MODULES | _MODULE_PATHS | DISTRIBUT
 _IMPORTS_HINT = "remove the import; docs/language.md (Imports) lists the modules a program may import"
 _GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
 _AUTOGRAD_CONTEXTS = frozenset({"saved_tensors_hooks", "save_on_cpu", "dual_level", "detect_anomaly",
-                                "set_detect_anomaly", "device"})  # graph hooks, forward AD, anomaly detection,
+                                "set_detect_anomaly", "device", "autocast"})  # graph hooks, forward AD, anomaly detection,
+# mixed precision (a no-op without a GPU, refused on entry for the CPU),
 # torch.cuda.device (refused on entry, as PyTorch's CPU build refuses it)
 _WITH_HINT = "write 'with torch.no_grad():' (or enable_grad(), set_grad_enabled(flag), inference_mode())"
 ASSIGNABLE_ATTRIBUTES = frozenset({"requires_grad", "data", "grad"})

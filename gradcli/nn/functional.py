@@ -199,10 +199,12 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
     x = _tensor(input, "pad")
-    if mode != "constant":
-        raise ArgumentError(f"pad(): mode={mode!r} is not supported by gradcli",
-                            hint="gradcli pads with a constant only: pad(x, (1, 1), value=0.0)")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ArgumentError(f"Unrecognised padding mode {mode}",
+                            hint="mode is 'constant', 'reflect', 'replicate' or 'circular'")
     widths = F.ints_arg(pad, "pad", "pad")
+    if mode != "constant":
+        return _pad_by_gather(x, widths, mode)
     if len(widths) % 2:
         raise ArgumentError("Padding length must be divisible by 2", hint="give (left, right) pairs, last dim first")
     if len(widths) > 2 * x.ndim:
@@ -217,6 +219,40 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
                              hint="negative padding crops; it cannot remove more than the dimension holds")
     value = 0.0 if value is None else F.number_arg(value, "pad", "value")
     return apply(O.CONSTANT_PAD, x, pad=widths, value=float(value))
+
+
+_GATHERED = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0",
+             "circular": "CopySlices"}
+
+
+def _pad_by_gather(x: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
+    """'reflect', 'replicate' and 'circular' padding as one gather along the padded dims: each output position
+    reads the input position PyTorch's kernel reads (mirrored without repeating the edge, the edge repeated, or
+    wrapped around), so the gradient adds back what each input position gave."""
+    nd = len(widths) // 2
+    if len(widths) not in (2, 4, 6) or x.ndim not in (nd + 1, nd + 2):
+        raise ArgumentError(f"Padding size {len(widths)} is not supported for {x.ndim}D input tensor.",
+                            hint="2D or 3D input: 2 numbers; 3D or 4D: 4; 4D or 5D: 6 (last dims, last first)")
+    key: list[Any] = [slice(None)] * x.ndim
+    for k, (lo, hi) in enumerate(zip(widths[::2], widths[1::2])):
+        d = x.ndim - 1 - k
+        size = x.shape[d]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise ShapeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                             f"got: padding ({lo}, {hi}) at dimension {d} of input {list(x.shape)}",
+                             hint="reflection mirrors the dimension once: pad by less than its size")
+        if mode == "circular" and (lo > size or hi > size):
+            raise ShapeError("Padding value causes wrapping around more than once.",
+                             hint="circular padding wraps once: pad by at most the dimension's size")
+        i = np.arange(-lo, size + hi)
+        if mode == "reflect":
+            i = np.where(i < 0, -i, np.where(i >= size, 2 * (size - 1) - i, i))
+        elif mode == "replicate":
+            i = np.clip(i, 0, size - 1)
+        else:
+            i = np.mod(i, size)
+        key[d] = i.reshape((-1,) + (1,) * k)
+    return apply(O.INDEX, x, key=tuple(key), name=_GATHERED[mode].format(nd))
 
 
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
@@ -507,11 +543,27 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
+def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + g)/tau) with g = -log(E), E drawn by `exponential_` as PyTorch draws it; `hard=True`
+    is the one-hot of the largest, with the soft sample's gradient (straight-through: y_hard - y_soft.detach()
+    + y_soft, PyTorch's very arithmetic, so the forward's rounding is PyTorch's too)."""
+    x = _tensor(logits, "gumbel_softmax")
+    tau = float(F.number_arg(tau, "gumbel_softmax", "tau"))
+    noise = _wrap(np.empty(x.shape, dtype=x._data.dtype))
+    noise.exponential_()
+    y_soft = F.softmax((x - F.log(noise)) / tau, dim)
+    if not hard:
+        return y_soft
+    index = F.max(y_soft, dim, keepdim=True)[1]
+    y_hard = F.scatter(_wrap(np.zeros(x.shape, dtype=x._data.dtype)), dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 COMPOSITES = (
     functional(softsign, O.DIV), functional(softmin, O.SOFTMAX), functional(normalize, O.DIV),
     functional(cosine_similarity, O.SUM), functional(pairwise_distance, O.NORM), functional(linear, O.ADDMM),
     functional(one_hot), functional(pad, O.CONSTANT_PAD), functional(layer_norm, O.LAYER_NORM),
-    functional(dropout, O.MUL))
+    functional(dropout, O.MUL), functional(gumbel_softmax, O.ADD))
 """The compositions of this module, `F.X` (and `torch.nn.functional.X`), each with the primitive behind it (its top
 node, for `gradcli ops`). The activations above are named by their primitives' declarations (`Names.functional`,
 `engine/ops/`), the losses by `nn/losses.py`'s `LOSSES`."""

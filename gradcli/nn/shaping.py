@@ -112,6 +112,30 @@ class ZeroPad2d(ZeroPad1d):
     nd = 2
 
 
+class _GatherPadNd(Module):
+    """ReflectionPad, ReplicationPad and CircularPad: F.pad with their mode."""
+
+    nd, mode = 1, "reflect"
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__()
+        self.padding = C.ntuple(padding, 2 * self.nd, type(self).__name__, "padding")
+
+    def forward(self, input: Any) -> Tensor:
+        return NF.pad(input, self.padding, mode=self.mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+def _gather_pad(name: str, nd: int, mode: str) -> type:
+    return type(name, (_GatherPadNd,), {"nd": nd, "mode": mode, "__module__": __name__})
+
+
+GATHER_PADS = tuple(_gather_pad(f"{kind}Pad{nd}d", nd, mode) for kind, mode in (
+    ("Reflection", "reflect"), ("Replication", "replicate"), ("Circular", "circular")) for nd in (1, 2, 3))
+
+
 class PixelShuffle(Module):
     functional = staticmethod(pixel_shuffle)
 
@@ -229,10 +253,11 @@ class Fold(Unfold):
 
 LAYERS: dict[str, type] = {cls.__name__: cls for cls in (
     ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingNearest2d,
-    UpsamplingBilinear2d, AvgPool1d, Unfold, Fold)}
+    UpsamplingBilinear2d, AvgPool1d, Unfold, Fold, *GATHER_PADS)}
 """The module classes of this file, by their `torch.nn` name."""
 MEMBERS: dict[type, frozenset] = {
     **dict.fromkeys((ConstantPad1d, ConstantPad2d, ZeroPad1d, ZeroPad2d), frozenset({"padding", "value"})),
+    **dict.fromkeys(GATHER_PADS, frozenset({"padding"})),
     PixelShuffle: frozenset({"upscale_factor"}), PixelUnshuffle: frozenset({"downscale_factor"}),
     **dict.fromkeys((Upsample, UpsamplingNearest2d, UpsamplingBilinear2d),
                     frozenset({"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"})),

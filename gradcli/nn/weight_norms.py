@@ -180,7 +180,7 @@ class _SpectralNorm(Module):
         if self.training:
             self._power_method(mat, self.n_power_iterations)
         u, v = F.clone(self._u), F.clone(self._v)
-        return weight / F.dot(u, F.mv(mat, v))  # vdot of real vectors
+        return weight / F.vdot(u, F.mv(mat, v))
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value

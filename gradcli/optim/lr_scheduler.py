@@ -18,13 +18,19 @@ from gradcli.errors import ArgumentError, ValueDomainError
 
 
 class LRScheduler(kinds.LRScheduler):
+    """The base of the schedulers, and of a program's own (`class Warmup(LRScheduler)` with a `get_lr`): as in
+    PyTorch, each `step()` (the first in `__init__`) counts the epoch and sets every group's lr to `get_lr()`."""
+
     computes_first = False
     """Whether epoch 0 has a rate of its own (OneCycleLR starts at max_lr/div_factor); the others keep lr."""
 
-    def __init__(self, optimizer: Any) -> None:
+    def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise ArgumentError(f"{type(optimizer).__name__} is not an Optimizer",
                                 hint="pass the optimizer: StepLR(optimizer, step_size=10)")
+        if last_epoch != -1:
+            raise ArgumentError("resuming a scheduler at last_epoch is not supported by gradcli",
+                                hint="leave last_epoch=-1; load_state_dict is how PyTorch resumes too")
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -37,10 +43,21 @@ class LRScheduler(kinds.LRScheduler):
             raise ArgumentError("scheduler.step(epoch) is deprecated and not supported by gradcli",
                                 hint="call scheduler.step() once per epoch, after optimizer.step()")
         self.last_epoch += 1
-        lrs = self._lrs() if self.last_epoch == 0 and not self.computes_first else self._next()
+        lrs = self.get_lr()
+        if not isinstance(lrs, (list, tuple)) or len(lrs) != len(self.optimizer.param_groups):
+            raise ArgumentError(f"get_lr() must give one learning rate per parameter group "
+                                f"({len(self.optimizer.param_groups)}), got {lrs!r}",
+                                hint="return [base_lr * factor for base_lr in self.base_lrs]")
         for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_lr(self) -> list[float]:
+        """The rates for `last_epoch`: a program's scheduler defines its own; gradcli's are by `_next`."""
+        if type(self)._next is LRScheduler._next:
+            raise ArgumentError("LRScheduler.get_lr() is not implemented: the base class computes no rate",
+                                hint="subclass it and define get_lr(self), or use a scheduler such as StepLR")
+        return self._lrs() if self.last_epoch == 0 and not self.computes_first else self._next()
 
     def _next(self) -> list[float]:
         raise NotImplementedError

@@ -70,16 +70,27 @@ def mm(input: Any, mat2: Any) -> Tensor:
     return matmul(a, b)
 
 
-def dot(input: Any, tensor: Any) -> Tensor:
-    a, b = _tensor_arg(input, "dot"), _tensor_arg(tensor, "dot")
+def _vectors(a: Tensor, b: Tensor, fn: str) -> None:
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
-                         hint="dot takes two vectors; use matmul (or @) for matrices")
+                         hint=f"{fn} takes two vectors; use matmul (or @) for matrices")
     if a.shape != b.shape:
         raise ShapeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have "
                          f"the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively",
-                         hint="dot needs two vectors of the same length")
+                         hint=f"{fn} needs two vectors of the same length")
+
+
+def dot(input: Any, tensor: Any) -> Tensor:
+    a, b = _tensor_arg(input, "dot"), _tensor_arg(tensor, "dot")
+    _vectors(a, b, "dot")
     return matmul(a, b)
+
+
+def vdot(input: Any, other: Any) -> Tensor:
+    """The dot product with the first vector conjugated: of real vectors, the dot product (`VdotBackward0`)."""
+    a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot")
+    _vectors(a, b, "vdot")
+    return apply(O.MATMUL, a, b, name="VdotBackward0")
 
 
 def outer(input: Any, vec2: Any) -> Tensor:
@@ -292,6 +303,7 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(cholesky, ("cholesky",), ("cholesky",), O.CHOLESKY, linalg=("cholesky",)),
     Composite(mm, ("mm",), ("mm",), O.MATMUL),
     Composite(dot, ("dot",), ("dot",), O.MATMUL),
+    Composite(vdot, ("vdot",), ("vdot",), O.MATMUL),
     Composite(outer, ("outer",), ("outer",), O.MUL),
     Composite(tensordot, ("tensordot",), (), O.MATMUL),
     Composite(solve, op=O.SOLVE, linalg=("solve",)), Composite(solve_triangular, op=O.SOLVE_TRIANGULAR, linalg=("solve_triangular",)),
