@@ -33,7 +33,7 @@ HAND_WRITTEN_TORCH = {
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "is_inference", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_default_dtype", "get_default_dtype",
     "set_default_device", "set_default_tensor_type", "set_printoptions", "set_float32_matmul_precision",
-    "get_float32_matmul_precision", "device", "finfo", "Size", "compile",
+    "get_float32_matmul_precision", "device", "finfo", "Size", "compile", "autocast",
     # questions answered with a Python bool or int, outside the graph
     "is_tensor", "numel", "equal", "allclose",
     # files (lang/stdlib/saved_files.py) and a torch.func transform (func/, deferred until it loads)
@@ -67,12 +67,6 @@ HAND_WRITTEN_FUNCTIONAL: set[str] = set()
 HAND_WRITTEN_LINALG: set[str] = set()
 
 
-def _nn_composites() -> tuple:
-    from gradcli.nn import activations, conv, conv_transpose, functional, normalization, shaping, transformer
-    return sum((family.COMPOSITES for family in (functional, conv, transformer, conv_transpose, normalization,
-                                                  activations, shaping)), ())
-
-
 def _public() -> dict[str, set[str]]:
     B.load_library()
 
@@ -84,7 +78,7 @@ def _public() -> dict[str, set[str]]:
 
 def _declared() -> dict[str, set[str]]:
     from gradcli.nn import losses
-    composites = F.COMPOSITES + R.COMPOSITES + _nn_composites()
+    composites = F.COMPOSITES + R.COMPOSITES + B.nn_composites()
     return {"torch": set(O.named("functions")) | {n for c in composites for n in c.functions} | set(L.FUNCTIONS),
             "Tensor": set(O.named("methods")) | set(O.named("in_place_methods")) | set(L.FUNCTIONS)
             | {n for c in composites for n in c.methods + c.in_place_methods},

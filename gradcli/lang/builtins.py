@@ -281,10 +281,18 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 """What a program may read on each built-in module besides `MODULE_ATTRIBUTES` (filled when `gradcli.nn` loads)."""
 
 
+def nn_composites() -> tuple:
+    """Every `gradcli/nn` family's declared composites, from which `F.X` and their `OP_OF` are derived."""
+    from gradcli.nn import activations, conv, conv_transpose, functional, grid_sampling, normalization, shaping, \
+        transformer
+    return sum((family.COMPOSITES for family in (functional, conv, transformer, conv_transpose, normalization,
+                                                  activations, shaping, grid_sampling)), ())
+
+
 def _load_nn() -> None:
-    from gradcli.nn import (activations, checkpoint, conv_transpose, grid_sampling, layers, losses, normalization,
-                            packing, parallel, parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
-    from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
+    from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
+                            parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
+    from gradcli.nn import compiled, functional as NF, init as I, modules as nn
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
     OP_OF.update(losses.OPS)
@@ -306,10 +314,9 @@ def _load_nn() -> None:
     for family in families:
         NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
     NN_FUNCTIONAL.members.update(losses.FUNCTIONS)  # declared by LOSSES
-    for family in (NF, nn_conv, transformer, conv_transpose, normalization, activations, shaping,
-                   grid_sampling):  # F.X by COMPOSITES
-        NN_FUNCTIONAL.members.update({name: c.function for c in family.COMPOSITES for name in c.functional})
-        OP_OF.update({name: c.op for c in family.COMPOSITES if c.op for name in c.functional})
+    for composite in nn_composites():  # F.X by COMPOSITES
+        NN_FUNCTIONAL.members.update({name: composite.function for name in composite.functional})
+        OP_OF.update({name: composite.op for name in composite.functional if composite.op})
     NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
     NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
     NN_UTILS_CLIP_GRAD.members.update({name: getattr(nn_utils, name) for name in (
