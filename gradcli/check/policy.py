@@ -149,6 +149,8 @@ class SiteSummary:
     undefined: int = 0
     """Calls where no element could be verified (every one undefined): neither passed nor failed."""
     unchecked: int = 0
+    why: str = ""
+    """Why the first unchecked call was not checked, when the caller knew."""
     structures: int = 0
     witnesses: dict[str, int] = field(default_factory=dict)
     worst: Worst | None = None
@@ -163,6 +165,8 @@ class SiteSummary:
         self.undefined += report.status == UNDEFINED
         used = witnesses(report)
         self.unchecked += not used
+        if not used and not self.why:
+            self.why = report.why
         for method in sorted(used):
             self.witnesses[method] = self.witnesses.get(method, 0) + 1
         for name, c in report.inputs.items():
@@ -334,9 +338,10 @@ class LoopPolicy:
                      options["what"])
         return verdict
 
-    def unchecked(self, line: int, what: str, of: str) -> Verdict:
-        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""
-        return self._record(CheckReport("pass", self.mode, of, {}), line, what, False)
+    def unchecked(self, line: int, what: str, of: str, why: str = "") -> Verdict:
+        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such, with
+        `why` for its headline and the site's warning."""
+        return self._record(CheckReport("pass", self.mode, of, {}, why), line, what, False)
 
     def _checked(self, kind: str, output: Tensor, leaves: dict[str, Tensor], line: int, what: str, progress: Any,
                  check: Callable[..., CheckReport]) -> Verdict:
