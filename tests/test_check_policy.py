@@ -169,7 +169,7 @@ def test_a_wrong_vjp_inside_a_jacobian_is_caught(tmp_path, patched):
 
 def test_gradients_nothing_could_check_are_said(tmp_path, cli):
     path = script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n"
-                            "(g,) = torch.autograd.grad([(y * y).sum(), y.sum()], x)\n")
+                            "(g,) = torch.autograd.grad([(y * y).sum(), y.sum()], y)\n")  # several, by a non-leaf
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.sites[0].unchecked == 1
     assert result.warnings == ["line 3: 1 of 1 calls of grad([(y * y).sum(), y.sum()], …) were not checked (no witness "
