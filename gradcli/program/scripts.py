@@ -90,7 +90,8 @@ class Checker(Protocol):
 
 SUFFIX = ".grad"
 NOTEBOOK = ".ipynb"
-RUNS = (".py", SUFFIX, NOTEBOOK)
+PYTHON = ".py"
+RUNS = (PYTHON, SUFFIX, NOTEBOOK)
 """What `gradcli run DIR` runs of a directory: Python files as tutorials write them, scripts, notebooks."""
 Status = Literal["ok", "failed", "error"]
 ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
@@ -354,7 +355,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                 tree = parse_program(source, str(path))
                 interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
                                           timeout=settings.timeout,
-                                          displayed=notebook.displayed(tree) if notebook is not None else None,
+                                          displayed=_displayed(path, tree, notebook),
                                           cell_ends=notebook.cell_ends(tree) if notebook is not None else None)
                 session.env = interpreter.env
                 session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
@@ -379,6 +380,14 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         result.status = "failed"
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _displayed(path: Path, tree: ast.Module, notebook: Notebook | None) -> set[int] | None:
+    """The lines whose bare expression is shown: a notebook's cell ends, as Jupyter shows them; none of a `.py`
+    file, which Python runs without showing a value; every top-level one of a `.grad` script (None)."""
+    if notebook is not None:
+        return notebook.displayed(tree)
+    return set() if path.suffix == PYTHON else None
 
 
 @contextlib.contextmanager
