@@ -112,3 +112,46 @@ def test_a_graph_whose_derivatives_would_walk_too_many_terms_goes_to_finite_diff
                           "checked by finite differences instead")
     h = np.tanh(x._data @ w._data)
     np.testing.assert_allclose(w.grad._data, x._data.T @ (1 - h * h))
+
+
+ENCODER_LAYER = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=4, nhead=1, dim_feedforward=8, dropout=0.0, batch_first=True)
+x = torch.randn(1, 3, 4)
+out = layer(x).pow(2).mean()
+out.backward()
+"""
+
+
+def test_a_one_layer_transformer_encoder_goes_numeric_before_sympy_replays_it(tmp_path, monkeypatch):
+    """990 terms, 172 derivatives: the terms alone let SymPy try, and it spent minutes (165 s once) in its
+    walks of attention's nested trees. The tree estimate refuses it before the replay starts."""
+    from gradcli.check import checker, symbolic
+    from gradcli.program.scripts import BackwardCheck, run_file
+
+    def never(*args, **kwargs):
+        raise AssertionError("SymPy's replay started")
+    monkeypatch.setattr(symbolic, "replay", never)
+    path = tmp_path / "encoder.py"
+    path.write_text(ENCODER_LAYER)
+    result = run_file(path, checker())
+    assert result.status == "ok"
+    report = next(e for e in result.events if isinstance(e, BackwardCheck)).report
+    assert report.status == "pass" and {c.method for c in report.inputs.values()} == {"numeric"}
+    note = report.inputs["linear1.weight"].note
+    assert note.startswith("too large for SymPy (an element nests about 4.9e+08 terms as a tree") and \
+        note.endswith("the limit is 1e+08): checked by finite differences instead")
+
+
+
+def test_the_tree_estimate_counts_nesting_not_terms():
+    """A chain of products multiplies its fan-ins: x @ x @ x of a 3×3 is a tree of 3·(3·(1+1)+1+1)+1 terms
+    per element, the same 9 elements at each step for `terms_estimate`."""
+    import gradcli as g
+    from gradcli.check.graph import trace, tree_estimate
+    x = g.tensor(np.eye(3), requires_grad=True)
+    once = tree_estimate(trace((x @ x).sum(), {"x": x}))
+    twice = tree_estimate(trace((x @ x @ x).sum(), {"x": x}))
+    assert once == 1 + 9 * (1 + 3 * (1 + 1))  # the sum's 9 elements of 1 + 3·(1 + 1)
+    assert twice == 1 + 9 * (1 + 3 * ((1 + 3 * 2) + 1))

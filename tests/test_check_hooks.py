@@ -1,5 +1,7 @@
 """Hooks: a hook that changes a gradient is verified as changed (the chain rule below it starts from
 what it returned), never failed; a wrong VJP below a hook is still caught, by both witnesses."""
+import json
+
 import numpy as np
 import pytest
 
@@ -195,13 +197,33 @@ def test_a_wrong_vjp_below_a_hook_in_a_jacobian_fails_its_row(tmp_path, patched)
     assert [(s.line, s.calls, s.failed) for s in result.sites] == [(11, 3, 3)]
 
 
-def test_a_hook_inside_a_hessian_is_counted_not_checked_never_failed(cli, tmp_path):
-    file = cli.checked_file(tmp_path / "hess.py",
-                            "import torch\nx = torch.tensor([1.0, 2.0])\n"
-                            "def f(v):\n    u = v * v\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
-                            "H = torch.autograd.functional.hessian(f, x)\n")
-    assert [(s["line"], s["unchecked"]) for s in file["sites"]] == [(7, 1)]
-    assert file["warnings"] == ["line 7: 1 of 1 calls of hessian(f, …) were not checked (no witness covers such a call)"]
+HOOKED_SECOND_ORDER = "a hook changed a gradient inside it, and its second level differentiates what the hook returned"
+
+
+@pytest.mark.parametrize("call, what", [
+    ("torch.autograd.functional.hessian(f, x)", "hessian(f, …)"),
+    ("torch.autograd.functional.hvp(f, x, torch.ones(2))", "hvp(f, …)"),
+    ("torch.autograd.functional.vhp(f, x, torch.ones(2))", "vhp(f, …)"),
+    ("torch.autograd.functional.jvp(lambda v: f(v) * v, x, torch.ones(2))", "jvp(lambda v: f(v) * v, …)"),
+    ("torch.func.hessian(f)(x)", "hessian(f)(…)"),
+], ids=["hessian", "hvp", "vhp", "jvp", "func.hessian"])
+def test_a_hook_inside_a_second_order_call_is_counted_not_checked_never_failed(cli, tmp_path, call, what):
+    """Its headline and its warning say why, it exits 0, and the site counts it unchecked, never passed."""
+    path = tmp_path / "hess.py"
+    path.write_text("import torch\nx = torch.tensor([1.0, 2.0])\n"
+                    "def f(v):\n    u = v * v\n    u.register_hook(lambda g: g * 2)\n    return u.sum()\n"
+                    f"H = {call}\n")
+    result = cli("run", str(path), "--check", "--json")
+    assert result.exit_code == 0, result.stdout
+    file = json.loads(result.stdout.splitlines()[0])
+    assert [(s["line"], s["site"], s["calls"], s["unchecked"], s["failed"]) for s in file["sites"]] == [
+        (7, what, 1, 1, 0)]
+    assert file["warnings"] == [f"line 7: 1 of 1 calls of {what} were not checked "
+                                f"({HOOKED_SECOND_ORDER})"]
+    shown = next(e for e in file["events"] if e["kind"] == "check")["check"]
+    assert shown["witness"] == "not checked" and shown["why"] == HOOKED_SECOND_ORDER
+    text = " ".join(cli("run", str(path), "--check").stdout.split())
+    assert f"check (not checked): {HOOKED_SECOND_ORDER}: nothing verified" in text
 
 
 ONE_PASS = """\

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import gradcli as g
 from gradcli.check import checker
@@ -128,6 +129,37 @@ def test_a_wrong_vjp_inside_autograd_grad_is_caught(tmp_path, patched):
                                                                               6.0)
 
 
+SEVERAL_OUTPUTS = """import torch
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+w = torch.tensor([1.5, 0.25, -1.0], requires_grad=True)
+a = (x * w).sin()
+b = (x ** 2).sum()
+gx, gw = torch.autograd.grad([a, b], [x, w], grad_outputs=[torch.tensor([1.0, 2.0, 3.0]), None])
+"""
+
+
+def test_autograd_grad_of_several_outputs_is_the_gradient_of_their_weighted_sum(tmp_path):
+    """PyTorch sums the outputs' contributions: ∂(Σ v·a + b)/∂x = v·w·cos(w·x) + 2x, judged by SymPy."""
+    result = run_file(script(tmp_path, SEVERAL_OUTPUTS), checker("symbolic"))
+    assert result.status == "ok" and result.warnings == []
+    assert [(s.line, s.what, s.calls, s.unchecked, s.witnesses) for s in result.sites] == [
+        (6, "grad([a, b], …)", 1, 0, {"symbolic": 1})]
+    report = result.checks[0].report
+    assert {name: c.checked for name, c in report.inputs.items()} == {"x": 3, "w": 3}
+
+
+def test_a_wrong_vjp_inside_autograd_grad_of_several_outputs_is_caught(tmp_path, patched):
+    patched(O.SIN, (lambda ns, gr, o, x: gr * ns.cos(x) * 1.5,))
+    result = run_file(script(tmp_path, SEVERAL_OUTPUTS), checker("symbolic"))
+    assert result.status == "failed"
+    assert [(s.line, s.failed) for s in result.sites] == [(6, 1)]
+    worst = result.checks[0].report.inputs["w"].worst
+    x, w, v = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -1.0]), np.array([1.0, 2.0, 3.0])
+    k = int(worst.index[0])
+    assert worst.expected == pytest.approx((v * x * np.cos(w * x))[k], rel=1e-6)
+    assert worst.got == pytest.approx(1.5 * worst.expected, rel=1e-6)
+
+
 def test_a_wrong_vjp_inside_a_jacobian_is_caught(tmp_path, patched):
     patched(O.SIN, (lambda ns, gr, o, x: gr * ns.sin(x),))
     result = run_file(script(tmp_path, "x = torch.tensor([1.0, 2.0])\nJ = torch.autograd.functional.jacobian("
@@ -137,7 +169,7 @@ def test_a_wrong_vjp_inside_a_jacobian_is_caught(tmp_path, patched):
 
 def test_gradients_nothing_could_check_are_said(tmp_path, cli):
     path = script(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n"
-                            "(g,) = torch.autograd.grad([(y * y).sum(), y.sum()], x)\n")
+                            "(g,) = torch.autograd.grad([(y * y).sum(), y.sum()], y)\n")  # several, by a non-leaf
     result = run_file(path, checker("symbolic"))
     assert result.status == "ok" and result.sites[0].unchecked == 1
     assert result.warnings == ["line 3: 1 of 1 calls of grad([(y * y).sum(), y.sum()], …) were not checked (no witness "

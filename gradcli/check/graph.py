@@ -182,6 +182,39 @@ def terms_estimate(tr: Trace) -> int:
     return total
 
 
+ALONG = ("softmax", "log_softmax", "layer_norm", "logsumexp")
+"""Ops whose every output element is made of the whole slice it normalizes (exp(xᵢ)/Σⱼexp(xⱼ))."""
+
+
+def tree_estimate(tr: Trace) -> float:
+    """The largest output element's expression counted as a tree: each element holds, for each input, its
+    fan-in times that input's own tree (a product's inner dimension, a reduction's reduced elements, a
+    softmax's or a layer norm's slice). A replay shares subexpressions, so `terms_estimate` counts it
+    right, but some of SymPy's walks (its ordering of Max's arguments, powers, assumptions) count trees:
+    a one-layer transformer encoder of 990 terms nests attention, two layer norms and a ReLU into trees
+    of tens of millions of nodes, and SymPy spent minutes on it where the terms alone looked small."""
+    width: dict[Node, float] = {}
+    for node in tr.nodes:
+        out = max(int(np.prod(node.shape, dtype=np.int64)), 1)
+        total = 1.0
+        for k, x in enumerate(node.inputs):
+            if type(x) not in (Node, Tensor):
+                continue
+            size = int(np.prod(x.shape, dtype=np.int64))
+            if node.op.name in PRODUCTS:
+                first = node.inputs[1] if node.op.name == "addmm" else node.inputs[0]
+                fan = int(first.shape[-1]) if len(first.shape) and not (node.op.name == "addmm" and k == 0) else 1
+            elif node.op.name == "convolution":
+                fan = int(np.prod(node.inputs[1].shape[1:], dtype=np.int64)) if k < 2 else 1
+            elif node.op.name in ALONG and k == 0:
+                fan = int(np.prod(node.shape[-1:], dtype=np.int64)) * 2
+            else:
+                fan = max(size // out, 1)
+            total += fan * width.get(x, 1.0) if type(x) is Node else fan
+        width[node] = total
+    return max(width.values(), default=1.0)
+
+
 def downstream(tr: Trace, keys: set[int]) -> set[Node]:
     """The nodes whose values depend on the leaves with these ids: all a replay with them moved recomputes."""
     reached: set[Node] = set()

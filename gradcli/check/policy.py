@@ -44,6 +44,21 @@ POLICY = ("SymPy proves each distinct graph structure at its first call; later c
           "are checked by finite differences at their own values (a large graph's along random directions)")
 
 
+def _joined(outs: list[Tensor], starts: list[Any]) -> Tensor | None:
+    """Σᵢ (vᵢ·outputᵢ).sum() over the outputs that require grad, built beside the program's graph (nothing of the
+    program's refers to it): `autograd.grad` of several outputs is this one output's gradient, as PyTorch sums
+    the outputs' contributions. None when no output requires grad."""
+    from gradcli.engine.state import GradMode
+    from gradcli.engine.tensor import _wrap
+    previous, GradMode.enabled = GradMode.enabled, True
+    try:
+        parts = [(out * _wrap(np.asarray(initial_gradient(out, start), dtype=out.dtype))).sum()
+                 for out, start in zip(outs, starts) if out.requires_grad]
+        return sum(parts[1:], parts[0]) if parts else None
+    finally:
+        GradMode.enabled = previous
+
+
 def _traced_leaves(xs: list[Tensor], out: Tensor) -> list[Tensor] | None:
     """The leaves a check differentiates by for the inputs a functional traced its function at.
 
@@ -149,6 +164,8 @@ class SiteSummary:
     undefined: int = 0
     """Calls where no element could be verified (every one undefined): neither passed nor failed."""
     unchecked: int = 0
+    why: str = ""
+    """Why the first unchecked call was not checked, when the caller knew."""
     structures: int = 0
     witnesses: dict[str, int] = field(default_factory=dict)
     worst: Worst | None = None
@@ -163,6 +180,8 @@ class SiteSummary:
         self.undefined += report.status == UNDEFINED
         used = witnesses(report)
         self.unchecked += not used
+        if not used and not self.why:
+            self.why = report.why
         for method in sorted(used):
             self.witnesses[method] = self.witnesses.get(method, 0) + 1
         for name, c in report.inputs.items():
@@ -316,12 +335,19 @@ class LoopPolicy:
         return next((v for v in verdicts if v.report.status == FAIL), verdicts[0])
 
     def _grad(self, arguments: dict[str, Any], value: tuple, names: list[str], **options: Any) -> Verdict:
-        """`grad(outputs, inputs, grad_outputs)`: checkable for one output and inputs that are leaves."""
+        """`grad(outputs, inputs, grad_outputs)`: the gradient of Σ vᵢ·outputᵢ, by leaves or (on a copy of the graph
+        rooted there) by intermediate tensors. Several outputs are judged as one joined output (`_joined`)."""
         outs, ins = as_list(arguments["outputs"]), as_list(arguments["inputs"])
-        if len(outs) != 1 or arguments.get("is_grads_batched"):
+        if arguments.get("is_grads_batched"):
             return self.unchecked(options["line"], options["what"], options["of"])
         computed = {name: None if g is None else g._data for name, g in zip(names, value)}
-        start = (as_list(arguments.get("grad_outputs")) or [None])[0]
+        starts = as_list(arguments.get("grad_outputs")) or [None] * len(outs)
+        if len(outs) != 1:
+            joined = _joined(outs, starts)
+            if joined is None or any(x.grad_fn is not None for x in ins):
+                return self.unchecked(options["line"], options["what"], options["of"])
+            return self.gradients(joined, dict(zip(names, ins)), None, computed, **options)
+        start = starts[0]
         gradient = None if start is None else np.asarray(initial_gradient(outs[0], start))
         if any(x.grad_fn is not None for x in ins):  # by an intermediate tensor: the graph from it, as leaf
             rooted = rooted_at(outs[0], ins)
@@ -334,9 +360,10 @@ class LoopPolicy:
                      options["what"])
         return verdict
 
-    def unchecked(self, line: int, what: str, of: str) -> Verdict:
-        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such."""
-        return self._record(CheckReport("pass", self.mode, of, {}), line, what, False)
+    def unchecked(self, line: int, what: str, of: str, why: str = "") -> Verdict:
+        """A call no witness can judge (say, a gradient by a tensor that is not a leaf): counted as such, with
+        `why` for its headline and the site's warning."""
+        return self._record(CheckReport("pass", self.mode, of, {}, why), line, what, False)
 
     def _checked(self, kind: str, output: Tensor, leaves: dict[str, Tensor], line: int, what: str, progress: Any,
                  check: Callable[..., CheckReport]) -> Verdict:

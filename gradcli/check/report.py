@@ -173,6 +173,8 @@ class CheckReport:
     mode: str
     of: str
     inputs: dict[str, InputCheck]
+    why: str = ""
+    """For a call no witness covers (no inputs): why not, said in the headline and the warning."""
 
     @property
     def witness(self) -> str:
@@ -206,7 +208,7 @@ class CheckReport:
         if self.status == FAIL:
             return "MISMATCH"
         if not self.inputs:
-            return "nothing verified"
+            return f"{self.why}: nothing verified" if self.why else "nothing verified"
         if self.status == UNDEFINED:
             reasons = {e.reason.split(":")[0].split(",")[0] for c in self.inputs.values() for e in c.undefined}
             why = f" ({reasons.pop()})" if len(reasons) == 1 else ""
@@ -218,8 +220,11 @@ class CheckReport:
         return "all gradients agree"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "mode": self.mode, "witness": self.witness, "of": self.of,
-                "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
+        out = {"status": self.status, "mode": self.mode, "witness": self.witness, "of": self.of,
+               "inputs": {name: c.to_json() for name, c in self.inputs.items()}}
+        if self.why:
+            out["why"] = self.why
+        return out
 
 
 def overall(inputs: dict[str, InputCheck]) -> str:

@@ -18,7 +18,7 @@ import sympy as sp
 from gradcli.check.domains import domain_cause
 from gradcli.check.calculus import AbsoluteEvaluator, Calculus, ExactEvaluator, FloatEvaluator
 from gradcli.check.formula import Kept, describe, display_positions, line, printable
-from gradcli.check.graph import DENSE, Progress, Trace, as_float64, elements, terms_estimate
+from gradcli.check.graph import DENSE, Progress, Trace, as_float64, elements, terms_estimate, tree_estimate
 from gradcli.check.meaning import Meaning, TooLarge
 from gradcli.check.numeric import forward, kink_sites, leaf_values
 from gradcli.check.replay import Replay, replay
@@ -72,6 +72,10 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     if work > WORK_BUDGET and any(node.op.name in DENSE for node in tr.nodes):
         raise TooLarge(f"too large for SymPy (about {estimate:,} terms for each of "
                        f"{work // max(estimate, 1):,} derivatives; the limit is {WORK_BUDGET:,} in all)")
+    tree = tree_estimate(tr)
+    if tree > TREE_BUDGET:
+        raise TooLarge(f"too large for SymPy (an element nests about {tree:.1e} terms as a tree, through its "
+                       f"products, norms and softmaxes; the limit is {TREE_BUDGET:.0e})")
     sites = kink_sites(tr, forward(tr, leaf_values(tr))) if any(n.op.kink for n in tr.nodes) or TIES else []
     rp = replay(tr, meaning, sites, keep)
     point = {s: meaning.fixed(tr.leaves[name]._data[idx]) for s, (name, idx) in rp.where.items()}
@@ -80,6 +84,10 @@ def witness(tr: Trace, exact: bool, keep: dict[str, np.ndarray], seconds: float)
     return Witness(rp, Calculus(), meaning, evaluate, exact, AbsoluteEvaluator(floats))
 
 
+TREE_BUDGET = 1e8
+"""The largest element's tree (`graph.tree_estimate`) a proof may take on: the samples' largest that SymPy
+proves (a GRU, a layer norm after a transposed convolution) are about 5e6 and take under a second; a
+one-layer transformer encoder of 990 terms is 5e8, where SymPy spent minutes before its clock was read."""
 WORK_BUDGET = 2_000_000
 """Terms times derivatives a proof may take on where a dense op spreads each input over many terms (each
 derivative then walks most of the replay): a conv net's few hundred parameters over its ~30,000 terms (a

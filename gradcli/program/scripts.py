@@ -81,8 +81,8 @@ class Checker(Protocol):
         """Jacobian blocks of `output` by `leaves` (a tangent: by the direction leaf; `jvps`, the program's
         Functions whose own jvp it came through)."""
 
-    def unchecked(self, line: int, what: str, of: str) -> Verdict:
-        """A call no witness can judge, counted as such."""
+    def unchecked(self, line: int, what: str, of: str, why: str = "") -> Verdict:
+        """A call no witness can judge, counted as such (`why`: the reason, for its headline and warning)."""
 
     def summaries(self) -> list[Any]:
         """Every site's summary (line, what, calls, failed, unchecked, `to_json()`), in line order."""
@@ -215,7 +215,7 @@ class FileResult:
         if not self.sites:
             return ["--check found no gradient to check: the script calls neither backward nor a gradient function"]
         return [f"{self.place(s.line)}: {s.unchecked} of {s.calls} calls of {s.what} were not checked "
-                "(no witness covers such a call)" for s in self.sites if s.unchecked]
+                f"({getattr(s, 'why', '') or 'no witness covers such a call'})" for s in self.sites if s.unchecked]
 
     def place(self, line: int) -> str:
         """`line 12`, or in a notebook `cell 3, line 2`."""
@@ -592,7 +592,7 @@ class _Session:
         from gradcli.engine.forward_ad import LEVELS, shadow_of
         followed = shadow_of(t, level)
         if followed is None:  # through a Function's jvp whose forward read values out of the graph: no replay
-            self._unchecked(line, what, subject)
+            self._unchecked(line, what, subject, READS_OUT)
             return
         shadow, s = followed
         jvps = tuple((level or LEVELS[-1]).customs)
@@ -600,9 +600,9 @@ class _Session:
             shadow, {"direction": s}, {"direction": tangent._data}, line=line, what=what, of=subject,
             progress=progress, jvps=jvps))
 
-    def _unchecked(self, line: int, what: str, subject: str) -> None:
+    def _unchecked(self, line: int, what: str, subject: str, why: str = "") -> None:
         """A call no witness covers: counted at its site, and its first call shown as `check (not checked)`."""
-        verdict = self.checker.unchecked(line, what, subject)
+        verdict = self.checker.unchecked(line, what, subject, why)
         if verdict.shown:
             self._emit(BackwardCheck(line, subject, verdict.report, verdict.call, what, self.where(line)))
 
@@ -619,7 +619,7 @@ class _Session:
         """
         hooked = self.passes if self.hooks_before is not None and CHANGES[0] != self.hooks_before else None
         if hooked and not by_passes:
-            self._unchecked(line, what, subject)
+            self._unchecked(line, what, subject, HOOKED)
             return
         with self.progress() if self.progress is not None else contextlib.nullcontext() as progress:
             verdict = check(what, progress, hooked)
@@ -639,6 +639,12 @@ class _Session:
     def _leaves(self, tensor: Tensor) -> dict[str, Tensor]:
         """The leaves `tensor`'s graph reaches, by the script's own names (first bound wins)."""
         return leaf_names(graph_nodes(tensor)[1], self.env)
+
+
+HOOKED = "a hook changed a gradient inside it, and its second level differentiates what the hook returned"
+"""Why a Hessian, hvp, vhp or jvp in which a hook changed a gradient is not checked (docs/check.md, Hooks)."""
+READS_OUT = "its Function's forward reads values out of the graph, which SymPy would take for constants"
+"""Why a tangent through such a Function's jvp is not checked."""
 
 
 def _one_pass(kind: str, out: Tensor | None) -> bool:
