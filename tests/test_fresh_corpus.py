@@ -72,6 +72,10 @@ SNIPPETS = {
         "import numpy as np\nimport torch\na = np.array([[1, 2], [3, 4]])\nt = torch.from_numpy(a)\nb = a\n"
         "a *= 2\nprint(t, b)\nnp.multiply(a, 2, out=a)\nprint(t)\nf = np.ones(3)\nf += np.arange(3)\nf -= 1\nf /= 2\nf **= 2\n"
         "print(f, a)\nnp.add(f, 1.0, out=f)\nprint(f)\n",
+    "a tensor hook that changes its gradient in place":
+        "import torch\ndef double(grad):\n    grad *= 2\nx = torch.tensor([2., 2., 2., 2.], requires_grad=True)\n"
+        "h = x.register_hook(double)\ntorch.mean(torch.pow(x, 2)).backward()\nprint(x.grad)\nh.remove()\n"
+        "y = x * 3\ny.register_hook(lambda g: g.add_(1))\n(y * torch.tensor([1., 2., 3., 4.])).sum().backward()\nprint(x.grad)\n",
 }
 
 
@@ -207,3 +211,9 @@ def test_augmented_assignment_updates_an_array_in_place_as_numpy_does():
     assert ran["b"].tolist() == [3.0, 6.0] and ran["t"].tolist() == [3.0, 6.0] and ran["b"] is ran["a"]
     assert "Cannot cast ufunc 'multiply' output" in fails("import numpy as np\na = np.array([1, 2])\na *= 0.5").message
     assert "out=" in fails("import numpy as np\nimport torch\nt = torch.ones(2)\nnp.add(t.numpy(), 1.0, out=t)").message
+
+
+def test_a_hook_that_changes_its_gradient_in_place_changes_what_backward_passes_on():
+    ran = run("import torch\ndef halve(grad):\n    grad /= 2\nx = torch.ones(3, requires_grad=True)\n"
+              "y = x * 4\ny.register_hook(halve)\n(y * torch.tensor([1., 2., 3.])).sum().backward()")
+    assert ran["x"].grad.tolist() == [2.0, 4.0, 6.0]  # d/dx of sum(c * 4x) is 4c, halved in the hook
