@@ -4,6 +4,7 @@ The tangent a custom jvp returns (through `torch.func.jvp`, or dual numbers and 
 compared with d/ds of the forward's recorded primitives replayed on x + s·v; the program's forward
 is not run again, so nothing it prints, draws or counts happens twice under `--check`.
 """
+import io
 import json
 
 import pytest
@@ -222,3 +223,18 @@ def test_jacfwd_through_a_custom_jvp_is_judged_as_a_jacobian(cli, tmp_path, jvp,
     assert x["method"] == "symbolic" and x["checked"] == 9
     if not right:
         assert x["worst"]["expected"] == 12.0  # ∂(x³)/∂x at x = 2
+        assert "through the program's own Cube.jvp at line 16" in x["note"]  # as func.jvp's failure says
+
+
+def test_a_float64_jacobian_failure_reads_as_tolerances_over_and_its_relative_error(tmp_path):
+    """float64's tolerance is 1e-7·|expected|: a 2× error is ten million tolerances, said as such, not
+    `999167356.1%`; the relative error beside it says how wrong the number is."""
+    from rich.console import Console
+    from gradcli.views.script_view import sites_view
+    path = tmp_path / "prog.py"
+    path.write_text(JACFWD.format(jvp="6 * x ** 2 * t"))
+    result = run_file(path, checker())
+    console = Console(width=200, record=True, color_system=None, file=io.StringIO())
+    console.print(sites_view(result))
+    row = next(line for line in console.export_text().splitlines() if "jacfwd(Cube.apply)(…)" in line)
+    assert "│ 1.0e+07× tolerance (rel err 100.0%) at call 1, ∂Cube.apply[1]/∂x[1] │" in row

@@ -138,6 +138,7 @@ CASES.update({
     "softplus": [((normal(2, 3),), {}), ((normal(4) * 3,), {"beta": 2.0, "threshold": 20.0})],
     "addmm": [((normal(2), normal(3, 4), normal(4, 2)), {})],
     "pad": [((normal(2, 3),), {"pad": (1, -1, 0, 2), "value": 0.5})],
+    "weight_norm_interface": [((normal(2, 3), normal(2, 1)), {"dim": 0}), ((normal(2, 2, 3), normal(1, 1, 3)), {"dim": 2})],
     "layer_norm": [((normal(2, 3), normal(3), normal(3)), {"count": 1, "eps": 1e-5}),
                    ((normal(2, 2, 2), 1.0, 0.0), {"count": 2, "eps": 1e-5})],
     "batch_norm": [((normal(3, 2, 2), normal(2), normal(2)), {"eps": 1e-5}),

@@ -18,12 +18,14 @@ from tests.language_helpers import fails
 
 DERIVED = sorted({*O.named("in_place_methods"), *(n for c in F.COMPOSITES + R.COMPOSITES for n in c.in_place_methods)})
 NOT_DERIVED = {"t_", "transpose_", "swapaxes_", "swapdims_",
-               "acosh_", "arccosh_", "asinh_", "arcsinh_", "atanh_", "arctanh_", "polygamma_"}
+               "acosh_", "arccosh_", "asinh_", "arcsinh_", "atanh_", "arctanh_", "polygamma_",
+               "subtract_", "floor_divide_"}
 """PyTorch's in-place forms of declared methods that gradcli leaves out: the first four change the tensor's shape
 and strides, which `inplace.update` keeps (a shape-changing update is written by hand, as squeeze_ is); torch 2.13
 has no derivative for the inverse hyperbolic ones in place ("the derivative for 'inplace version of acosh' is not
 implemented"), so a program's gradient through them would be one PyTorch never gives; polygamma_ records
-PolygammaBackward1 where torch.polygamma records PolygammaBackward0, which the derived form would not."""
+PolygammaBackward1 where torch.polygamma records PolygammaBackward0, which the derived form would not; sub's in-place
+form is written by hand (with add_'s, below), so its alias subtract_ is not offered, nor floor_divide_ (no derivative)."""
 
 PRE = "import torch\nx = torch.tensor([0.2, 0.7], requires_grad=True)\ny = x * 1\n"
 
@@ -63,7 +65,7 @@ def test_every_derived_in_place_form_is_pytorchs_and_in_the_tables() -> None:
     assert set(DERIVED) <= set(dir(torch.Tensor))
     assert set(DERIVED) <= B.TENSOR_METHODS
     declared = set(O.named("methods")) | {n for c in F.COMPOSITES + R.COMPOSITES for n in c.methods}
-    missing = {n + "_" for n in declared if hasattr(torch.Tensor, n + "_")} - set(DERIVED) - {"squeeze_", "unsqueeze_", "index_put_"}  # hand-written
+    missing = {n + "_" for n in declared if hasattr(torch.Tensor, n + "_")} - set(DERIVED) - {"squeeze_", "unsqueeze_", "index_put_", "put_", "add_", "sub_"}  # hand-written
     assert missing == NOT_DERIVED
 
 
@@ -78,7 +80,7 @@ def _arguments(name: str, make: Callable[..., Any], x: Any) -> tuple[Any, tuple,
         "scatter_add": (x, (0, index, other), {}), "index_add": (x, (0, index, other), {"alpha": 2.0}),
         "tril": (x.reshape(1, 2), (), {}), "triu": (x.reshape(1, 2), (), {}), "round": (x * 10, (), {}),
     }
-    binary = {"atan2", "arctan2", "fmod", "hypot", "remainder", "xlogy"}
+    binary = {"atan2", "arctan2", "fmod", "hypot", "remainder", "xlogy", "mul", "multiply", "div", "true_divide", "pow"}
     return cases.get(name, (x, (other,) if name in binary else (), {}))
 
 

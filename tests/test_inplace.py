@@ -166,6 +166,7 @@ def test_gradient_modes_switch_and_restore():
 # new in-place method cannot skip the version counter unnoticed.
 IN_PLACE_CALLS = {
     "add_": (1.0,), "sub_": (1.0,), "mul_": (2.0,), "div_": (2.0,), "pow_": (2,), "neg_": (), "zero_": (),
+    "multiply_": (2.0,), "true_divide_": (2.0,),
     "fill_": (2.0,), "copy_": (C.tensor([1.0, 2.0, 3.0]),), "clamp_": (0.0, 1.0), "clip_": (0.0, 1.0), "exp_": (),
     "log_": (), "sqrt_": (), "abs_": (), "sigmoid_": (), "tanh_": (), "relu_": (), "sinc_": (), "uniform_": (),
     "normal_": (), "bernoulli_": (0.5,), "random_": (10,), "exponential_": (), "cauchy_": (),

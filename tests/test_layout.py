@@ -128,6 +128,35 @@ def test_cycles_lie_inside_the_engine_only() -> None:
     assert outside == []
 
 
+def module_level_imports(source: str) -> set[str]:
+    """The gradcli modules a file imports when it is imported: its top-level statements only, no lazy imports."""
+    return imports_in("\n".join(ast.unparse(node) for node in ast.parse(source).body
+                                if isinstance(node, (ast.Import, ast.ImportFrom))))
+
+
+def engine_circles(lazy: bool) -> list[list[str]]:
+    """The import circles among the engine's modules (the package's own `__init__` left out: `from gradcli.engine
+    import ops` runs it, but what it needs is `ops`), counting lazy imports or only those that run on import."""
+    read = (lambda path: imports_in(path.read_text(encoding="utf-8"))) if lazy else \
+        (lambda path: module_level_imports(path.read_text(encoding="utf-8")))
+    graph = {name: {t for t in read(path) if t.startswith("gradcli.engine.")} - {name}
+             for name, path in MODULES.items() if name.startswith("gradcli.engine.")}
+    return sorted(sorted(m.removeprefix("gradcli.engine.") for m in c) for c in strongly_connected(graph) if len(c) > 1)
+
+
+def test_the_engines_circle_on_import_is_tensor_and_its_functions_and_the_op_tables_reading_of_its_package() -> None:
+    """What docs/layout.md says of the circle: on import, Tensor <-> the functional API (and what builds tensors
+    with them), and the op table's families <-> `engine/ops/__init__` (NUMPY, read at call time); the autograd API,
+    backward, hooks, modes, forward AD and random join the circle only through lazy imports, the core's calls back."""
+    on_import = engine_circles(lazy=False)
+    assert len(on_import) == 2
+    ops_circle, tensor_circle = sorted(on_import, key=len)
+    assert all(m == "ops" or m.startswith("ops.") for m in ops_circle)
+    assert {"tensor", "tensor_methods", "functions", "functions.declared", "views", "inplace"} <= set(tensor_circle)
+    assert not {"backward", "autograd", "hooks", "modes", "state", "forward_ad", "random"} & set(tensor_circle)
+    assert not [m for c in engine_circles(lazy=True) for m in c if m.startswith(("sliding", "special", "costs"))]
+
+
 def test_the_graph_sees_lazy_and_upward_imports() -> None:
     """The checks above can fail: a lazy import inside a function counts, and a two-module cycle is found."""
     assert imports_in("def f():\n    if True:\n        from gradcli.check import checker\n") == {"gradcli.check"}

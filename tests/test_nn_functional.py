@@ -206,7 +206,8 @@ def test_ops_lists_the_functional_namespace(cli):
     listing = cli.json("ops")["ops"]
     rows = {e["name"]: e for e in listing}
     assert rows["F.mse_loss"]["node"] == "MseLossBackward0" and rows["F.mse_loss"]["check"]
-    assert all(f"F.{name}" in rows or name in rows for name in NF.NAMES)
+    assert all(f"F.{name}" in rows or name in rows for c in NF.COMPOSITES for name in c.functional)
+    assert rows["F.relu6"]["node"] == "HardtanhBackward0" and rows["F.conv2d"]["node"] == "ConvolutionBackward0"
     assert rows["selu"]["node"] == "EluBackward0" and "F.selu" not in rows
     assert rows["nn.Linear"]["kind"] == "module" and rows["optim.Adam"]["call"].startswith("optim.Adam(params, lr=0.001")
 

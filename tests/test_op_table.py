@@ -50,7 +50,8 @@ INTERNAL = {"gelu_backward": "gelu's backward", "_standard_gamma": "Gamma.rsampl
 # PyTorch has these as torch.X but not as Tensor methods (checked against torch in test_torch_oracle.py).
 FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu", "dropout", "layer_norm", "kl_div",
                  "cosine_similarity", "pairwise_distance", "binary_cross_entropy_with_logits", "hstack", "vstack",
-                 "row_stack", "meshgrid", "cdist"}
+                 "row_stack", "meshgrid", "cdist",
+                 "softplus"}  # F.softplus, a bare name of `gradcli eval`: torch has no Tensor.softplus (nor torch.softplus)
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
 METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "unfold", "view", "expand",
                "view_as", "reshape_as"}

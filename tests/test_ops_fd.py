@@ -18,6 +18,7 @@ import gradcli
 from gradcli.engine import functions as F
 from gradcli.nn import conv as NC
 from gradcli.nn import functional as NF
+from gradcli.nn.weight_norms import weight_norm_of
 from gradcli.engine import ops as O
 from gradcli.engine.tensor import Node
 
@@ -123,7 +124,7 @@ CASES = [
     P(lambda a: a.tanh(), [r(4, 3)], id="tanh"),
     P(lambda a: a.sigmoid(), [r(4, 3)], id="sigmoid"),
     P(lambda a: a.relu(), [away(4, 3)], id="relu"),
-    P(lambda a: a.softplus(), [r(4, 3) * 3], id="softplus"),
+    P(lambda a: F.softplus(a), [r(4, 3) * 3], id="softplus"),
     P(lambda a: gradcli.softplus(a), [np.array([25.0, -30.0, 19.0])], id="softplus-threshold"),
     P(lambda a: a.clamp(-0.5, 0.5), [away(4, 3) * 1.3], id="clamp"),
     P(lambda a: a.clamp(min=0.1), [away(4, 3)], id="clamp-min"),
@@ -373,6 +374,8 @@ CASES += [
     P(lambda x, w, b: NF.linear(x, w, b), [r(2, 4, 3), r(2, 3), r(2)], id="linear-3d"),
     P(lambda a: NF.pad(a, (1, -1, 0, 2), value=0.3), [r(4, 3)], id="pad"),
     P(lambda a, w, b: NF.layer_norm(a, (3,), w, b), [r(4, 3), r(3), r(3, seed=1)], id="layer_norm"),
+    P(lambda v, g: weight_norm_of(v, g, 0), [r(2, 3), r(2, 1, seed=1)], id="weight_norm-first"),
+    P(lambda v, g: weight_norm_of(v, g, 2), [r(2, 2, 3), r(1, 1, 3, seed=1)], id="weight_norm-last"),
     P(lambda a, b: NF.mse_loss(a, b), [r(4, 3), r(3)], id="mse_loss-broadcast"),
     P(lambda a, b: NF.mse_loss(a, b, reduction="none"), [r(4, 3), r(4, 3, seed=1)], id="mse_loss-none"),
     P(lambda a, b: NF.smooth_l1_loss(a, b, beta=0.8), [r(4, 3), r(4, 3, seed=1)], id="smooth_l1_loss"),
@@ -486,7 +489,7 @@ ELEMENTWISE = [
     ("exp", lambda x: x.exp(), r), ("log", lambda x: x.log(), pos), ("log1p", lambda x: x.log1p(), pos),
     ("sqrt", lambda x: x.sqrt(), pos), ("sin", lambda x: x.sin(), r), ("cos", lambda x: x.cos(), r),
     ("tan", lambda x: x.tan(), lambda n: r(n) * 0.4), ("tanh", lambda x: x.tanh(), r),
-    ("sigmoid", lambda x: x.sigmoid(), r), ("softplus", lambda x: x.softplus(), r), ("neg", lambda x: -x, r),
+    ("sigmoid", lambda x: x.sigmoid(), r), ("softplus", lambda x: F.softplus(x), r), ("neg", lambda x: -x, r),
     ("abs", lambda x: x.abs() * x, away), ("relu", lambda x: x.relu() * x, away),
     ("sign", lambda x: x.sign() * x * x, away), ("clamp", lambda x: x.clamp(-0.5, 0.5) * x, away),
     ("square", lambda x: x ** 2, r), ("cube", lambda x: x * x * x, r), ("pow-float", lambda x: x ** 2.5, pos),

@@ -69,8 +69,8 @@ PROGRAMS = {
 }
 
 
-def run_texts(cli, tmp_path, source: str) -> tuple[str, dict]:
-    path = tmp_path / "prog.py"
+def run_texts(cli, tmp_path, source: str, name: str = "prog.py") -> tuple[str, dict]:
+    path = tmp_path / name
     path.write_text(source)
     result = cli("run", "--json", str(path))
     assert result.exit_code == 0, result.stdout + result.stderr
@@ -127,7 +127,7 @@ def test_the_terminal_shows_the_text_and_closes_a_line_left_open(cli, tmp_path):
 
 
 def test_a_bare_expression_is_still_a_titled_table(cli, tmp_path):
-    path = tmp_path / "shown.py"
+    path = tmp_path / "shown.grad"
     path.write_text("import torch\nx = torch.tensor([1.0, 2.0])\nx * 2\n")
     result = cli("run", str(path))
     assert result.exit_code == 0
@@ -155,7 +155,7 @@ def test_an_ordered_dict_has_its_methods_whether_a_state_dict_or_collections_cam
 
 def test_a_module_method_run_for_its_effect_is_not_shown(cli, tmp_path):
     _, file = run_texts(cli, tmp_path, "import torch.nn as nn\nm = nn.Linear(1, 1)\nm.eval()\nm.train()\n"
-                                       "m.apply(print)\nm.load_state_dict(m.state_dict())\nm.training\n")
+                                       "m.apply(print)\nm.load_state_dict(m.state_dict())\nm.training\n", "prog.grad")
     shown = [e for e in file["events"] if e["kind"] == "display"]
     assert [e["items"][0]["source"] for e in shown] == ["m.training"]
 
@@ -176,7 +176,7 @@ def test_an_optimizer_keeps_and_prints_pytorchs_switches(cli, tmp_path):
 
 def test_a_bare_call_is_shown_only_when_it_gives_tensors(cli, tmp_path):
     _, file = run_texts(cli, tmp_path, "import torch\nx = torch.ones(2, requires_grad=True)\nlen(x)\nx.sum().item()\n"
-                                       "torch.autograd.grad((x * x).sum(), x)\nx * 2\nx.tolist()\n")
+                                       "torch.autograd.grad((x * x).sum(), x)\nx * 2\nx.tolist()\n", "prog.grad")
     shown = [e["items"][0]["source"] for e in file["events"] if e["kind"] == "display"]
     assert shown == ["torch.autograd.grad((x * x).sum(), x)", "x * 2"]
 

@@ -87,6 +87,22 @@ def test_prints_as_the_tutorial_shows_them(cli, tmp_path):
     assert body.split("\n", 1)[1] == "None\n<AddBackward0>\n" + grad + "None\nout is 27.0 and 0.25\n" + table
 
 
+def test_a_python_file_shows_no_bare_expression(cli, tmp_path):
+    """Python prints nothing for `x.grad` alone on a line, so a .py file shows only its prints; the same text as a
+    .grad script shows the table."""
+    text = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * x).sum().backward()\nx.grad\nmodel = x * 3\nmodel\n" \
+           "print(x.grad)\n"
+    shown = {}
+    for name in ("tutorial.py", "tutorial.grad"):
+        result = cli("run", str(script(tmp_path, text, name)))
+        assert result.exit_code == 0, result.stderr
+        shown[name] = result.stdout.split("gradcli run")[0].split("\n", 1)[1]
+    assert shown["tutorial.py"] == "tensor([2., 2.])\n"
+    assert shown["tutorial.grad"].startswith("x.grad  shape (2,) · float32\n")
+    assert "model  shape (2,) · float32\n" in shown["tutorial.grad"]
+    assert shown["tutorial.grad"].endswith("tensor([2., 2.])\n")
+
+
 def test_summary_table(cli, tmp_path, monkeypatch):
     script(tmp_path, SEED_000, "a.grad")
     script(tmp_path, "x = ones(2, requires_grad=True)\n", "b.grad")

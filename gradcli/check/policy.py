@@ -241,7 +241,8 @@ class LoopPolicy:
 
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
-                   progress: Any = None, hooked: list[tuple[dict, dict]] | None = None) -> Verdict:
+                   progress: Any = None, hooked: list[tuple[dict, dict]] | None = None,
+                   jvps: tuple[type, ...] = ()) -> Verdict:
         """Check a gradient function's result by kind: `grad`, `jacobian`, `hessian`, `vjp`, `jvp`, `hvp`, `vhp`.
 
         jvp is judged by the Jacobian it contracts (its graph is retained); hvp and vhp as the gradient of
@@ -250,6 +251,9 @@ class LoopPolicy:
         `arguments` are the call's, bound to the function's parameters; `names` name its `inputs`
         in order; `traced` is (fresh leaves, output) for a functional that traced a function of its
         own. A kind with no rule here is counted as unchecked, never passed silently.
+
+        `jvps`: the program's Functions whose own jvp a forward-mode Jacobian (`jacfwd`) came through, named
+        beside a failure.
 
         `hooked`: a hook replaced a gradient during the call, whose backward passes these are, each with
         its own hook changes (`hooks.passes`). A Jacobian of a one-element output is then judged as its
@@ -272,7 +276,8 @@ class LoopPolicy:
                                                                          zip(names, blocks, xs)}, **options)
             if hooked:
                 return self._rows(out, dict(zip(names, xs)), [b._data for b in blocks], hooked, **options)
-            return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, **options)
+            return self.jacobian(out, dict(zip(names, xs)), {n: b._data for n, b in zip(names, blocks)}, jvps=jvps,
+                                 **options)
         if kind == "vjp":
             v = arguments.get("v")
             start = None if v is None else np.asarray(v._data if isinstance(v, Tensor) else v, dtype=out.dtype)

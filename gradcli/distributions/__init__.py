@@ -1,7 +1,7 @@
 """`torch.distributions`: probability distributions with PyTorch's formulas, draws, validation and printed text.
 
 One module per kind of family (location-scale, discrete, gamma-type, multivariate, transformed, heavy-tailed,
-on the unit interval, mixtures), the base they share, the transforms, the constraints they validate against and
+on the unit interval, mixtures, on the circle), the base they share, the transforms, the constraints they validate against and
 the registries from a constraint to its transform, PyTorch's samplers for the
 gamma, Poisson and binomial draws,
 and the KL pairs. The engine never imports this package; `lang/builtins.py` makes its names reachable.
@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import gradcli.distributions.constraints as constraints
+from gradcli.distributions.circular import CLASSES as _CIRCULAR
 from gradcli.distributions.continuous import CLASSES as _CONTINUOUS
 from gradcli.distributions.discrete import CLASSES as _DISCRETE, binomial
-from gradcli.distributions.distribution import Distribution, set_default_validate_args
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, set_default_validate_args
 from gradcli.distributions.gamma import CLASSES as _GAMMA, poisson
 from gradcli.distributions.heavy_tailed import CLASSES as _HEAVY_TAILED
 from gradcli.distributions.mixture import CLASSES as _MIXTURE
@@ -27,7 +28,7 @@ from gradcli.distributions.transforms import TRANSFORMS
 from gradcli.distributions.unit_interval import CLASSES as _UNIT_INTERVAL
 
 CLASSES: dict[str, type] = {**_CONTINUOUS, **_DISCRETE, **_GAMMA, **_MULTIVARIATE, **_TRANSFORMED, **_HEAVY_TAILED,
-                             **_UNIT_INTERVAL, **_MIXTURE}
+                             **_UNIT_INTERVAL, **_MIXTURE, **_CIRCULAR}
 """The distributions a program constructs, by PyTorch's name."""
 
 FUNCTIONS: dict[str, Any] = {"kl_divergence": kl_divergence, "register_kl": register_kl, "biject_to": biject_to,
@@ -41,7 +42,7 @@ def reset() -> None:
     biject_to.reset()
     transform_to.reset()
 
-__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "binomial", "constraints", "kl", "kl_divergence",
+__all__ = ["CLASSES", "FUNCTIONS", "TRANSFORMS", "Distribution", "ExponentialFamily", "binomial", "constraints", "kl", "kl_divergence",
            "poisson",
            "register_kl", "reset",
            "set_default_validate_args"]

@@ -17,7 +17,7 @@ import gradcli.nn.functional as NF
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.samplers as samplers
 from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all, sample_shape_of
-from gradcli.engine.modes import no_grad
+from gradcli.engine.modes import enable_grad, no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import NotAllowedError, ValueDomainError
 
@@ -42,13 +42,15 @@ class _ProbsOrLogits(Distribution):
     @property
     def probs(self) -> Tensor:
         if "probs" not in self._given:
-            self._given["probs"] = self._probs_from(self._given["logits"])
+            with enable_grad():  # PyTorch's lazy_property: kept with its graph even when first read under no_grad
+                self._given["probs"] = self._probs_from(self._given["logits"])
         return self._given["probs"]
 
     @property
     def logits(self) -> Tensor:
         if "logits" not in self._given:
-            self._given["logits"] = self._logits_from(self._given["probs"])
+            with enable_grad():
+                self._given["logits"] = self._logits_from(self._given["probs"])
         return self._given["logits"]
 
     @property
@@ -172,21 +174,19 @@ def _invalid(value: Tensor, valid: np.ndarray) -> str:
     return constraints.shown(C.tensor(value._data[~valid]))
 
 
-class Binomial(_ProbsOrLogits):
-    """Successes in `total_count` trials (a count per element, which may differ across the batch)."""
+class Counted(_ProbsOrLogits):
+    """A count and a probability of success (given as probs or logits), broadcast together: Binomial's trials,
+    NegativeBinomial's failures."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
-                       "logits": constraints.real}
-    has_enumerate_support = True
     program_attributes = Distribution.program_attributes | {"total_count", "probs", "logits", "param_shape"}
 
-    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         self._set_parameters(probs, logits)
         count, self._param = broadcast_all(total_count, probs if probs is not None else logits)
         self.total_count = F.to_dtype(count, self._param.dtype)
         self._given["probs" if probs is not None else "logits"] = self._param
-        super().__init__(self._param.shape, validate_args=validate_args)
+        Distribution.__init__(self, self._param.shape, validate_args=validate_args)
 
     def _holds_parameter(self, name: str) -> bool:
         return name == "total_count" or name in self._given
@@ -201,6 +201,18 @@ class Binomial(_ProbsOrLogits):
     def _logits_from(self, probs: Tensor) -> Tensor:
         clamped = clamp_probs(probs)
         return F.log(clamped) - F.log1p(-clamped)
+
+
+class Binomial(Counted):
+    """Successes in `total_count` trials (a count per element, which may differ across the batch)."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        super().__init__(total_count, probs, logits, validate_args=validate_args)
 
     @property
     def support(self) -> constraints.Constraint:
@@ -433,6 +445,17 @@ class Multinomial(_OverCategorical):
             np.add.at(row, pick, 1)
         return C.tensor(counts, dtype=self.probs.dtype)
 
+    def entropy(self) -> Tensor:
+        """PyTorch's: n·H(categorical) - log n! plus E[log xᵢ!] summed over the categories, each count xᵢ a
+        Binomial(n, pᵢ) over its support."""
+        n = C.tensor(float(self.total_count), dtype=self.probs.dtype)
+        term1 = n * self._categorical.entropy() - F.lgamma(n + 1)
+        binomial = Binomial(self.total_count, probs=self.probs)
+        support = binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = F.exp(binomial.log_prob(support))
+        term2 = F.sum(binomial_probs * F.lgamma(support + 1), (0, -1))
+        return term1 + term2
+
     def log_prob(self, value: Any) -> Tensor:
         value = self.checked(value)
         logits, value = broadcast_all(self.logits, value)
@@ -443,5 +466,18 @@ class Multinomial(_OverCategorical):
         return log_factorial_n - log_factorial_xs + F.sum(logits * value, -1)
 
 
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A one-hot draw whose gradient is the probabilities' (Bengio et al.'s straight-through estimator): the
+    value is the draw, the graph is `probs - probs.detach()` added to it."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
 CLASSES = {"Bernoulli": Bernoulli, "Geometric": Geometric, "Binomial": Binomial, "Categorical": Categorical,
-           "OneHotCategorical": OneHotCategorical, "Multinomial": Multinomial}
+           "OneHotCategorical": OneHotCategorical, "Multinomial": Multinomial,
+           "OneHotCategoricalStraightThrough": OneHotCategoricalStraightThrough}

@@ -19,7 +19,7 @@ import gradcli.distributions.constraints as constraints
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.engine.tensor_str import Size
-from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
+from gradcli.errors import ArgumentError, GradcliError, NotAllowedError, ValueDomainError
 
 
 class Validation:
@@ -71,6 +71,13 @@ def sum_rightmost(value: Tensor, dims: int) -> Tensor:
     return value if dims == 0 else F.sum(value.reshape(*value.shape[:-dims], -1), -1)
 
 
+def masked(t: Tensor, mask: Any, value: float) -> Tensor:
+    """PyTorch's `t[mask] = value` on a freshly computed `t` (so the node is IndexPutBackward0, as PyTorch's;
+    the gradient is zero where the value was written)."""
+    t[mask if tuple(mask.shape) == tuple(t.shape) else F.expand(mask, *t.shape)] = value
+    return t
+
+
 class Distribution:
     """PyTorch's `torch.distributions.Distribution`, with the members a program may use."""
 
@@ -81,6 +88,7 @@ class Distribution:
         "sample", "rsample", "sample_n", "log_prob", "entropy", "perplexity", "cdf", "icdf", "mean", "mode",
         "stddev", "variance", "batch_shape", "event_shape", "support", "arg_constraints", "has_rsample",
         "has_enumerate_support", "enumerate_support", "expand"})
+    set_default_validate_args = staticmethod(set_default_validate_args)
 
     def __init__(self, batch_shape: tuple[int, ...] = (), event_shape: tuple[int, ...] = (),
                  validate_args: bool | None = None) -> None:
@@ -203,7 +211,14 @@ class Distribution:
         for name in self.batch_parameters:
             setattr(self, name, F.expand(getattr(self, name), *shape))
 
-    def _missing(self, what: str) -> NotAllowedError:
+    pytorch_lacks: frozenset[str] = frozenset()
+    """What PyTorch's class itself does not define (VonMises's entropy): asking is PyTorch's NotImplementedError,
+    which a program may catch, rather than a gap of gradcli's."""
+
+    def _missing(self, what: str) -> GradcliError:
+        if what in self.pytorch_lacks:
+            return ValueDomainError(f"PyTorch defines no {type(self).__name__}.{what}",
+                                    hint="PyTorch raises NotImplementedError here too: estimate it from samples")
         return NotAllowedError(f"{type(self).__name__}.{what} is not available in gradcli",
                                hint="docs/distributions.md lists what each distribution offers")
 

@@ -1,4 +1,5 @@
-"""Gamma, Beta, Dirichlet and Poisson: the families whose densities use lgamma and digamma.
+"""Gamma, Beta, Dirichlet and Poisson, and the families PyTorch draws from gamma draws (Chi2, StudentT,
+FisherSnedecor, NegativeBinomial): the families whose densities use lgamma and digamma.
 
 Their draws are PyTorch's rejection samplers (`samplers.py`). A draw is differentiated with respect to
 its concentration as PyTorch does it, by implicit reparameterisation: the sampler's output enters the
@@ -18,8 +19,10 @@ import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 import gradcli.distributions.samplers as samplers
-from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all
+from gradcli.distributions.discrete import Counted
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, broadcast_all, masked
 import gradcli.engine.ops as O
+import gradcli.nn.functional as NF
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, _wrap, apply
 from gradcli.errors import ValueDomainError
@@ -271,5 +274,96 @@ def poisson(input: Any, generator: Any = None) -> Tensor:
     return _wrap(samplers.poisson(C.generator_arg(generator, "poisson"), np.array(rates._data)))
 
 
+class FisherSnedecor(Distribution):
+    """The ratio of two gamma draws, Gamma(df1/2, df1) over Gamma(df2/2, df2): Snedecor's F."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    batch_parameters = ("df1", "df2")
+    support = constraints.positive
+    pytorch_lacks = frozenset({"entropy", "cdf", "icdf"})
+    has_rsample = True
+    program_attributes = Distribution.program_attributes | {"df1", "df2"}
+
+    def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        # built first, as PyTorch builds them: a df that is not positive is the gamma's error
+        self._gammas = (Gamma(self.df1 * 0.5, self.df1, validate_args=validate_args),
+                        Gamma(self.df2 * 0.5, self.df2, validate_args=validate_args))
+        Distribution.__init__(self, self.df1.shape, validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        super()._expand_parameters(shape)
+        self._gammas = tuple(gamma.expand(shape) for gamma in self._gammas)
+
+    @property
+    def mean(self) -> Tensor:
+        df2 = masked(F.clone(self.df2), self.df2 <= 2, math.nan)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Tensor:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return masked(mode, self.df1 <= 2, math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        df2 = masked(F.clone(self.df2), self.df2 <= 4, math.nan)
+        return 2 * F.pow(df2, 2) * (self.df1 + df2 - 2) / (self.df1 * F.pow(df2 - 2, 2) * (df2 - 4))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        gamma1, gamma2 = self._gammas
+        x1 = gamma1.rsample(sample_shape).view(*shape)
+        x2 = gamma2.rsample(sample_shape).view(*shape)
+        tiny = float(np.finfo(x2.dtype).tiny)
+        return F.clamp(x1 / F.clamp(x2, min=tiny), min=tiny)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        ct1 = self.df1 * 0.5
+        ct2 = self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = F.lgamma(ct1 + ct2) - F.lgamma(ct1) - F.lgamma(ct2)
+        t2 = ct1 * F.log(ct3) + (ct1 - 1) * F.log(value)
+        t3 = (ct1 + ct2) * F.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class NegativeBinomial(Counted):
+    """Successes before `total_count` failures: a Poisson count whose rate is a gamma draw, as PyTorch draws it."""
+
+    arg_constraints = {"total_count": constraints.GreaterThanEq(0), "probs": constraints.HalfOpenInterval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    pytorch_lacks = frozenset({"entropy", "cdf", "icdf"})
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * F.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return F.clamp(F.floor((self.total_count - 1) * F.exp(self.logits)), min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / F.sigmoid(-self.logits)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with no_grad():
+            # validation off: total_count may be zero
+            rate = Gamma(self.total_count, F.exp(-self.logits), validate_args=False).sample(sample_shape)
+            return poisson(rate)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        log_unnormalized_prob = self.total_count * NF.logsigmoid(-self.logits) + value * NF.logsigmoid(self.logits)
+        log_normalization = (-F.lgamma(self.total_count + value) + F.lgamma(1.0 + value)
+                             + F.lgamma(self.total_count))
+        # a count of zero at zero failures has probability one, where lgamma(0) is infinite
+        log_normalization = F.masked_fill(log_normalization, self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
+
+
 CLASSES = {"Gamma": Gamma, "Chi2": Chi2, "StudentT": StudentT, "Beta": Beta, "Dirichlet": Dirichlet,
-           "Poisson": Poisson}
+           "Poisson": Poisson, "FisherSnedecor": FisherSnedecor, "NegativeBinomial": NegativeBinomial}

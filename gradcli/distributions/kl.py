@@ -18,11 +18,13 @@ import math
 import gradcli.engine.creation as C
 from gradcli.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from gradcli.distributions.discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical
-from gradcli.distributions.distribution import Distribution, ExponentialFamily, sum_rightmost
+from gradcli.distributions.distribution import Distribution, ExponentialFamily, masked, sum_rightmost
 from gradcli.distributions.gamma import Beta, Dirichlet, Gamma, Poisson
+from gradcli.distributions.heavy_tailed import Cauchy, Pareto
 from gradcli.distributions.multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal,
                                                 batch_mahalanobis, half_log_det)
 from gradcli.distributions.transformed import EULER_GAMMA, Gumbel, HalfNormal, TransformedDistribution
+from gradcli.distributions.unit_interval import ContinuousBernoulli
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.errors import ArgumentError, NotAllowedError, ValueDomainError
 
@@ -110,13 +112,6 @@ def _x_log_x(t: Tensor) -> Tensor:
     return F.xlogy(t, t)
 
 
-def _masked(t: Tensor, mask: Any, value: float) -> Tensor:
-    """PyTorch's `t[mask] = value` on the freshly computed `t` (so the node is IndexPutBackward0, as PyTorch's;
-    the gradient is zero where the value was written)."""
-    t[mask if tuple(mask.shape) == tuple(t.shape) else F.expand(mask, *t.shape)] = value
-    return t
-
-
 def _normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = F.pow(p.scale / q.scale, 2)
     t1 = F.pow((p.loc - q.loc) / q.scale, 2)
@@ -125,15 +120,15 @@ def _normal(p: Normal, q: Normal) -> Tensor:
 
 def _bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = _masked(_masked(t1, q.probs == 0, _INF), p.probs == 0, 0.0)
+    t1 = masked(masked(t1, q.probs == 0, _INF), p.probs == 0, 0.0)
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = _masked(_masked(t2, q.probs == 1, _INF), p.probs == 1, 0.0)
+    t2 = masked(masked(t2, q.probs == 1, _INF), p.probs == 1, 0.0)
     return t1 + t2
 
 
 def _categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
-    t = _masked(_masked(t, q.probs == 0, _INF), p.probs == 0, 0.0)
+    t = masked(masked(t, q.probs == 0, _INF), p.probs == 0, 0.0)
     return F.sum(t, -1)
 
 
@@ -143,7 +138,7 @@ def _one_hot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
 
 def _uniform(p: Uniform, q: Uniform) -> Tensor:
     result = F.log((q.high - q.low) / (p.high - p.low))
-    return _masked(result, (q.low > p.low) | (q.high < p.high), _INF)
+    return masked(result, (q.low > p.low) | (q.high < p.high), _INF)
 
 
 def _laplace(p: Laplace, q: Laplace) -> Tensor:
@@ -290,7 +285,7 @@ def _binomial(p: Binomial, q: Binomial) -> Tensor:
         raise ValueDomainError("KL between Binomials where q.total_count > p.total_count is not implemented",
                                hint="p's total_count must be at least q's")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + F.log1p(-p.probs) - F.log1p(-q.probs))
-    return _masked(kl, p.total_count > q.total_count, _INF)
+    return masked(kl, p.total_count > q.total_count, _INF)
 
 
 @_register((HalfNormal, HalfNormal))
@@ -332,19 +327,18 @@ def _exponential_families(p: Distribution, q: Distribution) -> Tensor:
 
 
 # -- different families ---------------------------------------------------------------------------
-@_register((Exponential, Beta), (Exponential, Uniform))
+@_register((Exponential, Beta), (Exponential, ContinuousBernoulli), (Exponential, Pareto), (Exponential, Uniform))
 def _exponential_infinity(p: Exponential, q: Any) -> Tensor:
     return _infinite_like(p.rate)
 
 
-@_register((Gamma, Beta), (Gamma, Uniform))
+@_register((Gamma, Beta), (Gamma, ContinuousBernoulli), (Gamma, Pareto), (Gamma, Uniform))
 def _gamma_infinity(p: Gamma, q: Any) -> Tensor:
     return _infinite_like(p.concentration)
 
 
-@_register((Gumbel, Beta), (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Uniform),
-           (Laplace, Beta), (Laplace, Exponential), (Laplace, Gamma), (Laplace, Uniform),
-           (Normal, Beta), (Normal, Exponential), (Normal, Gamma), (Normal, Uniform))
+@_register(*((p, q) for p in (Gumbel, Laplace, Normal)
+             for q in (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)))
 def _loc_infinity(p: Any, q: Any) -> Tensor:
     """A real-valued p against a q of bounded support: infinite."""
     return _infinite_like(p.loc)
@@ -389,7 +383,7 @@ def _beta_normal(p: Beta, q: Normal) -> Tensor:
 @_register((Beta, Uniform))
 def _beta_uniform(p: Beta, q: Uniform) -> Tensor:
     result = -p.entropy() + F.log(q.high - q.low)
-    return _masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
+    return masked(result, (q.low > 0.0) | (q.high < 1.0), _INF)
 
 
 @_register((Exponential, Gamma))
@@ -496,13 +490,13 @@ def _uniform_beta(p: Uniform, q: Beta) -> Tensor:
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term
     t4 = F.lgamma(q.concentration1) + F.lgamma(q.concentration0) - F.lgamma(q.concentration1 + q.concentration0)
     result = t3 + t4 - t1 - t2
-    return _masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
+    return masked(result, (p.high > 1.0) | (p.low < 0.0), _INF)
 
 
 @_register((Uniform, Exponential))
 def _uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
     result = q.rate * (p.high + p.low) / 2 - F.log((p.high - p.low) * q.rate)
-    return _masked(result, p.low < 0.0, _INF)
+    return masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gamma))
@@ -513,7 +507,7 @@ def _uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     result = -t1 + t2 + t3 + t4
-    return _masked(result, p.low < 0.0, _INF)
+    return masked(result, p.low < 0.0, _INF)
 
 
 @_register((Uniform, Gumbel))
@@ -533,6 +527,118 @@ def _uniform_normal(p: Uniform, q: Normal) -> Tensor:
     t2 = F.pow(common_term, 2) / 12
     t3 = F.pow((p.high + p.low - 2 * q.loc) / 2, 2)
     return t1 + 0.5 * (t2 + t3) / F.pow(q.scale, 2)
+
+
+@_register((ContinuousBernoulli, ContinuousBernoulli))
+def _continuous_bernoulli(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + F.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - F.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@_register((Beta, ContinuousBernoulli))
+def _beta_continuous_bernoulli(p: Beta, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() - p.mean * q.logits - F.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@_register((Beta, Pareto))
+def _beta_infinity(p: Beta, q: Pareto) -> Tensor:
+    return _infinite_like(p.concentration1)
+
+
+@_register((ContinuousBernoulli, Pareto))
+def _continuous_bernoulli_infinity(p: ContinuousBernoulli, q: Pareto) -> Tensor:
+    return _infinite_like(p.probs)
+
+
+@_register((ContinuousBernoulli, Exponential))
+def _continuous_bernoulli_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
+    return -p.entropy() - F.log(q.rate) + q.rate * p.mean
+
+
+@_register((ContinuousBernoulli, Normal))
+def _continuous_bernoulli_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + F.square(q.loc / q.scale)) + F.log(q.scale)
+    t3 = (p.variance + F.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * F.square(q.scale))
+    return t1 + t2 + t3
+
+
+def _infinite_where(mask: Tensor, result: Tensor) -> Tensor:
+    """PyTorch's `torch.where(mask, ones_like(result) * inf, result)` (WhereBackward0; zero gradient where infinite)."""
+    return F.where(mask, C.ones_like(result) * _INF, result)
+
+
+@_register((ContinuousBernoulli, Uniform))
+def _continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
+    # PyTorch's test, kept as it is: infinite where q.low >= 0 or q.high <= 1
+    return _infinite_where((q.low >= 0.0) | (q.high <= 1.0), -p.entropy() + F.log(q.high - q.low))
+
+
+@_register((Uniform, ContinuousBernoulli))
+def _uniform_continuous_bernoulli(p: Uniform, q: ContinuousBernoulli) -> Tensor:
+    # PyTorch's test, kept as it is: infinite where p.high >= 1 or p.low <= 0
+    result = -p.entropy() - p.mean * q.logits - F.log1p(-q.probs) - q._cont_bern_log_norm()
+    return _infinite_where((p.high >= 1.0) | (p.low <= 0.0), result)
+
+
+@_register((Pareto, Pareto))
+def _pareto(p: Pareto, q: Pareto) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * F.log(scale_ratio) - F.log(alpha_ratio) + alpha_ratio - 1
+    return masked(result, p.scale < q.scale, _INF)
+
+
+@_register((Pareto, Beta), (Pareto, ContinuousBernoulli), (Pareto, Uniform))
+def _pareto_infinity(p: Pareto, q: Any) -> Tensor:
+    return _infinite_like(p.scale)
+
+
+@_register((Pareto, Exponential))
+def _pareto_exponential(p: Pareto, q: Exponential) -> Tensor:
+    scale_rate_prod = p.scale * q.rate
+    t1 = F.log(p.alpha / scale_rate_prod)
+    t2 = F.reciprocal(p.alpha)
+    t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
+    return masked(t1 - t2 + t3 - 1, p.alpha <= 1, _INF)
+
+
+@_register((Pareto, Gamma))
+def _pareto_gamma(p: Pareto, q: Gamma) -> Tensor:
+    common_term = F.log(p.scale) + F.reciprocal(p.alpha)
+    t1 = F.log(p.alpha) - common_term
+    t2 = F.lgamma(q.concentration) - q.concentration * F.log(q.rate)
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return masked(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, _INF)
+
+
+@_register((Pareto, Normal))
+def _pareto_normal(p: Pareto, q: Normal) -> Tensor:
+    var_normal = 2 * F.pow(q.scale, 2)
+    common_term = p.scale / (p.alpha - 1)
+    t1 = F.log(math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale)
+    t2 = F.reciprocal(p.alpha)
+    t3 = p.alpha * F.pow(common_term, 2) / (p.alpha - 2)
+    t4 = F.pow(p.alpha * common_term - q.loc, 2)
+    return masked(t1 - t2 + (t3 + t4) / var_normal - 1, p.alpha <= 2, _INF)
+
+
+@_register((Uniform, Pareto))
+def _uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
+    support_uniform = p.high - p.low
+    t1 = F.log(q.alpha * F.pow(q.scale, q.alpha) * support_uniform)
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    return masked(t2 * (q.alpha + 1) - t1, p.low < q.scale, _INF)
+
+
+@_register((Cauchy, Cauchy))
+def _cauchy(p: Cauchy, q: Cauchy) -> Tensor:
+    t1 = F.log(F.pow(p.scale + q.scale, 2) + F.pow(p.loc - q.loc, 2))
+    t2 = F.log(4 * p.scale * q.scale)
+    return t1 - t2
 
 
 def kl_divergence(p: Any, q: Any) -> Tensor:

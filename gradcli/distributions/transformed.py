@@ -19,8 +19,10 @@ import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Normal, Uniform
 from gradcli.distributions.discrete import Categorical, _Binary, clamp_probs
+from gradcli.distributions.gamma import Gamma
 from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
-from gradcli.distributions.transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform, Transform
+from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
+                                             SigmoidTransform, StickBreakingTransform, Transform)
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
@@ -46,6 +48,8 @@ class TransformedDistribution(Distribution):
         self.transforms = list(transforms)
         event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        for transform in self.transforms:
+            shape = transform.forward_shape(shape)  # StickBreakingTransform adds a category
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
@@ -62,8 +66,10 @@ class TransformedDistribution(Distribution):
         return constraints.IndependentConstraint(support, extra) if extra > 0 else support
 
     def _expand_parameters(self, shape: tuple[int, ...]) -> None:
-        event = tuple(self._event_shape)
-        self.base_dist = self.base_dist.expand(shape + event[:len(event) - len(self.base_dist.event_shape)])
+        base_shape = tuple(shape) + tuple(self._event_shape)
+        for transform in reversed(self.transforms):
+            base_shape = transform.inverse_shape(base_shape)
+        self.base_dist = self.base_dist.expand(base_shape[:len(base_shape) - len(self.base_dist.event_shape)])
 
     def _pushed(self, x: Tensor) -> Tensor:
         for transform in self.transforms:
@@ -129,6 +135,32 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
+class LogisticNormal(TransformedDistribution):
+    """A normal vector broken onto the simplex (StickBreakingTransform): one more category than the normal has."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"loc", "scale"}
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand((1,))
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def _holds_parameter(self, name: str) -> bool:
+        return False  # they live in the base Normal: PyTorch prints LogisticNormal()
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+
 class ParametersInBase(TransformedDistribution):
     """A family whose parameters live in its base distribution: PyTorch prints it with none (`HalfNormal()`),
     validates them all the same, and expands the base."""
@@ -191,6 +223,44 @@ class HalfNormal(Folded):
     @property
     def variance(self) -> Tensor:
         return F.pow(self.scale, 2) * (1 - 2 / math.pi)
+
+
+class InverseGamma(ParametersInBase):
+    """1/X for X ~ Gamma(concentration, rate): PowerTransform(-1) of the gamma draw."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    program_attributes = TransformedDistribution.program_attributes | {"concentration", "rate"}
+
+    def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-C.ones((), dtype=base.rate.dtype)), validate_args=validate_args)
+
+    @property
+    def concentration(self) -> Tensor:
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        return F.where(self.concentration > 1, self.rate / (self.concentration - 1), math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        result = F.square(self.rate) / (F.square(self.concentration - 1) * (self.concentration - 2))
+        return F.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self) -> Tensor:
+        return (self.concentration + F.log(self.rate) + F.lgamma(self.concentration)
+                - (1 + self.concentration) * F.digamma(self.concentration))
 
 
 class Gumbel(TransformedDistribution):
@@ -364,4 +434,5 @@ class RelaxedOneHotCategorical(_Relaxed):
 CLASSES = {"TransformedDistribution": TransformedDistribution, "LogNormal": LogNormal, "HalfNormal": HalfNormal,
            "Gumbel": Gumbel,
            "LogitRelaxedBernoulli": LogitRelaxedBernoulli, "RelaxedBernoulli": RelaxedBernoulli,
-           "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical}
+           "ExpRelaxedCategorical": ExpRelaxedCategorical, "RelaxedOneHotCategorical": RelaxedOneHotCategorical,
+           "LogisticNormal": LogisticNormal, "InverseGamma": InverseGamma}

@@ -49,6 +49,13 @@ class Transform:
     def inv(self) -> "Transform":
         return _Inverse(self)
 
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of an output for an input of `shape` (a transform that changes it says how)."""
+        return tuple(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(shape)
+
     def with_cache(self, cache_size: int = 1) -> "Transform":
         """The same transform remembering its last pair (or not): PyTorch's `with_cache`."""
         if self._cache_size == cache_size:
@@ -119,6 +126,12 @@ class _Inverse(Transform):
     @property
     def inv(self) -> Transform:
         return self._inv
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.forward_shape(shape)
 
     def __call__(self, x: Any) -> Tensor:
         return self._inv._inv_call(x)
@@ -307,6 +320,12 @@ class StickBreakingTransform(Transform):
         sf = F.clamp(1 - F.cumsum(y_crop, -1), min=float(np.finfo(y.dtype).tiny))
         return F.log(y_crop) - F.log(sf) + F.log(offset)
 
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return (*shape[:-1], shape[-1] + 1)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return (*shape[:-1], shape[-1] - 1)
+
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
         x = x - F.log(self._offset(x, x.shape[-1] + 1))
         return F.sum(-x + NF.logsigmoid(x) + F.log(y[..., :-1]), -1)
@@ -349,6 +368,16 @@ class ComposeTransform(Transform):
     @property
     def bijective(self) -> bool:  # type: ignore[override]
         return all(p.bijective for p in self.parts)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return tuple(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return tuple(shape)
 
     @property
     def sign(self) -> Any:  # type: ignore[override]

@@ -71,7 +71,7 @@ class Level:
         self.shadows: dict[int, tuple[weakref.ref, Tensor]] = {}
         self.s: Tensor | None = None
         self.customs: list[type] = []
-        """The program's Functions whose jvp gave a tangent that shadows follow: a failing one names them."""
+        """The program's Functions whose jvp gave a tangent in this level: a failing check names them."""
 
     def tangent(self, t: Any) -> np.ndarray | None:
         if type(t) is not Tensor:
@@ -239,6 +239,8 @@ def custom_jvp(cls: type, ctx: Any, levels: list[tuple[Level, tuple]], output: A
         for out, tangent in zip(outputs, found):
             if tangent is not None:
                 level.set(out, tangent)
+        if cls not in level.customs:
+            level.customs.append(cls)
         if level.follow and recorded is not None and not recorded.read_out:
             _follow_forward(level, cls, args, outputs, recorded)
 
@@ -272,7 +274,6 @@ def _follow_forward(level: Level, cls: type, args: tuple, outputs: tuple, record
         if isinstance(out, Tensor):
             shadow = resolve(made if node is None else node)
             _keyed(level.shadows, out, shadow)
-    level.customs.append(cls)
 
 
 def _custom_tangents(cls: type, ctx: Any, tangents: tuple, outputs: tuple) -> list[np.ndarray | None]:

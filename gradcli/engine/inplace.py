@@ -283,6 +283,52 @@ def index_put_(t: Tensor, indices: Any, values: Any, accumulate: bool = False) -
     return update(t, accumulated)
 
 
+def put_(t: Tensor, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    """`t.put_(index, source)`: t read as one row, `source`'s elements written (or with `accumulate=True` added)
+    at the flat positions `index` (negative ones count from the end), as PyTorch's PutBackward0: t's gradient
+    passes where nothing was written (everywhere with accumulate), the source's is the gradient taken at the
+    indices. Of a repeated index without accumulate, the last write stays (PyTorch's CPU order)."""
+    from gradcli.engine import functions as F
+    if not isinstance(index, Tensor) or index.dtype != np.int64:
+        got = type(index).__name__ if not isinstance(index, Tensor) else type_word(index.dtype)
+        raise DtypeError(f"put_(): Expected a long tensor for index, but got {got}",
+                         hint="index holds flat positions: torch.tensor([0, 3])")
+    src = source if isinstance(source, Tensor) else F.as_tensor(source, t.dtype)
+    if src.numel() != index.numel():
+        raise ShapeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {src.numel()}, index.numel() = {index.numel()}",
+                         hint="one source element per index")
+    n = t.numel()
+    flat = index._data.reshape(-1)
+    wrong = flat[(flat >= n) | (flat < -n)]
+    if wrong.size:
+        raise ShapeError(f"out of range: tried to access index {int(wrong[0])} on a tensor of {n} elements.",
+                         hint=f"flat positions run from {-n} to {n - 1}")
+    k = (np.where(flat < 0, flat + n, flat),)
+    values = src._data.reshape(-1).astype(t.dtype)
+    target = np.array(t._data).reshape(-1)
+    if accumulate:
+        np.add.at(target, k, values)
+    else:
+        target[k] = values
+    target = target.reshape(t.shape)
+    check_leaf(t)
+
+    def written() -> Tensor:
+        if not (GradMode.enabled and (t.requires_grad or src.requires_grad)):
+            return _wrap(target)
+        kept = t
+        if not accumulate:
+            mask = np.ones(n, dtype=t.dtype)
+            mask[k] = 0
+            kept = F.mul(t, _wrap(mask.reshape(t.shape)))
+        placed = F.reshape(F.index_put(F.reshape(src, -1), (n,), k), t.shape)
+        out = apply(O.ADD, kept, placed, name="PutBackward0")
+        out._data = target
+        return out
+    return update(t, written)
+
+
 def _assignment_node(key: Any) -> str:
     """PyTorch first applies a key's basic parts (ints, slices, None) as a view, then `index_put_` its tensor
     and list parts into that view: when the basic parts leave the whole tensor (only `:` and `...` beside an

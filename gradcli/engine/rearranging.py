@@ -303,6 +303,11 @@ def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = Fals
     return _tensor_arg(input, "index_put_").index_put_(indices, values, accumulate)
 
 
+def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Tensor:
+    """`torch.put(x, index, source)` and `x.put(...)`: `put_` on a copy, so `x` keeps its values."""
+    return _tensor_arg(input, "put").clone().put_(index, source, accumulate)
+
+
 COMPOSITES: tuple[Composite, ...] = (
     Composite(ravel, ("ravel",), ("ravel",), O.RESHAPE),
     Composite(repeat_interleave, ("repeat_interleave",), ("repeat_interleave",), O.INDEX,
@@ -313,6 +318,7 @@ COMPOSITES: tuple[Composite, ...] = (
     Composite(index_add, ("index_add",), ("index_add",), O.SCATTER_ADD, in_place=True),
     Composite(index_put, ("index_put",), ("index_put",), O.INDEX_PUT),
     Composite(index_put_, ("index_put_",), (), O.INDEX_PUT),  # the method is engine/inplace.py's
+    Composite(put, ("put",), ("put",), O.INDEX_PUT),
     Composite(broadcast_to, ("broadcast_to",), ("broadcast_to",), O.EXPAND),
     Composite(unique, ("unique",), ("unique",)),
     Composite(argsort, ("argsort",), ("argsort",)),

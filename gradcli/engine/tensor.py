@@ -672,34 +672,17 @@ class Tensor(TensorMethods):
     __hash__ = object.__hash__
 
 
-    # -- arithmetic: the operators are the elementwise kernels themselves ---------------------
+    # -- arithmetic: the operators are the elementwise kernels themselves (x.add(y) and its kin are declared) -----
     __add__ = ADD
     __sub__ = SUB
     __mul__ = MUL
     __truediv__ = DIV
-
-    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        return F.add(self, other, alpha=alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        return F.sub(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> "Tensor":
-        return MUL(self, other)
 
     def __floordiv__(self, other: Any) -> "Tensor":
         return F.floor_divide(self, other)
 
     def __rfloordiv__(self, other: Any) -> "Tensor":
         return F.floor_divide(other, self)
-
-    def floor_divide(self, other: Any) -> "Tensor":
-        return F.floor_divide(self, other)
-
-    def div(self, other: Any, *, rounding_mode: Any = None) -> "Tensor":
-        return F.div(self, other, rounding_mode=rounding_mode)
-
-    true_divide = div
 
     __radd__ = ADD  # PyTorch computes 2 + x as x.add(2), and 2 * x as x.mul(2): the tensor comes first
 
@@ -713,8 +696,6 @@ class Tensor(TensorMethods):
 
     def __pow__(self, exponent: Any) -> "Tensor":
         return (POW_TENSOR if type(exponent) is Tensor else POW)(self, exponent)
-
-    pow = __pow__
 
     def __rpow__(self, other: Any) -> "Tensor":
         return RPOW(other, self)
@@ -774,15 +755,6 @@ class Tensor(TensorMethods):
     def sub_(self, other: Any, alpha: Any = 1) -> "Tensor":
         return I.sub_(self, other, alpha)
 
-    def mul_(self, other: Any) -> "Tensor":
-        return I.update(self, lambda: self * other)
-
-    def div_(self, other: Any) -> "Tensor":
-        return I.update(self, lambda: self / other)
-
-    def pow_(self, exponent: Any) -> "Tensor":
-        return I.update(self, lambda: self ** exponent)
-
     def zero_(self) -> "Tensor":
         return I.zero_(self)
 
@@ -798,6 +770,9 @@ class Tensor(TensorMethods):
     # -- methods the census of tutorial code found missing (engine/rearranging.py, creation.py) ----------
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> "Tensor":
         return I.index_put_(self, indices, values, accumulate)
+
+    def put_(self, index: Any, source: Any, accumulate: bool = False) -> "Tensor":
+        return I.put_(self, index, source, accumulate)
 
     def new(self, *data: Any) -> "Tensor":
         """The legacy constructor: `x.new(2, 3)` or `x.new(x.size())` uninitialised (zeros here), or `x.new([1, 2])`
@@ -850,9 +825,6 @@ class Tensor(TensorMethods):
 
     __iadd__ = add_
     __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
-    __ipow__ = pow_
 
 
 def _declare_methods() -> None:
@@ -941,5 +913,6 @@ def _declare_delegates() -> None:
 
 
 _declare_delegates()
+Tensor.__imul__, Tensor.__itruediv__, Tensor.__ipow__ = Tensor.mul_, Tensor.div_, Tensor.pow_  # declared in place
 for _name, _fn in L.FUNCTIONS.items():  # x.isnan(), x.eq(3), m.logical_and(n): torch.NAME with the tensor first
     setattr(Tensor, _name, _fn)

@@ -416,12 +416,6 @@ class TensorMethods:
         return self[(slice(None),) * d + (int(index),)]
 
 
-    def subtract(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        return self.sub(other, alpha=alpha)
-
-    def multiply(self, other: Any) -> "Tensor":
-        return self.mul(other)
-
     @property
     def real(self) -> "Tensor":
         """A real tensor's real part is the tensor itself (gradcli has no complex dtype)."""

@@ -106,8 +106,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "full_like": C.full_like, "empty_like": C.empty_like,
     "manual_seed": C.manual_seed,
-    "add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div, "pow": F.pow,
-    "true_divide": F.true_divide, "floor_divide": F.floor_divide,
     **L.FUNCTIONS,
     **{name: getattr(F, name) for name in O.named("functions")},  # every function the op table declares
     **{name: c.function for c in F.COMPOSITES for name in c.functions},  # and every family's declared composites
@@ -153,12 +151,14 @@ def gradient_kind(func: Any) -> str | None:
 
 # Functions that are the same primitive under another name, for `gradcli ops`.
 OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
-OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods")})  # aliases (arcsin, ...), X_
+OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods"),  # aliases (arcsin, ...), X_
+              **O.named("functional")})  # and F.X (relu6 and hardtanh are one primitive)
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "inv": O.INVERSE, "contiguous": O.CLONE, "vector_norm": O.NORM, "matrix_norm": O.NORM})
+OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "contiguous": O.CLONE})
+OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.linalg if name not in OP_OF})  # inv, vector_norm
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
-OP_OF["index_put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
+OP_OF["index_put_"] = OP_OF["put_"] = O.INDEX_PUT  # written by hand (engine/inplace.py), not derived from a declaration
 
 # Functions and methods that record another primitive when given other arguments (tensors where numbers
 # are usual, a rounding mode): name -> its forms, each (primitive, the arguments as `gradcli ops` writes them after x).
@@ -184,10 +184,7 @@ AUTOGRAD = Namespace("torch.autograd", {"grad": autograd_grad, "backward": autog
                                         "functional": AUTOGRAD_FUNCTIONAL, "Function": classes.FUNCTION,
                                         "function": AUTOGRAD_FUNCTION, "gradcheck": gradcheck,
                                         "gradgradcheck": gradgradcheck})
-LINALG = Namespace("torch.linalg", {"vector_norm": F.vector_norm, "matrix_norm": F.matrix_norm,
-                                    "norm": F.linalg_norm, "cross": F.linalg_cross, "det": F.det, "slogdet": F.slogdet,
-                                    "inv": F.inverse, "solve": F.solve, "matrix_power": F.matrix_power,
-                                    "cholesky": F.cholesky, "solve_triangular": F.solve_triangular})
+LINALG = Namespace("torch.linalg", {name: c.function for c in F.COMPOSITES for name in c.linalg})  # declared
 
 
 # -- torch.nn.functional, torch.nn and torch.optim ------------------------------------------------------
@@ -265,6 +262,8 @@ NN_INIT = _lazy("torch.nn.init", "nn")
 NN_UTILS = _lazy("torch.nn.utils", "nn")
 NN_UTILS_CLIP_GRAD = _lazy("torch.nn.utils.clip_grad", "nn")
 NN_UTILS_RNN = _lazy("torch.nn.utils.rnn", "nn")
+NN_UTILS_PARAMETRIZATIONS = _lazy("torch.nn.utils.parametrizations", "nn")
+NN_UTILS_PARAMETRIZE = _lazy("torch.nn.utils.parametrize", "nn")
 NN = _lazy("torch.nn", "nn")
 LR_SCHEDULER = _lazy("torch.optim.lr_scheduler", "optim")
 OPTIMIZER_MODULE = Namespace("torch.optim.optimizer", {"Optimizer": classes.OPTIMIZER})
@@ -280,22 +279,19 @@ MODULE_MEMBERS: dict[type, frozenset] = {}
 
 def _load_nn() -> None:
     from gradcli.nn import (activations, checkpoint, conv_transpose, layers, losses, normalization, packing, parallel,
-                            recurrent, shaping, transformer, utils as nn_utils, volumes)
+                            parametrize, recurrent, shaping, transformer, utils as nn_utils, volumes, weight_norms)
     from gradcli.nn import compiled, conv as nn_conv, functional as NF, init as I, modules as nn
-    nn_functions = {name: getattr(NF, name) for name in NF.NAMES}
     FUNCTIONS.update({name: getattr(NF, name) for name in _TORCH_NN_FUNCTIONS})
     TORCH.members.update({**{name: FUNCTIONS[name] for name in _TORCH_NN_FUNCTIONS}, **compiled.NAMES})
-    OP_OF.update({**NF.OPS, **losses.OPS})
-    NN_FUNCTIONAL.members.update({**{k: FUNCTIONS[k] for k in ("relu", "sigmoid", "tanh", "softmax", "log_softmax")},
-                                  **nn_functions})
+    OP_OF.update(losses.OPS)
+    NN_FUNCTIONAL.members.update({**{name: FUNCTIONS[name] if name in FUNCTIONS else getattr(NF, name)
+                                     for name in O.named("functional")}})  # the primitives' F.X
     NN_INIT.members.update({name: getattr(I, name) for name in (
         "calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_", "xavier_normal_",
         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "trunc_normal_")})
     NN_INIT.members.update({name.rstrip("_"): NN_INIT.members[name] for name in (
         "normal_", "constant_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
         "orthogonal_")})  # PyTorch's deprecated names without the underscore, which call the same initialisers
-    NN_FUNCTIONAL.members.update({name: getattr(nn_conv, name) for name in nn_conv.NAMES})
-    OP_OF.update(nn_conv.OPS)
     NN_UTILS.members.update({name: getattr(nn_utils, name) for name in nn_utils.NAMES})
     NN.members.update({"functional": NN_FUNCTIONAL, "init": NN_INIT, "Parameter": nn.Parameter,
                        "UninitializedParameter": nn.UninitializedParameter, "Module": classes.MODULE,
@@ -305,7 +301,10 @@ def _load_nn() -> None:
                 parallel)  # the modules of `gradcli/nn` that each add layers (`LAYERS`, `MEMBERS`), maybe functions
     for family in families:
         NN.members.update({name: _constructor(cls) for name, cls in family.LAYERS.items()})
-        NN_FUNCTIONAL.members.update(getattr(family, "FUNCTIONS", {}))
+    NN_FUNCTIONAL.members.update(losses.FUNCTIONS)  # declared by LOSSES
+    for family in (NF, nn_conv, transformer, conv_transpose, normalization, activations, shaping):  # F.X by COMPOSITES
+        NN_FUNCTIONAL.members.update({name: c.function for c in family.COMPOSITES for name in c.functional})
+        OP_OF.update({name: c.op for c in family.COMPOSITES if c.op for name in c.functional})
     NN.members["Transformer"] = _with_statics(transformer.Transformer, ("generate_square_subsequent_mask",))
     NN.members["Embedding"] = _with_statics(layers.Embedding, ("from_pretrained",))
     NN_UTILS_CLIP_GRAD.members.update({name: getattr(nn_utils, name) for name in (
@@ -313,6 +312,11 @@ def _load_nn() -> None:
     NN_UTILS.members["clip_grad"] = NN_UTILS_CLIP_GRAD
     NN_UTILS_RNN.members.update({**packing.NAMES, "PackedSequence": _constructor(packing.PackedSequence)})
     NN_UTILS.members["rnn"] = NN_UTILS_RNN
+    NN_UTILS.members.update(weight_norms.NAMES)
+    OP_OF["weight_norm"] = weight_norms.OP
+    NN_UTILS_PARAMETRIZATIONS.members.update(weight_norms.PARAMETRIZATIONS)
+    NN_UTILS_PARAMETRIZE.members.update(parametrize.NAMES)
+    NN_UTILS.members.update({"parametrizations": NN_UTILS_PARAMETRIZATIONS, "parametrize": NN_UTILS_PARAMETRIZE})
     CHECKPOINT.members.update(checkpoint.NAMES)
     NN.members.update({path.rsplit(".", 1)[1]: MODULES[path] for path in module_paths.NN_PATHS})
     MODULE_MEMBERS.update({**layers.MEMBERS, **{k: v for f in families for k, v in f.MEMBERS.items()},
@@ -381,7 +385,7 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "device": D.device, "utils": UTILS, "Generator": RNG.new_generator,
                "set_printoptions": tensor_str.set_printoptions,
                "cuda": CUDA, "backends": BACKENDS, "accelerator": ACCELERATOR, "set_default_device": D.set_default_device,
-               "version": VERSION, "multiply": FUNCTIONS["mul"], "subtract": FUNCTIONS["sub"],
+               "version": VERSION,
                "is_tensor": _is_tensor, "numel": Tensor.numel, "Size": _constructor(tensor_str.Size),
                "set_float32_matmul_precision": CUDA_BUILD.set_float32_matmul_precision,
                "range": C.range_, "finfo": DTYPE_INFO.finfo,
@@ -391,25 +395,12 @@ _TORCH_ONLY = {"from_numpy": from_numpy, "as_tensor": as_tensor, "no_grad": M.no
                "equal": Tensor.equal, "is_anomaly_enabled": ANOMALY.is_anomaly_enabled,
                "is_anomaly_check_nan_enabled": ANOMALY.is_anomaly_check_nan_enabled}
 # -- torch.distributions (gradcli/distributions): the classes, their module paths, constraints and kl
-_DIST_MODULE_PATHS = {"normal": "Normal", "uniform": "Uniform", "laplace": "Laplace", "exponential": "Exponential",
-                      "bernoulli": "Bernoulli", "categorical": "Categorical",
-                      "one_hot_categorical": "OneHotCategorical", "multinomial": "Multinomial", "gamma": "Gamma",
-                      "beta": "Beta",
-                      "dirichlet": "Dirichlet", "poisson": "Poisson", "multivariate_normal": "MultivariateNormal",
-                      "independent": "Independent", "transformed_distribution": "TransformedDistribution",
-                      "log_normal": "LogNormal", "gumbel": "Gumbel", "relaxed_bernoulli": "RelaxedBernoulli",
-                      "relaxed_categorical": "RelaxedOneHotCategorical", "geometric": "Geometric",
-                      "binomial": "Binomial", "studentT": "StudentT", "chi2": "Chi2",
-                      "lowrank_multivariate_normal": "LowRankMultivariateNormal", "half_normal": "HalfNormal",
-                      "cauchy": "Cauchy", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
-                      "continuous_bernoulli": "ContinuousBernoulli", "kumaraswamy": "Kumaraswamy",
-                      "mixture_same_family": "MixtureSameFamily"}
-"""`from torch.distributions.normal import Normal`: each class under the module PyTorch defines it in."""
 STATE.WARNINGS.append(runtime.show)  # PyTorch's warnings print where the program's prints do
 runtime.RESETS.append(STATE.reset_warnings)  # a warning given once is given once per run
 DISTRIBUTIONS = _lazy("torch.distributions", "distributions")
 _DIST_MODULES = {f"torch.distributions.{module}": _lazy(f"torch.distributions.{module}", "distributions")
-                 for module in ("constraints", "kl", "transforms", "constraint_registry", *_DIST_MODULE_PATHS)}
+                 for module in ("constraints", "kl", "transforms", "constraint_registry",
+                               *module_paths.DISTRIBUTION_FILES)}
 
 
 def _load_distributions() -> None:
@@ -426,12 +417,15 @@ def _load_distributions() -> None:
     DISTRIBUTIONS.members.update({
         **constructors, **DIST.FUNCTIONS, **transforms,
         **{module: spaces[module] for module in ("constraints", "kl", "transforms", "constraint_registry")},
-        "Distribution": Namespace("torch.distributions.Distribution",
-                                  {"set_default_validate_args": DIST.set_default_validate_args})})
-    for module, name in _DIST_MODULE_PATHS.items():
-        spaces[module].members[name] = constructors[name]
+        "Distribution": _with_statics(DIST.Distribution, ("set_default_validate_args",)),
+        "ExponentialFamily": _constructor(DIST.ExponentialFamily)})
+    classes = {**DIST.CLASSES, "Distribution": DIST.Distribution, "ExponentialFamily": DIST.ExponentialFamily}
+    for module, names in module_paths.DISTRIBUTION_FILES.items():
         DISTRIBUTIONS.members[module] = spaces[module]
-        type_tests.register(constructors[name], name, (DIST.CLASSES[name],), f"torch.distributions.{module}")
+        for name in names:
+            stand_in = DISTRIBUTIONS.members[name]
+            spaces[module].members[name] = stand_in
+            type_tests.register(stand_in, name, (classes[name],), f"torch.distributions.{module}")
     for name, cls in DIST.TRANSFORMS.items():
         type_tests.register(transforms[name], name, (cls,), "torch.distributions.transforms")
     runtime.RESETS.append(DIST.reset)  # a program's register_kl and set_default_validate_args last for its run
@@ -464,10 +458,11 @@ CONTEXT_TYPES: tuple[type, ...] = (HK.saved_tensors_hooks, FWD.dual_level, ANOMA
 _FUNC_MODULES = {"torch.func": TORCH_FUNC, "functorch": FUNCTORCH, "torch.autograd.graph": AUTOGRAD_GRAPH,
                  "torch.autograd.forward_ad": FORWARD_AD}
 
-NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus")
-"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name) or in
-torch.nn.functional (softplus, a bare name of `gradcli eval`): `torch.view(x, 4)` is PyTorch's AttributeError,
-and gradcli's refusal says where the name is (lang/expressions.py)."""
+NOT_IN_TORCH = ("view", "expand", "view_as", "reshape_as", "softplus", "Variable", "grad", "jacobian", "hessian")
+"""Names torch 2.13 has only as Tensor methods (declared so: their Composite has no function name), in
+torch.nn.functional (softplus) or in torch.autograd (Variable, grad; jacobian and hessian in its `functional`),
+each a bare name of `gradcli eval`: `torch.view(x, 4)` is PyTorch's AttributeError, and gradcli's refusal says
+where the name is (lang/expressions.py; `tests/test_public_names.py` holds the namespaces to torch's)."""
 TORCH = Namespace("torch", {**{k: v for k, v in FUNCTIONS.items() if k not in NOT_IN_TORCH}, "autograd": AUTOGRAD,
                             "func": TORCH_FUNC,
                             "vmap": _deferred("gradcli.func.transforms", "vmap", "func"), "distributions": DISTRIBUTIONS,
@@ -488,6 +483,8 @@ MODULES: dict[str, Namespace] = {"torch": TORCH, "numpy": NUMPY, "numpy.linalg":
                                  "torch.autograd.function": AUTOGRAD_FUNCTION, "torch.optim.lr_scheduler": LR_SCHEDULER,
                                  "torch.utils": UTILS, "torch.utils.data": DATA, "torch.nn.utils": NN_UTILS,
                                  "torch.nn.utils.rnn": NN_UTILS_RNN, "torch.nn.utils.clip_grad": NN_UTILS_CLIP_GRAD,
+                                 "torch.nn.utils.parametrizations": NN_UTILS_PARAMETRIZATIONS,
+                                 "torch.nn.utils.parametrize": NN_UTILS_PARAMETRIZE,
                                  "torch.backends": BACKENDS, "torch.utils.checkpoint": CHECKPOINT, "torch.backends.mps": BACKENDS_MPS,
                                  "torch.backends.cuda": BACKENDS_CUDA, "torch.version": VERSION,
                                  "torch.autograd.functional": AUTOGRAD_FUNCTIONAL, **_FUNC_MODULES,
@@ -509,8 +506,8 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "pow", "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
-    "all", "any", "add", "sub", "mul", "div", "true_divide", "floor_divide",
+    "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "all", "any",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}
 TENSOR_METHODS |= frozenset(L.FUNCTIONS)  # x.isnan(), x.eq(3), m.logical_and(n)
@@ -521,14 +518,14 @@ TENSOR_METHODS |= {name for c in F.COMPOSITES + REARRANGING.COMPOSITES for name 
 TENSOR_METHODS |= {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "multinomial"}
 # in-place updates (PyTorch's rules: engine/inplace.py), devices and whole-tensor equality
 TENSOR_METHODS |= {
-    "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
+    "add_", "sub_", "zero_", "fill_", "copy_", "to", "cpu", "cuda", "equal", "register_hook", "numpy",
     "is_inference", "contiguous", "is_contiguous",
 }
 TENSOR_METHODS |= {"register_post_accumulate_grad_hook"}
 TENSOR_METHODS |= {name for c in REARRANGING.COMPOSITES for name in c.methods}
-TENSOR_METHODS |= {"index_put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+TENSOR_METHODS |= {"index_put_", "put_", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
                    "new", "element_size", "data_ptr", "stride", "resize", "resize_", "resize_as_", "type_as", "select",
-                   "subtract", "multiply", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                   "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
                    "swapdims_"}  # the census's
 NODE_ATTRIBUTES = frozenset({"next_functions", "name", "metadata", "register_hook", "register_prehook", "apply"})
 ACCUMULATE_ATTRIBUTES = frozenset({"variable", "name", "next_functions", "metadata", "register_hook",
@@ -567,7 +564,9 @@ def _attribute_names(value: Any) -> frozenset:
     if isinstance(value, F.SignLogAbsDet):
         return SLOGDET_ATTRIBUTES
     if isinstance(value, library.Module):
-        return MODULE_ATTRIBUTES | MODULE_MEMBERS.get(type(value), frozenset())
+        # a parametrized module's class is made for it (ParametrizedLinear): it has its base's members
+        return MODULE_ATTRIBUTES | next((MODULE_MEMBERS[t] for t in type(value).__mro__ if t in MODULE_MEMBERS),
+                                        frozenset())
     if isinstance(value, library.Optimizer):
         return OPTIMIZER_ATTRIBUTES
     if isinstance(value, library.LRScheduler):

@@ -158,7 +158,7 @@ _VALUE_ERRORS = ("Expected input batch_size",)
 _RUNTIME_ERRORS = ("a Tensor with",)
 _FILE_ERRORS = ("[Errno 2] No such file",)
 _NOT_IMPLEMENTED = ("No KL(p || q) is implemented", "The cross KL-divergence", "KL between Binomials",
-                    "Inhomogeneous total count", "Cannot transform _")
+                    "Inhomogeneous total count", "Cannot transform _", "PyTorch defines no ")
 _ASSERTION_ERRORS = ("Torch not compiled with CUDA enabled",)
 _ATTRIBUTE_ERRORS = ("module 'torch._C' has no attribute",)
 """PyTorch's own exception type for errors whose gradcli kind does not say it (checked against torch 2.13)."""

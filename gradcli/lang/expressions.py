@@ -518,10 +518,14 @@ class Expressions:
         if not isinstance(owner, (Tensor, B.Namespace)) and callable(owner) and B.TORCH.lookup(attr) is not None:
             hint = f"to use {attr} from torch under a short name, import it first: import torch as " \
                    f"{getattr(owner, '__name__', 't')}"
+        if type(owner) is Tensor and not _suggest(attr, allowed) and attr in B.NN_FUNCTIONAL.members:
+            hint = f"PyTorch has no Tensor.{attr}: write torch.nn.functional.{attr}(x)"
         if owner is B.TORCH and attr in B.NOT_IN_TORCH:
+            home = next((space.name for space in (B.NN_FUNCTIONAL, B.AUTOGRAD, B.AUTOGRAD_FUNCTIONAL)
+                         if attr in space.members), None)
+            call = "x" if home == B.NN_FUNCTIONAL.name else "..."
             raise NameLookupError(f"module 'torch' has no attribute '{attr}'",
-                                  hint=f"write torch.nn.functional.{attr}(x)" if attr in B.NN_FUNCTIONAL.members
-                                  else f"it is a Tensor method: write x.{attr}(...)")
+                                  hint=f"write {home}.{attr}({call})" if home else f"it is a Tensor method: write x.{attr}(...)")
         raise NameLookupError(f"attribute '{attr}' is not available on {what}", hint=hint)
 
 

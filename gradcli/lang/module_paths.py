@@ -76,3 +76,22 @@ def paths(nn: Namespace, data: Namespace) -> dict[str, Namespace]:
     dataloader = Namespace("torch.utils.data.dataloader", {}, taken(data, "dataloader"))
     return {"torch.nn.modules": modules, **files, "torch.nn.parameter": parameter, "torch.nn.parallel": parallel,
             "torch.utils.data.dataset": dataset, "torch.utils.data.dataloader": dataloader}
+
+DISTRIBUTION_FILES: dict[str, tuple[str, ...]] = {
+    "distribution": ("Distribution",), "exp_family": ("ExponentialFamily",), "normal": ("Normal",),
+    "uniform": ("Uniform",), "laplace": ("Laplace",), "exponential": ("Exponential",), "bernoulli": ("Bernoulli",),
+    "categorical": ("Categorical",),
+    "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"),
+    "multinomial": ("Multinomial",), "gamma": ("Gamma",), "beta": ("Beta",), "dirichlet": ("Dirichlet",),
+    "poisson": ("Poisson",), "multivariate_normal": ("MultivariateNormal",), "independent": ("Independent",),
+    "transformed_distribution": ("TransformedDistribution",), "log_normal": ("LogNormal",), "gumbel": ("Gumbel",),
+    "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),
+    "relaxed_categorical": ("ExpRelaxedCategorical", "RelaxedOneHotCategorical"), "geometric": ("Geometric",),
+    "binomial": ("Binomial",), "studentT": ("StudentT",), "chi2": ("Chi2",),
+    "lowrank_multivariate_normal": ("LowRankMultivariateNormal",), "half_normal": ("HalfNormal",),
+    "cauchy": ("Cauchy",), "half_cauchy": ("HalfCauchy",), "pareto": ("Pareto",), "weibull": ("Weibull",),
+    "continuous_bernoulli": ("ContinuousBernoulli",), "kumaraswamy": ("Kumaraswamy",),
+    "mixture_same_family": ("MixtureSameFamily",), "von_mises": ("VonMises",), "fishersnedecor": ("FisherSnedecor",),
+    "logistic_normal": ("LogisticNormal",), "negative_binomial": ("NegativeBinomial",),
+    "inverse_gamma": ("InverseGamma",), "generalized_pareto": ("GeneralizedPareto",)}
+"""`from torch.distributions.normal import Normal`: the distributions of each module PyTorch defines them in."""

@@ -40,17 +40,15 @@ _LISTED_BY_OPS = "gradcli allows the tensor attributes and methods listed by `gr
 _TORCH_MODULES = frozenset({"torch", "torch.autograd", "torch.autograd.functional", "torch.nn", "torch.nn.functional",
                             "torch.nn.init", "torch.optim", "numpy", "numpy.linalg", "numpy.matlib", "torch.autograd.function",
                             "torch.optim.optimizer", "torch.utils", "torch.utils.data", "torch.nn.utils",
-                            "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.backends", "torch.backends.mps",
+                            "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.nn.utils.parametrizations",
+                            "torch.nn.utils.parametrize", "torch.backends", "torch.backends.mps",
                             "torch.backends.cudnn", "torch.backends.cuda", "torch.version",
                             "torch.utils.checkpoint",
                             "torch.optim.lr_scheduler",
                             "torch.func", "functorch", "torch.autograd.forward_ad", "torch.autograd.graph",
                             "torch.distributions", "torch.testing"})
 _DISTRIBUTION_MODULES = frozenset(f"torch.distributions.{name}" for name in (
-    "constraints", "kl", "normal", "uniform", "laplace", "exponential", "bernoulli", "categorical",
-    "one_hot_categorical", "multinomial", "gamma", "beta", "dirichlet", "poisson", "multivariate_normal", "independent",
-    "transforms", "transformed_distribution", "log_normal", "gumbel", "relaxed_bernoulli", "relaxed_categorical",
-    "geometric", "binomial", "studentT", "chi2", "lowrank_multivariate_normal", "half_normal"))
+    "constraints", "kl", "transforms", "constraint_registry", *module_paths.DISTRIBUTION_FILES))
 """The modules PyTorch defines each distribution in (`from torch.distributions.normal import Normal`)."""
 _MODULE_PATHS = frozenset({"torch.nn.modules", "torch.nn.parameter", "torch.nn.parallel", "torch.utils.data.dataset",
                            "torch.utils.data.dataloader"} | {f"torch.nn.modules.{f}" for f in module_paths.NN_MODULE_FILES})

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.nn import functional as NF
@@ -165,5 +166,5 @@ MEMBERS: dict[type, frozenset] = {PReLU: frozenset({"weight", "num_parameters"})
                                   RMSNorm: frozenset({"weight", "normalized_shape", "eps", "elementwise_affine"}),
                                   Hardshrink: frozenset({"lambd"}), Softshrink: frozenset({"lambd"}),
                                   Threshold: frozenset({"threshold", "value"})}
-FUNCTIONS = {fn.__name__: fn for fn in (prelu, glu, hardshrink, softshrink, tanhshrink, threshold, rms_norm)}
-"""The functions of `torch.nn.functional` this file adds."""
+COMPOSITES = tuple(map(functional, (prelu, glu, hardshrink, softshrink, tanhshrink, threshold, rms_norm)))
+"""The functions of `torch.nn.functional` this file adds (recording no one primitive of their own)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import functional
 from gradcli.engine.modes import no_grad
 from gradcli.engine.batched import BatchedTensor, folded
 from gradcli.engine.sliding import max_pool_at, out_size
@@ -468,14 +469,10 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     return apply(O.INDEX, w, key=idx._data, name="EmbeddingBackward0")  # one row gather: PyTorch's node
 
 
-NAMES = ("conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
-         "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "unfold", "fold", "batch_norm", "dropout2d", "embedding")
-"""The functions of this module a program can call as `F.X`."""
-
-OPS: dict[str, O.Op] = {"conv1d": O.CONVOLUTION, "conv2d": O.CONVOLUTION, "conv3d": O.CONVOLUTION,
-                        "max_pool1d": O.MAX_POOL, "max_pool2d": O.MAX_POOL, "max_pool3d": O.MAX_POOL,
-                        "avg_pool3d": O.AVG_POOL, "adaptive_avg_pool1d": O.AVG_POOL,
-                        "adaptive_max_pool2d": O.MAX_POOL, "max_unpool1d": O.INDEX_PUT, "max_unpool2d": O.INDEX_PUT,
-                        "avg_pool1d": O.AVG_POOL, "avg_pool2d": O.AVG_POOL,
-                        "adaptive_avg_pool2d": O.AVG_POOL, "unfold": O.IM2COL, "fold": O.COL2IM, "batch_norm": O.BATCH_NORM,
-                        "dropout2d": O.MUL, "embedding": O.INDEX}
+COMPOSITES = tuple(functional(fn, op) for fn, op in (
+    (conv1d, O.CONVOLUTION), (conv2d, O.CONVOLUTION), (conv3d, O.CONVOLUTION), (max_pool1d, O.MAX_POOL),
+    (max_pool2d, O.MAX_POOL), (max_pool3d, O.MAX_POOL), (max_unpool1d, O.INDEX_PUT), (max_unpool2d, O.INDEX_PUT),
+    (avg_pool1d, O.AVG_POOL), (avg_pool2d, O.AVG_POOL), (avg_pool3d, O.AVG_POOL), (adaptive_avg_pool1d, O.AVG_POOL),
+    (adaptive_avg_pool2d, O.AVG_POOL), (adaptive_max_pool2d, O.MAX_POOL), (unfold, O.IM2COL), (fold, O.COL2IM),
+    (batch_norm, O.BATCH_NORM), (dropout2d, O.MUL), (embedding, O.INDEX)))
+"""The functions of this module a program can call as `F.X`, each with the primitive it records."""

@@ -14,12 +14,14 @@ from typing import Any
 
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ShapeError, ValueDomainError
 from gradcli.nn import conv as C
 from gradcli.nn import functional as NF
 from gradcli.nn import init as I
 from gradcli.nn.layers import _ConvNd
+from gradcli.nn.modules import weight_of
 
 
 def _conv_transpose(nd: int, fn: str, input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
@@ -119,7 +121,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def forward(self, input: Any, output_size: Any = None) -> Tensor:
         extra = self.output_padding if output_size is None else self._output_padding(input, output_size)
-        return type(self).functional(input, self._parameters["weight"], self._parameters["bias"], self.stride,
+        return type(self).functional(input, weight_of(self), self._parameters["bias"], self.stride,
                                      self.padding, extra, self.groups, self.dilation)
 
     def _output_padding(self, input: Any, output_size: Any) -> tuple[int, ...]:
@@ -156,5 +158,5 @@ LAYERS: dict[str, type] = {cls.__name__: cls for cls in (ConvTranspose1d, ConvTr
 MEMBERS: dict[type, frozenset] = dict.fromkeys(LAYERS.values(), frozenset({
     "weight", "bias", "in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
     "output_padding"}))
-FUNCTIONS = {fn.__name__: fn for fn in (conv_transpose1d, conv_transpose2d, conv_transpose3d)}
-"""The functions of `torch.nn.functional` this file adds."""
+COMPOSITES = tuple(map(functional, (conv_transpose1d, conv_transpose2d, conv_transpose3d)))
+"""The functions of `torch.nn.functional` this file adds (recording no one primitive of their own)."""

@@ -8,12 +8,13 @@ Targets, class weights and dropout masks are constants of the graph.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from gradcli.engine import functions as F
 from gradcli.engine import ops as O
+from gradcli.engine.ops.op import functional
 from gradcli.engine.batched import NoRule, innermost, rewrap, unwrap
 from gradcli.engine.tensor import Tensor, _wrap, apply, broadcast_shape
 from gradcli.errors import ArgumentError, DtypeError, ShapeError, ValueDomainError
@@ -115,23 +116,17 @@ def gelu(input: Any, approximate: str = "none") -> Tensor:
     return apply(O.GELU, _tensor(input, "gelu"), approximate=approximate)
 
 
-def silu(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.SILU, input, inplace, "silu")
-
-
-def mish(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.MISH, input, inplace, "mish")
-
-
-def hardsigmoid(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.HARDSIGMOID, input, inplace, "hardsigmoid")
-
-
-def hardswish(input: Any, inplace: bool = False) -> Tensor:
-    return _activation(O.HARDSWISH, input, inplace, "hardswish")
+def _declared_activation(op: O.Op) -> Callable[..., Tensor]:
+    """`F.X(input, inplace=False)` of an activation declared with no arguments of its own (`_activation` in
+    `engine/ops/nn.py`): made from the declaration, so such an activation is written in one place."""
+    def call(input: Any, inplace: bool = False) -> Tensor:
+        return _activation(op, input, inplace, op.name)
+    call.__name__ = call.__qualname__ = op.name
+    return call
 
 
 def logsigmoid(input: Any) -> Tensor:
+    """Written, as PyTorch's takes no `inplace`."""
     return apply(O.LOGSIGMOID, _tensor(input, "logsigmoid"))
 
 
@@ -140,12 +135,13 @@ def softsign(input: Any) -> Tensor:
     return x / (x.abs() + 1)
 
 
+softplus = F.softplus  # torch.nn.functional's, the same function the engine's VJPs call
+globals().update({name: _declared_activation(op) for name, op in O.named("functional").items()
+                  if not op.names.signature and not op.names.functions and name not in globals()})  # silu, mish, ...
+
+
 def softmin(input: Any, dim: Any = None) -> Tensor:
     return F.softmax(-_tensor(input, "softmin"), dim)
-
-
-def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return F.softplus(input, beta, threshold)
 
 
 # -- distances and normalisation -------------------------------------------------------------------
@@ -511,17 +507,11 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return loss.mean() if reduction == "mean" else loss.sum()
 
 
-NAMES = ("relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softsign", "hardtanh", "hardsigmoid",
-         "hardswish", "logsigmoid", "softmin", "softplus", "normalize", "cosine_similarity", "pairwise_distance",
-         "linear", "one_hot", "pad", "layer_norm", "dropout")
-"""The functions of this module a program can call as `F.X` (and `torch.nn.functional.X`); its losses are
-declared in `nn/losses.py`."""
-
-# The primitive behind each function, for `gradcli ops` (the top node for a composition).
-OPS: dict[str, O.Op] = {
-    "relu6": O.HARDTANH, "hardtanh": O.HARDTANH, "leaky_relu": O.LEAKY_RELU, "elu": O.ELU, "selu": O.ELU,
-    "celu": O.ELU, "gelu": O.GELU, "silu": O.SILU, "mish": O.MISH, "softsign": O.DIV, "hardsigmoid": O.HARDSIGMOID,
-    "hardswish": O.HARDSWISH, "logsigmoid": O.LOGSIGMOID, "softmin": O.SOFTMAX, "softplus": O.SOFTPLUS,
-    "normalize": O.DIV, "cosine_similarity": O.SUM, "pairwise_distance": O.NORM, "linear": O.ADDMM, "pad": O.CONSTANT_PAD,
-    "layer_norm": O.LAYER_NORM, "dropout": O.MUL,
-}
+COMPOSITES = (
+    functional(softsign, O.DIV), functional(softmin, O.SOFTMAX), functional(normalize, O.DIV),
+    functional(cosine_similarity, O.SUM), functional(pairwise_distance, O.NORM), functional(linear, O.ADDMM),
+    functional(one_hot), functional(pad, O.CONSTANT_PAD), functional(layer_norm, O.LAYER_NORM),
+    functional(dropout, O.MUL))
+"""The compositions of this module, `F.X` (and `torch.nn.functional.X`), each with the primitive behind it (its top
+node, for `gradcli ops`). The activations above are named by their primitives' declarations (`Names.functional`,
+`engine/ops/`), the losses by `nn/losses.py`'s `LOSSES`."""

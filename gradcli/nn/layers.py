@@ -17,7 +17,8 @@ from gradcli.engine import kinds
 from gradcli.nn import init as I
 from gradcli.nn import conv as C
 from gradcli.nn import functional as NF
-from gradcli.nn.modules import Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module
+from gradcli.nn.modules import (Linear, Module, Parameter, UninitializedParameter, _default_dtype, _empty, _module,
+                                weight_of)
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, ShapeError
@@ -82,7 +83,7 @@ class _ConvNd(Module):
             I.uniform_(self._parameters["bias"], -bound, bound)
 
     def forward(self, input: Any) -> Tensor:
-        return type(self).functional(input, self._parameters["weight"], self._parameters["bias"], self.stride,
+        return type(self).functional(input, weight_of(self), self._parameters["bias"], self.stride,
                                      self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
@@ -363,7 +364,7 @@ class Embedding(Module):
         I.normal_(self._parameters["weight"])
 
     def forward(self, input: Any) -> Tensor:
-        return C.embedding(input, self._parameters["weight"])
+        return C.embedding(input, weight_of(self))
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
@@ -507,7 +508,8 @@ class ModuleList(_Positional, kinds.ModuleList):
             key = items[start][0] if end == start else f"{items[start][0]}-{items[end][0]}"
             lines.append(f"({key}): " + ("" if end == start else f"{end - start + 1} x ") + items[start][1])
             start = end + 1
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)" if lines else "ModuleList()"
+        name = type(self).__name__
+        return f"{name}(\n  " + "\n  ".join(lines) + "\n)" if lines else f"{name}()"
 
 
 class ModuleDict(_Named, kinds.ModuleDict):

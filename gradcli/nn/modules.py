@@ -397,6 +397,13 @@ def registered(module: Module, name: str) -> bool:
     return any(name in module.__dict__.get(table, {}) for table in ("_parameters", "_buffers", "_modules"))
 
 
+def weight_of(module: Module, name: str = "weight") -> Any:
+    """A layer's own parameter, or what stands in its place once spectral or weight normalisation (or a
+    parametrization) has replaced it: their pre-hook's tensor, or the parametrization's property."""
+    params = module.__dict__["_parameters"]
+    return params[name] if name in params else getattr(module, name)
+
+
 def _check_name(module: Module, name: Any, what: str) -> None:
     if "_parameters" not in module.__dict__:
         raise ArgumentError(f"cannot assign {what} before Module.__init__() call",
@@ -471,7 +478,7 @@ class Linear(Module):
             I.uniform_(self._parameters["bias"], -bound, bound)
 
     def forward(self, input: Any) -> Tensor:
-        return NF.linear(input, self._parameters["weight"], self._parameters["bias"])
+        return NF.linear(input, weight_of(self), self._parameters["bias"])
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, " \

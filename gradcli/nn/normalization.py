@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.errors import ArgumentError, ShapeError
@@ -139,5 +140,5 @@ MEMBERS: dict[type, frozenset] = {
         "weight", "bias", "running_mean", "running_var", "num_features", "eps", "momentum", "affine",
         "track_running_stats"})),
 }
-FUNCTIONS = {"group_norm": group_norm, "instance_norm": instance_norm}
-"""The functions of `torch.nn.functional` this file adds."""
+COMPOSITES = (functional(group_norm), functional(instance_norm))
+"""The functions of `torch.nn.functional` this file adds (recording no one primitive of their own)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.nn import conv as C
@@ -238,5 +239,5 @@ MEMBERS: dict[type, frozenset] = {
     AvgPool1d: frozenset({"kernel_size", "stride", "padding"}),
     **dict.fromkeys((Unfold, Fold), frozenset({"kernel_size", "dilation", "padding", "stride", "output_size"})),
 }
-FUNCTIONS = {fn.__name__: fn for fn in (pixel_shuffle, pixel_unshuffle, interpolate)}
-"""The functions of `torch.nn.functional` this file adds."""
+COMPOSITES = tuple(map(functional, (pixel_shuffle, pixel_unshuffle, interpolate)))
+"""The functions of `torch.nn.functional` this file adds (recording no one primitive of their own)."""

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gradcli.engine import functions as F
+from gradcli.engine.ops.op import functional
 from gradcli.engine.tensor import Tensor, _wrap
 from gradcli.engine.tensor_str import PARAMETERS
 from gradcli.errors import ArgumentError, DtypeError, ShapeError
@@ -446,5 +447,5 @@ MEMBERS: dict[type, frozenset] = {
 }
 """The attributes a program may read on each, beside the module API."""
 
-FUNCTIONS = {"scaled_dot_product_attention": scaled_dot_product_attention}
+COMPOSITES = (functional(scaled_dot_product_attention),)
 """The functions of `torch.nn.functional` this file adds."""

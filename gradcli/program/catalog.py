@@ -86,6 +86,8 @@ def entries() -> list[Entry]:
     rows += [Entry(form, "operator", form, op) for form, op in _operator_ops().items()]
     rows += [Entry(f"F.{name}", "function", f"F.{name}{_signature(fn, bound=False)}", B.OP_OF.get(name))
              for name, fn in B.NN_FUNCTIONAL.members.items() if callable(fn) and name not in B.FUNCTIONS]
+    rows += [Entry(f"nn.utils.{name}", "function", f"nn.utils.{name}{_signature(fn, bound=False)}", B.OP_OF.get(name))
+             for name, fn in B.NN_UTILS.members.items() if callable(fn) and not isinstance(fn, B.Namespace)]
     for prefix, kind, space in (("nn", "module", B.NN), ("optim", "optimizer", B.OPTIM)):
         rows += [Entry(f"{prefix}.{name}", kind, f"{prefix}.{name}{_signature(fn, bound=False)}", _module_op(fn))
                  for name, fn in space.members.items() if callable(fn)]

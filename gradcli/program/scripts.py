@@ -72,8 +72,9 @@ class Checker(Protocol):
 
     def functional(self, kind: str, arguments: dict[str, Any], value: Any, names: list[str], *,
                    traced: tuple[list[Tensor] | None, Tensor | None], line: int, what: str, of: str,
-                   progress: Any = None) -> Verdict:
-        """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value."""
+                   progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
+        """A gradient function's call (`B.GRADIENT_FUNCTIONS` kind), its bound arguments and its value (`jvps`:
+        the program's Functions whose own jvp a forward-mode Jacobian came through)."""
 
     def jacobian(self, output: Tensor, leaves: dict[str, Tensor], blocks: dict[str, Any], *, line: int, what: str,
                  of: str, progress: Any = None, jvps: tuple[type, ...] = ()) -> Verdict:
@@ -89,7 +90,8 @@ class Checker(Protocol):
 
 SUFFIX = ".grad"
 NOTEBOOK = ".ipynb"
-RUNS = (".py", SUFFIX, NOTEBOOK)
+PYTHON = ".py"
+RUNS = (PYTHON, SUFFIX, NOTEBOOK)
 """What `gradcli run DIR` runs of a directory: Python files as tutorials write them, scripts, notebooks."""
 Status = Literal["ok", "failed", "error"]
 ProgressFactory = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
@@ -353,7 +355,7 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
                 tree = parse_program(source, str(path))
                 interpreter = Interpreter(source, hooks=session.hooks(), max_steps=settings.max_steps, filename=str(path),
                                           timeout=settings.timeout,
-                                          displayed=notebook.displayed(tree) if notebook is not None else None,
+                                          displayed=_displayed(path, tree, notebook),
                                           cell_ends=notebook.cell_ends(tree) if notebook is not None else None)
                 session.env = interpreter.env
                 session.receivers, session.subjects = _backward_receivers(tree), _gradient_subjects(tree)
@@ -378,6 +380,14 @@ def run_file(path: str | Path, checker: Checker | None = None, settings: Setting
         result.status = "failed"
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _displayed(path: Path, tree: ast.Module, notebook: Notebook | None) -> set[int] | None:
+    """The lines whose bare expression is shown: a notebook's cell ends, as Jupyter shows them; none of a `.py`
+    file, which Python runs without showing a value; every top-level one of a `.grad` script (None)."""
+    if notebook is not None:
+        return notebook.displayed(tree)
+    return set() if path.suffix == PYTHON else None
 
 
 @contextlib.contextmanager
@@ -560,14 +570,14 @@ class _Session:
             self._unchecked(line, what, subject)
             return
         self._functional("jacobian", {}, blocks[0] if len(blocks) == 1 else tuple(blocks), tr, tr.out, line,
-                         subject, what)
+                         subject, what, tuple(tr.level.customs) if tr.level is not None else ())
 
     def _functional(self, kind: str, arguments: dict, value: Any, tr: Any, out: Tensor, line: int, subject: str,
-                    what: str) -> None:
+                    what: str, jvps: tuple[type, ...] = ()) -> None:
         names = self._names(tr.callers)
         self._judge(line, subject, what, lambda what, progress, hooked: self.checker.functional(
             kind, arguments, value, names, traced=(tr.flat, out), line=line, what=what, of=subject,
-            progress=progress, hooked=hooked), _one_pass(kind, out) or kind == "jacobian")
+            progress=progress, hooked=hooked, jvps=jvps), _one_pass(kind, out) or kind == "jacobian")
 
     def _tangent(self, run: Callable[..., Any], args: list, line: int) -> Any:
         """`forward_ad.unpack_dual(y)`: y's tangent judged as the derivative of y's shadow by the direction s."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
@@ -130,7 +131,26 @@ def _witnesses(site: SiteSummary) -> str:
 
 
 def _worst(site: SiteSummary) -> str:
+    """Within its tolerance, the share it used (`87.3%`); past it, how many tolerances over and the relative
+    error, which a float64 tolerance of 1e-7·|expected| would otherwise turn into `999167356.1%`."""
     worst = site.worst
     if worst is None or worst.element is None:
         return "-"
-    return f"{worst.margin:.1%} at call {worst.call:,}, {worst.element.label}"
+    where = f"at call {worst.call:,}, {worst.element.label}"
+    if not worst.margin > 1:
+        return f"{worst.margin:.1%} {where}"
+    expected, got = worst.element.expected, worst.element.got
+    rel = abs(got - expected) / abs(expected) if expected else float("inf")
+    return f"{_times(worst.margin)} tolerance (rel err {_share(rel)}) {where}"
+
+
+def _times(ratio: float) -> str:
+    """A ratio past 1 as a reader takes it in: `2.5×`, `350×`, `1.2e+07×`."""
+    if not np.isfinite(ratio):
+        return "∞×" if ratio == np.inf else "nan×"
+    return f"{ratio:.2g}×" if ratio < 10 else f"{ratio:,.0f}×" if ratio < 1e5 else f"{ratio:.1e}×"
+
+
+def _share(rel: float) -> str:
+    """A relative error: a percentage below 10 times the value, then a ratio."""
+    return f"{rel:.1%}" if rel < 10 else _times(rel)

@@ -9,7 +9,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.errors import ArgumentError, BackwardError
-from gradcli.engine.tensor import (ADD, DIV, MUL, POW, POW_TENSOR, RPOW, SUB, GradMode, Tensor,
+from gradcli.engine.tensor import (ADD, DIV, MUL, POW, POW_TENSOR, RPOW, SUB, GradMode, Tensor, _elementwise1,
                                    _general_binary, _wrap, apply, broadcast_shape)
 from gradcli.engine.functions.declared import declared, two_operands
 from gradcli.engine.functions.arguments import as_operand, as_tensor, _int, _number, number_arg, _tensor_arg, _type_name
@@ -89,11 +89,16 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:
     return apply(O.WHERE, _wrap(cond), a, b)
 
 
-def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+_SOFTPLUS = _elementwise1(O.SOFTPLUS)
+"""softplus with its defaults, the kernel a one-input elementwise method is (torch has no Tensor.softplus)."""
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """`F.softplus`, and the namespace's softplus that VJPs call under create_graph (mish's, BCE with logits')."""
     beta, threshold = number_arg(beta, "softplus", "beta"), number_arg(threshold, "softplus", "threshold")
     if beta == 1 and threshold == 20:
-        return Tensor.softplus(_tensor_arg(x, "softplus"))
-    return apply(O.SOFTPLUS, _tensor_arg(x, "softplus"), beta=float(beta), threshold=float(threshold))
+        return _SOFTPLUS(_tensor_arg(input, "softplus"))
+    return apply(O.SOFTPLUS, _tensor_arg(input, "softplus"), beta=float(beta), threshold=float(threshold))
 
 
 def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
@@ -205,6 +210,14 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:
 
 
 COMPOSITES: tuple[Composite, ...] = (
+    # arithmetic: the operators (`a + b`) are the kernels themselves (engine/tensor.py); add_ and sub_ with their
+    # alpha are written in engine/inplace.py, the optimizers' every step
+    Composite(add, ("add",), ("add",), O.ADD),
+    Composite(sub, ("sub", "subtract"), ("sub", "subtract"), O.SUB),
+    Composite(mul, ("mul", "multiply"), ("mul", "multiply"), O.MUL, in_place=True),
+    Composite(div, ("div", "true_divide"), ("div", "true_divide"), O.DIV, in_place=True),
+    Composite(pow, ("pow",), ("pow",), O.POW, in_place=True),
+    Composite(floor_divide, ("floor_divide",), ("floor_divide",)),
     Composite(clamp, ("clamp", "clip"), ("clamp", "clip"), O.CLAMP, in_place=True),
     Composite(square, ("square",), ("square",), O.POW, in_place=True),
     Composite(logit, ("logit",), ("logit",), O.LOGIT, in_place=True),

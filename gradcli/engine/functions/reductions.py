@@ -175,12 +175,42 @@ def _selected(x: Tensor, d: int, k: int, keepdim: bool, name: str) -> MaxMin:
     return _along(x, np.take(_order(x, d, False), [k] if keepdim else k, axis=d), d, name)
 
 
+def mode(x: Any, dim: int = -1, keepdim: bool = False) -> MaxMin:
+    """The most frequent value along dim (the smallest of several) and where it is, as PyTorch's CPU kernel finds
+    them: it sorts the row and takes the last element of the first longest run. Its sort keeps equal elements in
+    order up to 16 elements (so the index is the value's last position); above that the pick among equal elements
+    is the sort's own, noted as ties are. A row with NaN is refused: where NaN lands in that sort is not defined."""
+    x = _tensor_arg(x, "mode")
+    if x.ndim == 0:
+        return MaxMin(_same(x, "ModeBackward0"), _wrap(np.asarray(0)))
+    d = _dim(dim, x.ndim)
+    _nonempty(x, "mode")
+    if x._data.dtype.kind == "f" and np.isnan(x._data).any():
+        raise ArgumentError("mode(): the input holds NaN, whose place in PyTorch's sort (and so the mode it "
+                            "reports) is not defined", hint="replace NaN first, e.g. torch.nan_to_num(x)")
+    rows = np.moveaxis(x._data, d, -1).reshape(-1, x.shape[d])
+    budget.spend(costs.sort(rows.size), "mode")
+    at = np.empty(len(rows), dtype=np.int64)
+    for i, row in enumerate(rows):
+        ordered = np.sort(row, kind="stable")
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        counts = np.diff(np.append(starts, len(ordered)))
+        at[i] = np.flatnonzero(row == ordered[starts[int(np.argmax(counts))]])[-1]
+    if x.shape[d] > 16 and x.requires_grad:
+        note_order(x._node if x._node is not None else x, x._data, d, "ModeBackward0")
+    order = at.reshape(tuple(np.delete(np.array(x.shape), d)))
+    return _along(x, np.expand_dims(order, d) if keepdim else order, d, "ModeBackward0")
+
+
 COMPOSITES: tuple[Composite, ...] = (
+    Composite(vector_norm, op=O.NORM, linalg=("vector_norm",)), Composite(matrix_norm, op=O.NORM, linalg=("matrix_norm",)),
+    Composite(linalg_norm, op=O.NORM, linalg=("norm",)),
     Composite(argmax, ("argmax",), ("argmax",), None),
     Composite(argmin, ("argmin",), ("argmin",), None),
     Composite(sort, ("sort",), ("sort",), O.INDEX),
     Composite(topk, ("topk",), ("topk",), O.INDEX),
     Composite(kthvalue, ("kthvalue",), ("kthvalue",), O.INDEX),
+    Composite(mode, ("mode",), ("mode",), O.INDEX),
     Composite(cummax, ("cummax",), ("cummax",), O.INDEX),
     Composite(cummin, ("cummin",), ("cummin",), O.INDEX),
 )

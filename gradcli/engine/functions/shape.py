@@ -650,6 +650,7 @@ def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
 
 
 COMPOSITES: tuple[Composite, ...] = (
+    Composite(linalg_cross, op=O.CROSS, linalg=("cross",)),
     Composite(t, ("t",), ("t",), O.TRANSPOSE),
     Composite(transpose, ("transpose", "swapdims"), ("transpose", "swapdims"), O.TRANSPOSE),
     Composite(swapaxes, ("swapaxes",), ("swapaxes",), O.TRANSPOSE),

@@ -171,10 +171,10 @@ TAN = _unary(name="tan", in_place=True, node="TanBackward0", forward=np.tan, vjp
              element=Element(math.tan, lambda sp: sp.tan))
 TANH = _unary(name="tanh", node="TanhBackward0", forward=np.tanh, vjp=lambda ns, g, o, x: g * (1.0 - o * o),
               rule="∂tanh(x)/∂x = 1 - tanh²(x)",
-              saves="o", in_place=True, element=Element(math.tanh, lambda sp: sp.tanh))
+              saves="o", in_place=True, functional=True, element=Element(math.tanh, lambda sp: sp.tanh))
 SIGMOID = _unary(name="sigmoid", node="SigmoidBackward0", forward=_sigmoid_forward,
                  vjp=lambda ns, g, o, x: g * o * (1.0 - o),
-                 rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", in_place=True,
+                 rule="∂σ(x)/∂x = σ(x)(1-σ(x))", saves="o", in_place=True, functional=True,
                  sym=lambda S, x: S.map(lambda u: 1 / (1 + S.exp(-u)), x))
 
 
@@ -190,11 +190,11 @@ def _relu_vjp(ns: Any, g: Any, o: Any, x: Any) -> Any:
 
 RELU = _unary(name="relu", node="ReluBackward0", forward=_relu_forward,
               vjp=_relu_vjp, rule="∂relu(x)/∂x = [x>0] (0 at 0)", saves="o", sym=lambda S, x: S.map(lambda u: S.Max(u, 0), x),
-              kink=lambda K, x: K.zero_kink(x), in_place=True)
+              kink=lambda K, x: K.zero_kink(x), in_place=True, functional=True)
 SOFTPLUS = _unary(name="softplus", node="SoftplusBackward0", forward=_softplus_forward,
                   vjp=lambda ns, g, o, x, beta=1.0, threshold=20.0:
                   g * ns.where(x * beta > threshold, 1.0, ns.sigmoid(x * beta)),
-                  rule="∂softplus(x)/∂x = σ(βx)", function=False,
+                  rule="∂softplus(x)/∂x = σ(βx)", function=False, method=False, functional=True,
                   sym=lambda S, x, beta=1.0, threshold=20.0: S.map(
                       lambda u: S.div(S.log(1 + S.exp(S.mul(u, S.number(beta)))), S.number(beta)), x))
 CLAMP = Op(name="clamp", node="ClampBackward1", forward=_clamp_forward,

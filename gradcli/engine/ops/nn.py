@@ -10,7 +10,7 @@ import numpy as np
 
 from gradcli.engine import ops  # the package, for NUMPY: read at call time, since every family builds it
 from gradcli.engine import costs, sliding, special
-from gradcli.engine.ops.op import diagonal_jvp, linear_jvp, Op, transposed_jvp, _unary
+from gradcli.engine.ops.op import Names, Signature, diagonal_jvp, linear_jvp, Op, transposed_jvp, _unary
 from gradcli.engine.ops.elementwise import _sigmoid_forward, _softplus_forward
 from gradcli.engine.ops.reductions import _count, _per
 
@@ -424,25 +424,37 @@ def _bce_logits_sym(S: Any, x: Any, y: Any, weight: Any = None, pos_weight: Any 
                           S.mul(S.add(1, S.mul(S.sub(w, 1), v)), S.log(S.add(1, S.exp(S.mul(S.number(-1), u))))))
     return _weighted_loss_sym(S, lambda u, _: u, loss, loss, weight, reduction)
 
-HARDTANH = Op(name="hardtanh", batching="broadcast", node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
+
+def _written_activation(*functional: str) -> Names:
+    """An activation of torch.nn.functional only whose arguments of its own (bounds, slopes, scales, the tanh
+    approximation) `nn/functional.py` reads, by these names, with PyTorch's checks; the names and tables are
+    derived from here. One primitive may carry several (relu6 is hardtanh on [0, 6], selu and celu are elu's)."""
+    return Names(functional=functional, signature=Signature("written"))
+
+
+HARDTANH = Op(names=_written_activation("hardtanh", "relu6"), name="hardtanh", batching="broadcast",
+              node="HardtanhBackward0", forward=lambda x, min_val=-1.0, max_val=1.0:
               np.clip(x, min_val, max_val),
               vjps=(lambda ns, g, o, x, min_val=-1.0, max_val=1.0:
                     _kept_on(ns, g * _hardtanh_mask(ns, x, min_val, max_val), x),),
               jvp=diagonal_jvp, rule="∂hardtanh(x)/∂x = [min < x < max] (0 at the bounds)", saves=("x",),
               sym=lambda S, x, min_val=-1.0, max_val=1.0: S.map(lambda u: S.clamp(u, min_val, max_val), x),
               kink=lambda K, x, min_val=-1.0, max_val=1.0: K.clamp_kink(x, min_val, max_val))
-LEAKY_RELU = Op(name="leaky_relu", batching="broadcast", node="LeakyReluBackward0",
+LEAKY_RELU = Op(names=_written_activation("leaky_relu"), name="leaky_relu", batching="broadcast",
+                node="LeakyReluBackward0",
                 forward=lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
                 vjps=(lambda ns, g, o, x, negative_slope=0.01: _kept_on(ns, g * ns.where(x > 0, 1.0, negative_slope), x),),
                 jvp=diagonal_jvp, rule="∂leaky_relu(x)/∂x = 1 if x > 0 else slope (slope at 0)", saves=("x",),
                 sym=lambda S, x, negative_slope=0.01: S.map(
                     lambda u: S.add(S.Max(u, 0), S.mul(S.number(negative_slope), S.Min(u, 0))), x),
                 kink=lambda K, x, negative_slope=0.01: K.zero_kink(x) & (negative_slope != 1))
-ELU = Op(name="elu", batching="broadcast", node="EluBackward0", forward=_elu_forward, vjps=(_elu_vjp,),
+ELU = Op(names=_written_activation("elu", "selu", "celu"), name="elu", batching="broadcast", node="EluBackward0",
+         forward=_elu_forward, vjps=(_elu_vjp,),
          jvp=diagonal_jvp,
          rule="∂elu(x)/∂x = scale if x > 0 else scale·α·exp(x) (left branch at 0)", saves=("x",), sym=_elu_sym,
          kink=lambda K, x, alpha=1.0, scale=1.0, input_scale=1.0: K.zero_kink(x) & (alpha * input_scale != 1))
-GELU = Op(name="gelu", batching="broadcast", node="GeluBackward0", forward=_gelu_forward,
+GELU = Op(names=_written_activation("gelu"), name="gelu", batching="broadcast", node="GeluBackward0",
+          forward=_gelu_forward,
           vjps=(lambda ns, g, o, x, approximate="none": ns.gelu_backward(g, x, approximate),),
           jvp=diagonal_jvp, rule="∂gelu(x)/∂x = Φ(x) + x·φ(x)", saves=("x",),
           sym=lambda S, x, approximate="none": S.map(lambda u: _gelu_sym(S, u, approximate), x))
@@ -457,9 +469,10 @@ GELU_BACKWARD = Op(name="gelu_backward", batching="broadcast", node="GeluBackwar
 
 
 def _activation(**declaration: Any) -> Op:
-    """An elementwise function of torch.nn.functional only (no `torch.X`, no `Tensor.X`): `nn/functional.py`
-    names it, with its `inplace` argument."""
-    return _unary(function=False, method=False, **declaration)
+    """An elementwise function of torch.nn.functional only (no `torch.X`, no `Tensor.X`): `F.X`, with its
+    `inplace` argument, is made from the declaration by `nn/functional.py`."""
+    return _unary(function=False, method=False, functional=True, **declaration)
+
 
 SILU = _activation(name="silu", node="SiluBackward0", forward=lambda x: x * _sigmoid_forward(x), vjp=_silu_vjp,
               rule="∂silu(x)/∂x = σ(x)(1 + x(1-σ(x)))",
@@ -543,6 +556,40 @@ BCE_WITH_LOGITS = Op(name="binary_cross_entropy_with_logits", node="BinaryCrossE
                      sym=_bce_logits_sym)
 
 
+# -- weight normalisation: w = v·(g/‖v‖), the norm over every dim but `dim` (torch._weight_norm's fused kernel) --
+def _weight_norm_of(ns: Any, v: Any, dim: int) -> Any:
+    return ns.sum(v * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True) ** 0.5
+
+
+def _weight_norm_vjp_v(ns: Any, g: Any, o: Any, v: Any, gain: Any, dim: int) -> Any:
+    n = _weight_norm_of(ns, v, dim)
+    along = ns.sum(g * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True)
+    return (gain / n) * (g - v * (along / (n * n)))
+
+
+def _weight_norm_vjp_g(ns: Any, g: Any, o: Any, v: Any, gain: Any, dim: int) -> Any:
+    return ns.sum(g * v, dim=tuple(i for i in range(v.ndim) if i != dim), keepdim=True) / _weight_norm_of(ns, v, dim)
+
+
+def _weight_norm_sym(S: Any, v: Any, gain: Any, dim: int) -> Any:
+    moved = np.moveaxis(v, dim, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    gains = np.asarray(gain, dtype=object).reshape(-1)
+    out = np.empty(rows.shape, dtype=object)
+    for i, row in enumerate(rows):
+        S.spend(2 * len(row))
+        scale = S.div(gains[i], S.pow(S.total(S.mul(u, u) for u in row), S.number(0.5)))
+        out[i] = [S.mul(u, scale) for u in row]
+    return np.moveaxis(out.reshape(moved.shape), 0, dim)
+
+
+WEIGHT_NORM = Op(name="weight_norm_interface", node="WeightNormInterfaceBackward0",
+                 forward=lambda v, gain, dim: v * (gain / _weight_norm_of(ops.NUMPY, v, dim)),
+                 vjps=(_weight_norm_vjp_v, _weight_norm_vjp_g), jvp=transposed_jvp,
+                 rule="w = v·g/‖v‖: ∂/∂v = (g/‖v‖)·(G - v·Σ(G·v)/‖v‖²), ∂/∂g = Σ(G·v)/‖v‖ (Σ, ‖·‖ over all dims but dim)",
+                 saves=("vg", "v"), args="vg", sym=_weight_norm_sym)
+
+
 # -- sliding windows: convolution, pooling, unfold/fold (the arithmetic is in engine/sliding.py) -------
 def _conv_jvp(op: "Op", tangents: tuple, out: Any, x: Any, w: Any, b: Any, **params: Any) -> Any:
     """Bilinear in x and w (the product rule, each term without the bias), plus the bias's tangent at every position."""
@@ -586,6 +633,6 @@ AVG_POOL = Op(name="avg_pool", node="AvgPool2DBackward0", forward=sliding.avg_po
 OPS: tuple[Op, ...] = (
     HARDTANH, LEAKY_RELU, ELU, GELU, GELU_BACKWARD, SILU, MISH, HARDSIGMOID, HARDSWISH, LOGSIGMOID, ADDMM,
     CONSTANT_PAD, LAYER_NORM, BATCH_NORM, MSE_LOSS, SMOOTH_L1_LOSS, HUBER_LOSS, NLL_LOSS, BINARY_CROSS_ENTROPY,
-    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL,
+    BCE_WITH_LOGITS, IM2COL, COL2IM, CONVOLUTION, MAX_POOL, AVG_POOL, WEIGHT_NORM,
 )
 """This family's primitives, in `TABLE` (the package joins the families)."""

@@ -139,7 +139,9 @@ class Signature:
 @dataclass(frozen=True)
 class Names:
     """The names a program reaches a primitive by: `functions` are `torch.X` (the first is the op's
-    own name), `methods` are `Tensor.X`, and `in_place` adds `Tensor.X_` for each of them (where PyTorch has
+    own name), `methods` are `Tensor.X`, `functional` are `torch.nn.functional.X` (the torch function itself
+    where it is one of `functions`, else the function of that name `nn/functional.py` writes, with its `inplace`
+    and PyTorch's checks), and `in_place` adds `Tensor.X_` for each method (where PyTorch has
     it: `tests/test_in_place_declared.py` holds the list to torch's).
     `signature` declares the arguments of a function that has more than its one input (None: an
     elementwise function of one input, `torch.X(input)`)."""
@@ -148,6 +150,7 @@ class Names:
     methods: tuple[str, ...] = ()
     in_place: bool = False
     signature: Signature | None = None
+    functional: tuple[str, ...] = ()
 
     @property
     def in_place_methods(self) -> tuple[str, ...]:
@@ -167,7 +170,10 @@ class Composite:
     `x.polygamma(n)` is `torch.polygamma(n, x)`); `packs`, the method's arguments after the tensor are the
     function's one sequence (`x.flip(0, 1)` is `torch.flip(x, (0, 1))`); `renamed`, the method's keywords that
     the function calls otherwise (`x.split(split_size=2)`); `method`, a method written by hand. `in_place` adds
-    `Tensor.X_` for each method, as `Names.in_place` does."""
+    `Tensor.X_` for each method, as `Names.in_place` does. `functional` are its `torch.nn.functional.X` names: a
+    library family of `gradcli/nn/` declares its functions so (`functional(conv2d, O.CONVOLUTION)`), and the
+    language's `F` namespace and `OP_OF` are derived from its `COMPOSITES`. `linalg` are its `torch.linalg.X`
+    names (`inverse` is `torch.linalg.inv`)."""
 
     function: Callable[..., Any]
     functions: tuple[str, ...] = ()
@@ -178,8 +184,15 @@ class Composite:
     packs: bool = False
     renamed: tuple[tuple[str, str], ...] = ()
     in_place: bool = False
+    functional: tuple[str, ...] = ()
+    linalg: tuple[str, ...] = ()
 
     in_place_methods = Names.in_place_methods
+
+
+def functional(function: Callable[..., Any], op: "Op | None" = None) -> Composite:
+    """`torch.nn.functional.<its name>`, declared with the primitive it records (its top node; None: none)."""
+    return Composite(function, op=op, functional=(function.__name__,))
 
 
 @dataclass(frozen=True)
@@ -293,16 +306,17 @@ def reduced_shape(shape: tuple[int, ...], dim: tuple[int, ...] | None) -> tuple[
 def _unary(name: str, node: str, forward: Callable, vjp: Callable, rule: str, saves: str = "x",
            sym: Callable | None = None, kink: Callable | None = None, nests: bool = True,
            element: Element | None = None, domain: tuple = (), aliases: tuple[str, ...] = (),
-           function: bool = True, method: bool = True, in_place: bool = False) -> Op:
+           function: bool = True, method: bool = True, in_place: bool = False, functional: bool = False) -> Op:
     """An elementwise function of one input, declared whole: its primitive (whose JVP is therefore
     `diagonal_jvp`, and whose SymPy meaning is `element` mapped over the elements unless `sym` says
     otherwise) and its public names: `torch.<name>` unless not `function`, `Tensor.<name>` unless not
-    `method`, and `Tensor.<name>_` when `in_place`, each under every alias too."""
+    `method`, `F.<name>` when `functional`, and `Tensor.<name>_` when `in_place`, each under every alias too."""
     public = (name,) + aliases
     return Op(name=name, node=node, forward=forward, vjps=(vjp,), rule=rule, saves=(saves,) if saves else (),
               sym=sym, kink=kink, nests=nests, elementwise=True,
               jvp=diagonal_jvp, element=element, domain=domain,
-              names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place))
+              names=Names(functions=public if function else (), methods=public if method else (), in_place=in_place,
+                         functional=(name,) if functional else ()))
 
 
 def _sym_map(fn_name: str) -> Callable:
@@ -320,10 +334,10 @@ def _binary_sym(S: Any, fn: Callable, a: Any, b: Any) -> Any:
 
 
 def _public(name: str, form: str, *args: Arg, aliases: tuple[str, ...] = (), function: bool = True,
-            method: bool = True, in_place: bool = False, **options: Any) -> Names:
+            method: bool = True, in_place: bool = False, functional: tuple[str, ...] = (), **options: Any) -> Names:
     """The public names of a function with arguments of its own, declared whole: `torch.<name>` unless not
-    `function`, `Tensor.<name>` unless not `method`, both under each alias, and `Tensor.<name>_` when `in_place`,
-    read by `Signature(form, args)`."""
+    `function`, `Tensor.<name>` unless not `method`, both under each alias, `F.X` for each of `functional`, and
+    `Tensor.<name>_` when `in_place`, read by `Signature(form, args)`."""
     public = (name,) + aliases
     return Names(functions=public if function else (), methods=public if method else (), in_place=in_place,
-                 signature=Signature(form, args, **options))
+                 signature=Signature(form, args, **options), functional=functional)

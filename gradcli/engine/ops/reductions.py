@@ -47,7 +47,7 @@ def _extremes(name: str, pair: Op, indices: Callable) -> Names:
 
 def _normalised(name: str) -> Names:
     """softmax and log_softmax: along `dim`, which a tensor of at most one dimension may leave out."""
-    return _public(name, "scan", _INPUT, Arg("dim", "implicit_dim", None))
+    return _public(name, "scan", _INPUT, Arg("dim", "implicit_dim", None), functional=(name,))
 
 
 def _scan(name: str) -> Names:
