@@ -173,7 +173,7 @@ IN_PLACE_CALLS = {
     "masked_fill_": (C.tensor([True, False, True]), 0.0), "scatter_": (0, C.tensor([2, 0]), 1.0),
     "scatter_add_": (0, C.tensor([1, 1]), C.tensor([1.0, 2.0])),
     "index_add_": (0, C.tensor([0, 0]), C.tensor([1.0, 2.0])),
-    "index_put_": ((C.tensor([0, 0]),), C.tensor([1.0, 2.0]), True),
+    "index_put_": ((C.tensor([0, 0]),), C.tensor([1.0, 2.0]), True), "put_": (C.tensor([0, 2]), C.tensor([1.0, 2.0])),
     **{name: () for name in O.named("in_place_methods", unary=True)},  # sin_, floor_, ... (test_in_place_declared)
     **{name: (C.tensor([1.0, 1.0, 1.0]),) for name in ("atan2_", "arctan2_", "fmod_", "hypot_", "remainder_", "xlogy_")},
     "cumsum_": (0,), "cumprod_": (0,), "lerp_": (C.tensor([1.0, 1.0, 1.0]), 0.5), "logit_": (), "round_": (),

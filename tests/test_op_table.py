@@ -53,7 +53,7 @@ FUNCTION_ONLY = {"cat", "concat", "stack", "einsum", "tensordot", "celu", "selu"
                  "row_stack", "meshgrid", "cdist",
                  "softplus"}  # F.softplus, a bare name of `gradcli eval`: torch has no Tensor.softplus (nor torch.softplus)
 # ... and these as Tensor methods but not as torch.X functions (`torch.float` is a dtype, not a cast).
-METHOD_ONLY = {"to", "float", "double", "expand_as", "repeat", "contiguous", "unfold", "view", "expand",
+METHOD_ONLY = {"to", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "expand_as", "repeat", "contiguous", "unfold", "view", "expand",
                "view_as", "reshape_as"}
 """Methods of a primitive that torch has no function for, besides the in-place forms (x.X_ of a method x.X)."""
 

@@ -49,9 +49,8 @@ HAND_WRITTEN_METHODS = {
     # autograd on the tensor itself: backward, detaching, hooks, requires_grad
     "backward", "retain_grad", "detach", "detach_", "requires_grad_", "register_hook",
     "register_post_accumulate_grad_hook", "is_inference",
-    # dtype casts (one primitive, CAST, under a name per dtype), devices and conversions out of the graph
-    "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "to",
-    "cpu", "cuda", "numpy", "tolist", "item",
+    # casts to a dtype given as an argument, devices and conversions out of the graph
+    "type", "type_as", "to", "cpu", "cuda", "numpy", "tolist", "item",
     # shape and memory metadata
     "size", "dim", "numel", "nelement", "stride", "element_size", "data_ptr", "is_contiguous", "contiguous", "equal",
     # factories of a tensor's dtype (engine/creation.py)
@@ -161,3 +160,35 @@ def test_a_name_torch_does_not_have_is_refused_with_where_it_lives(cli, name, ho
     result = cli("eval", f"out = torch.{name}(x)", "x=[1.0, 2.0]")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"module 'torch' has no attribute '{name}'" in result.output and f"write {home}" in result.output
+
+
+# -- a new activation of F is one declaration -------------------------------------------------------------------
+def test_an_activation_declared_alone_makes_its_functional_with_inplace() -> None:
+    import numpy as np
+
+    from gradcli.engine.ops.nn import _activation
+    from gradcli.engine.tensor import Tensor
+    from gradcli.errors import ArgumentError
+    from gradcli.nn.functional import _declared_activation
+    op = _activation(name="twice", node="TwiceBackward0", forward=lambda x: 2.0 * x, vjp=lambda ns, g, o, x: 2.0 * g,
+                     rule="d/dx 2x = 2", sym=lambda S, x: S.map(lambda u: S.mul(S.number(2), u), x))
+    assert op.names.functional == ("twice",) and not op.names.functions and not op.names.methods
+    twice = _declared_activation(op)
+    x = Tensor([0.5, -1.5], dtype=np.float64, requires_grad=True)
+    y = twice(x)
+    y.sum().backward()
+    assert y.tolist() == [1.0, -3.0] and x.grad.tolist() == [2.0, 2.0] and y.grad_fn.name == "TwiceBackward0"
+    assert str(__import__("inspect").signature(twice)) == "(input: 'Any', inplace: 'bool' = False) -> 'Tensor'"
+    with pytest.raises(ArgumentError, match="inplace=True is not supported"):
+        twice(x, inplace=True)
+
+
+def test_the_declared_arithmetic_methods_take_pytorchs_keywords() -> None:
+    # torch 2.13: x.add(other=y, alpha=2) is x + 2y; x.subtract(y, alpha=2) is x - 2y; x.true_divide(other=y) is x / y
+    from tests.language_helpers import run
+    ran = run("import torch\nx = torch.tensor([1.0, 4.0])\ny = torch.tensor([2.0, 8.0])\n"
+              "a = x.add(other=y, alpha=2)\nb = x.subtract(y, alpha=2)\nc = x.true_divide(other=y)\n"
+              "d = x.multiply(y)\ne = x.pow(exponent=2)\nf = torch.multiply(x, y)\ng = x.clone()\ng.true_divide_(y)")
+    assert ran["a"].tolist() == [5.0, 20.0] and ran["b"].tolist() == [-3.0, -12.0]
+    assert ran["c"].tolist() == [0.5, 0.5] == ran["g"].tolist()
+    assert ran["d"].tolist() == [2.0, 32.0] == ran["f"].tolist() and ran["e"].tolist() == [1.0, 16.0]

@@ -77,7 +77,8 @@ def _with(registry: Callable[[], ConstraintRegistry]) -> Callable[[Any], T.Trans
 
 _SHARED: dict[type, Callable[[Any], T.Transform]] = {
     constraints.Real: _identity, constraints.GreaterThan: _greater_than, constraints.GreaterThanEq: _greater_than,
-    constraints.LessThan: _less_than, constraints.Interval: _interval, constraints.HalfOpenInterval: _interval}
+    constraints.LessThan: _less_than, constraints.Interval: _interval, constraints.HalfOpenInterval: _interval,
+    constraints.CorrCholesky: lambda c: T.CorrCholeskyTransform()}
 
 biject_to = ConstraintRegistry({**_SHARED, constraints.Simplex: lambda c: T.StickBreakingTransform(),
                                 constraints.IndependentConstraint: _with(lambda: biject_to)})

@@ -175,6 +175,16 @@ class LowerCholesky(Constraint):
         return lower & np.all(np.diagonal(value, axis1=-2, axis2=-1) > 0, axis=-1)
 
 
+class CorrCholesky(LowerCholesky):
+    """The Cholesky factor of a correlation matrix: lower triangular, positive diagonal, rows of unit length
+    (within ten epsilons per column, PyTorch's tolerance)."""
+
+    def holds(self, value: np.ndarray) -> np.ndarray:
+        tol = np.finfo(value.dtype).eps * value.shape[-1] * 10
+        unit_rows = np.all(np.abs(np.linalg.norm(value, axis=-1) - 1.0) <= tol, axis=-1)
+        return super().holds(value) & unit_rows
+
+
 class IndependentConstraint(Constraint):
     """A base constraint over `reinterpreted_batch_ndims` more dimensions: all of them must hold."""
 
@@ -211,7 +221,7 @@ NAMES: dict[str, Any] = {
     "real": real, "boolean": boolean, "positive": positive, "nonnegative": nonnegative,
     "nonnegative_integer": nonnegative_integer, "positive_integer": positive_integer,
     "unit_interval": unit_interval, "simplex": simplex, "one_hot": one_hot, "positive_definite": positive_definite,
-    "lower_cholesky": lower_cholesky, "real_vector": real_vector,
+    "lower_cholesky": lower_cholesky, "real_vector": real_vector, "corr_cholesky": CorrCholesky(),
     "greater_than": GreaterThan, "greater_than_eq": GreaterThanEq, "less_than": LessThan, "interval": Interval,
     "half_open_interval": HalfOpenInterval, "integer_interval": IntegerInterval, "multinomial": Multinomial,
     "independent": IndependentConstraint,

@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import _CentredOnLoc, _draw
-from gradcli.distributions.distribution import Distribution, sum_rightmost
+from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
+from gradcli.distributions.gamma import Beta
+from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor, broadcast_shape
 from gradcli.engine.tensor_str import Size
 from gradcli.errors import ShapeError, ValueDomainError
@@ -242,6 +246,61 @@ class LowRankMultivariateNormal(_CentredOnLoc):
         return h if not self._batch_shape else F.expand(h, *self._batch_shape)
 
 
+def _multivariate_lgamma(x: Tensor, p: int) -> Tensor:
+    """log Γ_p(x) = p(p-1)/4 · log π + Σᵢ lgamma(x - i/2), i < p (`torch.mvlgamma`'s value)."""
+    halves = C.arange(p, dtype=x.dtype) / 2
+    return F.sum(F.lgamma(F.unsqueeze(x, -1) - halves), -1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+class LKJCholesky(Distribution):
+    """Cholesky factors of random correlation matrices, density ∝ det(C)^(concentration - 1); drawn by PyTorch's
+    onion method (a Beta draw per row, a normal direction, the diagonal filling each row to unit length)."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.CorrCholesky()
+    program_attributes = Distribution.program_attributes | {"concentration", "dim"}
+
+    def __init__(self, dim: int, concentration: Any = 1.0, validate_args: bool | None = None) -> None:
+        if dim < 2:
+            raise ValueDomainError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.",
+                                   hint="LKJCholesky(dim) draws dim x dim correlation factors, dim at least 2")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        marginal_conc = self.concentration + 0.5 * (dim - 2)
+        offset = F.cat([C.zeros(1, dtype=self.concentration.dtype),
+                        C.arange(dim - 1, dtype=self.concentration.dtype)])
+        self._beta = Beta(offset + 0.5, F.unsqueeze(marginal_conc, -1) - 0.5 * offset)
+        super().__init__(self.concentration.shape, (dim, dim), validate_args=validate_args)
+
+    def _expand_parameters(self, shape: tuple[int, ...]) -> None:
+        self.concentration = F.expand(self.concentration, *shape)
+        self._beta = self._beta.expand(shape + (self.dim,))
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with no_grad():
+            y = F.unsqueeze(self._beta.sample(sample_shape), -1)
+            u_normal = F.tril(C.randn(*self._extended_shape(sample_shape), dtype=y.dtype), -1)
+            u_hypersphere = u_normal / F.norm(u_normal, dim=-1, keepdim=True)
+            u_hypersphere[..., 0, :] = 0.0  # the first row's 0/0
+            w = F.sqrt(y) * u_hypersphere
+            eps = float(np.finfo(w.dtype).tiny)
+            diag_elems = F.sqrt(F.clamp(1 - F.sum(w ** 2, -1), min=eps))
+            return w + F.diag_embed(diag_elems)
+
+    def log_prob(self, value: Any) -> Tensor:
+        value = self.checked(value)
+        diag_elems = F.diagonal(value, dim1=-1, dim2=-2)[..., 1:]
+        order = C.arange(2, self.dim + 1)
+        order = 2 * F.unsqueeze(self.concentration - 1, -1) + self.dim - order
+        unnormalized_log_pdf = F.sum(order * F.log(diag_elems), -1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        denominator = F.lgamma(alpha) * dm1
+        numerator = _multivariate_lgamma(alpha - 0.5, dm1)
+        pi_constant = 0.5 * dm1 * math.log(math.pi)
+        return unnormalized_log_pdf - (pi_constant + numerator - denominator)
+
+
 class Independent(Distribution):
     arg_constraints: dict[str, Any] = {}
     program_attributes = Distribution.program_attributes | {"base_dist", "reinterpreted_batch_ndims"}
@@ -305,4 +364,4 @@ class Independent(Distribution):
 
 
 CLASSES = {"MultivariateNormal": MultivariateNormal, "LowRankMultivariateNormal": LowRankMultivariateNormal,
-           "Independent": Independent}
+           "Independent": Independent, "LKJCholesky": LKJCholesky}

@@ -19,10 +19,11 @@ import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
 from gradcli.distributions.continuous import Normal, Uniform
 from gradcli.distributions.discrete import Categorical, _Binary, clamp_probs
-from gradcli.distributions.gamma import Gamma
 from gradcli.distributions.distribution import Distribution, broadcast_all, sum_rightmost
-from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
-                                             SigmoidTransform, StickBreakingTransform, Transform)
+from gradcli.distributions.gamma import Gamma
+from gradcli.distributions.multivariate import Independent
+from gradcli.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                                             PowerTransform, SigmoidTransform, StickBreakingTransform, Transform)
 from gradcli.engine.modes import no_grad
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import ValueDomainError
@@ -44,8 +45,11 @@ class TransformedDistribution(Distribution):
             raise ValueDomainError(f"transforms must be a Transform or list, but was {transforms!r}", hint=hint)
         if not all(isinstance(t, Transform) for t in transforms):
             raise ValueDomainError("transforms must be a Transform or a list of Transforms", hint=hint)
-        self.base_dist = base_distribution
         self.transforms = list(transforms)
+        reinterpreted = ComposeTransform(self.transforms).domain.event_dim - len(base_distribution.event_shape)
+        if reinterpreted > 0:  # as PyTorch: the batch dimensions the transforms take as an event become the base's
+            base_distribution = Independent(base_distribution, reinterpreted)
+        self.base_dist = base_distribution
         event_dim = max([len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms])
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         for transform in self.transforms:
@@ -154,11 +158,11 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.loc
+        return self.base_dist.base_dist.loc
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale
+        return self.base_dist.base_dist.scale
 
 
 class ParametersInBase(TransformedDistribution):

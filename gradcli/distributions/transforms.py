@@ -33,7 +33,7 @@ class Transform:
     sign = 1
     program_equality = True
     program_attributes = frozenset({"inv", "sign", "domain", "codomain", "bijective", "event_dim",
-                                    "log_abs_det_jacobian", "with_cache"})
+                                    "log_abs_det_jacobian", "with_cache", "forward_shape", "inverse_shape"})
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -331,6 +331,67 @@ class StickBreakingTransform(Transform):
         return F.sum(-x + NF.logsigmoid(x) + F.log(y[..., :-1]), -1)
 
 
+def _tril_mask(n: int, diag: int) -> Tensor:
+    """The lower-triangular places of an n x n matrix from diagonal `diag`, in row order (PyTorch's mask)."""
+    arange = C.arange(n)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    return mat[..., _tril_mask(mat.shape[-1], diag)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse for a vector of n(n-1)/2 elements below the diagonal (`diag=-1`, all CorrCholesky uses)."""
+    n = round((1 + math.sqrt(1 + 8 * vec.shape[-1])) / 2)
+    if n * (n - 1) // 2 != vec.shape[-1]:
+        raise ValueDomainError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower "
+                               "triangular part of a square D x D matrix.", hint="D(D - 1)/2 numbers for D x D")
+    mat = vec.new_zeros((*vec.shape[:-1], n, n))
+    mat[..., _tril_mask(n, diag)] = vec
+    return mat
+
+
+class CorrCholeskyTransform(Transform):
+    """D(D - 1)/2 reals onto the Cholesky factor of a D x D correlation matrix: each row's tanh values
+    stick-broken (signed) to unit length, as PyTorch's (and Stan's)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.CorrCholesky()
+
+    def _call(self, x: Tensor) -> Tensor:
+        x = F.tanh(x)
+        eps = float(np.finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(F.clamp(x, min=-1 + eps, max=1 - eps), diag=-1)
+        z1m_cumprod_sqrt = F.cumprod(F.sqrt(1 - r ** 2), -1)
+        r = r + C.eye(r.shape[-1], dtype=r.dtype)
+        return r * NF.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_cumsum = 1 - F.cumsum(y * y, -1)
+        y_cumsum_shifted = NF.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / F.sqrt(tril_matrix_to_vec(y_cumsum_shifted, diag=-1))
+        return (F.log1p(t) - F.log1p(-t)) / 2
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Tensor:
+        """Of x and y's flattened lower triangle (the two spaces differ in dimension)."""
+        y1m_cumsum_tril = tril_matrix_to_vec(1 - F.cumsum(y * y, -1), diag=-2)
+        stick_breaking_logdet = 0.5 * F.sum(F.log(y1m_cumsum_tril), -1)
+        tanh_logdet = -2 * F.sum(x + NF.softplus(-2 * x) - math.log(2.0), -1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueDomainError("Input is not a flattened lower-diagonal number", hint="D(D - 1)/2 numbers")
+        return (*shape[:-1], d, d)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        d = shape[-1]
+        return (*shape[:-2], d * (d - 1) // 2)
+
+
 class ComposeTransform(Transform):
     """Parts applied in order; its log-Jacobian sums theirs, each summed over the dimensions the composite's
     event has beyond its own. With `cache_size=1` every part caches, as PyTorch's `with_cache`."""
@@ -478,5 +539,5 @@ def _same(a: Any, b: Any) -> bool:
 
 TRANSFORMS: dict[str, type] = {cls.__name__: cls for cls in (
     Transform, AbsTransform, ExpTransform, SigmoidTransform, TanhTransform, AffineTransform, PowerTransform,
-    SoftmaxTransform, StickBreakingTransform, ComposeTransform, IndependentTransform)}
+    SoftmaxTransform, StickBreakingTransform, ComposeTransform, IndependentTransform, CorrCholeskyTransform)}
 """The transforms a program constructs, by PyTorch's name."""

@@ -14,7 +14,6 @@ import numpy as np
 
 from gradcli.engine import ops as O
 from gradcli.engine import tensor as T
-from gradcli.engine.narrow import BFLOAT16
 from gradcli.engine.state import GradMode, INFERENCE, InferenceMode, READS, is_inference
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, ShapeError, ValueDomainError
 
@@ -312,36 +311,6 @@ class TensorMethods:
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         return T.F.expand(self, T.F._tensor_arg(other, "expand_as").shape)
-
-    def float(self) -> "Tensor":
-        return T.F.to_dtype(self, np.float32)
-
-    def double(self) -> "Tensor":
-        return self if self._data.dtype == np.float64 else T.F.to_dtype(self, np.float64)
-
-    def half(self) -> "Tensor":
-        return T.F.to_dtype(self, np.float16)
-
-    def bfloat16(self) -> "Tensor":
-        return T.F.to_dtype(self, BFLOAT16)
-
-    def long(self) -> "Tensor":
-        return self if self._data.dtype == np.int64 else T.F.to_dtype(self, np.int64)
-
-    def int(self) -> "Tensor":
-        return self if self._data.dtype == np.int32 else T.F.to_dtype(self, np.int32)
-
-    def short(self) -> "Tensor":
-        return self if self._data.dtype == np.int16 else T.F.to_dtype(self, np.int16)
-
-    def char(self) -> "Tensor":
-        return self if self._data.dtype == np.int8 else T.F.to_dtype(self, np.int8)
-
-    def byte(self) -> "Tensor":
-        return self if self._data.dtype == np.uint8 else T.F.to_dtype(self, np.uint8)
-
-    def bool(self) -> "Tensor":
-        return self if self._data.dtype == np.bool_ else T.F.to_dtype(self, np.bool_)
 
     def type(self, dtype: Any = None) -> Any:
         """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so), and so do a

@@ -154,7 +154,7 @@ OP_OF: dict[str, O.Op] = {op.name: op for op in O.TABLE}
 OP_OF.update({**O.named("functions"), **O.named("methods"), **O.named("in_place_methods"),  # aliases (arcsin, ...), X_
               **O.named("functional")})  # and F.X (relu6 and hardtanh are one primitive)
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.functions + c.methods})
-OP_OF.update({"float": O.CAST, "double": O.CAST, "T": O.PERMUTE, "expand_as": O.EXPAND, "contiguous": O.CLONE})
+OP_OF.update({"T": O.PERMUTE, "expand_as": O.EXPAND, "contiguous": O.CLONE})
 OP_OF.update({name: c.op for c in F.COMPOSITES if c.op for name in c.linalg if name not in OP_OF})  # inv, vector_norm
 OP_OF.update({name: c.op for c in REARRANGING.COMPOSITES if c.op for name in c.functions + c.methods})
 OP_OF.update({name: c.op for c in F.COMPOSITES + REARRANGING.COMPOSITES if c.op for name in c.in_place_methods})
@@ -506,7 +506,7 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "grad_fn", "creator", "requires_g
 TENSOR_METHODS = frozenset({
     "backward", "retain_grad", "detach", "detach_", "zero_", "requires_grad_", "item", "tolist", "size", "dim", "numel",
     "nelement",
-    "expand_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "type",
+    "expand_as", "type",
     "all", "any",
 })
 TENSOR_METHODS |= {name for c in F.COMPOSITES for name in c.methods}

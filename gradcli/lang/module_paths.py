@@ -93,5 +93,6 @@ DISTRIBUTION_FILES: dict[str, tuple[str, ...]] = {
     "continuous_bernoulli": ("ContinuousBernoulli",), "kumaraswamy": ("Kumaraswamy",),
     "mixture_same_family": ("MixtureSameFamily",), "von_mises": ("VonMises",), "fishersnedecor": ("FisherSnedecor",),
     "logistic_normal": ("LogisticNormal",), "negative_binomial": ("NegativeBinomial",),
-    "inverse_gamma": ("InverseGamma",), "generalized_pareto": ("GeneralizedPareto",)}
+    "inverse_gamma": ("InverseGamma",), "generalized_pareto": ("GeneralizedPareto",),
+    "lkj_cholesky": ("LKJCholesky",)}
 """`from torch.distributions.normal import Normal`: the distributions of each module PyTorch defines them in."""

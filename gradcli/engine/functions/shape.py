@@ -10,7 +10,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
-from gradcli.engine.narrow import is_bfloat16, same
+from gradcli.engine.narrow import BFLOAT16, is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.state import warn_once
@@ -256,6 +256,19 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
     return x if same(x.dtype, dt) else apply(O.CAST, x, dtype=dt)
 
 cast = to_dtype
+
+
+def _cast_method(name: str, dtype: Any) -> Any:
+    """`x.float()`, `x.long()` and their kin: the tensor in one dtype (itself when it has it, else CastBackward0)."""
+    def method(self: Any) -> Tensor:
+        return to_dtype(self, dtype)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+_CASTS = {"float": np.float32, "double": np.float64, "half": np.float16, "bfloat16": BFLOAT16, "long": np.int64,
+          "int": np.int32, "short": np.int16, "char": np.int8, "byte": np.uint8, "bool": np.bool_}
+"""The Tensor methods that cast, by the dtype each names (`torch.float` is a dtype, not a function)."""
 
 
 # -- more shapes and indexing ----------------------------------------------------------------
@@ -650,6 +663,7 @@ def cross(input: Any, other: Any, dim: Any = None) -> Tensor:
 
 
 COMPOSITES: tuple[Composite, ...] = (
+    *(Composite(_cast_method(name, dtype), (), (name,), O.CAST) for name, dtype in _CASTS.items()),
     Composite(linalg_cross, op=O.CROSS, linalg=("cross",)),
     Composite(t, ("t",), ("t",), O.TRANSPOSE),
     Composite(transpose, ("transpose", "swapdims"), ("transpose", "swapdims"), O.TRANSPOSE),
