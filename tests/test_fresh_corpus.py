@@ -52,6 +52,30 @@ SNIPPETS = {
         "y = torch.index_put(x * 1, (torch.tensor([0, 2]),), v, accumulate=True)\nprint(y, x)\n"
         "z = torch.index_put_(y, (torch.tensor([1]),), torch.tensor(5.0))\nprint(z, z is y)\n"
         "(z * torch.arange(4.)).sum().backward()\nprint(x.grad, v.grad)\n",
+    # the second corpus (docs/fresh_corpus.md, round 2)
+    "a list indexed by NumPy's integer and by an integer tensor":
+        "import numpy as np\nimport torch\nwords = ['a', 'b', 'c']\nw = np.array([0.1, 0.7, 0.2])\n"
+        "print(words[np.argmax(w)], words[torch.tensor([0.2, 0.1, 0.9]).argmax()], words[torch.tensor([[1]])])\n"
+        "words[np.int64(0)] = 'z'\nprint(words, words[torch.tensor(True)])\n",
+    "permute with dims=":
+        "import torch\nx = torch.arange(24.).view(2, 3, 4)\nprint(x.permute(dims=(2, 0, 1)).shape, "
+        "torch.permute(x, dims=(1, 2, 0)).shape, x.permute(dims=[1, 0, 2])[0, 1])\n",
+    "type() with a tensor type":
+        "import numpy as np\nimport torch\nx = torch.from_numpy(np.array([0, 1])).type(torch.LongTensor)\n"
+        "print(x, x.dtype, torch.ones(2).type(torch.DoubleTensor), torch.ones(2).type(torch.FloatTensor).dtype)\n"
+        "print(torch.ones(2).type('torch.DoubleTensor').dtype, torch.tensor([1.7]).type(torch.IntTensor), torch.IntTensor([3]))\n",
+    "a parameter's .data replaced by a tensor of another shape":
+        "import torch\nimport torch.nn as nn\nb = nn.Embedding(1, 2, dtype=torch.float64)\n"
+        "b.weight.data = torch.tensor([[0.3]], dtype=torch.float64).t()\nprint(b.weight, b.weight.shape)\n"
+        "y = (b.weight * 2).sum()\ny.backward()\nprint(b.weight.grad)\n",
+    "an array updated in place is seen through torch.from_numpy":
+        "import numpy as np\nimport torch\na = np.array([[1, 2], [3, 4]])\nt = torch.from_numpy(a)\nb = a\n"
+        "a *= 2\nprint(t, b)\nnp.multiply(a, 2, out=a)\nprint(t)\nf = np.ones(3)\nf += np.arange(3)\nf -= 1\nf /= 2\nf **= 2\n"
+        "print(f, a)\nnp.add(f, 1.0, out=f)\nprint(f)\n",
+    "a tensor hook that changes its gradient in place":
+        "import torch\ndef double(grad):\n    grad *= 2\nx = torch.tensor([2., 2., 2., 2.], requires_grad=True)\n"
+        "h = x.register_hook(double)\ntorch.mean(torch.pow(x, 2)).backward()\nprint(x.grad)\nh.remove()\n"
+        "y = x * 3\ny.register_hook(lambda g: g.add_(1))\n(y * torch.tensor([1., 2., 3., 4.])).sum().backward()\nprint(x.grad)\n",
 }
 
 
@@ -146,3 +170,50 @@ def test_index_put_adds_a_repeated_index_each_time_and_gathers_the_values_gradie
 def test_index_put_refuses_what_pytorch_refuses(call, words):
     source = f"import torch\nx = torch.zeros(3)\nw = torch.zeros(3, requires_grad=True)\n{call}"
     assert words in fails(source).message
+
+
+def test_a_list_index_must_be_an_integer_not_a_float_tensor_or_number():
+    assert "only integer tensors of a single element can be converted to an index" in \
+        fails("import torch\nxs = [1, 2]\ny = xs[torch.tensor(1.0)]").message
+    assert "only integer tensors of a single element" in fails("import torch\nxs = [1, 2]\ny = xs[torch.tensor([0, 1])]").message
+    assert "list indices must be integers" in fails("import numpy as np\nxs = [1, 2]\ny = xs[np.float64(1.0)]").message
+
+
+def test_numpy_integers_and_integer_tensors_index_lists():
+    ran = run("import numpy as np\nimport torch\nxs = [10, 20, 30]\na = xs[np.argmax(np.array([1, 5, 2]))]\n"
+              "b = xs[torch.tensor(2)]\nxs[torch.tensor(0)] = 5\nc = xs")
+    assert ran["a"] == 20 and ran["b"] == 30 and ran["c"] == [5, 20, 30]
+
+
+def test_type_with_a_tensor_type_casts_by_hand():
+    ran = run("import torch\nx = torch.tensor([1.7, -2.2]).type(torch.LongTensor)\ny = x.type(torch.DoubleTensor)")
+    assert ran["x"].tolist() == [1, -2] and str(ran["x"].dtype) == "int64"
+    assert str(ran["y"].dtype) == "float64"
+
+
+def test_data_of_another_shape_takes_that_shape_and_an_older_graph_refuses_its_gradient():
+    ran = run("import torch\nw = torch.ones(2, requires_grad=True)\nw.data = torch.ones(3, dtype=torch.float64)\n"
+              "(w * torch.arange(3.)).sum().backward()")
+    assert ran["w"].shape == (3,) and str(ran["w"].dtype) == "float64" and ran["w"].grad.tolist() == [0.0, 1.0, 2.0]
+    error = fails("import torch\nw = torch.ones(2, requires_grad=True)\ny = (w * 2).sum()\nw.data = torch.ones(3)\n"
+                  "y.backward()")
+    assert "its .data was given a new shape since" in error.message and "[3]" in error.message
+    error = fails("import torch\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\nw.data = torch.ones(3)\n"
+                  "(w * 3).sum().backward()")
+    assert "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0" in error.message
+    assert "must be floating point or complex dtype" in \
+        fails("import torch\nw = torch.ones(2, requires_grad=True)\nw.data = torch.ones(2, dtype=torch.int64)").message
+
+
+def test_augmented_assignment_updates_an_array_in_place_as_numpy_does():
+    ran = run("import numpy as np\nimport torch\na = np.array([1.0, 2.0])\nb = a\nt = torch.from_numpy(a)\n"
+              "a *= 3\na += np.array([1.0, 1.0])\nnp.subtract(a, 1.0, out=a)")
+    assert ran["b"].tolist() == [3.0, 6.0] and ran["t"].tolist() == [3.0, 6.0] and ran["b"] is ran["a"]
+    assert "Cannot cast ufunc 'multiply' output" in fails("import numpy as np\na = np.array([1, 2])\na *= 0.5").message
+    assert "out=" in fails("import numpy as np\nimport torch\nt = torch.ones(2)\nnp.add(t.numpy(), 1.0, out=t)").message
+
+
+def test_a_hook_that_changes_its_gradient_in_place_changes_what_backward_passes_on():
+    ran = run("import torch\ndef halve(grad):\n    grad /= 2\nx = torch.ones(3, requires_grad=True)\n"
+              "y = x * 4\ny.register_hook(halve)\n(y * torch.tensor([1., 2., 3.])).sum().backward()")
+    assert ran["x"].grad.tolist() == [2.0, 4.0, 6.0]  # d/dx of sum(c * 4x) is 4c, halved in the hook

@@ -23,9 +23,9 @@ from gradcli.lang.namespace import Namespace
 # -- what is written by hand, and why -------------------------------------------------------------------------
 HAND_WRITTEN_TORCH = {
     # factories: a tensor made from data or a shape, no input to differentiate (engine/creation.py)
-    "tensor", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "ByteTensor", "as_tensor", "from_numpy", "ones",
-    "zeros", "full", "eye", "arange", "linspace", "range", "empty", "ones_like", "zeros_like", "full_like",
-    "empty_like",
+    "tensor", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "as_tensor",
+    "from_numpy", "ones", "zeros", "full", "eye", "arange", "linspace", "range", "empty", "ones_like", "zeros_like",
+    "full_like", "empty_like",
     # the generator's draws and its seed (engine/random.py, distributions/): sampling, not a function to differentiate
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "normal", "bernoulli", "multinomial",
     "poisson", "binomial", "manual_seed", "initial_seed", "Generator",

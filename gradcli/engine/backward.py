@@ -19,6 +19,7 @@ from gradcli.engine.hooks import (HOOKS, PACKED, PASSES, POST_ACCUMULATE, POSTHO
                                   run_post_accumulate, run_posthooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.module_hooks import GROUPS, group_of
+from gradcli.engine.state import RESHAPED
 from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -136,6 +137,8 @@ def _accumulate(leaf: Tensor, g: Any, owned: bool, create_graph: bool) -> None:
     input alone. A gradient passed through unchanged (by add, expand, ...) may also be another
     input's, or the caller's; adopting it would let two `.grad`s share memory.
     """
+    if RESHAPED:
+        _same_shape(leaf)
     if type(g) is Tensor:
         if leaf.grad is not None:
             leaf.grad = leaf.grad + g
@@ -156,6 +159,21 @@ def _accumulate(leaf: Tensor, g: Any, owned: bool, create_graph: bool) -> None:
         leaf.grad = _wrap(grad._data + g)
     else:
         grad._data += g
+
+
+def _same_shape(leaf: Tensor) -> None:
+    """A leaf whose `.grad` is of the shape its `.data` had before `x.data = ...` gave it another: PyTorch's
+    error, never a gradient broadcast into place."""
+    shape = tuple(leaf._data.shape)
+    old = tuple(leaf.grad.shape) if leaf.grad is not None else shape
+    if old != shape:
+        n = max(len(old), len(shape))
+        a, b = (1,) * (n - len(old)) + old, (1,) * (n - len(shape)) + shape
+        clash = [i for i in range(n) if a[i] != b[i] and 1 not in (a[i], b[i])]
+        message = f"The size of tensor a ({a[clash[-1]]}) must match the size of tensor b ({b[clash[-1]]}) at " \
+                  f"non-singleton dimension {clash[-1]}" if clash else \
+                  f"output with shape {list(old)} doesn't match the broadcast shape {list(shape)}"
+        raise BackwardError(message, hint="set x.grad = None after giving x.data a new shape")
 
 
 def _propagate(roots: list, ns: Any, retain_graph: bool, create_graph: bool, wanted: dict | None,
@@ -268,6 +286,10 @@ def _route(node: Node, g: Any, ns: Any, create_graph: bool, trace: Trace | None,
             gi = np.asarray(gi).astype(x.dtype) if isinstance(gi, (np.ndarray, np.generic)) else \
                 ns.to_dtype(gi, x.dtype)
         shape = x.shape
+        if RESHAPED and type(x) is Tensor and RESHAPED.since(x) > node.seq:
+            raise BackwardError(f"a tensor now of shape {list(shape)} had another shape when this graph was recorded: "
+                                "its .data was given a new shape since", hint="recompute the output after replacing "
+                                ".data, then call backward")
         if gi.shape != shape:
             if passed is not None:
                 summed[i] = O.broadcast_axes(gi.shape, shape)

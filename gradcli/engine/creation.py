@@ -429,7 +429,18 @@ def _integer_tensor(dtype: type, name: str) -> Callable[..., Tensor]:
 
 
 long_tensor = _integer_tensor(np.int64, "LongTensor")
+int_tensor = _integer_tensor(np.int32, "IntTensor")
 byte_tensor = _integer_tensor(np.uint8, "ByteTensor")
+
+
+def double_tensor(data: Any, requires_grad: bool = False) -> Tensor:
+    """`torch.DoubleTensor([...])`: float64 data."""
+    return Tensor(data, requires_grad=requires_grad, dtype=np.float64)
+
+
+TENSOR_TYPES: dict[Callable[..., Tensor], Any] = {float_tensor: np.float32, double_tensor: np.float64,
+                                                  long_tensor: np.int64, int_tensor: np.int32, byte_tensor: np.uint8}
+"""PyTorch's legacy tensor types, by the dtype each stands for: `x.type(torch.LongTensor)` casts to it."""
 
 
 def new_full(x: Tensor, size: tuple, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

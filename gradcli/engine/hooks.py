@@ -78,6 +78,9 @@ def run_hooks(owner: Any, g: Any, prehooks_of: Any = None) -> Any:
     for hook in list(entry[1]) if entry is not None else ():
         given = g if type(g) is Tensor else _wrap(np.array(g))
         result = hook(given)
+        if result is None and type(g) is not Tensor and given.shape == g.shape and \
+                not np.array_equal(given._data, g, equal_nan=True):
+            result = given  # changed in place (`grad *= 2`): PyTorch passes that tensor on, as if returned
         if result is None:
             continue
         if not isinstance(result, Tensor):

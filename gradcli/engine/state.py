@@ -85,6 +85,23 @@ class WeakIds(dict):
 INFERENCE = WeakIds()
 
 
+class Reshaped(dict):
+    """Tensors whose `.data` took a new shape (`w.data = w.t()`), by identity and weakly, each with the node
+    sequence number of that moment: a graph recorded before it holds the old shape, and backward through
+    it into the tensor is refused (`backward._route`). A dict underneath, so `if RESHAPED:` costs one C test."""
+
+    def mark(self, t: "Tensor") -> None:
+        key = id(t)
+        self[key] = (weakref.ref(t, lambda _, key=key: self.pop(key, None)), next(_sequence))
+
+    def since(self, t: "Tensor") -> int:
+        entry = self.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else -1
+
+
+RESHAPED = Reshaped()
+
+
 INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")

@@ -21,8 +21,8 @@ import numpy as np
 from gradcli.engine import budget
 from gradcli.engine import narrow as N
 from gradcli.engine import ops as O
-from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, VMAP_LEVELS, Anomaly, GradMode,  # noqa: F401
-                                    InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
+from gradcli.engine.state import (INFERENCE, INFERENCE_SAVED, READS, RESHAPED, VMAP_LEVELS, Anomaly,  # noqa: F401
+                                    GradMode, InferenceMode, Limits, Observe, SavedTensor, WeakIds, _root, _sequence,
                                     is_inference)
 from gradcli.engine.ties import note_comparison
 from gradcli.errors import ArgumentError, BackwardError, DtypeError, LimitError, ShapeError
@@ -586,15 +586,16 @@ class Tensor(TensorMethods):
 
     @data.setter
     def data(self, value: "Tensor") -> None:
-        """Replace the values in place of autograd, as PyTorch's `x.data = ...`, keeping the shape.
-
-        A recorded graph holds this tensor's shape; a new shape would make its backward wrong.
-        """
+        """Replace the values out of autograd's sight, as PyTorch's `x.data = ...`: the new data's shape and
+        dtype become the tensor's (`layer.weight.data = w.t()`). A graph recorded before holds the old shape:
+        `RESHAPED` notes the moment, and backward through such a graph into this tensor is refused rather than
+        its gradient broadcast to the new shape."""
         data = value._data if isinstance(value, Tensor) else np.asarray(value, dtype=self._data.dtype)
+        if self.requires_grad and data.dtype.kind not in "fc":
+            raise DtypeError("data set to a tensor that requires gradients must be floating point or complex dtype",
+                             hint="pass floats, e.g. torch.tensor([[0.3]])")
         if data.shape != self._data.shape:
-            raise ShapeError(f"cannot assign data of shape {tuple(data.shape)} to a tensor of shape "
-                             f"{tuple(self._data.shape)}",
-                             hint="gradcli keeps a tensor's shape; make a new tensor instead (x = ...)")
+            RESHAPED.mark(self)
         self._data = data
 
     @property

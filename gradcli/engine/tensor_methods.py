@@ -313,12 +313,15 @@ class TensorMethods:
         return T.F.expand(self, T.F._tensor_arg(other, "expand_as").shape)
 
     def type(self, dtype: Any = None) -> Any:
-        """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so); `x.type()`
+        """`x.type(torch.float)` casts as `.to` does (the tutorials count correct guesses so), and so do a
+        legacy tensor type (`x.type(torch.LongTensor)`) and its name (`x.type('torch.DoubleTensor')`); `x.type()`
         names the tensor type as PyTorch does, e.g. 'torch.FloatTensor'."""
-        from gradcli.engine.creation import resolve_dtype
+        from gradcli.engine.creation import TENSOR_TYPES, resolve_dtype
         if dtype is None:
             return _TENSOR_TYPES.get(self._data.dtype.name, "torch.Tensor")
-        target = resolve_dtype(dtype)
+        named = {text: name for name, text in _TENSOR_TYPES.items()}
+        target = TENSOR_TYPES.get(dtype) if callable(dtype) and not isinstance(dtype, type) else \
+            np.dtype(named[dtype]).type if isinstance(dtype, str) and dtype in named else resolve_dtype(dtype)
         if target is None:
             raise ArgumentError(f"invalid type: {dtype!r}", hint="e.g. x.type(torch.float32)")
         return self if self._data.dtype == target else T.F.to_dtype(self, target)

@@ -61,6 +61,27 @@ def arithmetic(symbol: str, fn: Callable[[Any, Any], Any], left: Any, right: Any
 
 _BITWISE = {"&": operator.and_, "|": operator.or_, "^": operator.xor}
 
+IN_PLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
+             "//": operator.ifloordiv, "%": operator.imod, "**": operator.ipow, "@": operator.imatmul,
+             "&": operator.iand, "|": operator.ior, "^": operator.ixor}
+
+
+def update(symbol: str, a: np.ndarray, value: Any) -> np.ndarray:
+    """`a op= value`: NumPy's update of the same array, so every name for it and a tensor sharing its memory
+    (`torch.from_numpy(a)`) see the new values; NumPy's refusal to cast (`int_array *= 0.5`) is the user's."""
+    if isinstance(value, Tensor):
+        raise ArgumentError(f"unsupported operand type(s) for {symbol}=: 'numpy.ndarray' and 'Tensor'",
+                            hint="convert one side: a += t.numpy(), or t += torch.from_numpy(a)")
+    value = dispatch.inward(value, f"'{symbol}='")
+    dispatch.check_size(f"'{symbol}='", sizes.generic((a, np.asarray(value)), {}))
+    try:
+        with np.errstate(all="ignore"):
+            return IN_PLACE[symbol](a, value)
+    except ValueError as exc:
+        raise ShapeError(str(exc), hint="the right side must broadcast to the array's own shape") from None
+    except (TypeError, ZeroDivisionError) as exc:
+        raise ArgumentError(str(exc), hint="make a new array instead: a = a * 0.5") from None
+
 
 def unary(symbol: str, a: np.ndarray) -> np.ndarray:
     return -a if symbol == "-" else +a if symbol == "+" else dispatch.call("'~'", np.invert, a)

@@ -98,14 +98,10 @@ def _round(x: Any, *args: Any, **kwargs: Any) -> Any:
 _round.__wrapped__ = F.round  # type: ignore[attr-defined]
 
 
-def _double_tensor(data: Any, requires_grad: bool = False) -> Tensor:
-    return Tensor(data, requires_grad=requires_grad, dtype=np.float64)
-
-
 # name -> callable. Functions of the op table and constructors; `print` is handled by the interpreter.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tensor": C.tensor, "Variable": Variable, "Tensor": C.float_tensor, "FloatTensor": C.float_tensor,
-    "DoubleTensor": _double_tensor,
+    "DoubleTensor": C.double_tensor,
     "ones": C.ones, "zeros": C.zeros, "full": C.full, "eye": C.eye, "arange": C.arange, "linspace": C.linspace,
     "rand": C.rand, "randn": C.randn, "ones_like": C.ones_like, "zeros_like": C.zeros_like,
     "full_like": C.full_like, "empty_like": C.empty_like,
@@ -131,7 +127,7 @@ FUNCTIONS.update({
 
 # Names the census of tutorial code (docs/coverage.md) found missing: engine/rearranging.py and constructors.
 FUNCTIONS.update({**{name: c.function for c in REARRANGING.COMPOSITES for name in c.functions},
-                  "LongTensor": C.long_tensor, "ByteTensor": C.byte_tensor})
+                  "LongTensor": C.long_tensor, "IntTensor": C.int_tensor, "ByteTensor": C.byte_tensor})
 
 # The functions that compute gradients, by kind: a script runner checks each call (`Hooks.on_gradient`).
 GRADIENT_FUNCTIONS: dict[str, Callable[..., Any]] = {"grad": autograd_grad, "jacobian": jacobian, "hessian": hessian,

@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from gradcli.engine import functions as F
 from gradcli.engine import saved as SAVED
 from gradcli.engine.budget import program_clock
@@ -31,6 +33,7 @@ from gradcli.engine.modes import GradModeContext
 from gradcli.engine.tensor import Tensor
 from gradcli.errors import (ArgumentError, GradcliError, LimitError, NameLookupError, NotAllowedError,
                             ProgramAssertionError, ValueDomainError)
+from gradcli.lang import arrays
 from gradcli.lang import builtins as B
 from gradcli.lang import classes as C
 from gradcli.lang import containers as D
@@ -456,6 +459,8 @@ class Interpreter(Expressions):
             return exact(BINARY[type(op)][1], current, value)
         if isinstance(current, Tensor) and type(op) in _IN_PLACE:
             return getattr(current, _IN_PLACE[type(op)])(value)
+        if type(current) is np.ndarray and BINARY[type(op)][0] in arrays.IN_PLACE:
+            return arrays.update(BINARY[type(op)][0], current, value)
         if isinstance(current, list) and isinstance(op, ast.Add):
             check_list(len(current) + len(value if isinstance(value, (list, tuple)) else ()))
             current.extend(PYTHON["list"](value))

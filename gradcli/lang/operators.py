@@ -314,6 +314,21 @@ def truth(value: Any) -> bool:
 
 _ENGINE_INDEXABLES = (Dataset, ModuleList, ModuleDict, ParameterList, ParameterDict)
 
+
+def sequence_key(key: Any) -> Any:
+    """A list's index as Python takes one (`operator.index`): NumPy's integer (`words[np.argmax(w)]`) and an
+    integer tensor of one element (`words[t.argmax()]`) as ints; a float tensor is PyTorch's error, never
+    truncated to an int."""
+    if isinstance(key, Tensor):
+        if key._data.dtype.kind not in "iub" or key._data.size != 1:
+            raise ArgumentError("only integer tensors of a single element can be converted to an index",
+                                hint="index with an int, or t.long().item()")
+        return int(key._data.reshape(()))
+    if isinstance(key, np.integer):
+        return int(key)
+    return key
+
+
 def index(value: Any, key: Any) -> Any:
     """`value[key]` on tensors, sequences and `nn.Sequential`, an index out of range as the user's error."""
     if isinstance(value, Tensor):
@@ -326,8 +341,7 @@ def index(value: Any, key: Any) -> Any:
         from gradcli.lang.containers import get_item
         return get_item(value, key)
     if isinstance(value, (list, tuple, range, str, Sequential)):
-        if isinstance(key, Tensor):
-            key = int(key)
+        key = sequence_key(key)
         if not isinstance(key, (int, slice)) or isinstance(key, bool):
             raise ArgumentError("list indices must be integers or slices")
         try:
@@ -335,7 +349,7 @@ def index(value: Any, key: Any) -> Any:
         except IndexError:
             raise_python("IndexError", f"{type_name(value)} index out of range")
     if isinstance(value, _ENGINE_INDEXABLES):  # datasets and module containers check their own keys
-        return value[int(key) if isinstance(key, Tensor) else key]
+        return value[sequence_key(key)]
     by_facade = getattr(type(value), "program_index", None)  # a facade's object that defines indexing
     if by_facade is not None:
         return by_facade(value, key)
@@ -358,13 +372,12 @@ def set_item(container: Any, key: Any, value: Any) -> None:
     elif isinstance(container, np.ndarray):
         arrays.set_item(container, key, value)
     elif isinstance(container, Sequential):
-        container[int(key) if isinstance(key, Tensor) else key] = value
+        container[sequence_key(key)] = value
     elif isinstance(container, dict):
         from gradcli.lang.containers import set_item as set_entry
         set_entry(container, key, value)
     elif isinstance(container, list):
-        if isinstance(key, Tensor):
-            key = int(key)
+        key = sequence_key(key)
         if not isinstance(key, int) or isinstance(key, bool):
             raise ArgumentError("list indices must be integers", hint="xs[0] = value")
         if not -len(container) <= key < len(container):

@@ -89,9 +89,14 @@ def t(x: Any) -> Tensor:
     return apply(O.TRANSPOSE, x, dim0=0, dim1=1, name="TBackward0")
 
 
-def permute(x: Any, *dims: Any) -> Tensor:
+def permute(x: Any, *order: Any, dims: Any = None) -> Tensor:
+    """`x.permute(2, 0, 1)`, `x.permute((2, 0, 1))` and PyTorch's keyword `permute(dims=(2, 0, 1))`."""
     x = _tensor_arg(x, "permute")
-    order = tuple(_dim(d, x.ndim) for d in _shape_args(dims))
+    if dims is not None:
+        if order:
+            raise ArgumentError("permute() got multiple values for argument 'dims'", hint="x.permute(dims=(1, 0))")
+        order = (dims,)
+    order = tuple(_dim(d, x.ndim) for d in _shape_args(order))
     if sorted(order) != list(range(x.ndim)):
         raise ShapeError(f"permute(): dims {order} are not a permutation of the {x.ndim} dimensions",
                          hint=f"name each of 0..{x.ndim - 1} exactly once, e.g. permute(1, 0) for a matrix")

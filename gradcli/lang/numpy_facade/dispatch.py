@@ -123,10 +123,10 @@ def run(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
         count: Callable[[tuple, dict], int]) -> Any:
     """`call`, with the rule that counts the result's elements from the (checked) arguments."""
     tensors = any(isinstance(a, Tensor) for a in args)
+    if "out" in kwargs and not _arrays(kwargs["out"]):  # NumPy writes the program's own array: `np.add(a, 1, out=a)`
+        raise NotAllowedError(f"{where}: 'out=' takes a NumPy array", hint="assign the result: y = np.f(x)")
     args = tuple(inward(a, where) for a in args)
     kwargs = {k: inward(v, where) for k, v in kwargs.items()}
-    if "out" in kwargs:
-        raise NotAllowedError(f"{where}: 'out=' is not supported", hint="assign the result: y = np.f(x)")
     try:
         elements = count(args, kwargs)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -142,6 +142,10 @@ def run(where: str, fn: Callable[..., Any], args: tuple, kwargs: dict,
         from gradcli.engine.creation import tensor
         return tensor(result)  # a ufunc of a tensor is a tensor, as PyTorch's __array_wrap__ makes it
     return outward(result, where)
+
+
+def _arrays(out: Any) -> bool:
+    return type(out) is np.ndarray or isinstance(out, tuple) and bool(out) and all(type(o) is np.ndarray for o in out)
 
 
 def function(where: str, fn: Callable[..., Any]) -> Callable[..., Any]:
