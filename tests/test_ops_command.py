@@ -66,7 +66,8 @@ def test_filter(cli):
     names = {e["name"] for e in cli.json("ops", "soft")["ops"]}
     assert names == {"softmax", "log_softmax", "softplus", "F.softmin", "F.softsign", "nn.Softmax", "nn.LogSoftmax",
                      "nn.Softmin", "nn.Softplus", "nn.Softsign", "F.soft_margin_loss", "F.multilabel_soft_margin_loss",
-                     "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss", "F.softshrink", "nn.Softshrink"}
+                     "nn.SoftMarginLoss", "nn.MultiLabelSoftMarginLoss", "F.softshrink", "nn.Softshrink",
+                     "F.gumbel_softmax"}
     by_node = {e["name"] for e in cli.json("ops", "MmBackward")["ops"]}
     assert {"matmul", "mm", "dot", "a @ b"} <= by_node
 
@@ -84,7 +85,7 @@ def test_a_filter_nothing_matches_is_a_user_error_with_the_closest_name(cli):
 def test_namespaces(cli):
     spaces = cli.json("ops")["namespaces"]
     assert spaces["torch.nn.functional"].startswith("adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, "
-                                                    "avg_pool1d, avg_pool2d, avg_pool3d, batch_norm, "
+                                                    "affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, batch_norm, "
                                                     "binary_cross_entropy, binary_cross_entropy_with_logits, celu, ")
     assert ("log_softmax, logsigmoid, margin_ranking_loss, max_pool1d, max_pool2d, max_pool3d, max_unpool1d, "
             "max_unpool2d, mish"
@@ -102,7 +103,7 @@ def test_text_table(cli):
     out = result.stdout
     assert "softmax(input, dim=None)" in out and "x.softmax(dim=None)" in out and "SoftmaxBackward0" in out
     assert "∂softmax(x)ᵢ/∂xⱼ" in out and "yes" in out
-    assert "8 entries matching 'softmax'" in out
+    assert "9 entries matching 'softmax'" in out
 
 
 def test_the_filter_is_user_text_not_markup(cli):

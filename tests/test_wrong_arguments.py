@@ -34,7 +34,8 @@ BAD = {
 INPUTS = {"x": "[[1.0, -2.0], [0.5, 3.0]]"}
 # How the catalogue's prefixed names are written in a program, and where they live.
 NAMESPACES = {"linalg": (B.LINALG, "torch.linalg"), "F": (B.NN_FUNCTIONAL, "torch.nn.functional"),
-              "nn": (B.NN, "torch.nn"), "optim": (B.OPTIM, "torch.optim")}
+              "nn": (B.NN, "torch.nn"), "optim": (B.OPTIM, "torch.optim"),
+              "nn.utils": (B.NN_UTILS, "torch.nn.utils")}
 
 
 def _params(fn, bound: bool) -> list[inspect.Parameter]:

@@ -39,11 +39,14 @@ def _from_neg_one(n: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
 
 def affine_grid(theta: Any, size: Any, align_corners: bool | None = None) -> Tensor:
     t = _tensor(theta, "affine_grid")
-    shape = tuple(int(s) for s in size)
+    shape = F.ints_arg(size, "affine_grid", "size")
     if len(shape) != 4:
         raise ArgumentError(f"affine_grid only supports 4D sizes (2D images) in gradcli, got size {list(shape)}",
                             hint="size=(N, C, H, W), e.g. x.size()")
     n, _, h, w = shape
+    if min(shape) < 0:
+        raise ArgumentError(f"affine_grid: every size must be 0 or more, got size {list(shape)}",
+                            hint="size=(N, C, H, W), e.g. x.size()")
     if t._data.dtype.kind != "f":
         raise ArgumentError("Expected theta to have floating point type", hint="theta = theta.float()")
     if t.shape != (n, 2, 3):

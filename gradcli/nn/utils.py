@@ -16,6 +16,9 @@ from gradcli.errors import ArgumentError, ValueDomainError
 
 
 def _params(parameters: Any, fn: str) -> list[Tensor]:
+    if not isinstance(parameters, Tensor) and (isinstance(parameters, (str, dict)) or not hasattr(parameters, "__iter__")):
+        raise ArgumentError(f"{fn}(): parameters must be a tensor or an iterable of tensors, got "
+                            f"{type(parameters).__name__}", hint="pass model.parameters()")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for p in params:
         if not isinstance(p, Tensor):
