@@ -92,8 +92,8 @@ def test_namespaces(cli):
             in spaces["torch.nn.functional"])
     # Optimizer: the base a program subclasses
     assert spaces["torch.optim"] == "Adadelta, Adagrad, Adam, AdamW, LBFGS, Optimizer, RMSprop, SGD"
-    assert spaces["torch.optim.lr_scheduler"] == ("CosineAnnealingLR, ExponentialLR, LambdaLR, MultiStepLR, OneCycleLR, "
-                                                  "ReduceLROnPlateau, StepLR")
+    assert spaces["torch.optim.lr_scheduler"] == ("CosineAnnealingLR, ExponentialLR, LRScheduler, LambdaLR, MultiStepLR, "
+                                                  "OneCycleLR, ReduceLROnPlateau, StepLR")
     assert spaces["torch"].startswith("every function")
 
 
