@@ -16,7 +16,8 @@ from gradcli.errors import ArgumentError, ValueDomainError
 
 
 def _params(parameters: Any, fn: str) -> list[Tensor]:
-    if not isinstance(parameters, Tensor) and (isinstance(parameters, (str, dict)) or not hasattr(parameters, "__iter__")):
+    iterable = hasattr(parameters, "__iter__") and not isinstance(parameters, (str, dict))
+    if not isinstance(parameters, Tensor) and not iterable:
         raise ArgumentError(f"{fn}(): parameters must be a tensor or an iterable of tensors, got "
                             f"{type(parameters).__name__}", hint="pass model.parameters()")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)

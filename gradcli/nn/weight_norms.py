@@ -67,6 +67,13 @@ def _eps(value: Any, fn: str) -> float:
     return float(F.number_arg(value, fn, "eps"))
 
 
+def _iterations(value: Any) -> int:
+    n = int(F.number_arg(value, "spectral_norm", "n_power_iterations", integer=True))
+    if n <= 0:
+        raise ArgumentError(f"Expected n_power_iterations to be positive, but got n_power_iterations={n}")
+    return n
+
+
 # -- the older kind: parameters renamed, a forward pre-hook ---------------------------------------
 class _SpectralNormHook:
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
@@ -92,10 +99,8 @@ class _SpectralNormHook:
 def spectral_norm(module: Any, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: Any = None) -> Any:
     weight = _weight(module, name, "spectral_norm")
-    if n_power_iterations <= 0:
-        raise ArgumentError(f"Expected n_power_iterations to be positive, but got n_power_iterations="
-                            f"{n_power_iterations}")
-    hook = _SpectralNormHook(name, int(n_power_iterations), _spectral_dim(module, dim), _eps(eps, "spectral_norm"))
+    hook = _SpectralNormHook(name, _iterations(n_power_iterations), _spectral_dim(module, dim),
+                             _eps(eps, "spectral_norm"))
     with no_grad():
         mat = _matrix(weight, hook.dim)
         u = _drawn_unit(mat.shape[0], weight, hook.eps)
@@ -201,10 +206,8 @@ class _WeightNorm(Module):
 def parametrized_spectral_norm(module: Any, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                                dim: Any = None) -> Any:
     weight = _weight(module, name, "spectral_norm")
-    if n_power_iterations <= 0:
-        raise ArgumentError(f"Expected n_power_iterations to be positive, but got n_power_iterations="
-                            f"{n_power_iterations}")
-    norm = _SpectralNorm(weight, int(n_power_iterations), _spectral_dim(module, dim), _eps(eps, "spectral_norm"))
+    norm = _SpectralNorm(weight, _iterations(n_power_iterations), _spectral_dim(module, dim),
+                         _eps(eps, "spectral_norm"))
     return register_parametrization(module, name, norm)
 
 
