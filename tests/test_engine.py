@@ -228,6 +228,16 @@ def test_node_names_match_pytorch() -> None:
         "clamp": "ClampBackward1", "float": "ToCopyBackward0", "clone": "CloneBackward0"}
 
 
+def test_a_cast_to_an_integer_or_bool_dtype_leaves_the_graph():
+    """PyTorch: an integer or bool tensor cannot require grad, so `x.long()` of a tensor in a graph has no grad_fn
+    (and prints none), while a cast to another float dtype stays in the graph."""
+    x = gradcli.tensor([1.5, -2.5], requires_grad=True)
+    for cast in (x.long(), x.int(), x.bool(), x.to(np.int32), (x * 2).byte()):
+        assert cast.grad_fn is None and not cast.requires_grad
+    assert x.long().tolist() == [1, -2]  # truncated toward zero, as PyTorch
+    assert x.half().grad_fn.name == "ToCopyBackward0" and x.double().requires_grad
+
+
 def grad_of(fn, values: list) -> list:
     x = gradcli.tensor(values, requires_grad=True)
     fn(x).sum().backward()

@@ -10,6 +10,7 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
+from gradcli.engine.modes import no_grad
 from gradcli.engine.narrow import BFLOAT16, is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
@@ -253,7 +254,12 @@ def _sequence_arg(tensors: Any, fn: str) -> list:
 def to_dtype(x: Any, dtype: Any) -> Tensor:
     x = _tensor_arg(x, "to")
     dt = dtype if is_bfloat16(dtype) else np.dtype(dtype)
-    return x if same(x.dtype, dt) else apply(O.CAST, x, dtype=dt)
+    if same(x.dtype, dt):
+        return x
+    if is_bfloat16(dt) or dt.kind in "fc":
+        return apply(O.CAST, x, dtype=dt)
+    with no_grad():  # an integer or bool tensor cannot require grad: PyTorch's cast to one leaves the graph
+        return apply(O.CAST, x, dtype=dt)
 
 cast = to_dtype
 
