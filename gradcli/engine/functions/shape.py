@@ -10,12 +10,11 @@ import numpy as np
 from gradcli.engine import ops as O
 from gradcli.engine.ops.op import Composite
 from gradcli.engine import views as V
-from gradcli.engine.modes import no_grad
 from gradcli.engine.narrow import BFLOAT16, is_bfloat16, same
 from gradcli.engine.batched import physical
 from gradcli.errors import ArgumentError, ShapeError
 from gradcli.engine.state import warn_once
-from gradcli.engine.tensor import Tensor, _root, _wrap, apply, broadcast_shape, check_elements
+from gradcli.engine.tensor import GradMode, Tensor, _root, _wrap, apply, broadcast_shape, check_elements
 from gradcli.engine.functions.arguments import _dim, _int, _number, _shape_args, size, _tensor_arg, _with_dims
 
 
@@ -258,8 +257,11 @@ def to_dtype(x: Any, dtype: Any) -> Tensor:
         return x
     if is_bfloat16(dt) or dt.kind in "fc":
         return apply(O.CAST, x, dtype=dt)
-    with no_grad():  # an integer or bool tensor cannot require grad: PyTorch's cast to one leaves the graph
+    previous, GradMode.enabled = GradMode.enabled, False  # an integer or bool tensor cannot require grad:
+    try:  # PyTorch's cast to one leaves the graph
         return apply(O.CAST, x, dtype=dt)
+    finally:
+        GradMode.enabled = previous
 
 cast = to_dtype
 
