@@ -16,6 +16,7 @@ import numpy as np
 import gradcli.engine.creation as C
 import gradcli.engine.functions as F
 import gradcli.distributions.constraints as constraints
+from gradcli.distributions.continuous import _CentredOnLoc
 from gradcli.distributions.distribution import Distribution
 from gradcli.engine.tensor import Tensor
 
@@ -66,7 +67,7 @@ def _rejection_sample(loc: np.ndarray, concentration: np.ndarray, proposal_r: np
     return np.mod(x + math.pi + loc, 2 * math.pi) - math.pi
 
 
-class VonMises(Distribution):
+class VonMises(_CentredOnLoc):  # its circular mean and its mode are loc
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     batch_parameters = ("loc", "concentration")
     support = constraints.real
@@ -93,15 +94,6 @@ class VonMises(Distribution):
         angles = _rejection_sample(self.loc._data.astype(np.float64), self.concentration._data.astype(np.float64),
                                    self._proposal_r(), shape)
         return C.tensor(angles.astype(self.loc.dtype), dtype=self.loc.dtype)
-
-    @property
-    def mean(self) -> Tensor:
-        """The circular mean."""
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
