@@ -57,6 +57,9 @@ ERRORS = [
     P(lambda: gradcli.ones(4, 3) * gradcli.ones(2, 1, 2), ShapeError,
       "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 2: mul of shapes "
       "(4, 3) and (2, 1, 2)", ["reshape"], id="broadcast-3d"),
+    P(lambda: gradcli.ones(2, 3) + gradcli.ones(4, 5), ShapeError,  # torch 2.13 names the clash nearest the right
+      "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1: add of shapes "
+      "(2, 3) and (4, 5) do not broadcast", ["from the right"], id="broadcast-two-clashes"),
     P(lambda: gradcli.where(gradcli.ones(2, 3) > 0, gradcli.ones(2, 3), gradcli.ones(3, 3)), ShapeError,
       "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0: where", [],
       id="where-broadcast"),

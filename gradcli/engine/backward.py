@@ -14,13 +14,14 @@ import numpy as np
 from gradcli.engine import budget, narrow
 from gradcli.engine import ops as O
 from gradcli.engine.anomaly import AnomalyMode, watched
-from gradcli.errors import BackwardError
+from gradcli.errors import BackwardError, ShapeError
 from gradcli.engine.hooks import (HOOKS, PACKED, PASSES, POST_ACCUMULATE, POSTHOOKS, PREHOOKS, begin_pass, run_hooks,
                                   run_post_accumulate, run_posthooks, unpack_saved)
 from gradcli.engine.inplace import MARKS, check_saved
 from gradcli.engine.module_hooks import GROUPS, group_of
 from gradcli.engine.state import RESHAPED
-from gradcli.engine.tensor import _NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply
+from gradcli.engine.tensor import (_NO_PARAMS, RELEASED, AccumulateGrad, GradMode, Node, Tensor, _wrap, apply,
+                                   broadcast_shape)
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
          "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -167,12 +168,11 @@ def _same_shape(leaf: Tensor) -> None:
     shape = tuple(leaf._data.shape)
     old = tuple(leaf.grad.shape) if leaf.grad is not None else shape
     if old != shape:
-        n = max(len(old), len(shape))
-        a, b = (1,) * (n - len(old)) + old, (1,) * (n - len(shape)) + shape
-        clash = [i for i in range(n) if a[i] != b[i] and 1 not in (a[i], b[i])]
-        message = f"The size of tensor a ({a[clash[-1]]}) must match the size of tensor b ({b[clash[-1]]}) at " \
-                  f"non-singleton dimension {clash[-1]}" if clash else \
-                  f"output with shape {list(old)} doesn't match the broadcast shape {list(shape)}"
+        try:
+            broadcast_shape("accumulating the gradient", old, shape)
+            message = f"output with shape {list(old)} doesn't match the broadcast shape {list(shape)}"
+        except ShapeError as clash:
+            message = clash.message
         raise BackwardError(message, hint="set x.grad = None after giving x.data a new shape")
 
 

@@ -457,16 +457,15 @@ def broadcast_shape(op_name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tup
     """PyTorch's broadcasting rule, with PyTorch's error text when shapes clash."""
     n = max(len(a), len(b))
     pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for i, (x, y) in enumerate(zip(pa, pb)):
-        if x != y and x != 1 and y != 1:
-            raise ShapeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                f"dimension {i}", explanation=f"{op_name} of shapes {tuple(a)} and {tuple(b)} do not broadcast",
-                hint="broadcasting lines shapes up from the right; each pair of sizes must be equal or one "
-                     "of them 1. Reshape (x.reshape(...)), unsqueeze or transpose one operand")
-        out.append(max(x, y))
-    shape = tuple(out)
+    clashes = [i for i, (x, y) in enumerate(zip(pa, pb)) if x != y and x != 1 and y != 1]
+    if clashes:  # PyTorch names the clash nearest the right, where it starts lining sizes up
+        i = clashes[-1]
+        raise ShapeError(
+            f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at non-singleton "
+            f"dimension {i}", explanation=f"{op_name} of shapes {tuple(a)} and {tuple(b)} do not broadcast",
+            hint="broadcasting lines shapes up from the right; each pair of sizes must be equal or one "
+                 "of them 1. Reshape (x.reshape(...)), unsqueeze or transpose one operand")
+    shape = tuple(map(max, pa, pb))
     check_elements(shape, f"the result of {op_name}")
     return shape
 
